@@ -1,0 +1,71 @@
+"""The public API: ``@jit``, ``jit.explain``."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from jit.function import JitFunction
+from jit.options import jit_disabled, make_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_STATE = "__tracejit__"
+
+
+@overload
+def jit(func: F, /) -> F: ...
+@overload
+def jit(func: None = None, /, **options: Any) -> Callable[[F], F]: ...
+
+
+def jit(func: Any = None, /, **options: Any) -> Any:
+    """Compile a numeric function's hot loops to native code.
+
+    Use as ``@jit`` or ``@jit(threshold=..., nesting=..., ...)`` (see ``jit.options.Options``). The result is a
+    function with the same signature, name, docstring and ``__wrapped__``; ``.py_func`` is the original.
+    It returns exactly what the plain function returns. Functions using constructs tracejit does not support
+    run as plain CPython; ``jit.explain(f)`` says why. ``JIT_DISABLE=1`` in the environment makes every
+    ``@jit`` function run as plain CPython.
+    """
+    opts = make_options(options)
+    if func is None:
+        return lambda f: _decorate(f, opts)
+    return _decorate(func, opts)
+
+
+def _decorate(func: Any, opts: Any) -> Any:
+    if isinstance(func, (staticmethod, classmethod)):
+        return type(func)(_decorate(func.__func__, opts))
+    if not callable(func):
+        raise TypeError(f"jit() expects a Python function, got {type(func).__name__!r}")
+    if not isinstance(func, types.FunctionType):
+        raise TypeError(
+            f"jit() expects a Python function (def), got {type(func).__name__!r}; "
+            "builtins, classes and other callables cannot be compiled"
+        )
+    if isinstance(getattr(func, _STATE, None), JitFunction):
+        func = func.py_func  # type: ignore[attr-defined]  # jitting twice: wrap the original again
+    state = JitFunction(func, opts, disabled=jit_disabled())
+    wrapper = state.binder
+    wrapper.py_func = func  # type: ignore[attr-defined]
+    setattr(wrapper, _STATE, state)
+    return wrapper
+
+
+def state_of(f: Any) -> JitFunction:
+    state = getattr(f, _STATE, None)
+    if not isinstance(state, JitFunction):
+        raise TypeError(f"expected a function decorated with @jit, got {f!r}")
+    return state
+
+
+def explain(f: Any) -> str:
+    """A readable report of how a jitted function runs and why parts of it do not compile."""
+    from jit.report import explain_report
+
+    return explain_report(state_of(f))
+
+
+jit.explain = explain  # type: ignore[attr-defined]

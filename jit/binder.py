@@ -1,0 +1,63 @@
+"""The function object ``@jit`` returns.
+
+It is a real Python function with exactly the decorated function's signature, generated from its code object,
+so CPython itself binds the arguments (defaults, keywords, positional-only, error messages), the result binds
+as a method, and it pickles by reference like the original. Its body forwards the bound arguments, positional
+parameters positionally and keyword-only ones by keyword, to a replaceable target: the original function
+(plain CPython) or the tracejit interpreter.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any
+
+from runtime.errors import clean_traceback
+
+_TARGET = "__tracejit_target"
+_CLEAN = "__tracejit_clean"
+
+
+def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.FunctionType:
+    code = func.__code__
+    npos = code.co_argcount
+    nposonly = code.co_posonlyargcount
+    nkw = code.co_kwonlyargcount
+    names = code.co_varnames[: npos + nkw]
+    if _TARGET in names or _CLEAN in names:
+        raise TypeError(f"cannot jit a function with a parameter named {_TARGET} or {_CLEAN}")
+    params = list(names[:npos])
+    if nposonly:
+        params.insert(nposonly, "/")
+    if nkw:
+        params.append("*")
+        params.extend(names[npos:])
+    forward = list(names[:npos]) + [f"{n}={n}" for n in names[npos:]]
+    # the except clause drops tracejit's own frames from the traceback the caller sees
+    source = (
+        f"def make({_TARGET}, {_CLEAN}):\n"
+        f"    def {code.co_name}({', '.join(params)}):\n"
+        f"        try:\n"
+        f"            return {_TARGET}({', '.join(forward)})\n"
+        f"        except BaseException as exc:\n"
+        f"            {_CLEAN}(exc)\n"
+        f"            raise\n"
+        f"    return {code.co_name}\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<tracejit {func.__qualname__}>", "exec"), namespace)
+    binder = namespace["make"](target, clean_traceback)
+    binder.__code__ = binder.__code__.replace(co_name=code.co_name, co_qualname=func.__qualname__)
+    binder.__defaults__ = func.__defaults__
+    binder.__kwdefaults__ = func.__kwdefaults__
+    functools.update_wrapper(binder, func)
+    return binder
+
+
+def set_target(binder: types.FunctionType, target: Callable[..., Any]) -> None:
+    """Point binder at a new target (its closure cells are the only state it has)."""
+    assert binder.__closure__ is not None
+    cell = binder.__closure__[binder.__code__.co_freevars.index(_TARGET)]
+    cell.cell_contents = target

@@ -1,0 +1,162 @@
+"""The state of compiling one function: emitted instructions, labels, slots, scopes and loops.
+
+``statements`` and ``expressions`` hold the compilation of each construct; they call into this builder.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import Any
+
+from jit.frontend import instructions as I
+from jit.frontend.instructions import LoopInfo, T1Code
+from jit.frontend.source import FunctionSource
+
+
+class Label:
+    __slots__ = ("pc", "depth")
+
+    def __init__(self) -> None:
+        self.pc: int | None = None
+        self.depth: int | None = None
+
+
+@dataclasses.dataclass
+class LoopContext:
+    info: LoopInfo
+    header: Label
+    exit: Label = dataclasses.field(default_factory=Label)  # where the loop goes when it ends normally
+    break_label: Label | None = None  # made on the first break
+
+
+class FunctionBuilder:
+    def __init__(self, source: FunctionSource) -> None:
+        self.source = source
+        self.ops: list[int] = []
+        self.args: list[Any] = []
+        self.lines: list[int] = []
+        self.slot_names: list[str] = list(source.local_names)
+        self.local_slots: dict[str, int] = {name: i for i, name in enumerate(source.local_names)}
+        self.comprehension_scopes: list[dict[str, int]] = []
+        self.loops: list[LoopInfo] = []
+        self.loop_contexts: list[LoopContext] = []
+        self.loop_stack: list[LoopContext] = []
+        self.labels: list[tuple[int, Label]] = []  # (pc of a jump, its target label)
+        self.depth = 0
+        self.max_depth = 0
+        self.line = source.node.lineno
+
+    # --- emission --------------------------------------------------------------------------------------
+    def emit(self, op: int, arg: Any = None) -> int:
+        pc = len(self.ops)
+        self.ops.append(op)
+        self.args.append(arg)
+        self.lines.append(self.line)
+        self.depth += I.stack_effect(op, arg)
+        assert self.depth >= 0, (I.OPS[op].name, self.depth)
+        self.max_depth = max(self.max_depth, self.depth)
+        return pc
+
+    def emit_jump(self, op: int, label: Label, slot: int | None = None) -> int:
+        """Emit a jump to label; FOR_RANGE/FOR_ITER also take their slot."""
+        arg = (slot, label) if slot is not None else label
+        taken_depth = self.depth + I.stack_effect(op, arg, jump=True)
+        pc = self.emit(op, arg)
+        self._note_depth(label, taken_depth)
+        self.labels.append((pc, label))
+        return pc
+
+    def place(self, label: Label) -> None:
+        label.pc = len(self.ops)
+        fell_through = bool(self.ops) and self.ops[-1] not in I.TERMINATORS
+        if label.depth is None or fell_through:
+            self._note_depth(label, self.depth)
+        self.depth = label.depth  # type: ignore[assignment]
+
+    def _note_depth(self, label: Label, depth: int) -> None:
+        if label.depth is None:
+            label.depth = depth
+        assert label.depth == depth, f"inconsistent stack depth at a label: {label.depth} vs {depth}"
+
+    # --- slots and names -------------------------------------------------------------------------------
+    def new_hidden(self, name: str) -> int:
+        self.slot_names.append(name)
+        return len(self.slot_names) - 1
+
+    def lookup(self, name: str) -> int | None:
+        """The slot of a local or comprehension variable, or None for a global."""
+        name = self.source.mangle(name)
+        for scope in reversed(self.comprehension_scopes):
+            if name in scope:
+                return scope[name]
+        return self.local_slots.get(name)
+
+    # --- loops -----------------------------------------------------------------------------------------
+    def begin_loop(self, kind: str, line: int, hidden: tuple[int, ...]) -> LoopContext:
+        assert self.depth == 0, "the operand stack must be empty at a loop header"
+        parent = self.loop_stack[-1].info if self.loop_stack else None
+        info = LoopInfo(
+            index=len(self.loops),
+            kind=kind,
+            line=line,
+            hidden=hidden,
+            parent=parent.index if parent else None,
+            depth=parent.depth + 1 if parent else 0,
+        )
+        self.loops.append(info)
+        ctx = LoopContext(info, Label())
+        self.place(ctx.header)
+        info.header_pc = self.emit(I.LOOP_HEADER, info.index)
+        self.loop_stack.append(ctx)
+        self.loop_contexts.append(ctx)
+        return ctx
+
+    def end_loop_body(self, ctx: LoopContext) -> None:
+        """Close the body with its back-edge."""
+        self.emit_jump(I.JUMP_BACKWARD, ctx.header)
+        ctx.info.body_end = len(self.ops)
+        self.loop_stack.pop()
+
+    # --- result ----------------------------------------------------------------------------------------
+    def finish(self) -> T1Code:
+        for pc, label in self.labels:
+            assert label.pc is not None
+            arg = self.args[pc]
+            self.args[pc] = (arg[0], label.pc) if isinstance(arg, tuple) else label.pc
+        for ctx in self.loop_contexts:
+            assert ctx.exit.pc is not None
+            ctx.info.exit_pc = ctx.exit.pc
+        func = self.source.func
+        node = self.source.node
+        return T1Code(
+            name=func.__code__.co_name,
+            qualname=func.__qualname__,
+            filename=self.source.filename,
+            firstlineno=node.lineno,
+            ops=tuple(self.ops),
+            args=tuple(self.args),
+            lines=tuple(self.lines),
+            slot_names=tuple(self.slot_names),
+            nlocals=len(self.source.local_names),
+            nparams=func.__code__.co_argcount + func.__code__.co_kwonlyargcount,
+            loops=tuple(self.loops),
+            max_stack=self.max_depth,
+        )
+
+
+class at_line:
+    """Context manager: instructions emitted inside get node's line."""
+
+    __slots__ = ("builder", "line", "saved")
+
+    def __init__(self, builder: FunctionBuilder, node: ast.AST) -> None:
+        self.builder = builder
+        self.line = getattr(node, "lineno", builder.line)
+
+    def __enter__(self) -> None:
+        self.saved = self.builder.line
+        self.builder.line = self.line
+
+    def __exit__(self, *exc: object) -> None:
+        self.builder.line = self.saved

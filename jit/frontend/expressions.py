@@ -1,0 +1,297 @@
+"""Compiling expressions, one function per construct, dispatched on the AST node's class."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+
+from jit.frontend import instructions as I
+from jit.frontend.builder import FunctionBuilder, Label, at_line
+from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
+from jit.frontend.unsupported import Unsupported
+
+
+def compile_expr(b: FunctionBuilder, node: ast.expr) -> None:
+    """Emit code that pushes the value of node."""
+    handler = _HANDLERS.get(type(node))
+    if handler is None:
+        raise Unsupported(_describe(node), getattr(node, "lineno", None))
+    with at_line(b, node):
+        handler(b, node)
+
+
+def _describe(node: ast.AST) -> str:
+    names = {
+        ast.Lambda: "lambda",
+        ast.GeneratorExp: "generator expression",
+        ast.NamedExpr: "assignment expression (:=)",
+        ast.Await: "await",
+        ast.Yield: "yield",
+        ast.YieldFrom: "yield from",
+        ast.Starred: "starred expression (*x)",
+    }
+    return names.get(type(node), f"{type(node).__name__} expression")
+
+
+def _constant(b: FunctionBuilder, node: ast.Constant) -> None:
+    b.emit(I.LOAD_CONST, node.value)
+
+
+def _name(b: FunctionBuilder, node: ast.Name) -> None:
+    if node.id == "__debug__":
+        b.emit(I.LOAD_CONST, not sys.flags.optimize)
+        return
+    slot = b.lookup(node.id)
+    if slot is not None:
+        b.emit(I.LOAD_FAST, slot)
+    else:
+        b.emit(I.LOAD_GLOBAL, b.source.mangle(node.id))
+
+
+def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:
+    compile_expr(b, node.left)
+    compile_expr(b, node.right)
+    b.emit(I.BINARY_OP, AST_BINOPS[type(node.op)])
+
+
+def _unaryop(b: FunctionBuilder, node: ast.UnaryOp) -> None:
+    compile_expr(b, node.operand)
+    b.emit(I.UNARY_OP, AST_UNARYOPS[type(node.op)])
+
+
+def _boolop(b: FunctionBuilder, node: ast.BoolOp) -> None:
+    jump = I.JUMP_IF_FALSE_OR_POP if isinstance(node.op, ast.And) else I.JUMP_IF_TRUE_OR_POP
+    end = Label()
+    for value in node.values[:-1]:
+        compile_expr(b, value)
+        b.emit_jump(jump, end)
+    compile_expr(b, node.values[-1])
+    b.place(end)
+
+
+def _compare(b: FunctionBuilder, node: ast.Compare) -> None:
+    compile_expr(b, node.left)
+    if len(node.ops) == 1:
+        compile_expr(b, node.comparators[0])
+        b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[0])])
+        return
+    # a < b < c: each middle operand is evaluated once; the result is the first false comparison's value
+    cleanup, end = Label(), Label()
+    for op, right in zip(node.ops[:-1], node.comparators[:-1]):
+        compile_expr(b, right)
+        b.emit(I.SWAP, 2)
+        b.emit(I.COPY, 2)
+        b.emit(I.COMPARE_OP, AST_CMPOPS[type(op)])
+        b.emit_jump(I.JUMP_IF_FALSE_OR_POP, cleanup)
+    compile_expr(b, node.comparators[-1])
+    b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[-1])])
+    b.emit_jump(I.JUMP, end)
+    b.place(cleanup)
+    b.emit(I.SWAP, 2)
+    b.emit(I.POP_TOP)
+    b.place(end)
+
+
+def _ifexp(b: FunctionBuilder, node: ast.IfExp) -> None:
+    orelse, end = Label(), Label()
+    compile_jump_if(b, node.test, orelse, False)
+    compile_expr(b, node.body)
+    b.emit_jump(I.JUMP, end)
+    b.place(orelse)
+    compile_expr(b, node.orelse)
+    b.place(end)
+
+
+def compile_jump_if(b: FunctionBuilder, node: ast.expr, label: Label, when: bool) -> None:
+    """Jump to label if the truth of node is `when`, else fall through; `and`/`or`/`not` short-circuit
+    without materializing booleans, each operand's truth tested once as CPython does."""
+    with at_line(b, node):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            compile_jump_if(b, node.operand, label, not when)
+            return
+        if isinstance(node, ast.BoolOp):
+            is_and = isinstance(node.op, ast.And)
+            if is_and != when:
+                # `a and b` jumping when false (or `a or b` when true): any operand decides alone
+                for value in node.values:
+                    compile_jump_if(b, value, label, when)
+                return
+            skip = Label()
+            for value in node.values[:-1]:
+                compile_jump_if(b, value, skip, not when)
+            compile_jump_if(b, node.values[-1], label, when)
+            b.place(skip)
+            return
+        compile_expr(b, node)
+        b.emit_jump(I.POP_JUMP_IF_TRUE if when else I.POP_JUMP_IF_FALSE, label)
+
+
+def _call(b: FunctionBuilder, node: ast.Call) -> None:
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        raise Unsupported("star-args in a call (*args/**kwargs)", node.lineno)
+    compile_expr(b, node.func)
+    for arg in node.args:
+        compile_expr(b, arg)
+    for kw in node.keywords:
+        compile_expr(b, kw.value)
+    n = len(node.args) + len(node.keywords)
+    if node.keywords:
+        names = tuple(b.source.mangle(k.arg) for k in node.keywords if k.arg is not None)
+        b.emit(I.CALL_KW, (n, names))
+    else:
+        b.emit(I.CALL, n)
+
+
+def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
+    compile_expr(b, node.value)
+    b.emit(I.LOAD_ATTR, b.source.mangle(node.attr))
+
+
+def compile_subscript_key(b: FunctionBuilder, node: ast.expr) -> None:
+    if isinstance(node, ast.Slice):
+        with at_line(b, node):
+            for part in (node.lower, node.upper):
+                if part is None:
+                    b.emit(I.LOAD_CONST, None)
+                else:
+                    compile_expr(b, part)
+            if node.step is not None:
+                compile_expr(b, node.step)
+            b.emit(I.BUILD_SLICE, 3 if node.step is not None else 2)
+    elif isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+        for elt in node.elts:
+            compile_subscript_key(b, elt)
+        b.emit(I.BUILD_TUPLE, len(node.elts))
+    else:
+        compile_expr(b, node)
+
+
+def _subscript(b: FunctionBuilder, node: ast.Subscript) -> None:
+    compile_expr(b, node.value)
+    compile_subscript_key(b, node.slice)
+    b.emit(I.BINARY_SUBSCR)
+
+
+def _no_starred(elts: list[ast.expr]) -> None:
+    for elt in elts:
+        if isinstance(elt, ast.Starred):
+            raise Unsupported("starred element in a display (*x)", elt.lineno)
+
+
+def _sequence(op: int) -> Callable[[FunctionBuilder, ast.AST], None]:
+    def compile_display(b: FunctionBuilder, node: ast.AST) -> None:
+        elts = node.elts  # type: ignore[attr-defined]
+        _no_starred(elts)
+        for elt in elts:
+            compile_expr(b, elt)
+        b.emit(op, len(elts))
+
+    return compile_display
+
+
+def _tuple(b: FunctionBuilder, node: ast.Tuple) -> None:
+    if all(isinstance(e, ast.Constant) for e in node.elts):
+        b.emit(I.LOAD_CONST, tuple(e.value for e in node.elts))  # type: ignore[attr-defined]
+    else:
+        _sequence(I.BUILD_TUPLE)(b, node)
+
+
+def _dict(b: FunctionBuilder, node: ast.Dict) -> None:
+    for key, value in zip(node.keys, node.values):
+        if key is None:
+            raise Unsupported("dict unpacking in a display (**d)", node.lineno)
+        compile_expr(b, key)
+        compile_expr(b, value)
+    b.emit(I.BUILD_MAP, len(node.keys))
+
+
+def _joined_str(b: FunctionBuilder, node: ast.JoinedStr) -> None:
+    for value in node.values:
+        compile_expr(b, value)
+    if len(node.values) != 1 or not isinstance(node.values[0], ast.FormattedValue):
+        b.emit(I.BUILD_STRING, len(node.values))
+
+
+def _formatted_value(b: FunctionBuilder, node: ast.FormattedValue) -> None:
+    compile_expr(b, node.value)
+    if node.format_spec is not None:
+        compile_expr(b, node.format_spec)
+    conversion = {-1: None, ord("s"): "s", ord("r"): "r", ord("a"): "a"}[node.conversion]
+    b.emit(I.FORMAT_VALUE, (conversion, node.format_spec is not None))
+
+
+def _comprehension(b: FunctionBuilder, node: ast.expr) -> None:
+    from jit.frontend.statements import compile_loop_head, compile_store
+
+    kind = {ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict"}[type(node)]
+    generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+    for gen in generators:
+        if gen.is_async:
+            raise Unsupported("async comprehension", node.lineno)
+    # loop headers need an empty operand stack: park pending operands in hidden slots meanwhile
+    spills = [b.new_hidden(f".spill{i}") for i in range(b.depth)]
+    for slot in reversed(spills):
+        b.emit(I.STORE_FAST, slot)
+    acc = b.new_hidden(f".{kind}comp")
+    build = {"list": I.BUILD_LIST, "set": I.BUILD_SET, "dict": I.BUILD_MAP}[kind]
+    b.emit(build, 0)
+    b.emit(I.STORE_FAST, acc)
+
+    scope: dict[str, int] = {}
+    for gen in generators:
+        for target in ast.walk(gen.target):
+            if isinstance(target, ast.Name) and b.source.mangle(target.id) not in scope:
+                scope[b.source.mangle(target.id)] = b.new_hidden(target.id)
+    contexts = []
+    for i, gen in enumerate(generators):
+        # the first iterable is evaluated in the enclosing scope, the others in the comprehension's
+        ctx = compile_loop_head(b, gen.iter, gen.target)
+        if i == 0:
+            b.comprehension_scopes.append(scope)
+        with at_line(b, gen.target):
+            compile_store(b, gen.target)
+        next_item = Label()
+        contexts.append((ctx, next_item))
+        for cond in gen.ifs:
+            compile_jump_if(b, cond, next_item, False)
+    if kind == "dict":
+        compile_expr(b, node.key)  # type: ignore[attr-defined]
+        compile_expr(b, node.value)  # type: ignore[attr-defined]
+        b.emit(I.MAP_ADD, acc)
+    else:
+        compile_expr(b, node.elt)  # type: ignore[attr-defined]
+        b.emit(I.LIST_APPEND if kind == "list" else I.SET_ADD, acc)
+    for ctx, next_item in reversed(contexts):
+        b.place(next_item)
+        b.end_loop_body(ctx)
+        b.place(ctx.exit)
+    b.comprehension_scopes.pop()
+    for slot in spills:
+        b.emit(I.LOAD_FAST_AND_CLEAR, slot)
+    b.emit(I.LOAD_FAST_AND_CLEAR, acc)
+
+
+_HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
+    ast.Constant: _constant,
+    ast.Name: _name,
+    ast.BinOp: _binop,
+    ast.UnaryOp: _unaryop,
+    ast.BoolOp: _boolop,
+    ast.Compare: _compare,
+    ast.IfExp: _ifexp,
+    ast.Call: _call,
+    ast.Attribute: _attribute,
+    ast.Subscript: _subscript,
+    ast.List: _sequence(I.BUILD_LIST),
+    ast.Tuple: _tuple,
+    ast.Set: _sequence(I.BUILD_SET),
+    ast.Dict: _dict,
+    ast.JoinedStr: _joined_str,
+    ast.FormattedValue: _formatted_value,
+    ast.ListComp: _comprehension,
+    ast.SetComp: _comprehension,
+    ast.DictComp: _comprehension,
+}
+
+__all__ = ["compile_expr", "compile_jump_if", "compile_subscript_key", "CompareOp", "UnaryOp"]

@@ -1,0 +1,208 @@
+"""The tier-1 instruction set.
+
+tracejit does not run CPython's bytecode: the front end compiles a function's AST to this small stack-machine
+instruction set, which stays the same from Python 3.11 to 3.14 and is shaped for recording traces:
+
+* At every loop header (``LOOP_HEADER``) the operand stack is empty, so the whole state of a loop is in the
+  frame's slots. Comprehensions that appear inside an expression spill the pending operands to hidden slots.
+* Loop state lives in hidden slots after the user's locals: a ``for`` over ``range`` keeps ``cur``, ``stop``,
+  ``step`` (and an ``iter`` slot used only if ``range`` was rebound to something else); a ``for`` over any other
+  iterable keeps its iterator in one hidden slot.
+* Every instruction carries its source line.
+
+Each opcode is declared once below with its stack effect; the interpreter (``runtime.interpreter``) gives it
+CPython's semantics and the recorder (``jit.recorder``) expands it into uops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class OpInfo:
+    name: str
+    code: int
+    # stack effect on the fall-through path; a callable receives the instruction's argument
+    effect: int | Callable[[Any], int]
+    # stack effect when the jump is taken (None: not a jump)
+    jump_effect: int | None = None
+    doc: str = ""
+
+
+_OPS: list[OpInfo] = []
+
+
+def _op(name: str, effect: int | Callable[[Any], int], jump_effect: int | None = None, doc: str = "") -> int:
+    code = len(_OPS)
+    _OPS.append(OpInfo(name, code, effect, jump_effect, doc))
+    return code
+
+
+# --- stack and slots -------------------------------------------------------------------------------------
+NOP = _op("NOP", 0)
+POP_TOP = _op("POP_TOP", -1)
+COPY = _op("COPY", 1, doc="push a copy of stack[-arg]")
+SWAP = _op("SWAP", 0, doc="swap the top with stack[-arg]")
+LOAD_CONST = _op("LOAD_CONST", 1, doc="arg is the constant itself")
+LOAD_FAST = _op("LOAD_FAST", 1, doc="arg is a slot; UnboundLocalError if empty")
+LOAD_FAST_AND_CLEAR = _op("LOAD_FAST_AND_CLEAR", 1, doc="push a hidden slot and empty it")
+STORE_FAST = _op("STORE_FAST", -1)
+DELETE_FAST = _op("DELETE_FAST", 0)
+CLEAR_SLOTS = _op("CLEAR_SLOTS", 0, doc="arg = (first, count): empty hidden slots (loop exit)")
+LOAD_GLOBAL = _op("LOAD_GLOBAL", 1, doc="globals, then builtins; NameError")
+
+# --- objects ---------------------------------------------------------------------------------------------
+LOAD_ATTR = _op("LOAD_ATTR", 0)
+STORE_ATTR = _op("STORE_ATTR", -2, doc="stack: value, obj")
+DELETE_ATTR = _op("DELETE_ATTR", -1)
+BINARY_SUBSCR = _op("BINARY_SUBSCR", -1)
+STORE_SUBSCR = _op("STORE_SUBSCR", -3, doc="stack: value, container, key")
+DELETE_SUBSCR = _op("DELETE_SUBSCR", -2)
+BUILD_SLICE = _op("BUILD_SLICE", lambda n: 1 - n)
+
+# --- operators -------------------------------------------------------------------------------------------
+BINARY_OP = _op("BINARY_OP", -1, doc="arg is an operators.BinOp")
+UNARY_OP = _op("UNARY_OP", 0, doc="arg is an operators.UnaryOp")
+COMPARE_OP = _op("COMPARE_OP", -1, doc="arg is an operators.CompareOp")
+
+# --- displays --------------------------------------------------------------------------------------------
+BUILD_LIST = _op("BUILD_LIST", lambda n: 1 - n)
+BUILD_TUPLE = _op("BUILD_TUPLE", lambda n: 1 - n)
+BUILD_SET = _op("BUILD_SET", lambda n: 1 - n)
+BUILD_MAP = _op("BUILD_MAP", lambda n: 1 - 2 * n)
+LIST_APPEND = _op("LIST_APPEND", -1, doc="append the top to the list in slot arg")
+SET_ADD = _op("SET_ADD", -1, doc="add the top to the set in slot arg")
+MAP_ADD = _op("MAP_ADD", -2, doc="stack: key, value; store into the dict in slot arg")
+UNPACK_SEQUENCE = _op("UNPACK_SEQUENCE", lambda n: n - 1)
+FORMAT_VALUE = _op("FORMAT_VALUE", lambda a: -1 if a[1] else 0, doc="arg = (conversion, has_spec)")
+BUILD_STRING = _op("BUILD_STRING", lambda n: 1 - n)
+
+# --- calls -----------------------------------------------------------------------------------------------
+CALL = _op("CALL", lambda n: -n, doc="stack: callable, n positional arguments")
+CALL_KW = _op("CALL_KW", lambda a: -a[0], doc="arg = (n, names): the last len(names) arguments are keywords")
+
+# --- control flow ----------------------------------------------------------------------------------------
+JUMP = _op("JUMP", 0, 0)
+JUMP_BACKWARD = _op("JUMP_BACKWARD", 0, 0, doc="a loop back-edge; arg is the loop's LOOP_HEADER")
+POP_JUMP_IF_FALSE = _op("POP_JUMP_IF_FALSE", -1, -1)
+POP_JUMP_IF_TRUE = _op("POP_JUMP_IF_TRUE", -1, -1)
+JUMP_IF_FALSE_OR_POP = _op("JUMP_IF_FALSE_OR_POP", -1, 0)
+JUMP_IF_TRUE_OR_POP = _op("JUMP_IF_TRUE_OR_POP", -1, 0)
+LOOP_HEADER = _op("LOOP_HEADER", 0, doc="arg is the loop's index; the JIT enters compiled code here")
+RANGE_SETUP = _op("RANGE_SETUP", -1, doc="pop the result of range(...) into the hidden slots at arg")
+FOR_RANGE = _op("FOR_RANGE", 1, 0, doc="arg = (slot base, exit): push the next value or leave the loop")
+GET_ITER = _op("GET_ITER", -1, doc="pop iter(top) into the hidden slot arg")
+FOR_ITER = _op("FOR_ITER", 1, 0, doc="arg = (slot, exit): push next(iterator) or leave the loop")
+RETURN_VALUE = _op("RETURN_VALUE", -1)
+RAISE = _op("RAISE", lambda n: -n, doc="arg = 1: raise top; 2: raise top1 from top")
+
+OPS: tuple[OpInfo, ...] = tuple(_OPS)
+JUMPS = frozenset(i.code for i in OPS if i.jump_effect is not None)
+# instructions after which control never falls through
+TERMINATORS = frozenset({JUMP, JUMP_BACKWARD, RETURN_VALUE, RAISE})
+
+
+def stack_effect(op: int, arg: Any, jump: bool = False) -> int:
+    info = OPS[op]
+    effect = info.jump_effect if jump else info.effect
+    assert effect is not None, info.name
+    return effect(arg) if callable(effect) else effect
+
+
+def jump_target(op: int, arg: Any) -> int | None:
+    """The pc an instruction may jump to, or None."""
+    if op in (FOR_RANGE, FOR_ITER):
+        return arg[1]
+    if op in JUMPS:
+        return arg
+    return None
+
+
+@dataclasses.dataclass
+class LoopInfo:
+    """One loop of the function: where its header is, which pcs form its body, and its hidden slots."""
+
+    index: int
+    kind: str  # "range", "iter" or "while"
+    line: int
+    header_pc: int = -1  # the LOOP_HEADER instruction
+    body_end: int = -1  # one past the last instruction of the body (the closing JUMP_BACKWARD)
+    exit_pc: int = -1  # where the loop goes when its condition fails or its iterator is exhausted
+    hidden: tuple[int, ...] = ()  # hidden slots this loop owns
+    parent: int | None = None  # enclosing loop's index
+    depth: int = 0
+
+    def contains(self, pc: int) -> bool:
+        return self.header_pc <= pc < self.body_end
+
+
+@dataclasses.dataclass
+class T1Code:
+    """A function compiled to tier-1 instructions."""
+
+    name: str
+    qualname: str
+    filename: str
+    firstlineno: int
+    ops: tuple[int, ...]
+    args: tuple[Any, ...]
+    lines: tuple[int, ...]
+    slot_names: tuple[str, ...]  # user locals first (parameters in order), then hidden slots
+    nlocals: int  # number of user locals; slots from here on are hidden
+    nparams: int
+    loops: tuple[LoopInfo, ...]
+    max_stack: int
+
+    @property
+    def nslots(self) -> int:
+        return len(self.slot_names)
+
+    def loop_at(self, pc: int) -> LoopInfo | None:
+        """The innermost loop whose body contains pc."""
+        best = None
+        for loop in self.loops:
+            if loop.contains(pc) and (best is None or loop.depth > best.depth):
+                best = loop
+        return best
+
+    def format_instr(self, pc: int) -> str:
+        op, arg = self.ops[pc], self.args[pc]
+        text = _format_arg(self, op, arg)
+        return f"{pc:4d} {OPS[op].name:<22}{text}"
+
+    def disassemble(self) -> str:
+        """A readable listing, one instruction a line, with source lines."""
+        out = [f"tier-1 code of {self.qualname} ({self.filename}:{self.firstlineno})"]
+        headers = {loop.header_pc: loop for loop in self.loops}
+        last_line = None
+        for pc in range(len(self.ops)):
+            if pc in headers:
+                loop = headers[pc]
+                out.append(f"     -- loop {loop.index} ({loop.kind}, line {loop.line}, depth {loop.depth})")
+            line = self.lines[pc]
+            mark = f"  line {line}" if line != last_line else ""
+            last_line = line
+            out.append(f"{self.format_instr(pc):<60}{mark}".rstrip())
+        return "\n".join(out)
+
+
+def _format_arg(code: T1Code, op: int, arg: Any) -> str:
+    def slot(i: int) -> str:
+        return f"{i} ({code.slot_names[i]})"
+
+    if op in (LOAD_FAST, STORE_FAST, DELETE_FAST, LOAD_FAST_AND_CLEAR, GET_ITER, LIST_APPEND, SET_ADD, MAP_ADD):
+        return slot(arg)
+    if op in (RANGE_SETUP,):
+        return slot(arg)
+    if op in (FOR_RANGE, FOR_ITER):
+        return f"{slot(arg[0])} exit={arg[1]}"
+    if op == CLEAR_SLOTS:
+        return f"{arg[0]}..{arg[0] + arg[1] - 1}"
+    if op == LOAD_CONST:
+        return repr(arg)
+    if arg is None:
+        return ""
+    return str(arg)

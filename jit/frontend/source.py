@@ -1,0 +1,151 @@
+"""Finding a function's source: its AST node and its scope (from ``symtable``).
+
+The front end works from source, not from CPython's bytecode, so it needs the function's ``def`` in the file it
+came from. That file may be missing (REPL, ``exec`` without ``linecache``) or may have changed since the
+function was defined; both make the function run as plain CPython, with the reason in ``jit.explain``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import linecache
+import symtable
+import types
+
+from jit.frontend.unsupported import Unsupported
+
+_CO_GENERATOR = inspect.CO_GENERATOR
+_CO_COROUTINE = inspect.CO_COROUTINE
+_CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
+_CO_ITERABLE_COROUTINE = inspect.CO_ITERABLE_COROUTINE
+
+
+@dataclasses.dataclass
+class FunctionSource:
+    func: types.FunctionType
+    node: ast.FunctionDef
+    filename: str
+    local_names: tuple[str, ...]  # parameters first (in order), then other locals; all mangled
+    class_name: str | None  # the class whose private names get mangled in this function
+
+    def mangle(self, name: str) -> str:
+        return mangle(self.class_name, name)
+
+
+def mangle(class_name: str | None, name: str) -> str:
+    """CPython's private name mangling (``__x`` inside ``class C`` becomes ``_C__x``)."""
+    if class_name is None or not name.startswith("__") or name.endswith("__") or "." in name:
+        return name
+    stripped = class_name.lstrip("_")
+    if not stripped:
+        return name
+    return f"_{stripped}{name}"
+
+
+_parsed: dict[tuple[str, int], tuple[ast.Module, symtable.SymbolTable]] = {}
+
+
+def _parse(filename: str, text: str) -> tuple[ast.Module, symtable.SymbolTable]:
+    key = (filename, hash(text))
+    cached = _parsed.get(key)
+    if cached is None:
+        cached = (ast.parse(text, filename), symtable.symtable(text, filename, "exec"))
+        if len(_parsed) > 64:
+            _parsed.clear()
+        _parsed[key] = cached
+    return cached
+
+
+def locate(func: types.FunctionType) -> FunctionSource:
+    """Find ``func``'s definition and scope, or raise Unsupported saying why not."""
+    code = func.__code__
+    line = code.co_firstlineno
+    flags = code.co_flags
+    if flags & (_CO_COROUTINE | _CO_ITERABLE_COROUTINE):
+        raise Unsupported("async function", line)
+    if flags & _CO_ASYNC_GENERATOR:
+        raise Unsupported("async generator", line)
+    if flags & _CO_GENERATOR:
+        raise Unsupported("generator function (yield)", line)
+    if code.co_name == "<lambda>":
+        raise Unsupported("lambda", line)
+    if flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        raise Unsupported("star-args in the signature (*args/**kwargs)", line)
+    if code.co_freevars:
+        names = ", ".join(code.co_freevars)
+        raise Unsupported(f"closure: uses variables of an enclosing function ({names})", line)
+
+    filename = code.co_filename
+    lines = linecache.getlines(filename, func.__globals__)
+    if not lines:
+        raise Unsupported(f"source code is not available ({filename})", line)
+    text = "".join(lines)
+    try:
+        module, table = _parse(filename, text)
+    except (SyntaxError, ValueError) as exc:
+        raise Unsupported(f"source of {filename} cannot be parsed: {exc}", line) from None
+
+    found = _find_def(module, code.co_name, line)
+    if found is None:
+        raise Unsupported("the function's definition was not found in its source file", line)
+    node, class_name = found
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise Unsupported("async function", line)
+
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+    params = [mangle(class_name, p) for p in params]
+    nparams = code.co_argcount + code.co_kwonlyargcount
+    if tuple(params) != tuple(code.co_varnames[:nparams]):
+        raise Unsupported("the source file changed since the function was defined", line)
+
+    fn_table = _find_table(table, code.co_name, node.lineno)
+    if fn_table is None:
+        raise Unsupported("no symbol table for the function", line)
+    local_names = list(params)
+    for sym in fn_table.get_symbols():
+        name = sym.get_name()
+        if sym.is_declared_global():
+            raise Unsupported(f"global statement ({name})", _first_line_of(node, ast.Global, line))
+        if sym.is_nonlocal():
+            raise Unsupported(f"nonlocal statement ({name})", _first_line_of(node, ast.Nonlocal, line))
+        if sym.is_free():
+            raise Unsupported(f"closure: uses variable {name!r} of an enclosing function", line)
+        if sym.is_local() and name not in local_names:
+            local_names.append(name)
+    return FunctionSource(func, node, filename, tuple(local_names), class_name)
+
+
+def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, str | None] | None:
+    """The def whose first line (decorators included) is firstlineno, with its enclosing class name."""
+    stack: list[tuple[ast.AST, str | None]] = [(module, None)]
+    while stack:
+        parent, class_name = stack.pop()
+        for child in ast.iter_child_nodes(parent):
+            inner_class = class_name
+            if isinstance(child, ast.ClassDef):
+                inner_class = child.name
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.name == name:
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                if first == firstlineno:
+                    return child, class_name
+            stack.append((child, inner_class))
+    return None
+
+
+def _find_table(table: symtable.SymbolTable, name: str, lineno: int) -> symtable.SymbolTable | None:
+    for child in table.get_children():
+        if child.get_type() == "function" and child.get_name() == name and child.get_lineno() == lineno:
+            return child
+        found = _find_table(child, name, lineno)
+        if found is not None:
+            return found
+    return None
+
+
+def _first_line_of(node: ast.AST, kind: type, default: int) -> int:
+    for sub in ast.walk(node):
+        if isinstance(sub, kind):
+            return sub.lineno
+    return default

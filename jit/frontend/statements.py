@@ -1,0 +1,340 @@
+"""Compiling statements, one function per construct, dispatched on the AST node's class."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+
+from jit.frontend import instructions as I
+from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
+from jit.frontend.expressions import compile_expr, compile_jump_if, compile_subscript_key
+from jit.frontend.instructions import T1Code
+from jit.frontend.operators import AST_INPLACE
+from jit.frontend.source import FunctionSource
+from jit.frontend.unsupported import Unsupported
+
+_UNSUPPORTED_STATEMENTS = {
+    ast.Try: "try/except/finally",
+    ast.With: "with statement",
+    ast.AsyncWith: "async with",
+    ast.AsyncFor: "async for",
+    ast.FunctionDef: "nested function definition",
+    ast.AsyncFunctionDef: "nested function definition",
+    ast.ClassDef: "class definition inside the function",
+    ast.Import: "import statement",
+    ast.ImportFrom: "import statement",
+    ast.Global: "global statement",
+    ast.Nonlocal: "nonlocal statement",
+    ast.Match: "match statement",
+}
+_UNSUPPORTED_STATEMENTS[ast.TryStar] = "try/except*"
+
+
+def compile_function(source: FunctionSource) -> T1Code:
+    """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset."""
+    b = FunctionBuilder(source)
+    body = source.node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring
+    compile_block(b, body)
+    b.emit(I.LOAD_CONST, None)
+    b.emit(I.RETURN_VALUE)
+    return b.finish()
+
+
+def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:
+    for stmt in stmts:
+        compile_stmt(b, stmt)
+
+
+def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
+    handler = _HANDLERS.get(type(node))
+    if handler is None:
+        reason = _UNSUPPORTED_STATEMENTS.get(type(node), f"{type(node).__name__} statement")
+        raise Unsupported(reason, node.lineno)
+    with at_line(b, node):
+        assert b.depth == 0
+        handler(b, node)
+
+
+# --- assignment --------------------------------------------------------------------------------------------
+
+
+def compile_store(b: FunctionBuilder, target: ast.expr) -> None:
+    """Pop the top of the stack into target."""
+    with at_line(b, target):
+        if isinstance(target, ast.Name):
+            slot = b.lookup(target.id)
+            assert slot is not None, f"assignment to non-local {target.id}"
+            b.emit(I.STORE_FAST, slot)
+        elif isinstance(target, ast.Attribute):
+            compile_expr(b, target.value)
+            b.emit(I.STORE_ATTR, b.source.mangle(target.attr))
+        elif isinstance(target, ast.Subscript):
+            compile_expr(b, target.value)
+            compile_subscript_key(b, target.slice)
+            b.emit(I.STORE_SUBSCR)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                raise Unsupported("starred assignment target (a, *b = ...)", target.lineno)
+            b.emit(I.UNPACK_SEQUENCE, len(target.elts))
+            for elt in target.elts:
+                compile_store(b, elt)
+        else:
+            raise Unsupported(f"assignment to {type(target).__name__}", target.lineno)
+
+
+def _assign(b: FunctionBuilder, node: ast.Assign) -> None:
+    if _swap_assign(b, node):
+        return
+    compile_expr(b, node.value)
+    for target in node.targets[:-1]:
+        b.emit(I.COPY, 1)
+        compile_store(b, target)
+    compile_store(b, node.targets[-1])
+
+
+def _swap_assign(b: FunctionBuilder, node: ast.Assign) -> bool:
+    """`a, b = b, a` without building a tuple, as CPython does; keeps loops like this traceable."""
+    if len(node.targets) != 1:
+        return False
+    target, value = node.targets[0], node.value
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Tuple):
+        return False
+    n = len(target.elts)
+    if n not in (2, 3) or len(value.elts) != n:
+        return False
+    if any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return False
+    for elt in value.elts:
+        compile_expr(b, elt)
+    b.emit(I.SWAP, n)  # reverses 2 or 3 items, so the first value is on top
+    for elt in target.elts:
+        compile_store(b, elt)
+    return True
+
+
+def _augassign(b: FunctionBuilder, node: ast.AugAssign) -> None:
+    op = AST_INPLACE[type(node.op)]
+    target = node.target
+    if isinstance(target, ast.Name):
+        compile_expr(b, ast.copy_location(ast.Name(target.id, ast.Load()), target))
+        compile_expr(b, node.value)
+        b.emit(I.BINARY_OP, op)
+        compile_store(b, target)
+    elif isinstance(target, ast.Attribute):
+        compile_expr(b, target.value)
+        b.emit(I.COPY, 1)
+        b.emit(I.LOAD_ATTR, b.source.mangle(target.attr))
+        compile_expr(b, node.value)
+        b.emit(I.BINARY_OP, op)
+        b.emit(I.SWAP, 2)
+        b.emit(I.STORE_ATTR, b.source.mangle(target.attr))
+    elif isinstance(target, ast.Subscript):
+        compile_expr(b, target.value)
+        compile_subscript_key(b, target.slice)
+        b.emit(I.COPY, 2)
+        b.emit(I.COPY, 2)
+        b.emit(I.BINARY_SUBSCR)
+        compile_expr(b, node.value)
+        b.emit(I.BINARY_OP, op)
+        b.emit(I.SWAP, 3)
+        b.emit(I.SWAP, 2)
+        b.emit(I.STORE_SUBSCR)
+    else:
+        raise Unsupported(f"augmented assignment to {type(target).__name__}", node.lineno)
+
+
+def _annassign(b: FunctionBuilder, node: ast.AnnAssign) -> None:
+    if node.value is None:
+        if not isinstance(node.target, ast.Name):
+            raise Unsupported("annotation of an attribute or subscript without a value", node.lineno)
+        return  # a bare local annotation does nothing at run time
+    compile_expr(b, node.value)
+    compile_store(b, node.target)
+
+
+def _delete(b: FunctionBuilder, node: ast.Delete) -> None:
+    for target in node.targets:
+        _delete_target(b, target)
+
+
+def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
+    with at_line(b, target):
+        if isinstance(target, ast.Name):
+            slot = b.lookup(target.id)
+            assert slot is not None
+            b.emit(I.DELETE_FAST, slot)
+        elif isinstance(target, ast.Attribute):
+            compile_expr(b, target.value)
+            b.emit(I.DELETE_ATTR, b.source.mangle(target.attr))
+        elif isinstance(target, ast.Subscript):
+            compile_expr(b, target.value)
+            compile_subscript_key(b, target.slice)
+            b.emit(I.DELETE_SUBSCR)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                _delete_target(b, elt)
+        else:
+            raise Unsupported(f"del of {type(target).__name__}", target.lineno)
+
+
+# --- simple statements -------------------------------------------------------------------------------------
+
+
+def _expr(b: FunctionBuilder, node: ast.Expr) -> None:
+    compile_expr(b, node.value)
+    b.emit(I.POP_TOP)
+
+
+def _pass(b: FunctionBuilder, node: ast.Pass) -> None:
+    b.emit(I.NOP)
+
+
+def _return(b: FunctionBuilder, node: ast.Return) -> None:
+    if node.value is None:
+        b.emit(I.LOAD_CONST, None)
+    else:
+        compile_expr(b, node.value)
+    b.emit(I.RETURN_VALUE)
+
+
+def _raise(b: FunctionBuilder, node: ast.Raise) -> None:
+    if node.exc is None:
+        raise Unsupported("bare raise (re-raise)", node.lineno)
+    compile_expr(b, node.exc)
+    if node.cause is not None:
+        compile_expr(b, node.cause)
+        b.emit(I.RAISE, 2)
+    else:
+        b.emit(I.RAISE, 1)
+
+
+def _assert(b: FunctionBuilder, node: ast.Assert) -> None:
+    if sys.flags.optimize:
+        return  # python -O drops asserts
+    ok = Label()
+    compile_jump_if(b, node.test, ok, True)
+    b.emit(I.LOAD_CONST, AssertionError)  # always the builtin, whatever the globals say
+    if node.msg is not None:
+        compile_expr(b, node.msg)
+        b.emit(I.CALL, 1)
+    b.emit(I.RAISE, 1)
+    b.place(ok)
+
+
+# --- control flow ------------------------------------------------------------------------------------------
+
+
+def _if(b: FunctionBuilder, node: ast.If) -> None:
+    orelse = Label()
+    compile_jump_if(b, node.test, orelse, False)
+    compile_block(b, node.body)
+    if node.orelse:
+        end = Label()
+        b.emit_jump(I.JUMP, end)
+        b.place(orelse)
+        compile_block(b, node.orelse)
+        b.place(end)
+    else:
+        b.place(orelse)
+
+
+def _is_range_call(b: FunctionBuilder, node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and b.lookup("range") is None
+        and 1 <= len(node.args) <= 3
+        and not node.keywords
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+    )
+
+
+def compile_loop_head(b: FunctionBuilder, iterable: ast.expr, target: ast.expr) -> LoopContext:
+    """Evaluate a for loop's iterable, open the loop and emit its FOR_RANGE/FOR_ITER (which pushes the next
+    item); the caller stores the item into its target."""
+    line = iterable.lineno
+    if _is_range_call(b, iterable):
+        compile_expr(b, iterable)  # calls whatever `range` names at run time; RANGE_SETUP checks the result
+        base = b.new_hidden(".range.cur")
+        b.new_hidden(".range.stop")
+        b.new_hidden(".range.step")
+        b.new_hidden(".range.iter")
+        with at_line(b, iterable):
+            b.emit(I.RANGE_SETUP, base)
+        ctx = b.begin_loop("range", line, (base, base + 1, base + 2, base + 3))
+        with at_line(b, iterable):
+            b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
+    else:
+        compile_expr(b, iterable)
+        slot = b.new_hidden(".iter")
+        with at_line(b, iterable):
+            b.emit(I.GET_ITER, slot)
+        ctx = b.begin_loop("iter", line, (slot,))
+        with at_line(b, iterable):
+            b.emit_jump(I.FOR_ITER, ctx.exit, slot=slot)
+    return ctx
+
+
+def _close_loop(b: FunctionBuilder, ctx: LoopContext, orelse: list[ast.stmt]) -> None:
+    b.end_loop_body(ctx)
+    b.place(ctx.exit)
+    compile_block(b, orelse)
+    if ctx.break_label is not None:
+        end = Label()
+        if ctx.info.hidden:
+            b.emit_jump(I.JUMP, end)
+            b.place(ctx.break_label)
+            b.emit(I.CLEAR_SLOTS, (ctx.info.hidden[0], len(ctx.info.hidden)))
+        else:
+            b.place(ctx.break_label)
+        b.place(end)
+
+
+def _for(b: FunctionBuilder, node: ast.For) -> None:
+    ctx = compile_loop_head(b, node.iter, node.target)
+    compile_store(b, node.target)
+    compile_block(b, node.body)
+    _close_loop(b, ctx, node.orelse)
+
+
+def _while(b: FunctionBuilder, node: ast.While) -> None:
+    ctx = b.begin_loop("while", node.lineno, ())
+    always = isinstance(node.test, ast.Constant) and bool(node.test.value)
+    if not always:
+        compile_jump_if(b, node.test, ctx.exit, False)
+    compile_block(b, node.body)
+    _close_loop(b, ctx, node.orelse)
+
+
+def _break(b: FunctionBuilder, node: ast.Break) -> None:
+    ctx = b.loop_stack[-1]
+    if ctx.break_label is None:
+        ctx.break_label = Label()
+    b.emit_jump(I.JUMP, ctx.break_label)
+
+
+def _continue(b: FunctionBuilder, node: ast.Continue) -> None:
+    b.emit_jump(I.JUMP_BACKWARD, b.loop_stack[-1].header)
+
+
+_HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
+    ast.Assign: _assign,
+    ast.AugAssign: _augassign,
+    ast.AnnAssign: _annassign,
+    ast.Delete: _delete,
+    ast.Expr: _expr,
+    ast.Pass: _pass,
+    ast.Return: _return,
+    ast.Raise: _raise,
+    ast.Assert: _assert,
+    ast.If: _if,
+    ast.For: _for,
+    ast.While: _while,
+    ast.Break: _break,
+    ast.Continue: _continue,
+}

@@ -1,0 +1,59 @@
+"""Options of ``@jit(...)``, with their defaults and checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Tuning knobs of one jitted function. Every field is a keyword of ``@jit(...)``."""
+
+    #: record a trace once a loop has taken this many back-edges (0: never compile, interpret only)
+    threshold: int = 64
+    #: grow a side trace from an exit once it has been taken this many times (0: never)
+    side_exit_threshold: int = 16
+    #: let outer loops call the compiled trees of inner loops
+    nesting: bool = True
+    #: uops in one trace before recording gives up
+    max_trace_length: int = 2000
+    #: side traces per tree
+    max_side_traces: int = 32
+    #: trees (one per entry type map) per loop header
+    max_trees_per_loop: int = 4
+    #: loops nested inside one another through tree calls
+    max_nesting_depth: int = 8
+    #: failed recordings at one loop header or exit before it is blacklisted for good
+    max_aborts: int = 4
+    #: LLVM optimization level, 0 to 3
+    opt_level: int = 2
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type == "bool":
+                if not isinstance(value, bool):
+                    raise TypeError(f"jit option {field.name!r} must be a bool, got {type(value).__name__}")
+            elif type(value) is not int:
+                raise TypeError(f"jit option {field.name!r} must be an int, got {type(value).__name__}")
+            elif value < 0:
+                raise ValueError(f"jit option {field.name!r} must be >= 0, got {value}")
+        if self.opt_level > 3:
+            raise ValueError(f"jit option 'opt_level' must be between 0 and 3, got {self.opt_level}")
+        if self.max_trace_length < 8:
+            raise ValueError("jit option 'max_trace_length' must be at least 8")
+
+
+def make_options(kwargs: dict[str, Any]) -> Options:
+    names = {f.name for f in dataclasses.fields(Options)}
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise TypeError(f"unknown jit option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(names))}")
+    return Options(**kwargs)
+
+
+def jit_disabled() -> bool:
+    """JIT_DISABLE=1 makes every @jit function run as plain CPython."""
+    return os.environ.get("JIT_DISABLE", "").strip() not in ("", "0")

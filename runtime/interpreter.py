@@ -1,0 +1,287 @@
+"""The tier-1 interpreter: runs tier-1 code with CPython's exact semantics.
+
+Every operation is delegated to Python itself (``operator`` functions, ``getattr``, calls), so values,
+exception types and messages are CPython's. The JIT meets the interpreter in three places only:
+
+* ``JUMP_BACKWARD`` counts back-edges per loop; when a loop passes the threshold, the function's JIT is told
+  (``function.loop_is_hot``) and from then on the loop's ``LOOP_HEADER`` consults it;
+* ``LOOP_HEADER`` of such a loop calls ``function.at_loop_header(frame, loop, pc)``: the one place where
+  compiled code is entered. It returns the pc to go on from; after running native code this is the pc of
+  the side exit taken, with ``frame.slots`` and ``frame.stack`` rebuilt to the exact tier-1 state there;
+* while a trace is being recorded, ``frame.trace_hook(frame, pc)`` sees every instruction before it runs.
+
+``run(frame, pc)`` may start at any instruction with any stack in ``frame.stack``: that is how execution
+resumes after a side exit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit.frontend import instructions as I
+from jit.frontend.instructions import T1Code
+from runtime import messages
+from runtime.errors import internal, raise_at
+from runtime.frame import UNBOUND, Frame
+
+_MISSING = object()
+
+
+def prepare_args(code: T1Code) -> tuple[Any, ...]:
+    """Instruction arguments in the form the interpreter uses: operators as their functions."""
+    out = []
+    for op, arg in zip(code.ops, code.args):
+        if op in (I.BINARY_OP, I.UNARY_OP, I.COMPARE_OP):
+            arg = arg.fn
+        out.append(arg)
+    return tuple(out)
+
+
+@internal
+def run(frame: Frame, pc: int = 0) -> Any:
+    """Interpret frame's code from pc until it returns; return its value or raise its exception."""
+    function = frame.function
+    code = frame.code
+    ops = code.ops
+    args = function.exec_args
+    slots = frame.slots
+    stack = frame.stack
+    push = stack.append
+    pop = stack.pop
+    globals_ = function.globals
+    builtins_ = function.builtins
+    exact_globals = type(globals_) is dict
+    counts = function.backedge_counts
+    hot = function.hot_loops
+    threshold = function.hot_threshold
+    try:
+        while True:
+            if frame.trace_hook is not None:
+                frame.trace_hook(frame, pc)
+            op = ops[pc]
+            arg = args[pc]
+            pc += 1
+            if op == I.LOAD_FAST:
+                value = slots[arg]
+                if value is UNBOUND:
+                    raise messages.unbound_local(code.slot_names[arg])
+                push(value)
+            elif op == I.LOAD_CONST:
+                push(arg)
+            elif op == I.STORE_FAST:
+                slots[arg] = pop()
+            elif op == I.BINARY_OP:
+                right = pop()
+                stack[-1] = arg(stack[-1], right)
+            elif op == I.COMPARE_OP:
+                right = pop()
+                stack[-1] = arg(stack[-1], right)
+            elif op == I.POP_JUMP_IF_FALSE:
+                if not pop():
+                    pc = arg
+            elif op == I.POP_JUMP_IF_TRUE:
+                if pop():
+                    pc = arg
+            elif op == I.JUMP:
+                pc = arg
+            elif op == I.FOR_RANGE:
+                base, exit_pc = arg
+                step = slots[base + 2]
+                if step is None:  # `range` named something else: plain iteration
+                    try:
+                        push(next(slots[base + 3]))
+                    except StopIteration:
+                        slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND
+                        pc = exit_pc
+                else:
+                    cur = slots[base]
+                    if cur < slots[base + 1] if step > 0 else cur > slots[base + 1]:
+                        push(cur)
+                        slots[base] = cur + step
+                    else:
+                        slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND
+                        pc = exit_pc
+            elif op == I.LOOP_HEADER:
+                if hot[arg]:
+                    pc = function.at_loop_header(frame, arg, pc - 1)
+            elif op == I.JUMP_BACKWARD:
+                pc = arg
+                loop = args[arg]
+                count = counts[loop] + 1
+                counts[loop] = count
+                if count == threshold:
+                    function.loop_is_hot(loop)
+            elif op == I.LOAD_GLOBAL:
+                if exact_globals:
+                    value = globals_.get(arg, _MISSING)
+                else:
+                    try:
+                        value = globals_[arg]
+                    except KeyError:
+                        value = _MISSING
+                if value is _MISSING:
+                    value = builtins_.get(arg, _MISSING)
+                    if value is _MISSING:
+                        raise messages.name_error(arg)
+                push(value)
+            elif op == I.LOAD_ATTR:
+                stack[-1] = getattr(stack[-1], arg)
+            elif op == I.BINARY_SUBSCR:
+                key = pop()
+                stack[-1] = stack[-1][key]
+            elif op == I.CALL:
+                if arg == 0:
+                    stack[-1] = stack[-1]()
+                elif arg == 1:
+                    a0 = pop()
+                    stack[-1] = stack[-1](a0)
+                else:
+                    call_args = stack[-arg:]
+                    del stack[-arg:]
+                    stack[-1] = stack[-1](*call_args)
+            elif op == I.UNARY_OP:
+                stack[-1] = arg(stack[-1])
+            elif op == I.FOR_ITER:
+                slot, exit_pc = arg
+                try:
+                    push(next(slots[slot]))
+                except StopIteration:
+                    slots[slot] = UNBOUND
+                    pc = exit_pc
+            elif op == I.RETURN_VALUE:
+                return pop()
+            elif op == I.POP_TOP:
+                pop()
+            elif op == I.JUMP_IF_FALSE_OR_POP:
+                if not stack[-1]:
+                    pc = arg
+                else:
+                    pop()
+            elif op == I.JUMP_IF_TRUE_OR_POP:
+                if stack[-1]:
+                    pc = arg
+                else:
+                    pop()
+            elif op == I.COPY:
+                push(stack[-arg])
+            elif op == I.SWAP:
+                stack[-1], stack[-arg] = stack[-arg], stack[-1]
+            elif op == I.STORE_SUBSCR:
+                key = pop()
+                container = pop()
+                container[key] = pop()
+            elif op == I.STORE_ATTR:
+                obj = pop()
+                setattr(obj, arg, pop())
+            elif op == I.CALL_KW:
+                n, names = arg
+                call_args = stack[len(stack) - n :]
+                del stack[len(stack) - n :]
+                npos = n - len(names)
+                kwargs = dict(zip(names, call_args[npos:]))
+                stack[-1] = stack[-1](*call_args[:npos], **kwargs)
+            elif op == I.RANGE_SETUP:
+                r = pop()
+                if type(r) is range:
+                    slots[arg] = r.start
+                    slots[arg + 1] = r.stop
+                    slots[arg + 2] = r.step
+                    slots[arg + 3] = None
+                else:
+                    slots[arg] = slots[arg + 1] = slots[arg + 2] = None
+                    slots[arg + 3] = iter(r)
+            elif op == I.GET_ITER:
+                slots[arg] = iter(pop())
+            elif op == I.BUILD_TUPLE:
+                if arg:
+                    items = tuple(stack[-arg:])
+                    del stack[-arg:]
+                    push(items)
+                else:
+                    push(())
+            elif op == I.BUILD_LIST:
+                if arg:
+                    items = stack[-arg:]
+                    del stack[-arg:]
+                    push(items)
+                else:
+                    push([])
+            elif op == I.LIST_APPEND:
+                slots[arg].append(pop())
+            elif op == I.UNPACK_SEQUENCE:
+                value = pop()
+                if type(value) is tuple and len(value) == arg:
+                    stack.extend(value[::-1])
+                else:
+                    stack.extend(messages.unpacker(arg)(value)[::-1])
+            elif op == I.LOAD_FAST_AND_CLEAR:
+                push(slots[arg])
+                slots[arg] = UNBOUND
+            elif op == I.CLEAR_SLOTS:
+                first, n = arg
+                for i in range(first, first + n):
+                    slots[i] = UNBOUND
+            elif op == I.DELETE_FAST:
+                if slots[arg] is UNBOUND:
+                    raise messages.unbound_local(code.slot_names[arg])
+                slots[arg] = UNBOUND
+            elif op == I.BUILD_SLICE:
+                if arg == 2:
+                    upper = pop()
+                    stack[-1] = slice(stack[-1], upper)
+                else:
+                    step = pop()
+                    upper = pop()
+                    stack[-1] = slice(stack[-1], upper, step)
+            elif op == I.BUILD_SET:
+                items = stack[len(stack) - arg :]
+                del stack[len(stack) - arg :]
+                push(set(items))
+            elif op == I.BUILD_MAP:
+                items = stack[len(stack) - 2 * arg :]
+                del stack[len(stack) - 2 * arg :]
+                mapping = {}
+                for i in range(0, len(items), 2):
+                    mapping[items[i]] = items[i + 1]
+                push(mapping)
+            elif op == I.SET_ADD:
+                slots[arg].add(pop())
+            elif op == I.MAP_ADD:
+                value = pop()
+                key = pop()
+                slots[arg][key] = value
+            elif op == I.FORMAT_VALUE:
+                conversion, has_spec = arg
+                spec = pop() if has_spec else ""
+                value = stack[-1]
+                if conversion == "r":
+                    value = repr(value)
+                elif conversion == "s":
+                    value = str(value)
+                elif conversion == "a":
+                    value = ascii(value)
+                stack[-1] = format(value, spec)
+            elif op == I.BUILD_STRING:
+                items = stack[len(stack) - arg :]
+                del stack[len(stack) - arg :]
+                push("".join(items))
+            elif op == I.DELETE_ATTR:
+                delattr(pop(), arg)
+            elif op == I.DELETE_SUBSCR:
+                key = pop()
+                del stack[-1][key]
+                pop()
+            elif op == I.RAISE:
+                if arg == 2:
+                    cause = pop()
+                    raise pop() from cause
+                raise pop()
+            elif op == I.NOP:
+                pass
+            else:
+                raise SystemError(f"tracejit: unknown tier-1 opcode {op}")
+    except BaseException as exc:
+        if frame.trace_hook is not None:
+            frame.trace_hook.abort("an exception was raised while recording")
+            frame.trace_hook = None
+        raise_at(exc, code, max(pc - 1, 0))

@@ -1,0 +1,53 @@
+"""CPython's own wording for the errors the interpreter raises itself, read off the running Python so that
+tracejit's messages match it on every supported version."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def _unbound_local_template() -> str:
+    def probe() -> None:
+        del tracejit_probe_variable  # noqa: F821
+        tracejit_probe_variable = 1  # noqa: F841
+
+    try:
+        probe()
+    except UnboundLocalError as exc:
+        return str(exc).replace("tracejit_probe_variable", "{name}")
+    raise AssertionError("probe did not raise")
+
+
+def _name_error_template() -> str:
+    try:
+        eval("tracejit_probe_global", {})
+    except NameError as exc:
+        return str(exc).replace("tracejit_probe_global", "{name}")
+    raise AssertionError("probe did not raise")
+
+
+UNBOUND_LOCAL = _unbound_local_template()
+NAME_ERROR = _name_error_template()
+
+
+def unbound_local(name: str) -> UnboundLocalError:
+    return UnboundLocalError(UNBOUND_LOCAL.format(name=name))
+
+
+def name_error(name: str) -> NameError:
+    return NameError(NAME_ERROR.format(name=name), name=name)
+
+
+_unpackers: dict[int, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def unpacker(n: int) -> Callable[[Any], tuple[Any, ...]]:
+    """A function doing CPython's own `a, b, ... = value` for n targets, so the errors are its errors."""
+    fn = _unpackers.get(n)
+    if fn is None:
+        names = "(" + ", ".join(f"v{i}" for i in range(n)) + ("," if n == 1 else "") + ")"
+        namespace: dict[str, Any] = {}
+        exec(f"def unpack(value):\n    {names} = value\n    return {names}\n", namespace)
+        fn = _unpackers[n] = namespace["unpack"]
+    return fn

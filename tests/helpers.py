@@ -1,0 +1,115 @@
+"""Differential testing: run a function as plain CPython and under @jit, and demand the same outcome.
+
+``check(func, *calls)`` compares, for every call: the return value (type and value, floats by repr, containers
+element by element), or the exception (type and message), and the arguments afterwards (mutations).
+Each run gets its own deep copy of the arguments.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+import math
+from collections.abc import Callable
+from typing import Any
+
+from jit import jit
+
+# loops compile after a couple of iterations, so short test loops exercise the JIT
+TEST_OPTIONS: dict[str, Any] = {"threshold": 2, "side_exit_threshold": 2}
+
+
+class Args:
+    """Arguments of one call: ``Args(1, 2, key=3)``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"({', '.join(parts)})"
+
+
+def _as_args(call: Any) -> Args:
+    if isinstance(call, Args):
+        return call
+    if isinstance(call, tuple):
+        return Args(*call)
+    return Args(call)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal in type and value; floats (and complex) compared by repr, so -0.0 and nan count."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (set, frozenset)):
+        return a == b
+    if isinstance(a, BaseException):
+        return str(a) == str(b)
+    if hasattr(a, "__dict__") and not callable(a) and type(a).__eq__ is object.__eq__:
+        return same(vars(a), vars(b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def outcome(func: Callable[..., Any], call: Args) -> tuple[str, Any, Args]:
+    """('return', value, args after) or ('raise', exception, args after) of one call on copied args."""
+    args = copy.deepcopy(call)
+    try:
+        return ("return", func(*args.args, **args.kwargs), args)
+    except Exception as exc:
+        return ("raise", exc, args)
+
+
+def assert_same_outcome(plain: tuple[str, Any, Args], jitted: tuple[str, Any, Args], what: str) -> None:
+    kind_p, value_p, args_p = plain
+    kind_j, value_j, args_j = jitted
+    if kind_p != kind_j:
+        raise AssertionError(f"{what}: plain CPython {kind_p}s {value_p!r} but @jit {kind_j}s {value_j!r}")
+    if kind_p == "raise":
+        if type(value_p) is not type(value_j) or str(value_p) != str(value_j):
+            raise AssertionError(
+                f"{what}: plain raises {type(value_p).__name__}({value_p}) but @jit raises "
+                f"{type(value_j).__name__}({value_j})"
+            )
+    elif not same(value_p, value_j):
+        raise AssertionError(f"{what}: plain returns {value_p!r} but @jit returns {value_j!r}")
+    if not same(list(args_p.args), list(args_j.args)) or not same(args_p.kwargs, args_j.kwargs):
+        raise AssertionError(f"{what}: arguments differ afterwards: plain {args_p!r}, @jit {args_j!r}")
+
+
+def check(func: Callable[..., Any], *calls: Any, options: dict[str, Any] | None = None) -> Any:
+    """Differentially test func on each call (an Args, a tuple of positional arguments, or one argument).
+
+    Every call is made twice under @jit (the second run may find compiled code from the first). Returns the
+    jitted function, for further assertions through jit.stats."""
+    jitted = jit(**{**TEST_OPTIONS, **(options or {})})(func)
+    for call in calls:
+        call = _as_args(call)
+        plain = outcome(func, call)
+        for attempt in range(2):
+            assert_same_outcome(plain, outcome(jitted, call), f"{func.__name__}{call!r} (run {attempt + 1})")
+    return jitted
+
+
+_counter = itertools.count()
+
+
+def define(source: str, name: str, namespace: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """Define a function from source text so that tracejit can read its source (through linecache)."""
+    filename = f"<tracejit-test-{next(_counter)}>"
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    ns: dict[str, Any] = {"math": math} if namespace is None else namespace
+    exec(compile(source, filename, "exec"), ns)
+    return ns[name]
