@@ -10,6 +10,6 @@
 
 from __future__ import annotations
 
-from jit.api import explain, jit
+from jit.api import dump, explain, jit, stats
 
-__all__ = ["explain", "jit"]
+__all__ = ["dump", "explain", "jit", "stats"]

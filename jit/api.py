@@ -68,4 +68,29 @@ def explain(f: Any) -> str:
     return explain_report(state_of(f))
 
 
+def stats(f: Any) -> dict[str, Any]:
+    """Counters of what the JIT did for f (cumulative): traces compiled, native entries, exits to the
+    interpreter, aborts with reasons, compile times, per-tree details (see jit.stats.stats_of)."""
+    from jit.statistics import stats_of
+
+    return stats_of(state_of(f))
+
+
+def dump(f: Any, kind: str = "uops") -> str:
+    """The text of every trace compiled for f: kind is "uops", "ir", "opt-ir", "asm" or "trees"."""
+    from jit.dumps import KINDS, dump_trace, trees_text
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown dump kind {kind!r}; choose from {', '.join(KINDS)}")
+    state = state_of(f)
+    monitor = state.monitor
+    if monitor is None:
+        return ""
+    if kind == "trees":
+        return trees_text(monitor)
+    return "\n".join(dump_trace(monitor, compiled, [kind]) for compiled in monitor.traces)
+
+
 jit.explain = explain  # type: ignore[attr-defined]
+jit.stats = stats  # type: ignore[attr-defined]
+jit.dump = dump  # type: ignore[attr-defined]

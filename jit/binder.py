@@ -10,6 +10,7 @@ parameters positionally and keyword-only ones by keyword, to a replaceable targe
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from runtime.errors import clean_traceback
 
 _TARGET = "__tracejit_target"
 _CLEAN = "__tracejit_clean"
+_BASE = "__tracejit_base"  # BaseException, by a name no parameter can shadow
 
 
 def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.FunctionType:
@@ -26,29 +28,38 @@ def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.F
     nposonly = code.co_posonlyargcount
     nkw = code.co_kwonlyargcount
     names = code.co_varnames[: npos + nkw]
-    if _TARGET in names or _CLEAN in names:
-        raise TypeError(f"cannot jit a function with a parameter named {_TARGET} or {_CLEAN}")
+    # *args and **kwargs (such functions run as plain CPython, but must keep their signature)
+    star = code.co_varnames[npos + nkw] if code.co_flags & inspect.CO_VARARGS else None
+    starstar = code.co_varnames[npos + nkw + (star is not None)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    if {_TARGET, _CLEAN, _BASE} & {*names, star, starstar}:
+        raise TypeError(f"cannot jit a function with a parameter named {_TARGET}, {_CLEAN} or {_BASE}")
     params = list(names[:npos])
     if nposonly:
         params.insert(nposonly, "/")
-    if nkw:
+    if star is not None:
+        params.append(f"*{star}")
+    elif nkw:
         params.append("*")
-        params.extend(names[npos:])
-    forward = list(names[:npos]) + [f"{n}={n}" for n in names[npos:]]
-    # the except clause drops tracejit's own frames from the traceback the caller sees
+    params.extend(names[npos:])
+    if starstar is not None:
+        params.append(f"**{starstar}")
+    forward = list(names[:npos]) + ([f"*{star}"] if star is not None else [])
+    forward += [f"{n}={n}" for n in names[npos:]] + ([f"**{starstar}"] if starstar is not None else [])
+    # the except clause drops tracejit's own frames from the traceback the caller sees; the function gets its
+    # real name afterwards (co_name may not be an identifier: "<lambda>")
     source = (
-        f"def make({_TARGET}, {_CLEAN}):\n"
-        f"    def {code.co_name}({', '.join(params)}):\n"
+        f"def make({_TARGET}, {_CLEAN}, {_BASE}):\n"
+        f"    def binder({', '.join(params)}):\n"
         f"        try:\n"
         f"            return {_TARGET}({', '.join(forward)})\n"
-        f"        except BaseException as exc:\n"
+        f"        except {_BASE} as exc:\n"
         f"            {_CLEAN}(exc)\n"
         f"            raise\n"
-        f"    return {code.co_name}\n"
+        f"    return binder\n"
     )
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<tracejit {func.__qualname__}>", "exec"), namespace)
-    binder = namespace["make"](target, clean_traceback)
+    binder = namespace["make"](target, clean_traceback, BaseException)
     binder.__code__ = binder.__code__.replace(co_name=code.co_name, co_qualname=func.__qualname__)
     binder.__defaults__ = func.__defaults__
     binder.__kwdefaults__ = func.__kwdefaults__

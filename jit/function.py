@@ -35,6 +35,8 @@ class JitFunction:
         self.backedge_counts: list[int] = []
         self.hot_loops: list[Any] = []
         self.hot_threshold = 0
+        self.monitor: Any = None  # the JIT's state (jit.monitor.Monitor), made when a loop first gets hot
+        self.jit_unavailable: str | None = None
         self.calls = 0
         self.binder = binder_mod.make_binder(py_func, py_func if disabled else self._first_call)
 
@@ -63,6 +65,8 @@ class JitFunction:
             self.exec_args = prepare_args(self.code)
             self.backedge_counts = [0] * len(self.code.loops)
             self.hot_loops = [None] * len(self.code.loops)
+            self.jit_unavailable = jit_unavailable()
+            self.hot_threshold = self.options.threshold if self.jit_unavailable is None else 0
             self.mode = "tier1"
         binder_mod.set_target(self.binder, self._current_target())
 
@@ -77,14 +81,35 @@ class JitFunction:
         slots.extend([UNBOUND] * (code.nslots - len(slots)))
         return run(Frame(self, code, slots))
 
-    def loop_status(self, loop: int) -> str:
-        count = self.backedge_counts[loop]
-        return f"interpreted ({count} back-edges so far)"
-
     # --- hooks of the interpreter ----------------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
         """Called by the interpreter when a loop's back-edge count reaches the threshold."""
+        if self.monitor is None:
+            with self.lock:
+                if self.monitor is None:
+                    from jit.monitor import Monitor
+
+                    monitor = Monitor(self)
+                    # from now on the interpreter calls the monitor directly at hot loop headers
+                    self.at_loop_header = monitor.at_loop_header  # type: ignore[method-assign]
+                    self.monitor = monitor
+        self.monitor.loop_is_hot(loop)
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
         """Called at the header of a hot loop; returns the pc to continue from."""
         return pc + 1
+
+
+def jit_unavailable() -> str | None:
+    """Why native code cannot be generated in this process, or None if it can."""
+    from codegen import abi
+
+    if abi.FREE_THREADED:
+        return "free-threaded CPython build (tracejit needs the GIL)"
+    if not abi.JIT_SUPPORTED:
+        return "unexpected CPython object layout"
+    try:
+        import llvmlite.binding  # noqa: F401
+    except Exception as exc:
+        return f"llvmlite is not usable: {exc}"
+    return None

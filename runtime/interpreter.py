@@ -64,7 +64,7 @@ def run(frame: Frame, pc: int = 0) -> Any:
             if op == I.LOAD_FAST:
                 value = slots[arg]
                 if value is UNBOUND:
-                    raise messages.unbound_local(code.slot_names[arg])
+                    raise messages.unbound_local(code.slot_names[arg], pc - 1 in code.comprehension_loads)
                 push(value)
             elif op == I.LOAD_CONST:
                 push(arg)

@@ -27,11 +27,31 @@ def _name_error_template() -> str:
     raise AssertionError("probe did not raise")
 
 
+def _unbound_in_comprehension() -> tuple[type[NameError], str]:
+    """Reading an unbound local of the enclosing function inside a comprehension: NameError about a free
+    variable on Python 3.11 (comprehensions are nested functions there), UnboundLocalError from 3.12."""
+
+    def probe() -> None:
+        [tracejit_probe_variable for _ in (0,)]  # noqa: F821
+        tracejit_probe_variable = 1  # noqa: F841
+
+    try:
+        probe()
+    except NameError as exc:
+        return type(exc), str(exc).replace("tracejit_probe_variable", "{name}")
+    raise AssertionError("probe did not raise")
+
+
 UNBOUND_LOCAL = _unbound_local_template()
 NAME_ERROR = _name_error_template()
+UNBOUND_IN_COMPREHENSION = _unbound_in_comprehension()
 
 
-def unbound_local(name: str) -> UnboundLocalError:
+def unbound_local(name: str, in_comprehension: bool = False) -> NameError:
+    """The error of reading an unbound local; in_comprehension: read from inside a comprehension."""
+    if in_comprehension:
+        kind, template = UNBOUND_IN_COMPREHENSION
+        return kind(template.format(name=name), name=name) if kind is NameError else kind(template.format(name=name))
     return UnboundLocalError(UNBOUND_LOCAL.format(name=name))
 
 

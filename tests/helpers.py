@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import jit as jit_module
 from jit import jit
 
 # loops compile after a couple of iterations, so short test loops exercise the JIT
@@ -88,18 +89,32 @@ def assert_same_outcome(plain: tuple[str, Any, Args], jitted: tuple[str, Any, Ar
         raise AssertionError(f"{what}: arguments differ afterwards: plain {args_p!r}, @jit {args_j!r}")
 
 
-def check(func: Callable[..., Any], *calls: Any, options: dict[str, Any] | None = None) -> Any:
+def check(
+    func: Callable[..., Any], *calls: Any, options: dict[str, Any] | None = None, native: bool | None = None
+) -> Any:
     """Differentially test func on each call (an Args, a tuple of positional arguments, or one argument).
 
-    Every call is made twice under @jit (the second run may find compiled code from the first). Returns the
-    jitted function, for further assertions through jit.stats."""
+    Every call is made twice under @jit (the second run may find compiled code from the first).
+    native=True: also demand (through jit.stats) that compiled code ran; native=False: that none did.
+    Returns the jitted function, for further assertions through jit.stats."""
     jitted = jit(**{**TEST_OPTIONS, **(options or {})})(func)
     for call in calls:
         call = _as_args(call)
         plain = outcome(func, call)
         for attempt in range(2):
             assert_same_outcome(plain, outcome(jitted, call), f"{func.__name__}{call!r} (run {attempt + 1})")
+    if native is not None:
+        assert_native(jitted, native)
     return jitted
+
+
+def assert_native(jitted: Any, expected: bool = True) -> None:
+    """Demand that compiled code ran (or did not) for jitted, through jit.stats."""
+    stats = jit_module.stats(jitted)
+    ran = stats["traces_compiled"] > 0 and stats["native_entries"] > 0
+    if ran != expected:
+        detail = f"aborts: {stats['aborts']}" if not ran else f"{stats['traces_compiled']} traces compiled"
+        raise AssertionError(f"expected {'native' if expected else 'no native'} execution; {detail}")
 
 
 _counter = itertools.count()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import types
 from typing import Any
 
 from jit.frontend import instructions as I
@@ -39,6 +40,7 @@ class FunctionBuilder:
         self.slot_names: list[str] = list(source.local_names)
         self.local_slots: dict[str, int] = {name: i for i, name in enumerate(source.local_names)}
         self.comprehension_scopes: list[dict[str, int]] = []
+        self.comprehension_loads: set[int] = set()
         self.loops: list[LoopInfo] = []
         self.loop_contexts: list[LoopContext] = []
         self.loop_stack: list[LoopContext] = []
@@ -46,6 +48,7 @@ class FunctionBuilder:
         self.depth = 0
         self.max_depth = 0
         self.line = source.node.lineno
+        self._constants: dict[Any, Any] | None = None
 
     # --- emission --------------------------------------------------------------------------------------
     def emit(self, op: int, arg: Any = None) -> int:
@@ -78,6 +81,17 @@ class FunctionBuilder:
         if label.depth is None:
             label.depth = depth
         assert label.depth == depth, f"inconsistent stack depth at a label: {label.depth} vs {depth}"
+
+    def constant(self, value: Any) -> Any:
+        """The object CPython uses for a literal: the equal constant of the function's code object when it is
+        there (so `is` on literals and constant tuples answers as under CPython), else one object per value."""
+        key = _const_key(value)
+        if key is None:
+            return value
+        if self._constants is None:
+            self._constants = {}
+            _collect_consts(self.source.func.__code__, self._constants)
+        return self._constants.setdefault(key, value)
 
     # --- slots and names -------------------------------------------------------------------------------
     def new_hidden(self, name: str) -> int:
@@ -142,7 +156,35 @@ class FunctionBuilder:
             nparams=func.__code__.co_argcount + func.__code__.co_kwonlyargcount,
             loops=tuple(self.loops),
             max_stack=self.max_depth,
+            comprehension_loads=frozenset(self.comprehension_loads),
         )
+
+
+def _const_key(value: Any) -> Any:
+    """A key equal only for constants CPython merges into one object (type-exact; -0.0 apart from 0.0)."""
+    kind = type(value)
+    if kind is float or kind is complex:
+        return (kind, repr(value))
+    if kind in (int, bool, str, bytes, type(None), type(Ellipsis)):
+        return (kind, value)
+    if kind is tuple:
+        keys = tuple(_const_key(v) for v in value)
+        return None if any(k is None for k in keys) else (kind, keys)
+    return None
+
+
+def _collect_consts(code: types.CodeType, table: dict[Any, Any]) -> None:
+    pending: list[Any] = list(code.co_consts)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, types.CodeType):
+            pending.extend(value.co_consts)
+            continue
+        key = _const_key(value)
+        if key is not None:
+            table.setdefault(key, value)
+            if type(value) is tuple:
+                pending.extend(value)
 
 
 class at_line:

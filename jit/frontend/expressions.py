@@ -35,7 +35,7 @@ def _describe(node: ast.AST) -> str:
 
 
 def _constant(b: FunctionBuilder, node: ast.Constant) -> None:
-    b.emit(I.LOAD_CONST, node.value)
+    b.emit(I.LOAD_CONST, b.constant(node.value))
 
 
 def _name(b: FunctionBuilder, node: ast.Name) -> None:
@@ -44,9 +44,18 @@ def _name(b: FunctionBuilder, node: ast.Name) -> None:
         return
     slot = b.lookup(node.id)
     if slot is not None:
-        b.emit(I.LOAD_FAST, slot)
+        pc = b.emit(I.LOAD_FAST, slot)
+        if b.comprehension_scopes and slot < len(b.source.local_names):
+            b.comprehension_loads.add(pc)
     else:
-        b.emit(I.LOAD_GLOBAL, b.source.mangle(node.id))
+        name = b.source.mangle(node.id)
+        if name in _FRAME_BUILTINS:
+            # called from tracejit's interpreter, these would see the interpreter's frame, not the function's
+            raise Unsupported(f"{name}() (looks at the calling frame)", node.lineno)
+        b.emit(I.LOAD_GLOBAL, name)
+
+
+_FRAME_BUILTINS = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "breakpoint"})
 
 
 def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:
@@ -56,7 +65,13 @@ def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:
 
 
 def _unaryop(b: FunctionBuilder, node: ast.UnaryOp) -> None:
-    compile_expr(b, node.operand)
+    operand = node.operand
+    if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant):
+        if type(operand.value) in (int, float, complex):
+            # CPython folds a negative literal into one constant (the same object on every run)
+            b.emit(I.LOAD_CONST, b.constant(-operand.value))
+            return
+    compile_expr(b, operand)
     b.emit(I.UNARY_OP, AST_UNARYOPS[type(node.op)])
 
 
@@ -123,8 +138,43 @@ def compile_jump_if(b: FunctionBuilder, node: ast.expr, label: Label, when: bool
             compile_jump_if(b, node.values[-1], label, when)
             b.place(skip)
             return
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            _jump_if_chained_compare(b, node, label, when)
+            return
+        if isinstance(node, ast.IfExp):
+            # `if (x if c else y):` tests x or y in jump form too, so `and`/`or` inside stay single-tested
+            orelse, end = Label(), Label()
+            compile_jump_if(b, node.test, orelse, False)
+            compile_jump_if(b, node.body, label, when)
+            b.emit_jump(I.JUMP, end)
+            b.place(orelse)
+            compile_jump_if(b, node.orelse, label, when)
+            b.place(end)
+            return
         compile_expr(b, node)
         b.emit_jump(I.POP_JUMP_IF_TRUE if when else I.POP_JUMP_IF_FALSE, label)
+
+
+def _jump_if_chained_compare(b: FunctionBuilder, node: ast.Compare, label: Label, when: bool) -> None:
+    """`a < b < c` as a condition: each comparison's result is tested for truth once, as CPython does (the
+    value form would test a false intermediate result twice)."""
+    compile_expr(b, node.left)
+    cleanup, end = Label(), Label()
+    for op, right in zip(node.ops[:-1], node.comparators[:-1]):
+        compile_expr(b, right)
+        b.emit(I.SWAP, 2)
+        b.emit(I.COPY, 2)
+        b.emit(I.COMPARE_OP, AST_CMPOPS[type(op)])
+        b.emit_jump(I.POP_JUMP_IF_FALSE, cleanup)
+    compile_expr(b, node.comparators[-1])
+    b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[-1])])
+    b.emit_jump(I.POP_JUMP_IF_TRUE if when else I.POP_JUMP_IF_FALSE, label)
+    b.emit_jump(I.JUMP, end)
+    b.place(cleanup)
+    b.emit(I.POP_TOP)
+    if not when:
+        b.emit_jump(I.JUMP, label)
+    b.place(end)
 
 
 def _call(b: FunctionBuilder, node: ast.Call) -> None:
@@ -137,7 +187,7 @@ def _call(b: FunctionBuilder, node: ast.Call) -> None:
         compile_expr(b, kw.value)
     n = len(node.args) + len(node.keywords)
     if node.keywords:
-        names = tuple(b.source.mangle(k.arg) for k in node.keywords if k.arg is not None)
+        names = tuple(k.arg for k in node.keywords if k.arg is not None)  # CPython does not mangle these
         b.emit(I.CALL_KW, (n, names))
     else:
         b.emit(I.CALL, n)
@@ -192,7 +242,7 @@ def _sequence(op: int) -> Callable[[FunctionBuilder, ast.AST], None]:
 
 def _tuple(b: FunctionBuilder, node: ast.Tuple) -> None:
     if all(isinstance(e, ast.Constant) for e in node.elts):
-        b.emit(I.LOAD_CONST, tuple(e.value for e in node.elts))  # type: ignore[attr-defined]
+        b.emit(I.LOAD_CONST, b.constant(tuple(e.value for e in node.elts)))  # type: ignore[attr-defined]
     else:
         _sequence(I.BUILD_TUPLE)(b, node)
 

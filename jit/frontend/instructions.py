@@ -155,6 +155,9 @@ class T1Code:
     nparams: int
     loops: tuple[LoopInfo, ...]
     max_stack: int
+    # pcs of LOAD_FAST instructions reading an enclosing local from inside a comprehension: an unbound one
+    # there raises what the running Python raises (3.11: NameError about a free variable)
+    comprehension_loads: frozenset[int] = frozenset()
 
     @property
     def nslots(self) -> int:

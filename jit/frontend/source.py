@@ -67,16 +67,10 @@ def locate(func: types.FunctionType) -> FunctionSource:
         raise Unsupported("async function", line)
     if flags & _CO_ASYNC_GENERATOR:
         raise Unsupported("async generator", line)
-    if flags & _CO_GENERATOR:
-        raise Unsupported("generator function (yield)", line)
     if code.co_name == "<lambda>":
         raise Unsupported("lambda", line)
     if flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         raise Unsupported("star-args in the signature (*args/**kwargs)", line)
-    if code.co_freevars:
-        names = ", ".join(code.co_freevars)
-        raise Unsupported(f"closure: uses variables of an enclosing function ({names})", line)
-
     filename = code.co_filename
     lines = linecache.getlines(filename, func.__globals__)
     if not lines:
@@ -93,6 +87,10 @@ def locate(func: types.FunctionType) -> FunctionSource:
     node, class_name = found
     if isinstance(node, ast.AsyncFunctionDef):
         raise Unsupported("async function", line)
+    if flags & _CO_GENERATOR:
+        raise Unsupported("generator function (yield)", _first_line_of(node, (ast.Yield, ast.YieldFrom), line))
+    if code.co_freevars:
+        _closure(node, code.co_freevars, line)
 
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
     params = [mangle(class_name, p) for p in params]
@@ -115,6 +113,19 @@ def locate(func: types.FunctionType) -> FunctionSource:
         if sym.is_local() and name not in local_names:
             local_names.append(name)
     return FunctionSource(func, node, filename, tuple(local_names), class_name)
+
+
+def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:
+    """Raise Unsupported for a function using variables of an enclosing scope, at the first line using one."""
+    names = ", ".join(freevars)
+    nonlocal_line = _first_line_of(node, ast.Nonlocal, 0)
+    if nonlocal_line:
+        raise Unsupported(f"nonlocal statement ({names})", nonlocal_line)
+    wanted = set(freevars) | ({"super"} if "__class__" in freevars else set())
+    uses = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in wanted]
+    if "__class__" in freevars:
+        raise Unsupported("super() or __class__ (a closure over the enclosing class)", min(uses, default=line))
+    raise Unsupported(f"closure: uses variables of an enclosing function ({names})", min(uses, default=line))
 
 
 def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, str | None] | None:
@@ -144,8 +155,18 @@ def _find_table(table: symtable.SymbolTable, name: str, lineno: int) -> symtable
     return None
 
 
-def _first_line_of(node: ast.AST, kind: type, default: int) -> int:
-    for sub in ast.walk(node):
-        if isinstance(sub, kind):
-            return sub.lineno
-    return default
+def _first_line_of(node: ast.AST, kind: type | tuple[type, ...], default: int) -> int:
+    """The first line of a `kind` node in the function's own body (not in nested functions or classes)."""
+    lines = [sub.lineno for sub in _own_nodes(node) if isinstance(sub, kind)]
+    return min(lines, default=default)
+
+
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(node))
+    while pending:
+        sub = pending.pop()
+        out.append(sub)
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(sub))
+    return out

@@ -1,0 +1,106 @@
+"""The native side's view of memory: the frame buffer shared by compiled traces and the interpreter, and the
+layout of the few CPython objects native code reads.
+
+Frame buffer (one per call of a jitted function, made on its first entry to native code), in 8-byte words::
+
+    [EXIT]       the number of the last exit taken (written by every exit stub)
+    [FUEL]       iterations left before the next periodic check (carried across tree calls)
+    [SLOTS + i]  slot i's value: i64, double bits, 0/1 for a bool, a PyObject* for object kinds
+    [STACK + k]  operand stack entry k at an exit
+  then, bytewise, one tag per slot and per stack entry: the value's Kind, with DIRTY set by native code
+
+The interpreter fills every slot and its tag before entering a tree; native code writes a slot (and sets
+DIRTY) only at an exit, before calling an inner tree, or before tail-jumping to a tree, so the interpreter
+re-boxes only what changed.
+
+CPython object layouts are taken from the running interpreter (``__basicsize__``) and checked against live
+objects at import; if a check fails, the kinds that need it are not compiled (``LAYOUT_OK``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import sysconfig
+
+EXIT = 0
+FUEL = 1
+SLOTS = 2  # first slot word
+PERIOD = 1 << 14  # iterations between two periodic checks (signals, hoisted guards)
+
+WORD = 8
+OB_TYPE = 8  # offset of ob_type in PyObject
+OB_SIZE = 16  # offset of ob_size in PyVarObject
+FLOAT_VALUE = float.__basicsize__ - 8  # offset of ob_fval
+LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
+TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
+ITER_INDEX = 16  # list and tuple iterators: it_index
+ITER_SEQ = 24  # list and tuple iterators: it_seq (NULL once exhausted)
+
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+class Layout:
+    """Where a frame's slots, stack and tags are in its buffer."""
+
+    def __init__(self, nslots: int, max_stack: int) -> None:
+        self.nslots = nslots
+        self.max_stack = max(max_stack, 1)
+        self.stack_word = SLOTS + nslots
+        self.words = SLOTS + nslots + self.max_stack
+        self.tags_offset = self.words * WORD
+        self.size = self.tags_offset + nslots + self.max_stack
+
+    def slot_word(self, slot: int) -> int:
+        return SLOTS + slot
+
+    def stack_word_of(self, index: int) -> int:
+        return self.stack_word + index
+
+    def slot_tag(self, slot: int) -> int:
+        return self.tags_offset + slot
+
+    def stack_tag(self, index: int) -> int:
+        return self.tags_offset + self.nslots + index
+
+
+def _read_ssize(address: int) -> int:
+    return ctypes.c_ssize_t.from_address(address).value
+
+
+def _read_pointer(address: int) -> int:
+    return ctypes.c_void_p.from_address(address).value or 0
+
+
+def _check_layouts() -> bool:
+    """Compare the offsets above with live objects of this interpreter."""
+    if FREE_THREADED or ctypes.sizeof(ctypes.c_void_p) != WORD:
+        return False
+    try:
+        probe = [1.5, 2.5, 3.5]
+        if _read_pointer(id(probe) + OB_TYPE) != id(list) or _read_ssize(id(probe) + OB_SIZE) != 3:
+            return False
+        items = _read_pointer(id(probe) + LIST_ITEMS)
+        if _read_pointer(items + WORD) != id(probe[1]):
+            return False
+        if ctypes.c_double.from_address(id(probe[2]) + FLOAT_VALUE).value != 3.5:
+            return False
+        pair = (probe, 7.25)
+        if _read_ssize(id(pair) + OB_SIZE) != 2 or _read_pointer(id(pair) + TUPLE_ITEMS + WORD) != id(pair[1]):
+            return False
+        for sequence in (probe, pair):
+            iterator = iter(sequence)
+            next(iterator)
+            if _read_ssize(id(iterator) + ITER_INDEX) != 1 or _read_pointer(id(iterator) + ITER_SEQ) != id(sequence):
+                return False
+            for _ in iterator:
+                pass
+            if _read_pointer(id(iterator) + ITER_SEQ) != 0:
+                return False
+        return True
+    except Exception:
+        return False
+
+
+LAYOUT_OK = _check_layouts()
+JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"

@@ -1,0 +1,40 @@
+"""The CPython C-API functions compiled code calls, with their LLVM signatures.
+
+Their addresses come from ctypes (``ctypes.pythonapi``) and are registered with the JIT linker as imports, so
+generated code calls them directly. Native code runs with the GIL held throughout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from llvmlite import ir
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I1 = ir.IntType(1)
+DOUBLE = ir.DoubleType()
+PTR = ir.IntType(8).as_pointer()
+
+# name -> (return type, argument types)
+SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
+    "PyErr_CheckSignals": (I32, ()),
+    "PyErr_Clear": (ir.VoidType(), ()),
+    "PyDict_GetItem": (PTR, (PTR, PTR)),
+    "PyLong_AsLongLongAndOverflow": (I64, (PTR, I32.as_pointer())),
+    "PyLong_FromLongLong": (PTR, (I64,)),
+    "PyFloat_FromDouble": (PTR, (DOUBLE,)),
+    "Py_IncRef": (ir.VoidType(), (PTR,)),
+    "Py_DecRef": (ir.VoidType(), (PTR,)),
+    "PyObject_Vectorcall": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
+    "PyList_Append": (I32, (PTR, PTR)),
+}
+
+
+def address(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value  # type: ignore[return-value]
+
+
+def addresses() -> dict[str, int]:
+    return {name: address(name) for name in SIGNATURES}

@@ -1,0 +1,137 @@
+"""A trace as one LLVM function ``i64 trace(i8* buffer)``: the calling convention of every compiled trace.
+
+A root trace that loops::
+
+    entry:   fuel and live-in slots loaded from the buffer; hoisted guards
+    loop:    one phi per loop-carried slot (values stay in registers), _CHECK_PERIODIC, the body
+    latch:   _JUMP_TO_TOP: the slots' new values flow into the phis
+
+A side trace, or a root trace that does not close its loop, runs straight from entry to a tail-jump into a
+tree (``musttail``, same signature) or an exit. The function returns the number of the exit it left by (the
+state is then in the buffer); calls of inner trees and tail-jumps go through the same buffer.
+
+A slot a looping trace assigns but does not read first keeps, in two phis, whether it has been assigned yet and
+its value from the previous iteration, so an exit early in an iteration still gives the interpreter the
+slot's current value.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import I1, I64
+from codegen.context import LowerContext, llvm_type
+from codegen.lower import LOWERINGS
+from jit.kinds import Kind
+from jit.trace import Trace, Uop
+
+
+def build(ctx: LowerContext) -> None:
+    trace = ctx.trace
+    b = ctx.builder
+    ctx.load_fuel()
+    for slot, value in trace.entry_slots.items():
+        ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    for index, value in enumerate(trace.entry_stack):
+        ctx.values[value.id] = ctx.load_word(ctx.layout.stack_word_of(index), value.kind)
+    for uop in trace.hoisted:
+        _lower(ctx, uop)
+    if trace.end != "loop":
+        for uop in trace.uops:
+            _lower(ctx, uop)
+        return
+
+    entry_end = b.block
+    loop = ctx.function.append_basic_block("loop")
+    b.branch(loop)
+    b.position_at_end(loop)
+    phis: dict[int, ir.PhiInstr] = {}
+    for slot, value in trace.entry_slots.items():
+        phi = b.phi(llvm_type(value.kind), name=f"slot{slot}")
+        phi.add_incoming(ctx.values[value.id], entry_end)
+        ctx.values[value.id] = phi
+        phis[slot] = phi
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.slots
+    flags: dict[int, tuple[ir.PhiInstr, ir.PhiInstr]] = {}
+    for slot in sorted(trace.written - set(trace.entry_slots)):
+        kind = end[slot].kind
+        written = b.phi(I1, name=f"assigned{slot}")
+        written.add_incoming(ir.Constant(I1, 0), entry_end)
+        previous = b.phi(llvm_type(kind), name=f"previous{slot}")
+        previous.add_incoming(ir.Constant(llvm_type(kind), ir.Undefined), entry_end)
+        flags[slot] = (written, previous)
+        ctx.valid[slot] = (written, previous)
+        ctx.valid_kinds[slot] = kind
+    fuel = b.phi(I64, name="fuel")
+    fuel.add_incoming(ctx.fuel, entry_end)
+    ctx.fuel = fuel
+
+    for uop in trace.uops:
+        if uop.name == "_JUMP_TO_TOP":
+            latch = b.block
+            for slot, phi in phis.items():
+                phi.add_incoming(ctx.value(end[slot]), latch)
+            for slot, (written, previous) in flags.items():
+                written.add_incoming(ir.Constant(I1, 1), latch)
+                previous.add_incoming(ctx.value(end[slot]), latch)
+            fuel.add_incoming(ctx.fuel, latch)
+            b.branch(loop)
+        else:
+            _lower(ctx, uop)
+
+
+def _lower(ctx: LowerContext, uop: Uop) -> None:
+    if uop.name == "_CHECK_PERIODIC":
+        _check_periodic(ctx, uop)
+        return
+    out = LOWERINGS[uop.name](ctx, uop)
+    if uop.out is not None:
+        assert out is not None, uop.name
+        ctx.values[uop.out.id] = out
+
+
+def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
+    """Count down the fuel; at zero: let CPython run pending signal handlers (leaving with their exception,
+    e.g. KeyboardInterrupt), then re-check the hoisted guards, which a handler may have invalidated."""
+    b = ctx.builder
+    assert ctx.fuel is not None
+    fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
+    before = b.block
+    slow = ctx.function.append_basic_block("periodic")
+    cont = ctx.function.append_basic_block("periodic_done")
+    branch = b.cbranch(b.icmp_signed("<=", fuel, ir.Constant(I64, 0)), slow, cont)
+    branch.set_weights([1, abi.PERIOD])
+    b.position_at_end(slow)
+    pending = ctx.capi("PyErr_CheckSignals")
+    ctx.fuel = fuel
+    ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
+    for hoisted in ctx.trace.hoisted:
+        _lower(ctx, hoisted)
+    if _holds_borrowed_objects(ctx.trace):
+        # a handler might have dropped the last reference to an object a slot points to: leave
+        ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
+    else:
+        slow_end = b.block
+        b.branch(cont)
+    b.position_at_end(cont)
+    merged = b.phi(I64, name="fuel")
+    merged.add_incoming(fuel, before)
+    if not _holds_borrowed_objects(ctx.trace):
+        merged.add_incoming(ir.Constant(I64, abi.PERIOD), slow_end)
+    ctx.fuel = merged
+
+
+def _holds_borrowed_objects(trace: Trace) -> bool:
+    """Does a loop-carried slot hold an object the trace found inside another (a list's element)?"""
+    assert trace.end_snapshot is not None
+    for slot in trace.written:
+        value = trace.end_snapshot.slots.get(slot)
+        if value is not None and value.kind.is_pointer and trace.entry_slots.get(slot) is not value:
+            if not value.is_const:
+                return True
+    return False
+
+
+__all__ = ["Kind", "build"]

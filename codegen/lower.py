@@ -1,0 +1,817 @@
+"""The lowering of every uop to LLVM IR: one entry per uop in ``LOWERINGS``.
+
+Each lowering reproduces CPython's result exactly or guards, leaving to the interpreter before anything
+changes, in every case where it cannot (int overflow, division by zero, a math domain error, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import DOUBLE, I1, I32, I64, PTR
+from codegen.context import LowerContext, llvm_type
+from jit.frontend.operators import CompareOp
+from jit.kinds import Kind
+from jit.trace import Uop, Value
+
+Lowering = Callable[[LowerContext, Uop], "ir.Value | None"]
+LOWERINGS: dict[str, Lowering] = {}
+
+INT_MIN = -(2**63)
+TWO_53 = 2**53
+TWO_63 = 9.223372036854775808e18
+DBL_MIN = 2.2250738585072014e-308
+_OVERFLOW_RESULT = ir.LiteralStructType([I64, I1])
+
+_ICMP = {
+    CompareOp.LT: "<",
+    CompareOp.LE: "<=",
+    CompareOp.EQ: "==",
+    CompareOp.NE: "!=",
+    CompareOp.GT: ">",
+    CompareOp.GE: ">=",
+}
+
+
+def lowers(*names: str) -> Callable[[Lowering], Lowering]:
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            assert name not in LOWERINGS, name
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+def _args(ctx: LowerContext, uop: Uop) -> list[ir.Value]:
+    return [ctx.value(v) for v in uop.args]
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _f64(value: float) -> ir.Constant:
+    return ir.Constant(DOUBLE, value)
+
+
+def _true() -> ir.Constant:
+    return ir.Constant(I1, 1)
+
+
+def _entry_alloca(ctx: LowerContext, ty: ir.Type) -> ir.Value:
+    with ctx.builder.goto_block(ctx.function.entry_basic_block):
+        return ctx.builder.alloca(ty)
+
+
+# --- structure: slots, stack, constants, tree calls ------------------------------------------------------
+# _LOAD_SLOT, _LOAD_STACK, _CHECK_PERIODIC and _JUMP_TO_TOP belong to the trace's skeleton (codegen.function)
+
+
+@lowers("_LOAD_CONST_INLINE")
+def _load_const(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.constant(uop.out.kind, uop.operand)  # type: ignore[union-attr]
+
+
+@lowers("_GUARD_SLOT_KIND")
+def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
+    slot, kind = uop.operand
+    ctx.guard(ctx.slot_kind_matches(slot, kind), uop)
+
+
+@lowers("_CALL_TREE")
+def _call_tree(ctx: LowerContext, uop: Uop) -> None:
+    tree, snapshot = uop.operand
+    ctx.materialize(snapshot)
+    ctx.store_fuel()
+    callee = ctx.tree_function(tree.symbol)
+    ctx.call_result = ctx.builder.call(callee, [ctx.buf])
+    ctx.load_fuel()
+
+
+@lowers("_GUARD_TREE_EXIT")
+def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
+    """The inner tree left its loop the recorded way: go on. It left another normal way: that exit of the
+    outer trace (the state is in the buffer already; it may grow a side trace). Anything else: hand the
+    inner tree's exit to the interpreter as it is."""
+    tree, exit_id = uop.operand
+    b = ctx.builder
+    result = ctx.call_result
+
+    def dispatch() -> None:
+        for point in uop.alternatives:
+            taken = ctx.function.append_basic_block("inner_loop_exit")
+            other = ctx.function.append_basic_block()
+            b.cbranch(b.icmp_signed("==", result, _i64(point.prewritten[0])), taken, other)
+            b.position_at_end(taken)
+            ctx.exit_stub(point)
+            b.position_at_end(other)
+
+    ctx.guard(b.icmp_signed("==", result, _i64(exit_id)), uop, before_exit=dispatch)
+
+
+@lowers("_RELOAD_SLOT")
+def _reload_slot(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.load_slot(uop.operand, uop.out.kind)  # type: ignore[union-attr]
+
+
+@lowers("_RELOAD_STACK")
+def _reload_stack(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.load_word(ctx.layout.stack_word_of(uop.operand), uop.out.kind)  # type: ignore[union-attr]
+
+
+@lowers("_JUMP_TO_TREE")
+def _jump_to_tree(ctx: LowerContext, uop: Uop) -> None:
+    assert ctx.trace.end_snapshot is not None
+    ctx.materialize(ctx.trace.end_snapshot)
+    ctx.store_fuel()
+    callee = ctx.tree_function(uop.operand.symbol)
+    ctx.builder.ret(ctx.builder.call(callee, [ctx.buf], tail="musttail"))
+
+
+@lowers("_EXIT_TRACE")
+def _exit_trace(ctx: LowerContext, uop: Uop) -> None:
+    assert uop.exit is not None
+    ctx.exit_stub(uop.exit)
+
+
+# --- globals -----------------------------------------------------------------------------------------------
+
+
+def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: object, fallback: dict | None) -> ir.Value:
+    b = ctx.builder
+    key = ctx.pointer(name)
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(namespace), key)
+    if fallback is not None:
+        missing = b.icmp_unsigned("==", found, ir.Constant(PTR, None))
+        in_fallback = ctx.capi("PyDict_GetItem", ctx.pointer(fallback), key)
+        found = b.select(missing, in_fallback, found)
+    return b.icmp_unsigned("==", found, ctx.pointer(expected))
+
+
+@lowers("_GUARD_GLOBAL")
+def _guard_global(ctx: LowerContext, uop: Uop) -> None:
+    name, expected = uop.operand
+    ctx.guard(_dict_entry_is(ctx, ctx.globals, name, expected, ctx.builtins), uop)
+
+
+@lowers("_GUARD_MODULE_ATTR")
+def _guard_module_attr(ctx: LowerContext, uop: Uop) -> None:
+    module, name, expected = uop.operand
+    ctx.guard(_dict_entry_is(ctx, module.__dict__, name, expected, None), uop)
+
+
+# --- objects: type guards, boxing --------------------------------------------------------------------------
+
+_TYPE_OF_KIND = {Kind.INT: int, Kind.FLOAT: float, Kind.BOOL: bool, Kind.LIST: list, Kind.TUPLE: tuple}
+
+
+def _load_at(ctx: LowerContext, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+    b = ctx.builder
+    address = b.gep(pointer, [_i64(offset)], inbounds=True)
+    return b.load(b.bitcast(address, ty.as_pointer()))
+
+
+def _type_is(ctx: LowerContext, obj: ir.Value, pytype: type) -> ir.Value:
+    return ctx.builder.icmp_unsigned("==", _load_at(ctx, obj, abi.OB_TYPE, PTR), ctx.pointer(pytype))
+
+
+@lowers("_GUARD_TYPE")
+def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.guard(_type_is(ctx, obj, _TYPE_OF_KIND[uop.operand]), uop)
+    return obj
+
+
+@lowers("_UNBOX_INT")
+def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    overflow = _entry_alloca(ctx, I32)
+    value = ctx.capi("PyLong_AsLongLongAndOverflow", ctx.value(uop.args[0]), overflow)
+    ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+    return value
+
+
+@lowers("_UNBOX_FLOAT")
+def _unbox_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.FLOAT_VALUE, DOUBLE)
+
+
+@lowers("_UNBOX_BOOL")
+def _unbox_bool(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), ctx.pointer(True))
+
+
+@lowers("_CONVERT_INT_TO_FLOAT")
+def _int_to_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.sitofp(ctx.value(uop.args[0]), DOUBLE)
+
+
+@lowers("_CONVERT_BOOL_TO_INT")
+def _bool_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.zext(ctx.value(uop.args[0]), I64)
+
+
+def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
+    """A borrowed pointer to the object CPython would have at hand for v, if v was not computed: a
+    constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items:
+    that could have freed the object.)"""
+    if v.kind == Kind.NONE:
+        return ctx.pointer(None)
+    if v.is_const and v.kind.is_number:
+        return ctx.pointer(v.const)
+    if v.boxed is not None and not any(u.name == "_STORE_SUBSCR_LIST_INT" for u in ctx.trace.uops):
+        return ctx.value(v.boxed)
+    return None
+
+
+def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
+    """A new reference to a Python object for a native value (NULL if allocation failed)."""
+    b = ctx.builder
+    if kind == Kind.INT:
+        return ctx.capi("PyLong_FromLongLong", value)
+    if kind == Kind.FLOAT:
+        return ctx.capi("PyFloat_FromDouble", value)
+    obj = b.select(value, ctx.pointer(True), ctx.pointer(False))
+    ctx.capi("Py_IncRef", obj)
+    return obj
+
+
+# --- int arithmetic ----------------------------------------------------------------------------------------
+
+
+def _with_overflow(name: str) -> Lowering:
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        b = ctx.builder
+        result = ctx.intrinsic(f"llvm.{name}.with.overflow.i64", _OVERFLOW_RESULT, *_args(ctx, uop))
+        ctx.guard(b.not_(b.extract_value(result, 1)), uop)
+        return b.extract_value(result, 0)
+
+    return lower
+
+
+LOWERINGS["_BINARY_OP_ADD_INT"] = _with_overflow("sadd")
+LOWERINGS["_BINARY_OP_SUBTRACT_INT"] = _with_overflow("ssub")
+LOWERINGS["_BINARY_OP_MULTIPLY_INT"] = _with_overflow("smul")
+
+
+@lowers("_BINARY_OP_FLOOR_DIVIDE_INT")
+def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    min_by_minus_one = b.and_(b.icmp_signed("==", x, _i64(INT_MIN)), b.icmp_signed("==", y, _i64(-1)))
+    ctx.guard(b.and_(b.icmp_signed("!=", y, _i64(0)), b.not_(min_by_minus_one)), uop)
+    quotient = b.sdiv(x, y)
+    remainder = b.srem(x, y)
+    # C truncates toward zero; Python floors: one less when the remainder's sign differs from the divisor's
+    adjust = b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, y), _i64(0)))
+    return b.sub(quotient, b.zext(adjust, I64))
+
+
+@lowers("_BINARY_OP_REMAINDER_INT")
+def _mod_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    ctx.guard(b.icmp_signed("!=", y, _i64(0)), uop)
+    safe_y = b.select(b.icmp_signed("==", y, _i64(-1)), _i64(1), y)  # INT_MIN % -1 overflows srem; the answer is 0
+    remainder = b.srem(x, safe_y)
+    adjust = b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, y), _i64(0)))
+    return b.add(remainder, b.select(adjust, y, _i64(0)))
+
+
+@lowers("_BINARY_OP_POWER_INT")
+def _pow_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """Square-and-multiply, leaving on a negative exponent (a float result) or on overflow."""
+    b = ctx.builder
+    base0, exp0 = _args(ctx, uop)
+    ctx.guard(b.icmp_signed(">=", exp0, _i64(0)), uop)
+    before = b.block
+    head = ctx.function.append_basic_block("ipow_head")
+    body = ctx.function.append_basic_block("ipow_body")
+    done = ctx.function.append_basic_block("ipow_done")
+    b.branch(head)
+    b.position_at_end(head)
+    result = b.phi(I64)
+    base = b.phi(I64)
+    exp = b.phi(I64)
+    overflow = b.phi(I1)
+    result.add_incoming(_i64(1), before)
+    base.add_incoming(base0, before)
+    exp.add_incoming(exp0, before)
+    overflow.add_incoming(ir.Constant(I1, 0), before)
+    b.cbranch(b.icmp_signed("==", exp, _i64(0)), done, body)
+    b.position_at_end(body)
+    bit = b.trunc(exp, I1)
+    product = ctx.intrinsic("llvm.smul.with.overflow.i64", _OVERFLOW_RESULT, result, base)
+    next_result = b.select(bit, b.extract_value(product, 0), result)
+    next_exp = b.ashr(exp, _i64(1))
+    square = ctx.intrinsic("llvm.smul.with.overflow.i64", _OVERFLOW_RESULT, base, base)
+    square_matters = b.icmp_signed("!=", next_exp, _i64(0))
+    next_overflow = b.or_(
+        overflow, b.or_(b.and_(bit, b.extract_value(product, 1)), b.and_(square_matters, b.extract_value(square, 1)))
+    )
+    result.add_incoming(next_result, body)
+    base.add_incoming(b.extract_value(square, 0), body)
+    exp.add_incoming(next_exp, body)
+    overflow.add_incoming(next_overflow, body)
+    b.branch(head)
+    b.position_at_end(done)
+    ctx.guard(b.not_(overflow), uop)
+    return result
+
+
+@lowers("_BINARY_OP_LSHIFT_INT")
+def _lshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, n = _args(ctx, uop)
+    in_range = b.icmp_signed("<", n, _i64(64))
+    amount = b.select(in_range, n, _i64(0))
+    shifted = b.shl(x, amount)
+    fits = b.and_(in_range, b.icmp_signed("==", b.ashr(shifted, amount), x))
+    is_zero = b.icmp_signed("==", x, _i64(0))
+    ctx.guard(b.and_(b.icmp_signed(">=", n, _i64(0)), b.or_(fits, is_zero)), uop)  # n < 0: ValueError
+    return b.select(fits, shifted, _i64(0))
+
+
+@lowers("_BINARY_OP_RSHIFT_INT")
+def _rshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, n = _args(ctx, uop)
+    ctx.guard(b.icmp_signed(">=", n, _i64(0)), uop)
+    return b.ashr(x, b.select(b.icmp_signed("<", n, _i64(64)), n, _i64(63)))
+
+
+def _bitwise(op: str) -> Lowering:
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        x, y = _args(ctx, uop)
+        return getattr(ctx.builder, op)(x, y)
+
+    return lower
+
+
+for _kind in ("INT", "BOOL"):
+    LOWERINGS[f"_BINARY_OP_AND_{_kind}"] = _bitwise("and_")
+    LOWERINGS[f"_BINARY_OP_OR_{_kind}"] = _bitwise("or_")
+    LOWERINGS[f"_BINARY_OP_XOR_{_kind}"] = _bitwise("xor")
+
+
+@lowers("_BINARY_OP_TRUE_DIVIDE_INT")
+def _truediv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+
+    def exact(v: ir.Value) -> ir.Value:
+        return b.and_(b.icmp_signed(">=", v, _i64(-TWO_53)), b.icmp_signed("<=", v, _i64(TWO_53)))
+
+    # both convert to double exactly, so one IEEE division is the correctly rounded quotient, as in CPython
+    ctx.guard(b.and_(b.icmp_signed("!=", y, _i64(0)), b.and_(exact(x), exact(y))), uop)
+    return b.fdiv(b.sitofp(x, DOUBLE), b.sitofp(y, DOUBLE))
+
+
+@lowers("_UNARY_NEGATIVE_INT")
+def _neg_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    (x,) = _args(ctx, uop)
+    ctx.guard(b.icmp_signed("!=", x, _i64(INT_MIN)), uop)
+    return b.neg(x)
+
+
+@lowers("_UNARY_INVERT_INT")
+def _invert_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.not_(ctx.value(uop.args[0]))
+
+
+@lowers("_COMPARE_OP_INT")
+def _compare_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _args(ctx, uop)
+    return ctx.builder.icmp_signed(_ICMP[uop.operand], x, y)
+
+
+# --- float arithmetic --------------------------------------------------------------------------------------
+
+
+def _float_op(op: str) -> Lowering:
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        x, y = _args(ctx, uop)
+        return getattr(ctx.builder, op)(x, y)
+
+    return lower
+
+
+LOWERINGS["_BINARY_OP_ADD_FLOAT"] = _float_op("fadd")
+LOWERINGS["_BINARY_OP_SUBTRACT_FLOAT"] = _float_op("fsub")
+LOWERINGS["_BINARY_OP_MULTIPLY_FLOAT"] = _float_op("fmul")
+
+
+def _nonzero_divisor(ctx: LowerContext, uop: Uop) -> tuple[ir.Value, ir.Value]:
+    x, y = _args(ctx, uop)
+    ctx.guard(ctx.builder.fcmp_unordered("!=", y, _f64(0.0)), uop)  # 0.0 and -0.0: ZeroDivisionError
+    return x, y
+
+
+@lowers("_BINARY_OP_TRUE_DIVIDE_FLOAT")
+def _truediv_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _nonzero_divisor(ctx, uop)
+    return ctx.builder.fdiv(x, y)
+
+
+def _float_mod(ctx: LowerContext, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """CPython's float modulo: fmod, then the remainder takes the divisor's sign. Returns (mod, adjusted)."""
+    b = ctx.builder
+    mod = b.frem(x, y)
+    nonzero = b.fcmp_unordered("!=", mod, _f64(0.0))
+    signs_differ = b.xor(b.fcmp_ordered("<", y, _f64(0.0)), b.fcmp_ordered("<", mod, _f64(0.0)))
+    adjust = b.and_(nonzero, signs_differ)
+    signed_zero = ctx.intrinsic("llvm.copysign.f64", DOUBLE, _f64(0.0), y)
+    adjusted = b.select(adjust, b.fadd(mod, y), mod)
+    return b.select(nonzero, adjusted, signed_zero), adjust
+
+
+@lowers("_BINARY_OP_REMAINDER_FLOAT")
+def _mod_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _nonzero_divisor(ctx, uop)
+    return _float_mod(ctx, x, y)[0]
+
+
+@lowers("_BINARY_OP_FLOOR_DIVIDE_FLOAT")
+def _floordiv_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """CPython's _float_div_mod, step by step."""
+    b = ctx.builder
+    x, y = _nonzero_divisor(ctx, uop)
+    raw_mod = b.frem(x, y)
+    div = b.fdiv(b.fsub(x, raw_mod), y)
+    _, adjust = _float_mod(ctx, x, y)
+    div = b.select(adjust, b.fsub(div, _f64(1.0)), div)
+    floor = ctx.intrinsic("llvm.floor.f64", DOUBLE, div)
+    floor = b.select(b.fcmp_ordered(">", b.fsub(div, floor), _f64(0.5)), b.fadd(floor, _f64(1.0)), floor)
+    zero = ctx.intrinsic("llvm.copysign.f64", DOUBLE, _f64(0.0), b.fdiv(x, y))
+    return b.select(b.fcmp_unordered("!=", div, _f64(0.0)), floor, zero)
+
+
+@lowers("_BINARY_OP_POWER_FLOAT")
+def _pow_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """CPython's float_pow for finite operands; nan, inf, 0 ** negative, negative ** fraction (a complex
+    result), overflow and underflow all leave to the interpreter."""
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    inf = _f64(float("inf"))
+    fabs_x = ctx.intrinsic("llvm.fabs.f64", DOUBLE, x)
+    fabs_y = ctx.intrinsic("llvm.fabs.f64", DOUBLE, y)
+    finite = b.and_(b.fcmp_ordered("<", fabs_x, inf), b.fcmp_ordered("<", fabs_y, inf))
+    y_integral = b.fcmp_ordered("==", ctx.intrinsic("llvm.floor.f64", DOUBLE, y), y)
+    y_odd = b.fcmp_ordered("==", b.frem(fabs_y, _f64(2.0)), _f64(1.0))
+    x_zero = b.fcmp_ordered("==", x, _f64(0.0))
+    x_negative = b.fcmp_ordered("<", x, _f64(0.0))
+    y_zero = b.fcmp_ordered("==", y, _f64(0.0))
+    bad = b.or_(b.and_(x_zero, b.fcmp_ordered("<", y, _f64(0.0))), b.and_(x_negative, b.not_(y_integral)))
+    ok = b.or_(y_zero, b.and_(finite, b.not_(bad)))
+    ctx.guard(ok, uop)
+    magnitude = ctx.intrinsic("llvm.pow.f64", DOUBLE, fabs_x, y)
+    magnitude = b.select(b.fcmp_ordered("==", fabs_x, _f64(1.0)), _f64(1.0), magnitude)
+    general = b.select(b.and_(x_negative, y_odd), b.fneg(magnitude), magnitude)
+    general_ok = b.and_(
+        b.fcmp_ordered(">=", ctx.intrinsic("llvm.fabs.f64", DOUBLE, general), _f64(DBL_MIN)),
+        b.fcmp_ordered("<", ctx.intrinsic("llvm.fabs.f64", DOUBLE, general), inf),
+    )
+    needs_general = b.and_(b.not_(y_zero), b.not_(x_zero))
+    ctx.guard(b.or_(b.not_(needs_general), general_ok), uop)  # overflow (OverflowError) or underflow
+    zero_case = b.select(y_odd, x, _f64(0.0))  # 0.0 ** odd keeps the zero's sign
+    return b.select(y_zero, _f64(1.0), b.select(x_zero, zero_case, general))
+
+
+@lowers("_UNARY_NEGATIVE_FLOAT")
+def _neg_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.fneg(ctx.value(uop.args[0]))
+
+
+@lowers("_COMPARE_OP_FLOAT")
+def _compare_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _args(ctx, uop)
+    if uop.operand == CompareOp.NE:
+        return ctx.builder.fcmp_unordered("!=", x, y)  # nan != anything
+    return ctx.builder.fcmp_ordered(_ICMP[uop.operand], x, y)
+
+
+@lowers("_COMPARE_OP_INT_FLOAT")
+def _compare_int_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """Exact comparison of an i64 with a double, as CPython compares int and float (no rounding of the int)."""
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    is_nan = b.fcmp_unordered("uno", y, y)
+    big = b.fcmp_ordered(">=", y, _f64(TWO_63))
+    small = b.fcmp_ordered("<", y, _f64(-TWO_63))
+    in_range = b.not_(b.or_(is_nan, b.or_(big, small)))
+    safe_y = b.select(in_range, y, _f64(0.0))
+    whole = b.fptosi(safe_y, I64)
+    fraction = b.fsub(safe_y, b.sitofp(whole, DOUBLE))
+    # order: -1, 0, 1 for x <, ==, > y
+    by_whole = b.select(
+        b.icmp_signed("<", x, whole),
+        _i64(-1),
+        b.select(b.icmp_signed(">", x, whole), _i64(1), _i64(0)),
+    )
+    by_fraction = b.select(
+        b.fcmp_ordered(">", fraction, _f64(0.0)),
+        _i64(-1),
+        b.select(b.fcmp_ordered("<", fraction, _f64(0.0)), _i64(1), _i64(0)),
+    )
+    order = b.select(b.icmp_signed("!=", by_whole, _i64(0)), by_whole, by_fraction)
+    order = b.select(big, _i64(-1), b.select(small, _i64(1), order))
+    if uop.operand == CompareOp.NE:
+        return b.or_(is_nan, b.icmp_signed("!=", order, _i64(0)))
+    return b.and_(b.not_(is_nan), b.icmp_signed(_ICMP[uop.operand], order, _i64(0)))
+
+
+# --- truth, identity, branches -----------------------------------------------------------------------------
+
+
+@lowers("_TO_BOOL_INT")
+def _to_bool_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.icmp_signed("!=", ctx.value(uop.args[0]), _i64(0))
+
+
+@lowers("_TO_BOOL_FLOAT")
+def _to_bool_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.fcmp_unordered("!=", ctx.value(uop.args[0]), _f64(0.0))
+
+
+@lowers("_TO_BOOL_LIST", "_TO_BOOL_TUPLE")
+def _to_bool_sized(ctx: LowerContext, uop: Uop) -> ir.Value:
+    size = _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
+    return ctx.builder.icmp_signed("!=", size, _i64(0))
+
+
+@lowers("_UNARY_NOT")
+def _not(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.xor(ctx.value(uop.args[0]), _true())
+
+
+@lowers("_IS_OP")
+def _is_op(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _args(ctx, uop)
+    return ctx.builder.icmp_unsigned("!=" if uop.operand else "==", x, y)
+
+
+@lowers("_SELECT")
+def _select(ctx: LowerContext, uop: Uop) -> ir.Value:
+    condition, x, y = _args(ctx, uop)
+    return ctx.builder.select(condition, x, y)
+
+
+@lowers("_GUARD_IS_TRUE_POP")
+def _guard_true(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.value(uop.args[0]), uop)
+
+
+@lowers("_GUARD_IS_FALSE_POP")
+def _guard_false(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.not_(ctx.value(uop.args[0])), uop)
+
+
+@lowers("_GUARD_NONZERO_INT")
+def _guard_nonzero(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_signed("!=", ctx.value(uop.args[0]), _i64(0)), uop)
+
+
+# --- loops -------------------------------------------------------------------------------------------------
+
+
+def _range_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    cur, stop, step = _args(ctx, uop)
+    up = b.icmp_signed(">", step, _i64(0))
+    return b.select(up, b.icmp_signed("<", cur, stop), b.icmp_signed(">", cur, stop))
+
+
+@lowers("_GUARD_NOT_EXHAUSTED_RANGE")
+def _guard_range_more(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_range_has_more(ctx, uop), uop)
+
+
+@lowers("_GUARD_EXHAUSTED_RANGE")
+def _guard_range_done(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.not_(_range_has_more(ctx, uop)), uop)
+
+
+LOWERINGS["_ITER_NEXT_RANGE"] = _with_overflow("sadd")
+
+
+def _iterator_parts(ctx: LowerContext, iterator: ir.Value) -> tuple[ir.Value, ir.Value]:
+    return _load_at(ctx, iterator, abi.ITER_SEQ, PTR), _load_at(ctx, iterator, abi.ITER_INDEX, I64)
+
+
+@lowers("_GUARD_NOT_EXHAUSTED_LIST", "_GUARD_NOT_EXHAUSTED_TUPLE")
+def _guard_iter_more(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    sequence, index = _iterator_parts(ctx, ctx.value(uop.args[0]))
+    ctx.guard(b.icmp_unsigned("!=", sequence, ir.Constant(PTR, None)), uop)
+    ctx.guard(b.icmp_signed("<", index, _load_at(ctx, sequence, abi.OB_SIZE, I64)), uop)
+
+
+def _item(ctx: LowerContext, sequence: ir.Value, index: ir.Value, is_list: bool) -> ir.Value:
+    b = ctx.builder
+    if is_list:
+        items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    else:
+        items = b.bitcast(b.gep(sequence, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+    return b.load(b.gep(items, [index], inbounds=True))
+
+
+@lowers("_ITER_NEXT_LIST", "_ITER_NEXT_TUPLE")
+def _iter_next(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _iterator_parts(ctx, ctx.value(uop.args[0]))
+    return _item(ctx, sequence, index, uop.name == "_ITER_NEXT_LIST")
+
+
+@lowers("_ITER_ADVANCE")
+def _iter_advance(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    address = b.bitcast(b.gep(iterator, [_i64(abi.ITER_INDEX)], inbounds=True), I64.as_pointer())
+    b.store(b.add(b.load(address), _i64(1)), address)
+
+
+# --- lists and tuples --------------------------------------------------------------------------------------
+
+
+def _checked_index(ctx: LowerContext, uop: Uop, sequence: ir.Value, index: ir.Value) -> ir.Value:
+    b = ctx.builder
+    size = _load_at(ctx, sequence, abi.OB_SIZE, I64)
+    index = b.select(b.icmp_signed("<", index, _i64(0)), b.add(index, size), index)
+    ctx.guard(b.icmp_unsigned("<", index, size), uop)  # unsigned: a negative index is out of range too
+    return index
+
+
+@lowers("_BINARY_SUBSCR_LIST_INT", "_BINARY_SUBSCR_TUPLE_INT")
+def _subscr(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    index = _checked_index(ctx, uop, sequence, index)
+    return _item(ctx, sequence, index, uop.name == "_BINARY_SUBSCR_LIST_INT")
+
+
+@lowers("_LEN_LIST", "_LEN_TUPLE")
+def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
+
+
+@lowers("_STORE_SUBSCR_LIST_INT")
+def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    value, sequence, index = _args(ctx, uop)
+    index = _checked_index(ctx, uop, sequence, index)
+    items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    slot = b.gep(items, [index], inbounds=True)
+    old = b.load(slot)
+    # the element dropped must free without running Python code (no __del__): a float, int or bool
+    old_type = _load_at(ctx, old, abi.OB_TYPE, PTR)
+    plain = b.or_(
+        b.icmp_unsigned("==", old_type, ctx.pointer(float)),
+        b.or_(b.icmp_unsigned("==", old_type, ctx.pointer(int)), b.icmp_unsigned("==", old_type, ctx.pointer(bool))),
+    )
+    ctx.guard(plain, uop)
+    new = _same_object(ctx, uop.args[0])
+    if new is not None:
+        ctx.capi("Py_IncRef", new)
+    else:
+        new = _box(ctx, uop.args[0].kind, value)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    b.store(new, slot)
+    ctx.capi("Py_DecRef", old)
+
+
+@lowers("_BIND_APPEND")
+def _bind_append(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.value(uop.args[0])
+
+
+@lowers("_CALL_LIST_APPEND")
+def _list_append(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    target, item = _args(ctx, uop)
+    kind = uop.args[1].kind
+    obj = item if kind.is_pointer else _same_object(ctx, uop.args[1])
+    boxed_here = obj is None
+    if obj is None:
+        obj = _box(ctx, kind, item)
+        ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    status = ctx.capi("PyList_Append", target, obj)
+    if boxed_here:
+        ctx.capi("Py_DecRef", obj)  # the list holds its own reference now
+    # on failure (no memory) nothing was appended: the interpreter redoes it and raises
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
+# --- builtins and math -------------------------------------------------------------------------------------
+
+
+@lowers("_CALL_ABS_INT")
+def _abs_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    (x,) = _args(ctx, uop)
+    ctx.guard(b.icmp_signed("!=", x, _i64(INT_MIN)), uop)
+    return b.select(b.icmp_signed("<", x, _i64(0)), b.neg(x), x)
+
+
+@lowers("_CALL_ABS_FLOAT")
+def _abs_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.intrinsic("llvm.fabs.f64", DOUBLE, ctx.value(uop.args[0]))
+
+
+def _to_int(ctx: LowerContext, uop: Uop, rounded: ir.Value) -> ir.Value:
+    """An integral double to i64, leaving for nan, inf and values past 64 bits (CPython makes a big int)."""
+    b = ctx.builder
+    fits = b.and_(b.fcmp_ordered(">=", rounded, _f64(-TWO_63)), b.fcmp_ordered("<", rounded, _f64(TWO_63)))
+    ctx.guard(fits, uop)
+    return b.fptosi(rounded, I64)
+
+
+def _rounding(intrinsic: str) -> Lowering:
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        return _to_int(ctx, uop, ctx.intrinsic(intrinsic, DOUBLE, ctx.value(uop.args[0])))
+
+    return lower
+
+
+LOWERINGS["_CALL_FLOAT_TO_INT"] = _rounding("llvm.trunc.f64")
+LOWERINGS["_CALL_ROUND_FLOAT"] = _rounding("llvm.roundeven.f64")  # round(): half to even
+LOWERINGS["_CALL_MATH_FLOOR"] = _rounding("llvm.floor.f64")
+LOWERINGS["_CALL_MATH_CEIL"] = _rounding("llvm.ceil.f64")
+
+_INTRINSIC_MATH = {"sqrt": "llvm.sqrt.f64", "fabs": "llvm.fabs.f64"}
+
+
+@lowers("_CALL_MATH_UNARY")
+def _math_unary(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A libm function as CPython's math module calls it: a nan from a non-nan argument is a domain error,
+    an inf from a finite one a range error; both leave, and the interpreter raises."""
+    b = ctx.builder
+    (x,) = _args(ctx, uop)
+    name = uop.operand
+    if name in _INTRINSIC_MATH:
+        result = ctx.intrinsic(_INTRINSIC_MATH[name], DOUBLE, x)
+    else:
+        result = ctx.libm(name, x)
+    inf = _f64(float("inf"))
+    domain = b.and_(b.fcmp_unordered("uno", result, result), b.fcmp_ordered("ord", x, x))
+    finite_x = b.fcmp_ordered("<", ctx.intrinsic("llvm.fabs.f64", DOUBLE, x), inf)
+    infinite_result = b.fcmp_ordered("==", ctx.intrinsic("llvm.fabs.f64", DOUBLE, result), inf)
+    ctx.guard(b.not_(b.or_(domain, b.and_(finite_x, infinite_result))), uop)
+    return result
+
+
+@lowers("_CALL_MATH_PREDICATE")
+def _math_predicate(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    (x,) = _args(ctx, uop)
+    magnitude = ctx.intrinsic("llvm.fabs.f64", DOUBLE, x)
+    inf = _f64(float("inf"))
+    if uop.operand == "isnan":
+        return b.fcmp_unordered("uno", x, x)
+    if uop.operand == "isinf":
+        return b.fcmp_ordered("==", magnitude, inf)
+    return b.fcmp_ordered("<", magnitude, inf)
+
+
+@lowers("_CALL_BUILTIN_FLOAT")
+def _call_builtin_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """Call a pure builtin through the C-API with boxed arguments; its float result is CPython's own."""
+    b = ctx.builder
+    boxed = [_box(ctx, v.kind, ctx.value(v)) for v in uop.args]
+
+    def release_arguments() -> None:
+        for obj in boxed:
+            ctx.capi("Py_DecRef", obj)
+
+    def clear_error() -> None:
+        ctx.capi("PyErr_Clear")
+
+    all_boxed = _true()
+    for obj in boxed:
+        all_boxed = b.and_(all_boxed, b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)))
+    ctx.guard(all_boxed, uop, before_exit=lambda: (release_arguments(), clear_error()))
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, max(len(boxed), 1)))
+    for i, obj in enumerate(boxed):
+        b.store(obj, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True))
+    first = b.bitcast(array, PTR.as_pointer())
+    result = ctx.capi("PyObject_Vectorcall", ctx.pointer(uop.operand), first, _i64(len(boxed)), ir.Constant(PTR, None))
+    release_arguments()
+    ctx.guard(b.icmp_unsigned("!=", result, ir.Constant(PTR, None)), uop, before_exit=clear_error)
+    ctx.guard(_type_is(ctx, result, float), uop, before_exit=lambda: ctx.capi("Py_DecRef", result))
+    value = _load_at(ctx, result, abi.FLOAT_VALUE, DOUBLE)
+    ctx.capi("Py_DecRef", result)
+    return value
+
+
+def check_complete() -> None:
+    """Every uop but the skeleton's has exactly one lowering."""
+    from jit.uops import UOPS
+
+    skeleton = {"_LOAD_SLOT", "_LOAD_STACK", "_CHECK_PERIODIC", "_JUMP_TO_TOP", "_GUARD_BOTH_INT", "_GUARD_BOTH_FLOAT"}
+    missing = set(UOPS) - set(LOWERINGS) - skeleton
+    assert not missing, f"uops without a lowering: {sorted(missing)}"
+
+
+__all__ = ["LOWERINGS", "check_complete", "llvm_type"]

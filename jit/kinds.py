@@ -1,0 +1,95 @@
+"""Kinds: the static types of values in traces, which are also the tags of slots in the native frame buffer.
+
+A trace is specialized on the kinds it observed; native code holds an INT as i64, a FLOAT as double, a BOOL as
+i1 (0/1 in the buffer), NONE and UNBOUND as nothing, and object kinds as a PyObject pointer.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+from typing import Any
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+class Kind(enum.IntEnum):
+    INT = 1
+    FLOAT = 2
+    BOOL = 3
+    NONE = 4
+    UNBOUND = 5
+    LIST = 6
+    TUPLE = 7
+    LIST_ITER = 8
+    TUPLE_ITER = 9
+    OBJECT = 10  # any other object (a big int, a str, a module, a function, ...): only moved or compared by identity
+    RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
+    APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
+
+    @property
+    def is_number(self) -> bool:
+        return self in (Kind.INT, Kind.FLOAT, Kind.BOOL)
+
+    @property
+    def is_pointer(self) -> bool:
+        return self in POINTER_KINDS
+
+    @property
+    def short(self) -> str:
+        return _SHORT[self]
+
+
+POINTER_KINDS = frozenset({Kind.LIST, Kind.TUPLE, Kind.LIST_ITER, Kind.TUPLE_ITER, Kind.OBJECT, Kind.APPEND_METHOD})
+_SHORT = {
+    Kind.INT: "int",
+    Kind.FLOAT: "float",
+    Kind.BOOL: "bool",
+    Kind.NONE: "None",
+    Kind.UNBOUND: "unbound",
+    Kind.LIST: "list",
+    Kind.TUPLE: "tuple",
+    Kind.LIST_ITER: "list_iterator",
+    Kind.TUPLE_ITER: "tuple_iterator",
+    Kind.OBJECT: "object",
+    Kind.RANGE: "range",
+    Kind.APPEND_METHOD: "list.append",
+}
+
+# marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
+DIRTY = 0x80
+
+_LIST_ITER = type(iter([]))
+_TUPLE_ITER = type(iter(()))
+_BY_TYPE: dict[type, Kind] = {
+    float: Kind.FLOAT,
+    bool: Kind.BOOL,
+    type(None): Kind.NONE,
+    list: Kind.LIST,
+    tuple: Kind.TUPLE,
+    _LIST_ITER: Kind.LIST_ITER,
+    _TUPLE_ITER: Kind.TUPLE_ITER,
+    range: Kind.RANGE,
+}
+
+
+def kind_of(value: Any) -> Kind:
+    """The kind of a Python value as native code would hold it (ints only if they fit in i64)."""
+    t = type(value)
+    if t is int:
+        return Kind.INT if INT64_MIN <= value <= INT64_MAX else Kind.OBJECT
+    kind = _BY_TYPE.get(t)
+    if kind is not None:
+        return kind
+    from runtime.frame import UNBOUND
+
+    if value is UNBOUND:
+        return Kind.UNBOUND
+    return Kind.OBJECT
+
+
+def describe_value(value: Any) -> str:
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    return type(value).__name__

@@ -1,0 +1,300 @@
+"""The monitor: decides, at each hot loop header and each side exit, whether to run native code, record a
+trace, or keep interpreting; and installs what gets compiled.
+
+One monitor per jitted function (made when its first loop gets hot). Policies, each an option:
+- a loop header records a root trace once its loop is hot, at most ``max_trees_per_loop`` trees (one per
+  entry type map); failed recordings back off exponentially and, after ``max_aborts``, the header is
+  blacklisted (and stops costing anything);
+- an exit taken ``side_exit_threshold`` times grows a side trace (at most ``max_side_traces`` per tree), unless
+  it leaves its loop; failures back off and blacklist the same way;
+- a hoisted guard (a global's value) that keeps failing invalidates its tree, which is then recorded anew.
+
+Every recording and compilation failure is caught here: the user's program never sees one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from codegen import abi
+from jit.kinds import kind_of
+from jit.optimizer import optimize
+from jit.recorder import Recorder
+from jit.trace import Trace
+from runtime.exits import ExitDescriptor, describe
+from runtime.frame import Frame
+from runtime.native import NativeBuffer
+from runtime.trees import CompiledTrace, LoopState, Tree
+
+if TYPE_CHECKING:
+    from jit.function import JitFunction
+
+
+class Monitor:
+    def __init__(self, function: JitFunction) -> None:
+        self.function = function
+        self.code = function.code
+        self.options = function.options
+        self.layout = abi.Layout(self.code.nslots, self.code.max_stack)
+        self.loops: list[LoopState | None] = [None] * len(self.code.loops)
+        self.exits: list[ExitDescriptor] = []
+        self.traces: list[CompiledTrace] = []
+        self.lock = threading.Lock()
+        self.graveyard: list[Tree] = []
+        self.active = 0  # native calls in progress
+        self.native_entries = 0
+        self.exits_to_interpreter = 0
+        self.abort_reasons: Counter[str] = Counter()
+        self.invalidated = 0
+        self.limits_hit: Counter[str] = Counter()
+        self.dump_kinds = _dump_kinds()
+
+    # --- hooks called by the interpreter ---------------------------------------------------------------
+    def loop_is_hot(self, loop: int) -> None:
+        state = self.loops[loop]
+        if state is None:
+            state = self.loops[loop] = LoopState(self.code.loops[loop], self.options.threshold)
+        if not state.blacklisted:
+            self.function.hot_loops[loop] = state
+
+    def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
+        hook = frame.trace_hook
+        if hook is not None:
+            return hook.at_loop_header(frame, loop, pc)
+        state = self.loops[loop]
+        assert state is not None
+        if state.trees:
+            buffer = self.buffer(frame)
+            tree = state.tree_for(buffer.pack(frame.slots))
+            if tree is not None:
+                return self.run(frame, tree, buffer)
+        if self.may_record(state):
+            state.recording = True
+            frame.trace_hook = Recorder(self, frame, state.loop, pc + 1)
+        return pc + 1
+
+    # --- running native code ---------------------------------------------------------------------------
+    def buffer(self, frame: Frame) -> NativeBuffer:
+        buffer = frame.native
+        if buffer is None:
+            buffer = frame.native = NativeBuffer(self.layout)
+        return buffer
+
+    def call_native(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> ExitDescriptor:
+        """Run tree on the packed buffer; rebuild the frame from the exit it took and return that exit."""
+        buffer.words[abi.FUEL] = abi.PERIOD
+        self.native_entries += 1
+        tree.entries += 1
+        self.active += 1
+        try:
+            exit_id = tree.function(buffer.address)
+        except BaseException:
+            # a signal handler's exception (KeyboardInterrupt): native code left through its periodic exit
+            self.active -= 1
+            exit = self.exits[buffer.words[abi.EXIT]]
+            self.exits_to_interpreter += 1
+            frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+            raise
+        self.active -= 1
+        exit = self.exits[exit_id]
+        self.exits_to_interpreter += 1
+        exit.taken += 1
+        frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+        if self.graveyard and self.active == 0:
+            self.graveyard.clear()
+        return exit
+
+    def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
+        exit = self.call_native(frame, tree, buffer)
+        if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
+            if exit.when_hot == "invalidate":
+                self.invalidate(exit.tree)
+            elif exit.can_grow() and exit.side is None and self.options.side_exit_threshold:
+                self.maybe_record_side(frame, exit)
+        return exit.pc
+
+    def run_tree_while_recording(self, frame: Frame, tree: Tree) -> tuple[ExitDescriptor, int]:
+        buffer = self.buffer(frame)
+        buffer.pack(frame.slots)
+        exit = self.call_native(frame, tree, buffer)
+        return exit, exit.pc
+
+    # --- recording -------------------------------------------------------------------------------------
+    def may_record(self, state: LoopState) -> bool:
+        if state.recording or state.blacklisted or not self.options.threshold:
+            return False
+        if state.cooldown > 0:
+            state.cooldown -= 1
+            return False
+        if len(state.trees) >= self.options.max_trees_per_loop or state.made >= 2 * self.options.max_trees_per_loop:
+            self.limits_hit["max_trees_per_loop"] += 1
+            self.blacklist(state)
+            return False
+        return True
+
+    def maybe_record_side(self, frame: Frame, exit: ExitDescriptor) -> None:
+        tree = exit.tree
+        assert tree is not None
+        if not tree.valid:
+            return
+        if len(tree.side_traces) >= self.options.max_side_traces:
+            self.limits_hit["max_side_traces"] += 1
+            exit.blacklisted = True
+            return
+        frame.trace_hook = Recorder(self, frame, tree.loop, exit.pc, parent=exit)
+
+    def tree_for(self, loop: int, frame: Frame) -> Tree | None:
+        state = self.loops[loop]
+        if state is None or not state.trees:
+            return None
+        tags = bytes(int(kind_of(v)) for v in frame.slots)
+        return state.tree_for(tags)
+
+    def trees_at(self, loop: int) -> list[Tree]:
+        state = self.loops[loop]
+        return list(state.trees) if state is not None else []
+
+    def recording_aborted(self, recorder: Recorder, reason: str) -> None:
+        trace = recorder.trace
+        where = f"{trace.kind} trace of the loop at line {trace.loop.line}, at line {recorder.line}"
+        self.abort_reasons[f"{where}: {reason}"] += 1
+        options = self.options
+        if trace.kind == "root":
+            state = self.loops[trace.loop.index]
+            assert state is not None
+            state.recording = False
+            state.aborts += 1
+            if state.aborts >= options.max_aborts:
+                self.blacklist(state)
+            else:
+                state.cooldown = options.threshold << state.aborts
+        else:
+            exit = trace.parent_exit
+            exit.aborts += 1
+            if exit.aborts >= options.max_aborts or reason == "execution left the loop":
+                exit.blacklisted = True  # that path leaves the loop: it belongs to an enclosing loop's tree
+            else:
+                exit.retry_at = exit.taken + (options.side_exit_threshold << exit.aborts)
+
+    def blacklist(self, state: LoopState) -> None:
+        state.blacklisted = True
+        state.recording = False
+        if not state.trees:
+            self.function.hot_loops[state.loop.index] = None  # the interpreter stops asking
+
+    def recording_finished(self, recorder: Recorder, trace: Trace) -> None:
+        state = self.loops[trace.loop.index]
+        assert state is not None
+        if trace.kind == "root":
+            state.recording = False
+        try:
+            compiled = self.compile(trace)
+        except Exception as exc:
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            self.recording_aborted(recorder, f"internal error while compiling: {detail}")
+            if os.environ.get("TRACEJIT_DEBUG"):
+                traceback.print_exc()
+            return
+        if trace.kind == "root":
+            self.install_root(state, compiled, recorder)
+        else:
+            self.install_side(compiled, recorder)
+
+    # --- compiling and installing ----------------------------------------------------------------------
+    def compile(self, trace: Trace) -> CompiledTrace:
+        from codegen.compile import compile_trace
+        from jit.dumps import dump_trace
+
+        optimize(trace)
+        with self.lock:
+            exits = []
+            for point in trace.exits():
+                exit = describe(trace, point, len(self.exits))
+                point.id = exit.id
+                self.exits.append(exit)
+                exits.append(exit)
+        name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
+        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(self.traces)}_{id(self) & 0xFFFF:x}"
+        compiled = compile_trace(
+            trace,
+            symbol=symbol,
+            layout=self.layout,
+            exits=exits,
+            globals_=self.function.globals,
+            builtins_=self.function.builtins,
+            opt_level=self.options.opt_level,
+        )
+        self.traces.append(compiled)
+        if self.dump_kinds:
+            sys.stderr.write(dump_trace(self, compiled, self.dump_kinds))
+        return compiled
+
+    def install_root(self, state: LoopState, compiled: CompiledTrace, recorder: Recorder) -> None:
+        calls = _trees_used(compiled.trace, "_CALL_TREE")
+        tree = Tree(state.loop, compiled, depth=1 + recorder.depth, calls=calls)
+        for exit in compiled.exits:
+            exit.tree = tree
+        for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
+            target.jumpers.append(tree)
+        state.trees.append(tree)
+        state.made += 1
+        state.aborts = 0
+
+    def install_side(self, compiled: CompiledTrace, recorder: Recorder) -> None:
+        parent: ExitDescriptor = compiled.trace.parent_exit
+        tree = parent.tree
+        assert tree is not None and parent.trace is not None
+        for exit in compiled.exits:
+            exit.tree = tree
+        for callee in _trees_used(compiled.trace, "_CALL_TREE"):
+            tree.calls.append(callee)
+            callee.callers.append(tree)
+        for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
+            if target is not tree:
+                target.jumpers.append(tree)
+        compiled.parent = parent
+        parent.side = compiled
+        grew = tree.add_side_trace(compiled)
+        parent.trace.link(parent, compiled)
+        if grew:
+            for caller in list(tree.callers):
+                self.invalidate(caller)
+
+    def invalidate(self, tree: Tree) -> None:
+        """Stop using tree and everything that calls it or jumps into it; free their code when idle."""
+        if not tree.valid:
+            return
+        tree.valid = False
+        self.invalidated += 1
+        state = self.loops[tree.loop.index]
+        if state is not None and tree in state.trees:
+            state.trees.remove(tree)
+        self.graveyard.append(tree)
+        for other in [*tree.callers, *tree.jumpers]:
+            self.invalidate(other)
+
+    def live_trees(self) -> list[Tree]:
+        return [t for state in self.loops if state is not None for t in state.trees]
+
+
+def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:
+    out: list[Tree] = []
+    for uop in trace.uops:
+        if uop.name == uop_name:
+            tree = uop.operand[0] if uop_name == "_CALL_TREE" else uop.operand
+            if tree not in out:
+                out.append(tree)
+    return out
+
+
+def _dump_kinds() -> list[str]:
+    value = os.environ.get("JIT_DUMP", "")
+    return [k.strip() for k in value.split(",") if k.strip()]
+
+
+__all__ = ["Any", "Monitor"]

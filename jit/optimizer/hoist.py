@@ -1,0 +1,35 @@
+"""Guard hoisting: global and module-attribute guards move to the trace's entry.
+
+Inside a trace nothing can rebind a global, since native code calls no Python code; the only way is a signal
+handler run by the periodic check, which re-checks the hoisted guards after it runs. So these guards are
+checked once per entry instead of once per iteration."""
+
+from __future__ import annotations
+
+from jit.trace import Trace
+
+HOISTABLE = frozenset({"_GUARD_GLOBAL", "_GUARD_MODULE_ATTR"})
+
+
+def run(trace: Trace) -> None:
+    seen: set[tuple] = set()
+    kept = []
+    for uop in trace.uops:
+        if uop.name not in HOISTABLE:
+            kept.append(uop)
+            continue
+        key = (uop.name, *(id(x) if not isinstance(x, str) else x for x in uop.operand))
+        if key in seen:
+            continue
+        seen.add(key)
+        # at the trace's entry nothing has run yet: leave to the interpreter where the trace starts
+        uop.exit.snapshot = _entry_snapshot(trace)
+        uop.exit.when_hot = "invalidate"
+        trace.hoisted.append(uop)
+    trace.uops = kept
+
+
+def _entry_snapshot(trace: Trace):
+    from jit.trace import Snapshot
+
+    return Snapshot(trace.start_pc, dict(trace.entry_slots), list(trace.entry_stack))

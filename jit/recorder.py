@@ -1,0 +1,611 @@
+"""The recorder: follows the interpreter through one iteration of a hot loop and writes it down as uops.
+
+It is the interpreter's trace hook: before each tier-1 instruction runs, ``Recorder.__call__`` sees it with the
+real operands on the frame, and keeps an abstract copy of the operand stack and slots made of trace values
+(``jit.trace.Value``). Operations are specialized on the kinds seen (``jit.specialize``); branches become
+guards in the direction taken. Recording ends when the loop's header comes round again (a root trace), or when
+a side trace reaches a loop header it can jump into; it aborts, with a reason, on anything native code cannot
+do. A root trace begins just after its ``LOOP_HEADER``; a side trace begins at the pc of the exit it hangs
+from, with the state that exit wrote.
+
+Inner loops are never inlined: reaching the header of an inner loop that has a compiled tree records one
+``_CALL_TREE`` (the interpreter runs the tree meanwhile, so recording sees its result), and reaching one that
+has none aborts, so the inner loop compiles first.
+"""
+
+from __future__ import annotations
+
+import traceback
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jit import specialize
+from jit.frontend import instructions as I
+from jit.frontend.instructions import LoopInfo
+from jit.kinds import Kind, kind_of
+from jit.specialize import Abort
+from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, Value
+from jit.uops import UOPS
+from runtime.frame import UNBOUND, Frame
+
+if TYPE_CHECKING:
+    from jit.monitor import Monitor
+    from runtime.trees import ExitDescriptor, Tree
+
+_ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Kind.TUPLE}
+
+
+class Recorder:
+    def __init__(
+        self,
+        monitor: Monitor,
+        frame: Frame,
+        loop: LoopInfo,
+        start_pc: int,
+        parent: ExitDescriptor | None = None,
+    ) -> None:
+        self.monitor = monitor
+        self.code = frame.code
+        self.trace = Trace("side" if parent else "root", loop, start_pc)
+        self.slots: dict[int, Value] = {}
+        self.stack: list[Value] = []
+        self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
+        self.pending_tree: Tree | None = None
+        self.pc = start_pc
+        self.line = self.code.lines[start_pc]
+        self.pre = Snapshot(start_pc, {}, [])
+        self.limit = monitor.options.max_trace_length
+        self.depth = 0  # nesting depth of the trees this trace calls
+        self.finished = False
+        if parent is None:
+            self.emit("_CHECK_PERIODIC")
+            self.trace.uops[-1].exit.when_hot = "never"  # type: ignore[union-attr]
+        else:
+            self.trace.parent_exit = parent
+            self.trace.known_kinds = dict(parent.known_kinds)
+            for index, kind in enumerate(parent.stack_kinds):
+                value = self.trace.new_value(kind)
+                self.trace.entry_stack.append(value)
+                self.stack.append(value)
+
+    # --- the trace hook ----------------------------------------------------------------------------------
+    def __call__(self, frame: Frame, pc: int) -> None:
+        try:
+            self.record(frame, pc)
+        except Abort as exc:
+            self.abort(str(exc), frame)
+        except Exception as exc:  # a recorder bug must never break the user's program
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            self.abort(f"internal error in the recorder: {detail}", frame)
+
+    def abort(self, reason: str, frame: Frame | None = None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if frame is not None:
+            frame.trace_hook = None
+        self.monitor.recording_aborted(self, reason)
+
+    def finish(self, frame: Frame) -> None:
+        self.finished = True
+        frame.trace_hook = None
+        self.monitor.recording_finished(self, self.trace)
+
+    def record(self, frame: Frame, pc: int) -> None:
+        loop = self.trace.loop
+        if not loop.contains(pc):
+            raise Abort("execution left the loop")
+        if len(self.trace.uops) > self.limit:
+            raise Abort(f"trace longer than max_trace_length ({self.limit} uops)")
+        self.pc = pc
+        self.line = self.code.lines[pc]
+        self.pre = Snapshot(pc, dict(self.slots), list(self.stack))
+        op = self.code.ops[pc]
+        handler = _HANDLERS.get(op)
+        if handler is None:
+            raise Abort(f"{I.OPS[op].name} is not compiled")
+        handler(self, frame, self.code.args[pc])
+
+    # --- building blocks -----------------------------------------------------------------------------------
+    def emit(
+        self,
+        name: str,
+        args: tuple[Value, ...] = (),
+        *,
+        kind: Kind | None = None,
+        operand: Any = None,
+        leaves_loop: bool = False,
+        propagate: bool = False,
+    ) -> Value:
+        exit = None
+        if UOPS[name].is_guard:
+            exit = ExitPoint(self.pre, self.line, leaves_loop=leaves_loop, propagate=propagate)
+        out = self.trace.emit(name, args, kind=kind, operand=operand, pc=self.pc, line=self.line, exit=exit)
+        return out  # type: ignore[return-value]
+
+    def const(self, value: Any) -> Value:
+        kind = Kind.UNBOUND if value is UNBOUND else kind_of(value)
+        return self.trace.emit("_LOAD_CONST_INLINE", kind=kind, operand=value, pc=self.pc, line=self.line, const=value)  # type: ignore[return-value]
+
+    def virtual_range(self, start: Value, stop: Value, step: Value) -> Value:
+        value = self.trace.new_value(Kind.RANGE)
+        self.virtual_ranges[value.id] = (start, stop, step)
+        return value
+
+    def push(self, value: Value) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> Value:
+        value = self.stack.pop()
+        if value.kind == Kind.RANGE:
+            raise Abort("a range object used other than by a for loop")
+        return value
+
+    def read_slot(self, frame: Frame, slot: int) -> Value:
+        value = self.slots.get(slot)
+        if value is not None:
+            return value
+        kind = kind_of(frame.slots[slot])
+        if kind == Kind.UNBOUND:
+            raise Abort("read of an unbound local")
+        if kind == Kind.RANGE:
+            raise Abort("a range object in a local")
+        trace = self.trace
+        if trace.kind == "side":
+            known = trace.known_kinds.get(slot)
+            if known is None:
+                self.emit("_GUARD_SLOT_KIND", operand=(slot, kind))
+            elif known != kind:
+                raise Abort(f"slot {slot} is {kind.short}, its tree wrote {known.short}")
+        value = trace.new_value(kind)
+        trace.entry_slots[slot] = value
+        self.slots[slot] = value
+        return value
+
+    def known_kinds(self) -> dict[int, Kind]:
+        """The kinds of the slots whose current value the buffer would hold after materializing here."""
+        known = dict(self.trace.known_kinds)
+        known.update({slot: value.kind for slot, value in self.slots.items()})
+        return known
+
+    def write_slot(self, slot: int, value: Value) -> None:
+        if value.kind == Kind.RANGE:
+            raise Abort("a range object stored in a local")
+        self.slots[slot] = value
+        self.trace.written.add(slot)
+
+    def guard_branch(self, condition: Value, truth: bool, alternative_pc: int) -> None:
+        """Guard that condition (a bool value) stays as observed; alternative_pc is where the other
+        direction would go."""
+        if condition.is_const:
+            return
+        leaves = not self.trace.loop.contains(alternative_pc)
+        self.emit("_GUARD_IS_TRUE_POP" if truth else "_GUARD_IS_FALSE_POP", (condition,), leaves_loop=leaves)
+
+    # --- loop headers: closing, nesting ---------------------------------------------------------------------
+    def close_at_header(self, frame: Frame) -> None:
+        """The interpreter is back at the header of the trace's loop."""
+        trace = self.trace
+        trace.end_snapshot = Snapshot(self.pc, dict(self.slots), [])
+        if trace.kind == "root":
+            stable = all(self.slots[s].kind == v.kind for s, v in trace.entry_slots.items())
+            if stable:
+                trace.end = "loop"
+                self.emit("_JUMP_TO_TOP")
+            else:
+                self.end_with_link(frame)
+        else:
+            self.end_with_link(frame)
+        self.finish(frame)
+
+    def end_with_link(self, frame: Frame) -> None:
+        """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
+        trace = self.trace
+        for tree in self.monitor.trees_at(trace.loop.index):
+            if self.matches_entry(frame, tree.entry_kinds):
+                for slot in tree.entry_kinds:
+                    self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
+                trace.end = "tree"
+                trace.end_tree = tree
+                self.emit("_JUMP_TO_TREE", operand=tree)
+                return
+        trace.end = "exit"
+        self.emit("_EXIT_TRACE", operand=self.pc)
+
+    def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
+        for slot, kind in entry_kinds.items():
+            value = self.slots.get(slot)
+            have = value.kind if value is not None else kind_of(frame.slots[slot])
+            if have != kind:
+                return False
+        return True
+
+    def inner_header(self, frame: Frame, loop: LoopInfo) -> None:
+        """The interpreter reached the header of a loop nested in the trace's loop."""
+        if not self.monitor.options.nesting:
+            raise _EndHere()
+        tree = self.monitor.tree_for(loop.index, frame)
+        if tree is None:
+            # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
+            return
+        if tree.depth + 1 > self.monitor.options.max_nesting_depth:
+            raise Abort(f"nesting deeper than max_nesting_depth ({self.monitor.options.max_nesting_depth})")
+        for slot in tree.entry_kinds:
+            self.read_slot(frame, slot)
+        self.pending_tree = tree
+
+    def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
+        """The interpreter's loop-header hook while recording: run a pending inner tree, record the call."""
+        tree = self.pending_tree
+        if tree is None or tree.loop.index != loop:
+            return pc + 1
+        self.pending_tree = None
+        self.emit("_CALL_TREE", operand=(tree, self.pre))
+        exit, resume_pc = self.monitor.run_tree_while_recording(frame, tree)
+        try:
+            self.record_tree_result(frame, tree, exit, pc)
+        except Abort as exc:
+            self.abort(str(exc), frame)
+        except Exception as exc:
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            self.abort(f"internal error in the recorder: {detail}", frame)
+        return resume_pc
+
+    def record_tree_result(self, frame: Frame, tree: Tree, exit: ExitDescriptor, pc: int) -> None:
+        """After an inner tree ran: guard that it left its loop normally, then read back what it wrote."""
+        if not exit.is_loop_exit_of(tree):
+            raise Abort("the inner loop's tree left through an exit other than its loop's end")
+        self.depth = max(self.depth, tree.depth)
+        trace = self.trace
+        self.pc = pc
+        self.emit("_GUARD_TREE_EXIT", operand=(tree, exit.id), propagate=True)
+        guard = trace.uops[-1]
+        alternatives = []
+        for other in tree.loop_exits():
+            if other.id == exit.id:
+                continue
+            known = self.known_kinds()
+            for slot, (kind, certain) in tree.writes_at(other).items():
+                if certain:
+                    known[slot] = kind  # type: ignore[assignment]
+                else:
+                    known.pop(slot, None)
+            point = ExitPoint(self.pre, self.line)
+            point.prewritten = (other.id, other.pc, other.stack_kinds, known)
+            alternatives.append(point)
+        guard.alternatives = tuple(alternatives)
+        for slot, (kind, certain) in tree.writes_at(exit).items():
+            actual = kind_of(frame.slots[slot])
+            if not certain:
+                self.emit("_GUARD_SLOT_KIND", operand=(slot, actual), propagate=True)
+            elif actual != kind:
+                raise Abort("inner tree wrote a slot of an unexpected kind")
+            value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
+            self.slots[slot] = value  # type: ignore[assignment]
+            trace.written.add(slot)
+        self.stack = []
+        for index, kind in enumerate(exit.stack_kinds):
+            value = trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line)
+            self.stack.append(value)  # type: ignore[arg-type]
+
+
+class _EndHere(Exception):
+    """Nesting is off: the outer trace ends at the inner loop's header and leaves to the interpreter."""
+
+
+# --- instruction handlers ------------------------------------------------------------------------------------
+
+Handler = Callable[[Recorder, Frame, Any], None]
+_HANDLERS: dict[int, Handler] = {}
+
+
+def _handles(*ops: int) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for op in ops:
+            _HANDLERS[op] = fn
+        return fn
+
+    return register
+
+
+@_handles(I.NOP)
+def _nop(r: Recorder, frame: Frame, arg: Any) -> None:
+    pass
+
+
+@_handles(I.LOAD_FAST)
+def _load_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.push(r.read_slot(frame, slot))
+
+
+@_handles(I.STORE_FAST)
+def _store_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.write_slot(slot, r.pop())
+
+
+@_handles(I.DELETE_FAST)
+def _delete_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.read_slot(frame, slot)
+    r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.LOAD_CONST)
+def _load_const(r: Recorder, frame: Frame, value: Any) -> None:
+    r.push(r.const(value))
+
+
+@_handles(I.POP_TOP)
+def _pop_top(r: Recorder, frame: Frame, arg: Any) -> None:
+    r.pop()
+
+
+@_handles(I.COPY)
+def _copy(r: Recorder, frame: Frame, n: int) -> None:
+    r.push(r.stack[-n])
+
+
+@_handles(I.SWAP)
+def _swap(r: Recorder, frame: Frame, n: int) -> None:
+    r.stack[-1], r.stack[-n] = r.stack[-n], r.stack[-1]
+
+
+@_handles(I.LOAD_GLOBAL)
+def _load_global(r: Recorder, frame: Frame, name: str) -> None:
+    function = frame.function
+    value = function.globals.get(name, NO_CONST) if type(function.globals) is dict else NO_CONST
+    if value is NO_CONST:
+        value = function.builtins.get(name, NO_CONST)
+    if value is NO_CONST:
+        raise Abort(f"global name {name!r} is not defined")
+    if type(function.globals) is not dict:
+        raise Abort("globals are not a plain dict")
+    r.emit("_GUARD_GLOBAL", operand=(name, value))
+    r.push(r.const(value))
+
+
+@_handles(I.LOAD_ATTR)
+def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
+    obj = r.pop()
+    if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
+        r.push(r.emit("_BIND_APPEND", (obj,)))
+        return
+    module = obj.const if obj.is_const else None
+    if type(module) is not types.ModuleType:
+        raise Abort(f"attribute .{name} of {obj.kind.short}")
+    namespace = module.__dict__
+    if name not in namespace:
+        raise Abort(f"attribute .{name} not in module {module.__name__}")
+    value = namespace[name]
+    r.emit("_GUARD_MODULE_ATTR", operand=(module, name, value))
+    r.push(r.const(value))
+
+
+@_handles(I.BINARY_OP)
+def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
+    b = r.pop()
+    a = r.pop()
+    r.push(specialize.binary(r, op, a, b, frame.stack[-1]))
+
+
+@_handles(I.COMPARE_OP)
+def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
+    b = r.pop()
+    a = r.pop()
+    r.push(specialize.compare(r, op, a, b))
+
+
+@_handles(I.UNARY_OP)
+def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
+    r.push(specialize.unary(r, op, r.pop()))
+
+
+@_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
+def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
+    condition = specialize.truth(r, r.pop())
+    truth = bool(frame.stack[-1])
+    jump_when = r.code.ops[r.pc] == I.POP_JUMP_IF_TRUE
+    jumps = truth == jump_when
+    r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
+
+
+@_handles(I.JUMP_IF_FALSE_OR_POP, I.JUMP_IF_TRUE_OR_POP)
+def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
+    value = r.stack[-1]
+    condition = specialize.truth(r, value)
+    truth = bool(frame.stack[-1])
+    jump_when = r.code.ops[r.pc] == I.JUMP_IF_TRUE_OR_POP
+    jumps = truth == jump_when
+    r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
+    if not jumps:
+        r.pop()
+
+
+@_handles(I.JUMP)
+def _jump(r: Recorder, frame: Frame, target: int) -> None:
+    pass
+
+
+@_handles(I.JUMP_BACKWARD)
+def _jump_backward(r: Recorder, frame: Frame, target: int) -> None:
+    loop = r.code.loops[r.code.args[target]]
+    if loop.index != r.trace.loop.index:
+        raise Abort(f"the inner loop at line {loop.line} has no compiled tree (it would be inlined)")
+
+
+@_handles(I.LOOP_HEADER)
+def _loop_header(r: Recorder, frame: Frame, index: int) -> None:
+    if index == r.trace.loop.index:
+        r.close_at_header(frame)
+        return
+    try:
+        r.inner_header(frame, r.code.loops[index])
+    except _EndHere:
+        r.trace.end = "exit"
+        r.trace.end_snapshot = Snapshot(r.pc, dict(r.slots), [])
+        r.emit("_EXIT_TRACE", operand=r.pc)
+        r.trace.uops[-1].exit.when_hot = "never"  # type: ignore[union-attr]  # the inner loop's tree takes over
+        r.finish(frame)
+
+
+@_handles(I.FOR_RANGE)
+def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    base, exit_pc = arg
+    step_slot = r.read_slot(frame, base + 2)
+    if step_slot.kind == Kind.NONE:
+        raise Abort("`range` is rebound to something else")
+    cur, stop = r.read_slot(frame, base), r.read_slot(frame, base + 1)
+    for v in (cur, stop, step_slot):
+        if v.kind != Kind.INT:
+            raise Abort("range bounds beyond 64 bits")
+    actual_cur, actual_stop, actual_step = frame.slots[base], frame.slots[base + 1], frame.slots[base + 2]
+    more = actual_cur < actual_stop if actual_step > 0 else actual_cur > actual_stop
+    own = r.trace.loop.header_pc == r.pc - 1
+    if more:
+        r.emit("_GUARD_NOT_EXHAUSTED_RANGE", (cur, stop, step_slot), leaves_loop=own)
+        following = r.emit("_ITER_NEXT_RANGE", (cur, step_slot))
+        r.push(cur)
+        r.write_slot(base, following)
+    else:
+        if own:
+            raise Abort("the loop ended while it was being recorded")
+        r.emit("_GUARD_EXHAUSTED_RANGE", (cur, stop, step_slot))
+        for slot in range(base, base + 4):
+            r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.RANGE_SETUP)
+def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
+    value = r.stack.pop()
+    parts = r.virtual_ranges.get(value.id)
+    if parts is None:
+        raise Abort("for over a range built elsewhere")
+    for offset, part in enumerate(parts):
+        r.write_slot(base + offset, part)
+    r.write_slot(base + 3, r.const(None))
+
+
+@_handles(I.FOR_ITER)
+def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    slot, exit_pc = arg
+    iterator = r.read_slot(frame, slot)
+    if iterator.kind not in (Kind.LIST_ITER, Kind.TUPLE_ITER):
+        raise Abort(f"for over a {type(frame.slots[slot]).__name__}")
+    own = r.trace.loop.header_pc == r.pc - 1
+    actual = frame.slots[slot]
+    if actual.__length_hint__() == 0:
+        raise Abort("the iterator is exhausted while recording")
+    suffix = "LIST" if iterator.kind == Kind.LIST_ITER else "TUPLE"
+    r.emit(f"_GUARD_NOT_EXHAUSTED_{suffix}", (iterator,), leaves_loop=own)
+    boxed = r.emit(f"_ITER_NEXT_{suffix}", (iterator,))
+    item = _peek_next(actual)
+    value = _unbox(r, boxed, item)
+    r.emit("_ITER_ADVANCE", (iterator,))
+    r.push(value)
+
+
+def _peek_next(iterator: Any) -> Any:
+    """The item a list or tuple iterator yields next, without advancing it."""
+    state = iterator.__reduce__()
+    index = state[2] if len(state) > 2 else 0
+    return state[1][0][index]
+
+
+def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
+    """Guard a boxed element's type as observed and give its native value."""
+    t = type(item)
+    kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
+    if kind is None:
+        raise Abort(f"element of type {t.__name__}")
+    if kind == Kind.OBJECT:
+        raise Abort("element is an int beyond 64 bits")
+    checked = r.emit("_GUARD_TYPE", (boxed,), operand=kind, kind=kind if kind.is_pointer else Kind.OBJECT)
+    if kind.is_pointer:
+        return checked
+    value = r.emit({Kind.INT: "_UNBOX_INT", Kind.FLOAT: "_UNBOX_FLOAT", Kind.BOOL: "_UNBOX_BOOL"}[kind], (checked,))
+    value.boxed = checked
+    return value
+
+
+@_handles(I.BINARY_SUBSCR)
+def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    index = specialize.as_int(r, r.pop())
+    container = r.pop()
+    if container.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
+        raise Abort(f"subscript of {container.kind.short} by {index.kind.short}")
+    actual_container, actual_index = frame.stack[-2], frame.stack[-1]
+    try:
+        item = actual_container[actual_index]
+    except IndexError:
+        raise Abort("index out of range while recording") from None
+    name = "_BINARY_SUBSCR_LIST_INT" if container.kind == Kind.LIST else "_BINARY_SUBSCR_TUPLE_INT"
+    boxed = r.emit(name, (container, index))
+    r.push(_unbox(r, boxed, item))
+
+
+@_handles(I.STORE_SUBSCR)
+def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    index = specialize.as_int(r, r.pop())
+    container = r.pop()
+    value = r.pop()
+    if container.kind != Kind.LIST or index.kind != Kind.INT:
+        raise Abort(f"item assignment on {container.kind.short}")
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+        raise Abort(f"storing a {value.kind.short} into a list")
+    actual_list, actual_index = frame.stack[-2], frame.stack[-1]
+    try:
+        old = actual_list[actual_index]
+    except IndexError:
+        raise Abort("index out of range while recording") from None
+    if type(old) not in (int, float, bool):
+        raise Abort(f"overwriting a list element of type {type(old).__name__}")
+    r.emit("_STORE_SUBSCR_LIST_INT", (value, container, index))
+
+
+@_handles(I.CALL)
+def _call(r: Recorder, frame: Frame, n: int) -> None:
+    args = [r.pop() for _ in range(n)][::-1]
+    callee = r.pop()
+    if callee.kind == Kind.APPEND_METHOD:
+        if n != 1:
+            raise Abort("list.append() with other than one argument")
+        _append(r, callee, args[0])
+        r.push(r.const(None))
+        return
+    actual = frame.stack[len(frame.stack) - n :] if n else []
+    fn = callee.const if callee.is_const else None
+    handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
+    if handler is None:
+        name = getattr(fn, "__qualname__", None) or callee.kind.short
+        raise Abort(f"call to {name}")
+    r.push(handler(r, args, list(actual)))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+@_handles(I.LIST_APPEND)
+def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
+    target = r.read_slot(frame, slot)
+    if target.kind != Kind.LIST:
+        raise Abort(f"append to a {target.kind.short}")
+    _append(r, target, r.pop())
+
+
+def _append(r: Recorder, target: Value, item: Value) -> None:
+    if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD):
+        raise Abort(f"appending a {item.kind.short}")
+    r.emit("_CALL_LIST_APPEND", (target, item))
+
+
+@_handles(I.UNPACK_SEQUENCE, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RETURN_VALUE, I.RAISE)
+def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
+    op = r.code.ops[r.pc]
+    if op == I.RETURN_VALUE:
+        raise Abort("return inside the loop (the trace would leave the frame)")
+    raise Abort(f"{I.OPS[op].name} is not compiled")

@@ -1,0 +1,358 @@
+"""Turning one operation on typed trace values into uops, specialized on the kinds observed.
+
+The recorder (``jit.recorder``) tracks the tier-1 stack and slots; this module decides, for an operator or a
+call, which uops compute it with CPython's exact result, or aborts the recording (``Abort``) when native code
+cannot. Every guard emitted here leaves to the interpreter at the start of the current tier-1 instruction.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jit.frontend.operators import BinOp, CompareOp, UnaryOp
+from jit.kinds import Kind
+from jit.trace import Value
+
+if TYPE_CHECKING:
+    from jit.recorder import Recorder
+
+
+class Abort(Exception):
+    """Recording cannot go on; the message says why (shown by jit.stats and jit.explain)."""
+
+
+I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
+
+
+def as_int(r: Recorder, v: Value) -> Value:
+    if v.kind == B:
+        return r.emit("_CONVERT_BOOL_TO_INT", (v,))
+    return v
+
+
+def as_float(r: Recorder, v: Value) -> Value:
+    v = as_int(r, v)
+    if v.kind == I:
+        return r.emit("_CONVERT_INT_TO_FLOAT", (v,))
+    return v
+
+
+def _number(v: Value, what: str) -> None:
+    if not v.kind.is_number:
+        raise Abort(f"{what} on {v.kind.short}")
+
+
+# --- binary operators ------------------------------------------------------------------------------------
+
+
+def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_b: Any) -> Value:
+    op = op.base
+    _number(a, f"operator {op}")
+    _number(b, f"operator {op}")
+    if op in (BinOp.AND, BinOp.OR, BinOp.XOR) and a.kind == B and b.kind == B:
+        return r.emit(f"_BINARY_OP_{op.uop_name}_BOOL", (a, b))
+    if op == BinOp.MATMUL:
+        raise Abort("operator @ on numbers")
+    if a.kind != F and b.kind != F:
+        a, b = as_int(r, a), as_int(r, b)
+        r.emit("_GUARD_BOTH_INT", (a, b))
+        if op == BinOp.POW and actual_b < 0:
+            raise Abort("int ** negative int (a float result)")
+        return r.emit(f"_BINARY_OP_{op.uop_name}_INT", (a, b))
+    if op in (BinOp.LSHIFT, BinOp.RSHIFT, BinOp.AND, BinOp.OR, BinOp.XOR):
+        raise Abort(f"operator {op} on a float (TypeError)")
+    a, b = as_float(r, a), as_float(r, b)
+    r.emit("_GUARD_BOTH_FLOAT", (a, b))
+    return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
+
+
+# --- comparisons -----------------------------------------------------------------------------------------
+
+_MIRROR = {
+    CompareOp.LT: CompareOp.GT,
+    CompareOp.GT: CompareOp.LT,
+    CompareOp.LE: CompareOp.GE,
+    CompareOp.GE: CompareOp.LE,
+    CompareOp.EQ: CompareOp.EQ,
+    CompareOp.NE: CompareOp.NE,
+}
+
+
+def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+    if op in (CompareOp.IS, CompareOp.IS_NOT):
+        return _identity(r, op, a, b)
+    if op in (CompareOp.IN, CompareOp.NOT_IN):
+        raise Abort(f"operator {op}")
+    if Kind.NONE in (a.kind, b.kind) and op in (CompareOp.EQ, CompareOp.NE):
+        if a.kind.is_number or b.kind.is_number or a.kind == b.kind:
+            equal = a.kind == b.kind
+            return r.const(equal if op == CompareOp.EQ else not equal)
+    _number(a, f"comparison {op}")
+    _number(b, f"comparison {op}")
+    if a.kind != F and b.kind != F:
+        return r.emit("_COMPARE_OP_INT", (as_int(r, a), as_int(r, b)), operand=op)
+    if a.kind == F and b.kind == F:
+        return r.emit("_COMPARE_OP_FLOAT", (a, b), operand=op)
+    if a.kind == F:  # float op int: the same test as int (mirrored op) float
+        return r.emit("_COMPARE_OP_INT_FLOAT", (as_int(r, b), a), operand=_MIRROR[op])
+    return r.emit("_COMPARE_OP_INT_FLOAT", (as_int(r, a), b), operand=op)
+
+
+def _identity(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+    invert = op == CompareOp.IS_NOT
+    if a.kind == Kind.NONE or b.kind == Kind.NONE:
+        return r.const((a.kind == b.kind) != invert)
+    if a.kind == B and b.kind == B:
+        result = r.emit("_COMPARE_OP_INT", (as_int(r, a), as_int(r, b)), operand=CompareOp.EQ)
+        return r.emit("_UNARY_NOT", (result,)) if invert else result
+    if a.kind.is_pointer and b.kind.is_pointer:
+        if a.kind != b.kind and Kind.OBJECT not in (a.kind, b.kind):
+            return r.const(invert)
+        return r.emit("_IS_OP", (a, b), operand=invert)
+    if a.kind != b.kind and not (a.kind.is_number and b.kind.is_number):
+        return r.const(invert)  # values of different kinds are never the same object
+    raise Abort(f"identity ({op}) of {a.kind.short} values")
+
+
+# --- unary operators and truth ---------------------------------------------------------------------------
+
+
+def unary(r: Recorder, op: UnaryOp, v: Value) -> Value:
+    if op == UnaryOp.NOT:
+        return r.emit("_UNARY_NOT", (truth(r, v),))
+    _number(v, f"unary {op}")
+    if op == UnaryOp.INVERT:
+        if v.kind != I:
+            raise Abort(f"~ on {v.kind.short}")
+        return r.emit("_UNARY_INVERT_INT", (v,))
+    v = as_int(r, v)
+    if op == UnaryOp.POS:
+        return v
+    return r.emit("_UNARY_NEGATIVE_INT" if v.kind == I else "_UNARY_NEGATIVE_FLOAT", (v,))
+
+
+def truth(r: Recorder, v: Value) -> Value:
+    kind = v.kind
+    if kind == B:
+        return v
+    if kind == Kind.NONE:
+        return r.const(False)
+    name = {I: "_TO_BOOL_INT", F: "_TO_BOOL_FLOAT", Kind.LIST: "_TO_BOOL_LIST", Kind.TUPLE: "_TO_BOOL_TUPLE"}.get(kind)
+    if name is None:
+        raise Abort(f"truth of {kind.short}")
+    return r.emit(name, (v,))
+
+
+# --- calls of builtins -----------------------------------------------------------------------------------
+
+CallHandler = Callable[["Recorder", list[Value], list[Any]], Value]
+CALLS: dict[Any, CallHandler] = {}
+
+
+def _call(*fns: Any) -> Callable[[CallHandler], CallHandler]:
+    def register(handler: CallHandler) -> CallHandler:
+        for fn in fns:
+            CALLS[fn] = handler
+        return handler
+
+    return register
+
+
+def _arity(args: list[Value], *counts: int, name: str) -> None:
+    if len(args) not in counts:
+        raise Abort(f"{name}() with {len(args)} arguments")
+
+
+@_call(builtins.abs)
+def _abs(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="abs")
+    v = as_int(r, args[0])
+    _number(v, "abs()")
+    return r.emit("_CALL_ABS_INT" if v.kind == I else "_CALL_ABS_FLOAT", (v,))
+
+
+def _min_max(r: Recorder, args: list[Value], actual: list[Any], is_max: bool) -> Value:
+    name = "max" if is_max else "min"
+    if len(args) < 2:
+        raise Abort(f"{name}() of one iterable")
+    for v in args:
+        _number(v, f"{name}()")
+    # CPython keeps the first of equal items and replaces it only when a later item is strictly better
+    op = CompareOp.GT if is_max else CompareOp.LT
+    best, best_actual = args[0], actual[0]
+    for v, x in zip(args[1:], actual[1:]):
+        better = compare(r, op, v, best)
+        if v.kind == best.kind:
+            best = r.emit("_SELECT", (better, v, best), kind=v.kind)
+            best_actual = x if (x > best_actual if is_max else x < best_actual) else best_actual
+            continue
+        # items of different kinds: which one wins decides the result's kind, so guard on it
+        wins = x > best_actual if is_max else x < best_actual
+        r.emit("_GUARD_IS_TRUE_POP" if wins else "_GUARD_IS_FALSE_POP", (better,))
+        if wins:
+            best, best_actual = v, x
+    return best
+
+
+@_call(builtins.min)
+def _min(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    return _min_max(r, args, actual, is_max=False)
+
+
+@_call(builtins.max)
+def _max(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    return _min_max(r, args, actual, is_max=True)
+
+
+@_call(builtins.int, math.trunc)
+def _int(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="int")
+    v = as_int(r, args[0])
+    if v.kind == I:
+        return v
+    if v.kind != F:
+        raise Abort(f"int() of {v.kind.short}")
+    return r.emit("_CALL_FLOAT_TO_INT", (v,))
+
+
+@_call(builtins.float)
+def _float(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="float")
+    _number(args[0], "float()")
+    return as_float(r, args[0])
+
+
+@_call(builtins.bool)
+def _bool(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="bool")
+    return truth(r, args[0])
+
+
+@_call(builtins.round)
+def _round(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="round")
+    v = as_int(r, args[0])
+    if v.kind == I:
+        return v
+    if v.kind != F:
+        raise Abort(f"round() of {v.kind.short}")
+    return r.emit("_CALL_ROUND_FLOAT", (v,))
+
+
+@_call(builtins.len)
+def _len(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, name="len")
+    kind = args[0].kind
+    if kind == Kind.LIST:
+        return r.emit("_LEN_LIST", (args[0],))
+    if kind == Kind.TUPLE:
+        return r.emit("_LEN_TUPLE", (args[0],))
+    raise Abort(f"len() of {kind.short}")
+
+
+@_call(builtins.pow)
+def _pow(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 2, name="pow")
+    return binary(r, BinOp.POW, args[0], args[1], actual[1])
+
+
+@_call(builtins.range)
+def _range(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    _arity(args, 1, 2, 3, name="range")
+    ints = []
+    for v in args:
+        v = as_int(r, v)
+        if v.kind != I:
+            raise Abort(f"range() of {v.kind.short}")
+        ints.append(v)
+    if len(ints) == 1:
+        ints = [r.const(0), ints[0]]
+    if len(ints) == 2:
+        ints.append(r.const(1))
+    step = ints[2]
+    if not step.is_const:
+        r.emit("_GUARD_NONZERO_INT", (step,))
+    elif step.const == 0:
+        raise Abort("range() step 0 (ValueError)")
+    return r.virtual_range(ints[0], ints[1], step)
+
+
+# math functions CPython computes by calling the C library function of the same name and checking errors
+# the generic way (math_1 in mathmodule.c): nan from a non-nan argument or inf from a finite one is an error
+_LIBM_UNARY = (
+    "sqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh exp expm1 fabs log log2 log10 log1p"
+).split()
+_MATH_PURE_FLOAT = "hypot atan2 fmod pow copysign erf erfc gamma lgamma cbrt exp2 dist ldexp degrees radians".split()
+
+
+def _math_unary(name: str) -> CallHandler:
+    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+        _arity(args, 1, name=f"math.{name}")
+        v = args[0]
+        _number(v, f"math.{name}()")
+        return r.emit("_CALL_MATH_UNARY", (as_float(r, v),), operand=name)
+
+    return handler
+
+
+for _name in _LIBM_UNARY:
+    if hasattr(math, _name):
+        CALLS[getattr(math, _name)] = _math_unary(_name)
+
+
+def _math_rounding(uop: str) -> CallHandler:
+    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+        _arity(args, 1, name=uop)
+        v = as_int(r, args[0])
+        if v.kind == I:
+            return v
+        if v.kind != F:
+            raise Abort(f"{uop} of {v.kind.short}")
+        return r.emit(uop, (v,))
+
+    return handler
+
+
+CALLS[math.floor] = _math_rounding("_CALL_MATH_FLOOR")
+CALLS[math.ceil] = _math_rounding("_CALL_MATH_CEIL")
+
+
+def _math_predicate(name: str) -> CallHandler:
+    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+        _arity(args, 1, name=f"math.{name}")
+        v = args[0]
+        _number(v, f"math.{name}()")
+        if v.kind != F:
+            return r.const(name == "isfinite")
+        return r.emit("_CALL_MATH_PREDICATE", (v,), operand=name)
+
+    return handler
+
+
+for _name in ("isnan", "isinf", "isfinite"):
+    CALLS[getattr(math, _name)] = _math_predicate(_name)
+
+
+def _builtin_float(fn: Any) -> CallHandler:
+    """A pure math function returning a float, called through the C-API so its result is CPython's own."""
+
+    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+        for v in args:
+            _number(v, f"{fn.__name__}()")
+        try:
+            result = fn(*actual)
+        except Exception as exc:
+            raise Abort(f"math.{fn.__name__}() raises {type(exc).__name__}") from None
+        if not isinstance(result, float):
+            raise Abort(f"math.{fn.__name__}() result is not a float")
+        return r.emit("_CALL_BUILTIN_FLOAT", tuple(args), operand=fn)
+
+    return handler
+
+
+for _name in _MATH_PURE_FLOAT:
+    if hasattr(math, _name) and getattr(math, _name) not in CALLS:
+        CALLS[getattr(math, _name)] = _builtin_float(getattr(math, _name))

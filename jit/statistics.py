@@ -1,0 +1,89 @@
+"""``jit.stats``: what the JIT did for one function, as plain data. Counters are cumulative."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit.function import JitFunction
+
+
+def stats_of(state: JitFunction) -> dict[str, Any]:
+    monitor = state.monitor
+    out: dict[str, Any] = {
+        "mode": state.mode,
+        "calls": state.calls,
+        "traces_compiled": 0,
+        "root_traces": 0,
+        "side_traces": 0,
+        "native_entries": 0,
+        "exits_to_interpreter": 0,
+        "aborts": {},
+        "aborts_total": 0,
+        "compile_ms": 0.0,
+        "compile_ms_per_trace": [],
+        "code_bytes": 0,
+        "trees": [],
+        "invalidated_trees": 0,
+        "limits_hit": {},
+        "blacklisted_loops": [],
+    }
+    if monitor is None:
+        return out
+    traces = monitor.traces
+    out["traces_compiled"] = len(traces)
+    out["root_traces"] = sum(1 for t in traces if t.trace.kind == "root")
+    out["side_traces"] = sum(1 for t in traces if t.trace.kind == "side")
+    out["native_entries"] = monitor.native_entries
+    out["exits_to_interpreter"] = monitor.exits_to_interpreter
+    out["aborts"] = dict(monitor.abort_reasons)
+    out["aborts_total"] = sum(monitor.abort_reasons.values())
+    out["compile_ms_per_trace"] = [round(t.module.compile_ms, 3) for t in traces]
+    out["compile_ms"] = round(sum(t.module.compile_ms for t in traces), 3)
+    out["code_bytes"] = sum(t.module.code_bytes for t in traces)
+    out["invalidated_trees"] = monitor.invalidated
+    out["limits_hit"] = dict(monitor.limits_hit)
+    out["blacklisted_loops"] = [s.loop.line for s in monitor.loops if s is not None and s.blacklisted]
+    code = monitor.code
+    for state_ in monitor.loops:
+        if state_ is None:
+            continue
+        for tree in state_.trees:
+            traces_info = []
+            for compiled in tree.traces():
+                counts = compiled.exit_counts()
+                exits = []
+                for exit, native_count in zip(compiled.exits, counts):
+                    exits.append(
+                        {
+                            "id": exit.id,
+                            "line": exit.line,
+                            "taken": native_count,
+                            "to_interpreter": exit.taken,
+                            "side_trace": exit.side.symbol if exit.side is not None else None,
+                        }
+                    )
+                info = {
+                    "symbol": compiled.symbol,
+                    "kind": compiled.trace.kind,
+                    "uops": len(compiled.trace.uops),
+                    "compile_ms": round(compiled.module.compile_ms, 3),
+                    "code_bytes": compiled.module.code_bytes,
+                    "exits": exits,
+                    "calls": [u.operand[0].symbol for u in compiled.trace.uops if u.name == "_CALL_TREE"],
+                    "links_to": compiled.trace.end_tree.symbol if compiled.trace.end == "tree" else None,
+                    "ends_with": compiled.trace.end,
+                }
+                traces_info.append(info)
+            out["trees"].append(
+                {
+                    "symbol": tree.symbol,
+                    "loop_line": tree.loop.line,
+                    "entry_kinds": {code.slot_names[s]: k.short for s, k in tree.entry_kinds.items()},
+                    "native_entries": tree.entries,
+                    "nested_calls": [c.symbol for c in tree.calls],
+                    "depth": tree.depth,
+                    "side_traces": len(tree.side_traces),
+                    "traces": traces_info,
+                }
+            )
+    return out

@@ -1,0 +1,150 @@
+"""The history of a recorded trace: SSA values, uop instances, and the snapshots that let a side exit rebuild
+the interpreter's exact state."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from jit.frontend.instructions import LoopInfo
+from jit.kinds import Kind
+from jit.uops import UOPS, VARIES, UopDef
+
+NO_CONST: Any = object()
+
+
+class Value:
+    """An SSA value of the trace, of a fixed kind; `const` is its Python value when known; `boxed` is the
+    object a number was unboxed from (moving the number on unchanged moves that very object, as CPython
+    does)."""
+
+    __slots__ = ("boxed", "const", "id", "kind")
+
+    def __init__(self, id: int, kind: Kind, const: Any = NO_CONST) -> None:
+        self.id = id
+        self.kind = kind
+        self.const = const
+        self.boxed: Value | None = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not NO_CONST
+
+    def __repr__(self) -> str:
+        return f"v{self.id}"
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """The tier-1 state at the start of instruction `pc`: the values of the slots the trace has touched and
+    the operand stack. A side exit writes these to the frame buffer and resumes the interpreter at pc."""
+
+    pc: int
+    slots: dict[int, Value]
+    stack: list[Value]
+
+
+@dataclasses.dataclass
+class ExitPoint:
+    """A guard's way out of the trace."""
+
+    snapshot: Snapshot
+    line: int
+    leaves_loop: bool = False  # failing it means the loop ends: it never grows a side trace
+    propagate: bool = False  # after a tree call: leave with the inner tree's own exit and state
+    # what a hot exit does: grow a "side" trace, "never" anything, or "invalidate" its tree (a hoisted guard
+    # that keeps failing means the tree was specialized on a global that changed for good)
+    when_hot: str = "side"
+    id: int = -1  # the function-wide exit number, given when the trace is compiled
+    # an exit whose state an inner tree already wrote to the buffer (it left its loop another way than
+    # the one recorded): it resumes at that inner exit, with what the outer trace knew updated by the inner's
+    prewritten: Any = None  # (inner exit id, pc, stack kinds, known kinds)
+
+
+class Uop:
+    __slots__ = ("alternatives", "args", "exit", "line", "op", "operand", "out", "pc")
+
+    def __init__(
+        self,
+        op: UopDef,
+        args: tuple[Value, ...],
+        out: Value | None,
+        operand: Any,
+        pc: int,
+        line: int,
+        exit: ExitPoint | None = None,
+    ) -> None:
+        self.op = op
+        self.args = args
+        self.out = out
+        self.operand = operand
+        self.pc = pc
+        self.line = line
+        self.exit = exit
+        self.alternatives: tuple[ExitPoint, ...] = ()  # _GUARD_TREE_EXIT: the inner tree's other loop exits
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+
+@dataclasses.dataclass
+class Trace:
+    """A recorded trace. A root trace starts at its loop's header and (normally) jumps back to it; a side
+    trace starts at a side exit of its tree and ends by tail-jumping into a tree's root."""
+
+    kind: str  # "root" or "side"
+    loop: LoopInfo
+    start_pc: int
+    entry_slots: dict[int, Value] = dataclasses.field(default_factory=dict)  # slot -> value read at the start
+    entry_stack: list[Value] = dataclasses.field(default_factory=list)  # side traces: the stack at the start
+    known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew
+    uops: list[Uop] = dataclasses.field(default_factory=list)
+    written: set[int] = dataclasses.field(default_factory=set)  # slots the trace assigns
+    end: str = ""  # "loop" (_JUMP_TO_TOP), "tree" (_JUMP_TO_TREE) or "exit" (_EXIT_TRACE)
+    end_snapshot: Snapshot | None = None
+    end_tree: Any = None  # the tree a "tree" end jumps into
+    hoisted: list[Uop] = dataclasses.field(default_factory=list)  # guards moved to the trace's entry
+    parent_exit: Any = None  # side traces: the runtime exit descriptor they hang from
+    next_value: int = 0
+    removed_uops: int = 0  # by the optimizer
+
+    def new_value(self, kind: Kind, const: Any = NO_CONST) -> Value:
+        value = Value(self.next_value, kind, const)
+        self.next_value += 1
+        return value
+
+    def emit(
+        self,
+        name: str,
+        args: tuple[Value, ...] = (),
+        *,
+        kind: Kind | None = None,
+        operand: Any = None,
+        pc: int,
+        line: int,
+        exit: ExitPoint | None = None,
+        const: Any = NO_CONST,
+    ) -> Value | None:
+        op = UOPS[name]
+        out = None
+        if op.output is not None:
+            out_kind = kind if op.output == VARIES else op.output
+            assert isinstance(out_kind, Kind), f"{name} needs an output kind"
+            out = self.new_value(out_kind, const)
+        assert (exit is not None) == op.is_guard, f"{name}: guard without exit or exit without guard"
+        self.uops.append(Uop(op, args, out, operand, pc, line, exit))
+        return out
+
+    @property
+    def entry_kinds(self) -> dict[int, Kind]:
+        """The entry type map: the kind of every slot the trace reads before writing it."""
+        return {slot: value.kind for slot, value in sorted(self.entry_slots.items())}
+
+    def exits(self) -> list[ExitPoint]:
+        out = [u.exit for u in self.hoisted if u.exit is not None]
+        for uop in self.uops:
+            if uop.exit is not None:
+                out.append(uop.exit)
+            out.extend(uop.alternatives)
+        return out

@@ -1,0 +1,81 @@
+"""Side exits as the runtime knows them: one descriptor per guard of every compiled trace of a function,
+numbered function-wide (the number is what native code returns).
+
+A descriptor says where the interpreter resumes (pc, stack depth), what the trace knew there about the kinds
+of the buffer's slots (a side trace recorded from the exit starts from that knowledge), how often the exit
+was taken, and what it links to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from jit.kinds import Kind
+from jit.trace import ExitPoint, Trace
+
+if TYPE_CHECKING:
+    from runtime.trees import CompiledTrace, Tree
+
+
+@dataclasses.dataclass(eq=False)
+class ExitDescriptor:
+    id: int
+    pc: int
+    line: int
+    stack_kinds: list[Kind]
+    known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
+    leaves_loop: bool
+    when_hot: str  # "side", "never" or "invalidate"
+    propagate: bool
+    tree: Tree | None = None
+    trace: CompiledTrace | None = None
+    index: int = 0  # position in its trace (its counter, its link pointer)
+    taken: int = 0  # returns to the interpreter through this exit
+    aborts: int = 0  # failed recordings of a side trace from it
+    blacklisted: bool = False
+    side: CompiledTrace | None = None  # the side trace linked to it
+    retry_at: int = 0  # `taken` count at which recording may be tried again
+
+    def is_loop_exit_of(self, tree: Any) -> bool:
+        """Is this the normal end of tree's loop (its root trace's loop condition failing)?"""
+        return self.leaves_loop and self.tree is tree and self.trace is tree.root
+
+    def can_grow(self) -> bool:
+        return self.when_hot == "side" and not self.leaves_loop and not self.propagate and not self.blacklisted
+
+
+def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
+    if point.prewritten is not None:
+        _, pc, stack_kinds, known_kinds = point.prewritten
+        return ExitDescriptor(
+            id=number,
+            pc=pc,
+            line=point.line,
+            stack_kinds=list(stack_kinds),
+            known_kinds=dict(known_kinds),
+            leaves_loop=False,
+            when_hot=point.when_hot,
+            propagate=False,
+        )
+    snapshot = point.snapshot
+    known = dict(trace.known_kinds)
+    known.update({slot: v.kind for slot, v in trace.entry_slots.items()})
+    for slot in trace.written:
+        value = snapshot.slots.get(slot)
+        if value is None and trace.kind == "root":
+            value = trace.entry_slots.get(slot)
+        if value is not None:
+            known[slot] = value.kind
+        elif trace.kind == "root":
+            known.pop(slot, None)  # written later in the iteration: which value it holds depends
+    return ExitDescriptor(
+        id=number,
+        pc=snapshot.pc,
+        line=point.line,
+        stack_kinds=[v.kind for v in snapshot.stack],
+        known_kinds=known,
+        leaves_loop=point.leaves_loop,
+        when_hot=point.when_hot,
+        propagate=point.propagate,
+    )

@@ -1,0 +1,130 @@
+"""Trace trees: a loop header's compiled root traces (one per entry type map), the side traces hanging from
+their exits, and the calls between trees of nested loops.
+
+A tree is entered through its root's function; its side traces are reached only from its exit stubs (through
+the per-exit link pointers patched here) and end by tail-jumping into a root. An outer tree calls an inner
+tree's root directly (linked by symbol). Invalidating a tree invalidates every tree that calls it or jumps
+into it, so no live tree ever runs stale code; invalidated code is freed once no native code of the function
+is running.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from typing import Any
+
+from codegen.engine import CompiledModule
+from jit.frontend.instructions import LoopInfo
+from jit.kinds import Kind
+from jit.trace import Trace
+from runtime.exits import ExitDescriptor
+
+NATIVE_FUNCTION = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+
+
+@dataclasses.dataclass(eq=False)
+class CompiledTrace:
+    trace: Trace
+    symbol: str
+    module: CompiledModule
+    ir: str  # as generated
+    exits: list[ExitDescriptor]
+    link_addresses: dict[int, int]  # exit index -> address of its link pointer
+    keepalive: list[Any]
+    tree: Tree | None = None
+    parent: ExitDescriptor | None = None  # side traces: the exit they hang from
+
+    @property
+    def address(self) -> int:
+        return self.module.addresses[self.symbol]
+
+    def exit_counts(self) -> list[int]:
+        """How often each exit was taken in native code (including jumps into linked side traces)."""
+        counts = self.module.addresses.get(f"{self.symbol}_counts")
+        if counts is None or not self.exits:
+            return []
+        return list((ctypes.c_int64 * len(self.exits)).from_address(counts))
+
+    def link(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
+        """Patch exit's stub so that it jumps straight into target."""
+        ctypes.c_void_p.from_address(self.link_addresses[exit.index]).value = target.address
+
+
+class Tree:
+    def __init__(self, loop: LoopInfo, root: CompiledTrace, depth: int, calls: list[Tree]) -> None:
+        self.loop = loop
+        self.root = root
+        self.entry_kinds: dict[int, Kind] = root.trace.entry_kinds
+        self.entry_items = tuple((slot, int(kind)) for slot, kind in self.entry_kinds.items())
+        self.symbol = root.symbol
+        self.library = root.module.library
+        self.function = NATIVE_FUNCTION(root.address)
+        self.side_traces: list[CompiledTrace] = []
+        self.depth = depth  # 1 + the deepest tree it calls
+        self.calls = calls
+        self.callers: list[Tree] = []
+        self.jumpers: list[Tree] = []  # trees with a trace that tail-jumps into this one
+        self.valid = True
+        self.entries = 0  # from the interpreter
+        self.side_writes: set[int] = set()  # slots side traces assign
+        for tree in calls:
+            tree.callers.append(self)
+        root.tree = self
+
+    def matches(self, tags: bytes) -> bool:
+        return all(tags[slot] == kind for slot, kind in self.entry_items)
+
+    def traces(self) -> list[CompiledTrace]:
+        return [self.root, *self.side_traces]
+
+    def writes_at(self, exit: ExitDescriptor) -> dict[int, tuple[Kind | None, bool]]:
+        """The slots the tree may have changed in the buffer when it leaves through exit (one of its root's
+        loop exits): slot -> (kind, certain). Slots a root assigns late in an iteration, or only a side
+        trace assigns, are uncertain: a caller checks their tags."""
+        root = self.root.trace
+        point = next(p for p in root.exits() if p.id == exit.id)
+        out: dict[int, tuple[Kind | None, bool]] = {}
+        for slot in sorted(root.written):
+            value = point.snapshot.slots.get(slot) or root.entry_slots.get(slot)
+            out[slot] = (value.kind, True) if value is not None else (None, False)
+        for slot in sorted(self.side_writes - root.written):
+            out[slot] = (None, False)
+        return out
+
+    def loop_exits(self) -> list[ExitDescriptor]:
+        """The root's exits that end the loop normally (a range or iterator running out, a while condition
+        turning false)."""
+        return [e for e in self.root.exits if e.leaves_loop]
+
+    def add_side_trace(self, side: CompiledTrace) -> bool:
+        """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's
+        callers, which reload what the tree may change, are then out of date)."""
+        self.side_traces.append(side)
+        side.tree = self
+        new = side.trace.written - self.root.trace.written - self.side_writes
+        self.side_writes |= side.trace.written
+        return bool(new)
+
+    def code_bytes(self) -> int:
+        return sum(t.module.code_bytes for t in self.traces())
+
+
+class LoopState:
+    """What the JIT knows about one loop header of a function."""
+
+    def __init__(self, loop: LoopInfo, threshold: int) -> None:
+        self.loop = loop
+        self.trees: list[Tree] = []
+        self.recording = False
+        self.aborts = 0
+        self.blacklisted = False
+        self.cooldown = 0  # header visits to let pass before the next recording attempt
+        self.made = 0  # trees ever compiled here (invalidated ones included)
+        self.threshold = threshold
+
+    def tree_for(self, tags: bytes) -> Tree | None:
+        for tree in self.trees:
+            if tree.matches(tags):
+                return tree
+        return None

@@ -1,0 +1,657 @@
+"""Random small numeric Python functions, for differential testing (and fuzzing) of tracejit.
+
+``programs()`` is a hypothesis strategy of ``Program``: the source of one function
+
+    def f(a, b, x, y, data):
+
+with int parameters ``a``, ``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or
+floats. ``arguments()`` draws matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan,
+inf, tiny floats...). The body uses assignments, augmented assignments (also to ``data[...]``),
+``if``/``elif``/``else``, ``for`` over ``range`` (constant or variable bounds, negative steps, zero trips,
+``else``), bounded ``while`` loops, ``break``/``continue``, loops nested up to three deep, early returns, and
+expressions mixing ints and floats: arithmetic, bitwise operators, (chained) comparisons, ``and``/``or``/``not``,
+conditional expressions, ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads
+of ``data``. The function ends with ``return (v1, v2, ...)``.
+
+Every program is valid, deterministic and cheap to run, by construction:
+
+* static types: each local is either "int" (always holds an int or bool) or "num" (int, bool or float), so
+  int-only operations (``&``, ``<<``, ``range`` bounds, indices) get ints; exceptions can still happen
+  (division by zero, ``math.sqrt(-1)``, overflow, negative shift counts, ``int(nan)``...) and are compared;
+* every loop has a trip count bounded at generation time (``range`` bounds are constants or ``e % K``; each
+  ``while`` loop has its own counter, stepped first thing in its body, that no other statement writes), and
+  the product of the bounds of nested loops stays under ``LOOP_BUDGET``;
+* no value can grow exponentially in size across iterations: inside loops, operators that multiply bit
+  lengths (``*``, ``**``, ``<<``) only take small constants, or the whole right-hand side is reduced
+  ``% M`` / ``& M``; ``**`` exponents and shift counts are small constants.
+
+The generator draws all its choices through hypothesis (leaves and simple forms first), so failing programs
+shrink to short, readable ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+
+PARAMS = ("a", "b", "x", "y", "data")
+INT_PARAMS = ("a", "b")
+NUM_PARAMS = ("x", "y")
+INT_LOCALS = ("n", "m")
+NUM_LOCALS = ("s", "t")
+LOOP_VARS = ("i", "j", "k")
+ITEM_VARS = ("vi", "vj", "vk")  # `for vi in data`
+MAYBE_UNBOUND = "u"  # a local with no initial value (reading it may raise UnboundLocalError)
+COMP_VAR = "c"  # comprehension variable
+PRELUDE = """\
+LIMIT = {limit}
+SCALE = {scale}
+
+
+def h(p, q):
+    return p - q if p > q else q - p
+
+
+"""
+DATA_MAX = 6  # longest `data` list arguments() draws
+LOOP_BUDGET = 400  # product of the trip-count bounds of nested loops
+MAX_TRIPS = 30  # trip-count bound of one loop
+MAX_NEST = 4  # nesting of compound statements (if/for/while)
+
+INT_CONSTS = (
+    0, 1, 2, 3, -1, 5, 7, 10, -3, 100, 255, 65537, 2**31 - 1, 2**32, 2**53 + 1,
+    2**62, 2**63 - 1, -(2**63), 2**64 + 3,
+)  # fmt: skip
+FLOAT_CONSTS = (
+    "0.5", "1.0", "0.0", "-0.0", "2.5", "-1.5", "0.1", "3.25", "1e-300", "1e300", "1e16", "9007199254740993.0",
+    "math.inf", "-math.inf", "math.nan", "4.611686018427388e18", "9.223372036854776e18",
+)  # fmt: skip
+MASKS = ("% 1000003", "% 2**64", "& 0xFFFFFFFF", "& (2**64 - 1)", "% 2**63", "% 97")
+FLOAT_MASKS = ("% 1000003", "% 2**64", "% 2**63", "% 97", "% 1.5")
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    source: str
+    name: str = "f"
+
+    def __repr__(self) -> str:  # hypothesis prints the falsifying example with this
+        return f"Program(source='''\n{self.source}''')"
+
+
+@dataclasses.dataclass(frozen=True)
+class E:
+    """A generated expression: its text, and whether it needs no parentheses as an operand."""
+
+    text: str
+    atom: bool = False
+
+    def p(self) -> str:
+        return self.text if self.atom else f"({self.text})"
+
+
+def _atom(text: str) -> E:
+    return E(text, True)
+
+
+def _const(value: Any) -> E:
+    text = str(value)
+    return E(text, not text.startswith("-"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    int_read: tuple[str, ...]
+    int_write: tuple[str, ...]
+    num_read: tuple[str, ...]  # besides int_read
+    num_write: tuple[str, ...]
+    loops: int = 0  # enclosing loops
+    budget: int = LOOP_BUDGET  # the product of trip bounds allowed for loops in here
+    nest: int = 0  # enclosing compound statements
+    in_loop: bool = False
+
+    def inner(self, **changes: Any) -> Scope:
+        return dataclasses.replace(self, nest=self.nest + 1, **changes)
+
+
+class _Gen:
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        self.draw = draw
+        self.counters = 0
+        self.use_unbound = False  # whether the program reads and writes MAYBE_UNBOUND
+
+    # --- choices -----------------------------------------------------------------------------------------
+    def int_(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def one(self, seq: Any) -> Any:
+        return self.draw(st.sampled_from(seq))
+
+    def flag(self, percent: int) -> bool:
+        return self.int_(0, 99) >= 100 - percent  # shrinks to False
+
+    def pick(self, *options: tuple[int, str]) -> str:
+        """One of the names, with weights; 0-weight options are left out; shrinks towards the first."""
+        options = tuple((w, v) for w, v in options if w > 0)
+        r = self.int_(0, sum(w for w, _ in options) - 1)
+        for w, v in options:
+            if r < w:
+                return v
+            r -= w
+        raise AssertionError
+
+    # --- expressions -------------------------------------------------------------------------------------
+    def int_leaf(self, sc: Scope) -> E:
+        kind = self.pick((12, "var"), (6, "const"), (2, "len"), (1, "global"))
+        if kind == "var":
+            return _atom(self.one(sc.int_read))
+        if kind == "const":
+            return _const(self.one(INT_CONSTS))
+        if kind == "global":
+            return _atom("LIMIT")
+        return _atom("len(data)")
+
+    def num_leaf(self, sc: Scope) -> E:
+        kind = self.pick(
+            (10, "var"), (6, "int"), (4, "const"), (2, "data"), (1, "global"), (1 if self.use_unbound else 0, "unbound")
+        )
+        if kind == "var":
+            return _atom(self.one(sc.num_read))
+        if kind == "int":
+            return self.int_leaf(sc)
+        if kind == "const":
+            return _const(self.one(FLOAT_CONSTS))
+        if kind == "global":
+            return _atom("SCALE")
+        if kind == "unbound":
+            return _atom(MAYBE_UNBOUND)
+        return self.data_read(sc, 0)
+
+    def data_index(self, sc: Scope, depth: int) -> str:
+        kind = self.pick((4, "mod"), (1, "const"), (1, "neg"))
+        if kind == "mod":
+            return f"{self.int_expr(sc, depth).p()} % len(data)"
+        if kind == "const":
+            return self.one(("0", "-1"))
+        return f"-1 - {self.int_expr(sc, depth).p()} % len(data)"
+
+    def data_read(self, sc: Scope, depth: int) -> E:
+        return _atom(f"data[{self.data_index(sc, max(depth - 1, 0))}]")
+
+    def small_const(self) -> E:
+        return _const(self.one((2, 3, -1, 5, 0.5, -2.5, 1.5)))
+
+    def divisor(self, sc: Scope, depth: int, growth: bool, num: bool) -> E:
+        kind = self.pick((2, "expr"), (4, "const"), (3, "or"))
+        expr = self.num_expr if num else self.int_expr
+        if kind == "expr":
+            return expr(sc, depth - 1, growth)
+        if kind == "const":
+            return _const(self.one((3, 2, 7, -5, 1000, 2**32) + ((0.5, -2.5) if num else ())))
+        return E(f"{expr(sc, depth - 1, growth).p()} or {self.one((1, 3, -7))}")
+
+    def shift_count(self, sc: Scope, depth: int, growth: bool) -> E:
+        kind = self.pick((12, "const"), (7, "mod"), (1, "negative"))
+        if kind == "const":
+            return _const(self.int_(0, 70 if growth else 3))
+        if kind == "mod":
+            return E(f"{self.int_expr(sc, depth - 1, growth).p()} % {64 if growth else 4}")
+        return _const(-1)
+
+    def int_expr(self, sc: Scope, depth: int, growth: bool = True) -> E:
+        """An expression whose value is an int (or bool) whenever it evaluates."""
+        if depth <= 0:
+            return self.int_leaf(sc)
+        kind = self.pick(
+            (5, "leaf"), (8, "binop"), (2, "unary"), (3, "call"), (3, "convert"), (1, "ifexp"),
+            (1, "compare"), (1, "boolop"), (1, "data"), (2, "shift"), (1 if growth else 0, "pow"),
+        )  # fmt: skip
+        d = depth - 1
+        if kind == "leaf":
+            return self.int_leaf(sc)
+        if kind == "binop":
+            op = self.one(("+", "-", "*", "//", "%", "&", "|", "^", ">>"))
+            left = self.int_expr(sc, d, growth)
+            if op in ("//", "%"):
+                right = self.divisor(sc, depth, growth, num=False)
+            elif op == ">>" and not self.flag(20):
+                right = self.shift_count(sc, depth, growth=True)
+            elif op == "*" and not growth:
+                right = _const(self.one((2, 3, -1, 5, 0)))
+            else:
+                right = self.int_expr(sc, d, growth)
+            return E(f"{left.p()} {op} {right.p()}")
+        if kind == "unary":
+            return E(f"{self.one(('-', '~', '+'))}{self.int_expr(sc, d, growth).p()}")
+        if kind == "call":
+            fn = self.one(("abs", "min", "max", "min3", "h"))
+            if fn == "abs":
+                return _atom(f"abs({self.int_expr(sc, d, growth).text})")
+            n = 3 if fn == "min3" else 2
+            items = ", ".join(self.int_expr(sc, d, growth).text for _ in range(n))
+            return _atom(f"{fn[:3]}({items})")
+        if kind == "convert":
+            fn = self.one(("int", "round", "math.floor", "math.ceil", "math.trunc", "len"))
+            if fn == "len":
+                return _atom("len(data)")
+            return _atom(f"{fn}({self.num_expr(sc, d, growth).text})")
+        if kind == "ifexp":
+            body, test, orelse = self.int_expr(sc, d, growth), self.cond(sc, d), self.int_expr(sc, d, growth)
+            return E(f"{body.p()} if {test.p()} else {orelse.p()}")
+        if kind == "compare":
+            return self.compare(sc, d) if self.flag(80) else E(f"not {self.num_expr(sc, d, growth).p()}")
+        if kind == "boolop":
+            op = self.one(("and", "or"))
+            return E(f"{self.int_expr(sc, d, growth).p()} {op} {self.int_expr(sc, d, growth).p()}")
+        if kind == "data":
+            return _atom(f"int({self.data_read(sc, d).text})")
+        if kind == "shift":
+            left = self.int_expr(sc, d, growth)
+            return E(f"{left.p()} << {self.shift_count(sc, depth, growth).p()}")
+        assert kind == "pow"
+        return E(f"{self.int_expr(sc, d, growth).p()} ** {self.int_(0, 3)}")
+
+    def num_expr(self, sc: Scope, depth: int, growth: bool = True) -> E:
+        """An expression whose value is an int, bool or float whenever it evaluates."""
+        if depth <= 0:
+            return self.num_leaf(sc)
+        kind = self.pick(
+            (5, "leaf"), (8, "binop"), (3, "int"), (1, "unary"), (3, "call"), (2, "math"), (1, "ifexp"),
+            (1, "boolop"), (1, "data"), (1, "sqrtabs"), (1, "comprehension"), (1, "helper"),
+            (1 if growth else 0, "pow"),
+        )  # fmt: skip
+        d = depth - 1
+        if kind == "leaf":
+            return self.num_leaf(sc)
+        if kind == "binop":
+            op = self.one(("+", "-", "*", "/", "//", "%"))
+            left = self.num_expr(sc, d, growth)
+            if op in ("/", "//", "%"):
+                right = self.divisor(sc, depth, growth, num=True)
+            elif op == "*" and not growth:
+                right = self.small_const()
+            else:
+                right = self.num_expr(sc, d, growth)
+            return E(f"{left.p()} {op} {right.p()}")
+        if kind == "int":
+            return self.int_expr(sc, depth, growth)
+        if kind == "unary":
+            return E(f"-{self.num_expr(sc, d, growth).p()}")
+        if kind == "call":
+            fn = self.one(("abs", "float", "min", "max", "round"))
+            if fn in ("abs", "float"):
+                return _atom(f"{fn}({self.num_expr(sc, d, growth).text})")
+            if fn == "round":
+                return _atom(f"round({self.num_expr(sc, d, growth).text}, {self.int_(-2, 3)})")
+            return _atom(f"{fn}({self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text})")
+        if kind == "math":
+            fn = self.one(("sqrt", "floor", "fabs", "exp", "log", "sin", "hypot", "copysign", "fmod"))
+            if fn in ("hypot", "copysign", "fmod"):
+                args = f"{self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text}"
+            else:
+                args = self.num_expr(sc, d, growth).text
+            return _atom(f"math.{fn}({args})")
+        if kind == "ifexp":
+            body, test, orelse = self.num_expr(sc, d, growth), self.cond(sc, d), self.num_expr(sc, d, growth)
+            return E(f"{body.p()} if {test.p()} else {orelse.p()}")
+        if kind == "boolop":
+            op = self.one(("and", "or"))
+            return E(f"{self.num_expr(sc, d, growth).p()} {op} {self.num_expr(sc, d, growth).p()}")
+        if kind == "data":
+            return self.data_read(sc, d)
+        if kind == "sqrtabs":
+            return E(f"abs({self.num_expr(sc, d, growth).text}) ** 0.5")
+        if kind == "comprehension":
+            return self.comprehension(sc, d, growth)
+        if kind == "helper":
+            return _atom(f"h({self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text})")
+        assert kind == "pow"
+        exponent = self.one(("2", "3", "-1", "0", "(-2)", "0.5"))
+        return E(f"{self.num_expr(sc, d, growth).p()} ** {exponent}")
+
+    def comprehension(self, sc: Scope, depth: int, growth: bool) -> E:
+        """sum/max/len of a list comprehension over data or a short range."""
+        kind = self.pick((3, "sum"), (2, "range"), (1, "count"), (1, "max"))
+        if kind == "range":
+            inner = dataclasses.replace(sc, int_read=(*sc.int_read, COMP_VAR))
+            source = f"range({self.int_(0, 8)})"
+        else:
+            inner = dataclasses.replace(sc, num_read=(*sc.num_read, COMP_VAR))
+            source = "data"
+        if kind == "count":
+            return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).text}])")
+        elt = self.num_expr(inner, depth, growth).text
+        test = f" if {self.cond(inner, depth).text}" if self.flag(30) else ""
+        fn = "max" if kind == "max" else "sum"
+        return _atom(f"{fn}([{elt} for {COMP_VAR} in {source}{test}])")
+
+    def compare(self, sc: Scope, depth: int) -> E:
+        ops = ("<", "<=", ">", ">=", "==", "!=")
+        kind = self.pick((4, "simple"), (2, "chained"), (1, "parity"), (1, "in"))
+        if kind == "simple":
+            return E(f"{self.num_expr(sc, depth).p()} {self.one(ops)} {self.num_expr(sc, depth).p()}")
+        if kind == "chained":
+            parts = [self.num_expr(sc, depth).p()]
+            for _ in range(self.int_(2, 3)):
+                parts += [self.one(ops), self.num_expr(sc, depth).p()]
+            return E(" ".join(parts))
+        if kind == "parity":
+            return E(f"{self.int_expr(sc, depth).p()} % {self.one((2, 3))} == {self.one((0, 1))}")
+        return E(f"{self.num_expr(sc, depth).p()} {self.one(('in', 'not in'))} data")
+
+    def cond(self, sc: Scope, depth: int) -> E:
+        """A test for if/while/ifexp."""
+        if depth <= 0:
+            return self.compare(sc, 0)
+        kind = self.pick((6, "compare"), (2, "boolop"), (1, "not"), (1, "truth"))
+        if kind == "compare":
+            return self.compare(sc, depth - 1)
+        if kind == "boolop":
+            op = self.one(("and", "or"))
+            items = [self.cond(sc, depth - 1).p() for _ in range(self.int_(2, 3))]
+            return E(f" {op} ".join(items))
+        if kind == "not":
+            return E(f"not {self.cond(sc, depth - 1).p()}")
+        return self.num_expr(sc, depth - 1)
+
+    # --- statements --------------------------------------------------------------------------------------
+    def block(self, sc: Scope, lo: int, hi: int) -> list[str]:
+        lines: list[str] = []
+        for _ in range(self.int_(lo, hi)):
+            lines += self.stmt(sc)
+        return lines or ["pass"]
+
+    def exit_stmt(self, sc: Scope) -> str:
+        kind = self.pick((2 if sc.in_loop else 0, "break"), (2 if sc.in_loop else 0, "continue"), (1, "return"))
+        if kind == "return":
+            return self.return_stmt(sc)
+        return kind
+
+    def return_stmt(self, sc: Scope) -> str:
+        if self.flag(30):
+            return f"return {self.num_expr(sc, 1).text}"
+        names = sorted(set(self.draw(st.lists(st.sampled_from(sc.int_read + sc.num_read), min_size=1, max_size=4))))
+        return f"return ({', '.join(names)},)" if len(names) == 1 else f"return ({', '.join(names)})"
+
+    def stmt(self, sc: Scope) -> list[str]:
+        compound = sc.nest < MAX_NEST
+        loops = compound and sc.budget >= 2 and sc.loops < 3
+        kind = self.pick(
+            (6, "assign"), (4, "augassign"), (3 if compound else 0, "if"), (3 if loops else 0, "for"),
+            (2 if loops else 0, "while"), (1, "store"), (1 if sc.in_loop else 0, "exit"), (1, "return"),
+            (1, "tuple"), (1, "chain"),
+        )  # fmt: skip
+        if kind == "chain" and self.use_unbound and self.flag(15):
+            kind = "del"
+        return getattr(self, f"stmt_{kind}")(sc)
+
+    def rhs(self, sc: Scope, is_int: bool, depth: int | None = None) -> str:
+        """The value of an assignment; inside loops, growing operators only under a mask."""
+        expr = self.int_expr if is_int else self.num_expr
+        if depth is None:
+            depth = self.int_(1, 3)
+        if not sc.in_loop:
+            return expr(sc, depth).text
+        if self.flag(70):
+            return expr(sc, depth, growth=False).text
+        mask = self.one(MASKS if is_int else FLOAT_MASKS)
+        return f"({expr(sc, depth).text}) {mask}"
+
+    def stmt_assign(self, sc: Scope) -> list[str]:
+        is_int = self.flag(50)
+        target = self.one(sc.int_write if is_int else sc.num_write)
+        return [f"{target} = {self.rhs(sc, is_int)}"]
+
+    def stmt_tuple(self, sc: Scope) -> list[str]:
+        kind = self.pick((2, "swap"), (2, "general"), (1, "divmod"), (1, "list"))
+        if kind == "swap":
+            names = self.one((sc.int_write, sc.num_write))
+            n = self.int_(2, 3)
+            targets = self.draw(st.lists(st.sampled_from(names), min_size=n, max_size=n, unique=True))
+            values = targets[1:] + targets[:1]
+            return [f"{', '.join(targets)} = {', '.join(values)}"]
+        if kind == "divmod":
+            is_int = self.flag(50)
+            write = sc.int_write if is_int else sc.num_write
+            args = f"{self.rhs(sc, is_int, 1)}, {self.divisor(sc, 1, not sc.in_loop, num=not is_int).text}"
+            return [f"{self.one(write)}, {self.one(write)} = divmod({args})"]
+        n = self.int_(2, 3)
+        targets, values = [], []
+        for _ in range(n):
+            is_int = self.flag(50)
+            targets.append(self.one(sc.int_write if is_int else sc.num_write))
+            values.append(self.rhs(sc, is_int, self.int_(0, 2)))
+        if kind == "list":
+            return [f"{', '.join(targets)} = [{', '.join(values)}]"]
+        return [f"{', '.join(targets)} = {', '.join(values)}"]
+
+    def stmt_chain(self, sc: Scope) -> list[str]:
+        is_int = self.flag(50)
+        targets = [self.one(sc.int_write if is_int else sc.num_write) for _ in range(self.int_(2, 3))]
+        if not is_int and self.flag(20):
+            targets[-1] = f"data[{self.data_index(sc, 1)}]"
+        return [f"{' = '.join(targets)} = {self.rhs(sc, is_int)}"]
+
+    def stmt_del(self, sc: Scope) -> list[str]:
+        return [f"del {MAYBE_UNBOUND}"]
+
+    def aug(self, sc: Scope, target: str, is_int: bool) -> str:
+        ops = (
+            ("+", "-", "*", "//", "%", "&", "|", "^", ">>", "<<", "**")
+            if is_int
+            else ("+", "-", "*", "/", "//", "%", "**")
+        )
+        op = self.one(ops)
+        depth = self.int_(0, 2)
+        growth = not sc.in_loop
+        expr = self.int_expr if is_int else self.num_expr
+        if op == "**":
+            if sc.in_loop:  # v **= 2 would square v's size on every iteration
+                value = self.one(("1", "0"))
+            else:
+                value = self.one(("2", "3", "0") if is_int else ("2", "3", "0", "-1", "0.5"))
+        elif op == "*" and sc.in_loop:
+            value = self.small_const().text if not is_int else str(self.one((2, 3, -1, 5, 0)))
+        elif op == "<<" or (op == ">>" and not self.flag(20)):
+            value = self.shift_count(sc, depth, growth or op == ">>").text
+        elif op in ("//", "%", "/"):
+            value = self.divisor(sc, depth + 1, growth, num=not is_int).text
+        else:
+            value = expr(sc, depth, growth).text
+        return f"{target} {op}= {value}"
+
+    def stmt_augassign(self, sc: Scope) -> list[str]:
+        is_int = self.flag(50)
+        return [self.aug(sc, self.one(sc.int_write if is_int else sc.num_write), is_int)]
+
+    def stmt_store(self, sc: Scope) -> list[str]:
+        target = f"data[{self.data_index(sc, 1)}]"
+        if self.flag(50):
+            return [self.aug(sc, target, is_int=False)]
+        return [f"{target} = {self.rhs(sc, is_int=False)}"]
+
+    def stmt_return(self, sc: Scope) -> list[str]:
+        return [f"if {self.cond(sc, 2).text}:", "    " + self.return_stmt(sc)]
+
+    def stmt_exit(self, sc: Scope) -> list[str]:
+        return [f"if {self.cond(sc, 2).text}:", "    " + self.exit_stmt(sc)]
+
+    def body(self, sc: Scope, lo: int = 1, hi: int = 4) -> list[str]:
+        """An indented block, in an if it may end with break/continue/return."""
+        lines = self.block(sc, lo, hi)
+        return ["    " + line for line in lines]
+
+    def if_body(self, sc: Scope) -> list[str]:
+        lines = self.block(sc, 1, 3)
+        if self.flag(15):
+            lines.append(self.exit_stmt(sc))
+        return ["    " + line for line in lines]
+
+    def stmt_if(self, sc: Scope) -> list[str]:
+        inner = sc.inner()
+        lines = [f"if {self.cond(sc, 2).text}:", *self.if_body(inner)]
+        for _ in range(self.int_(0, 2)):
+            lines += [f"elif {self.cond(sc, 2).text}:", *self.if_body(inner)]
+        if self.flag(40):
+            lines += ["else:", *self.if_body(inner)]
+        return lines
+
+    def loop_scope(self, sc: Scope, trips: int, var: str | None = None, counter: str | None = None) -> Scope:
+        int_read = sc.int_read + tuple(v for v in (var, counter) if v and v not in sc.int_read)
+        int_write = sc.int_write + ((var,) if var and var not in sc.int_write else ())
+        return sc.inner(
+            int_read=int_read,
+            int_write=int_write,
+            loops=sc.loops + 1,
+            budget=sc.budget // max(trips, 1),
+            in_loop=True,
+        )
+
+    def loop_else(self, sc: Scope) -> list[str]:
+        if not self.flag(15):
+            return []
+        return ["else:", *self.body(sc.inner(), 1, 2)]
+
+    def trips(self, sc: Scope) -> int:
+        """A bound on a new loop's trip count; shrinks towards 5, enough iterations to make the loop hot."""
+        cap = min(MAX_TRIPS, sc.budget)
+        mid = min(5, cap)
+        return mid + self.int_(1 - mid, cap - mid)
+
+    def up_to(self, k: int, lo: int) -> int:
+        """A number in [lo, k], shrinking towards k."""
+        return k - self.int_(0, k - lo)
+
+    def range_args(self, sc: Scope, k: int) -> str:
+        """Arguments of a range with at most k items."""
+        kind = self.pick(
+            (8, "stop"), (6, "start_stop"), (6, "step"), (6, "mod"), (4, "mod_start"), (4, "down"),
+            (2 if k >= DATA_MAX else 0, "len"), (1, "var_step"), (2, "big"), (3, "offset"),
+        )  # fmt: skip
+        if kind == "stop":
+            return str(self.up_to(k, -1))
+        if kind == "start_stop":
+            start = self.int_(-5, 5)
+            return f"{start}, {start + self.up_to(k, -2)}"
+        if kind == "step":
+            step = self.one((2, -1, 3, -2, 1, -3))
+            start = self.int_(-5, 5)
+            stop = start + step * self.up_to(k, -2)
+            return f"{start}, {stop}, {step}"
+        if kind == "mod":
+            return f"{self.int_expr(sc, 1).p()} % {self.int_(1, k)}"
+        if kind == "mod_start":
+            m = self.int_(1, max(k // 2, 1))
+            return f"{self.int_expr(sc, 1).p()} % {m}, {self.int_(0, k - m + 1)}"
+        if kind == "down":
+            m = self.int_(1, max(k // 2, 1))
+            return f"{self.int_(0, k - m)}, -({self.int_expr(sc, 1).p()} % {m}), -1"
+        if kind == "len":
+            return "len(data)"
+        if kind == "big":  # a few iterations around the edges of machine integers
+            base = self.one(("2**63", "2**62", "-(2**63)", "2**64", "2**31", "2**53"))
+            step = self.one((1, -1, 2))
+            start = self.int_(-3, 3)
+            stop = start + step * self.up_to(k, -1)
+
+            def at(offset: int) -> str:
+                return f"{base} {'-' if offset < 0 else '+'} {abs(offset)}" if offset else base
+
+            return f"{at(start)}, {at(stop)}" + (f", {step}" if step != 1 else "")
+        if kind == "offset":  # from a variable: its value can be anything
+            v = self.one(sc.int_read)
+            t = self.up_to(k, 0)
+            return self.one((f"{v}, {v} + {t}", f"{v}, {v} - {t}, -1"))
+        # a step of -1, 0 (ValueError) or 1
+        return f"-3, {self.int_(-3, k - 3)}, {self.int_expr(sc, 1).p()} % 3 - 1"
+
+    def stmt_for(self, sc: Scope) -> list[str]:
+        var = LOOP_VARS[sc.loops]
+        if sc.budget >= DATA_MAX and self.flag(25):
+            item = ITEM_VARS[sc.loops]
+            inner = self.loop_scope(sc, DATA_MAX, var=var)
+            inner = dataclasses.replace(inner, num_read=(*inner.num_read, item), num_write=(*inner.num_write, item))
+            head = self.one((f"{item} in data", f"{var}, {item} in enumerate(data)", f"{item} in data[::-1]"))
+            return [f"for {head}:", *self.body(inner)] + self.loop_else(sc)
+        k = self.trips(sc)
+        inner = self.loop_scope(sc, k, var=var)
+        lines = [f"for {var} in range({self.range_args(sc, k)}):", *self.body(inner)]
+        return lines + self.loop_else(sc)
+
+    def stmt_while(self, sc: Scope) -> list[str]:
+        k = self.trips(sc)
+        w = f"w{self.counters}"
+        self.counters += 1
+        inner = self.loop_scope(sc, k, counter=w)
+        kind = self.pick((3, "up"), (2, "down"), (1, "true"), (1, "from"))
+        extra = f" and {self.cond(inner, 1).p()}" if self.flag(30) else ""
+        if kind == "up":
+            step = self.int_(1, 3)
+            head = [f"{w} = 0", f"while {w} < {k * step}{extra}:", f"    {w} += {step}"]
+        elif kind == "down":
+            head = [f"{w} = {k}", f"while {w} > 0{extra}:", f"    {w} -= 1"]
+        elif kind == "true":
+            head = [f"{w} = 0", "while True:", f"    {w} += 1", f"    if {w} > {k - 1}:", "        break"]
+        else:
+            m = self.int_(1, k)
+            head = [f"{w} = {self.int_expr(sc, 1).p()} % {m}", f"while {w} < {k}{extra}:", f"    {w} += 1"]
+        return head + self.body(inner) + self.loop_else(sc)
+
+    # --- the function ------------------------------------------------------------------------------------
+    def function(self) -> str:
+        init_loop_vars = not self.flag(20)
+        self.use_unbound = self.flag(20)
+        loop_vars = LOOP_VARS if init_loop_vars else ()
+        sc = Scope(
+            int_read=INT_PARAMS + INT_LOCALS + loop_vars,
+            int_write=INT_PARAMS + INT_LOCALS + loop_vars,
+            num_read=NUM_PARAMS + NUM_LOCALS,
+            num_write=NUM_PARAMS + NUM_LOCALS + ((MAYBE_UNBOUND,) if self.use_unbound else ()),
+        )
+        init_sc = dataclasses.replace(sc, int_read=INT_PARAMS, num_read=NUM_PARAMS)
+        lines = [f"{v} = {self.int_expr(init_sc, self.int_(0, 1)).text}" for v in INT_LOCALS]
+        lines += [f"{v} = {self.num_expr(init_sc, self.int_(0, 1)).text}" for v in NUM_LOCALS]
+        if init_loop_vars:
+            lines.append(" = ".join(LOOP_VARS) + " = 0")
+        # at least one loop at the top level: tracejit is about loops
+        lines += self.block(sc, 0, 2) if self.flag(50) else []
+        lines += self.stmt_while(sc) if self.flag(30) else self.stmt_for(sc)
+        lines += self.block(sc, 0, 3) if self.flag(50) else []
+        # the loop variable may be unbound after the loop
+        # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
+        final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
+        lines.append(f"return ({', '.join(final)})")
+        body = "".join(f"    {line}\n" for line in lines)
+        prelude = PRELUDE.format(limit=self.one(INT_CONSTS), scale=self.one(FLOAT_CONSTS))
+        return f"{prelude}def f({', '.join(PARAMS)}):\n{body}"
+
+
+@st.composite
+def programs(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Program:
+    """A random function `f(a, b, x, y, data)` (see the module docstring)."""
+    return Program(_Gen(draw).function())
+
+
+# --- arguments ---------------------------------------------------------------------------------------------
+
+SPECIAL_INTS = (0, 1, -1, 2, 3, 2**31, 2**32 - 1, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1, 2**63, -(2**63),
+                -(2**63) - 1, 2**64, -(2**62))  # fmt: skip
+SPECIAL_FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, math.nan, math.inf, -math.inf, 1e-300, 5e-324, 1e300, 2.0**63,
+                  -(2.0**63), 2.0**53 + 2, 1e16)  # fmt: skip
+
+ints = st.one_of(st.integers(-10, 10), st.sampled_from(SPECIAL_INTS), st.integers(-(2**65), 2**65))
+floats = st.one_of(st.floats(-100, 100), st.sampled_from(SPECIAL_FLOATS), st.integers(-50, 50).map(float), st.floats())
+data_lists = st.one_of(
+    st.lists(ints, min_size=1, max_size=DATA_MAX),
+    st.lists(floats, min_size=1, max_size=DATA_MAX),
+    st.lists(st.one_of(ints, floats), min_size=1, max_size=DATA_MAX),
+)
+
+
+def arguments() -> st.SearchStrategy[tuple[Any, ...]]:
+    """Arguments (a, b, x, y, data) for a generated program."""
+    return st.tuples(ints, ints, floats, floats, data_lists)
