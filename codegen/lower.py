@@ -97,7 +97,7 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
     """The inner tree left its loop the recorded way: go on. It left another normal way: that exit of the
     outer trace (the state is in the buffer already; it may grow a side trace). Anything else: hand the
     inner tree's exit to the interpreter as it is."""
-    tree, exit_id = uop.operand
+    _tree, exit_id = uop.operand
     b = ctx.builder
     result = ctx.call_result
 

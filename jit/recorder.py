@@ -64,7 +64,7 @@ class Recorder:
         else:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
-            for index, kind in enumerate(parent.stack_kinds):
+            for kind in parent.stack_kinds:
                 value = self.trace.new_value(kind)
                 self.trace.entry_stack.append(value)
                 self.stack.append(value)
@@ -450,7 +450,7 @@ def _loop_header(r: Recorder, frame: Frame, index: int) -> None:
 
 @_handles(I.FOR_RANGE)
 def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
-    base, exit_pc = arg
+    base, _exit_pc = arg
     step_slot = r.read_slot(frame, base + 2)
     if step_slot.kind == Kind.NONE:
         raise Abort("`range` is rebound to something else")
@@ -487,7 +487,7 @@ def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
 
 @_handles(I.FOR_ITER)
 def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
-    slot, exit_pc = arg
+    slot, _exit_pc = arg
     iterator = r.read_slot(frame, slot)
     if iterator.kind not in (Kind.LIST_ITER, Kind.TUPLE_ITER):
         raise Abort(f"for over a {type(frame.slots[slot]).__name__}")
