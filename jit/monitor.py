@@ -43,9 +43,11 @@ class Monitor:
         self.layout = abi.Layout(self.code.nslots, self.code.max_stack)
         self.loops: list[LoopState | None] = [None] * len(self.code.loops)
         self.exits: list[ExitDescriptor] = []
-        self.traces: list[CompiledTrace] = []
+        self.traces: list[CompiledTrace] = []  # the traces whose code is held (not yet freed)
+        self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
         self.lock = threading.Lock()
         self.graveyard: list[Tree] = []
+        self.free_buffers: list[NativeBuffer] = []
         self.active = 0  # native calls in progress
         self.native_entries = 0
         self.exits_to_interpreter = 0
@@ -69,21 +71,24 @@ class Monitor:
         state = self.loops[loop]
         assert state is not None
         if state.trees:
-            buffer = self.buffer(frame)
+            buffer = self.take_buffer()
             tree = state.tree_for(buffer.pack(frame.slots))
             if tree is not None:
                 return self.run(frame, tree, buffer)
+            self.free_buffers.append(buffer)
         if self.may_record(state):
             state.recording = True
             frame.trace_hook = Recorder(self, frame, state.loop, pc + 1)
         return pc + 1
 
     # --- running native code ---------------------------------------------------------------------------
-    def buffer(self, frame: Frame) -> NativeBuffer:
-        buffer = frame.native
-        if buffer is None:
-            buffer = frame.native = NativeBuffer(self.layout)
-        return buffer
+    def take_buffer(self) -> NativeBuffer:
+        """A frame buffer: its contents only matter from packing to unpacking, so buffers are reused (one
+        per native call in progress: threads, and signal handlers calling back in, get their own)."""
+        try:
+            return self.free_buffers.pop()
+        except IndexError:
+            return NativeBuffer(self.layout)
 
     def call_native(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> ExitDescriptor:
         """Run tree on the packed buffer; rebuild the frame from the exit it took and return that exit."""
@@ -99,14 +104,16 @@ class Monitor:
             exit = self.exits[buffer.words[abi.EXIT]]
             self.exits_to_interpreter += 1
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+            self.free_buffers.append(buffer)
             raise
         self.active -= 1
         exit = self.exits[exit_id]
         self.exits_to_interpreter += 1
         exit.taken += 1
         frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+        self.free_buffers.append(buffer)
         if self.graveyard and self.active == 0:
-            self.graveyard.clear()
+            self.free_graveyard()
         return exit
 
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
@@ -119,7 +126,7 @@ class Monitor:
         return exit.pc
 
     def run_tree_while_recording(self, frame: Frame, tree: Tree) -> tuple[ExitDescriptor, int]:
-        buffer = self.buffer(frame)
+        buffer = self.take_buffer()
         buffer.pack(frame.slots)
         exit = self.call_native(frame, tree, buffer)
         return exit, exit.pc
@@ -159,7 +166,7 @@ class Monitor:
         state = self.loops[loop]
         return list(state.trees) if state is not None else []
 
-    def recording_aborted(self, recorder: Recorder, reason: str) -> None:
+    def recording_aborted(self, recorder: Recorder, reason: str, retry: bool = False) -> None:
         trace = recorder.trace
         where = f"{trace.kind} trace of the loop at line {trace.loop.line}, at line {recorder.line}"
         self.abort_reasons[f"{where}: {reason}"] += 1
@@ -168,6 +175,9 @@ class Monitor:
             state = self.loops[trace.loop.index]
             assert state is not None
             state.recording = False
+            if retry and state.retries < _MAX_RETRIES:
+                state.retries += 1
+                return
             state.aborts += 1
             if state.aborts >= options.max_aborts:
                 self.blacklist(state)
@@ -230,6 +240,7 @@ class Monitor:
             opt_level=self.options.opt_level,
         )
         self.traces.append(compiled)
+        self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
         if self.dump_kinds:
             sys.stderr.write(dump_trace(self, compiled, self.dump_kinds))
         return compiled
@@ -278,8 +289,27 @@ class Monitor:
         for other in [*tree.callers, *tree.jumpers]:
             self.invalidate(other)
 
+    def free_graveyard(self) -> None:
+        """Drop invalidated trees' code (no native code of this function is running)."""
+        dead = {id(t) for tree in self.graveyard for t in tree.traces()}
+        self.traces = [t for t in self.traces if id(t) not in dead]
+        for tree in self.graveyard:
+            for compiled in tree.traces():
+                for exit in compiled.exits:
+                    exit.trace = exit.tree = exit.side = None
+            for callee in tree.calls:
+                if tree in callee.callers:
+                    callee.callers.remove(tree)
+            for live in self.live_trees():
+                if tree in live.jumpers:
+                    live.jumpers.remove(tree)
+        self.graveyard.clear()
+
     def live_trees(self) -> list[Tree]:
         return [t for state in self.loops if state is not None for t in state.trees]
+
+
+_MAX_RETRIES = 32  # recordings that ended by bad timing, before they count as failures
 
 
 def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:

@@ -24,7 +24,7 @@ from jit import specialize
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind, kind_of
-from jit.specialize import Abort
+from jit.specialize import Abort, BadTiming
 from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, Value
 from jit.uops import UOPS
 from runtime.frame import UNBOUND, Frame
@@ -74,18 +74,18 @@ class Recorder:
         try:
             self.record(frame, pc)
         except Abort as exc:
-            self.abort(str(exc), frame)
+            self.abort(str(exc), frame, retry=isinstance(exc, BadTiming))
         except Exception as exc:  # a recorder bug must never break the user's program
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.abort(f"internal error in the recorder: {detail}", frame)
 
-    def abort(self, reason: str, frame: Frame | None = None) -> None:
+    def abort(self, reason: str, frame: Frame | None = None, retry: bool = False) -> None:
         if self.finished:
             return
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
-        self.monitor.recording_aborted(self, reason)
+        self.monitor.recording_aborted(self, reason, retry)
 
     def finish(self, frame: Frame) -> None:
         self.finished = True
@@ -468,7 +468,7 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
         r.write_slot(base, following)
     else:
         if own:
-            raise Abort("the loop ended while it was being recorded")
+            raise BadTiming("the loop ended while it was being recorded")
         r.emit("_GUARD_EXHAUSTED_RANGE", (cur, stop, step_slot))
         for slot in range(base, base + 4):
             r.write_slot(slot, r.const(UNBOUND))
@@ -494,7 +494,7 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     own = r.trace.loop.header_pc == r.pc - 1
     actual = frame.slots[slot]
     if actual.__length_hint__() == 0:
-        raise Abort("the iterator is exhausted while recording")
+        raise BadTiming("the iterator is exhausted while recording")
     suffix = "LIST" if iterator.kind == Kind.LIST_ITER else "TUPLE"
     r.emit(f"_GUARD_NOT_EXHAUSTED_{suffix}", (iterator,), leaves_loop=own)
     boxed = r.emit(f"_ITER_NEXT_{suffix}", (iterator,))

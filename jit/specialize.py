@@ -24,6 +24,11 @@ class Abort(Exception):
     """Recording cannot go on; the message says why (shown by jit.stats and jit.explain)."""
 
 
+class BadTiming(Abort):
+    """Recording stopped for a reason that says nothing about the loop (it happened to end while being
+    recorded): try again at the next chance, without backing off."""
+
+
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
 
 

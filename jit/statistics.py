@@ -22,6 +22,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
         "code_bytes": 0,
+        "code_bytes_compiled": 0,
         "trees": [],
         "invalidated_trees": 0,
         "limits_hit": {},
@@ -29,17 +30,18 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     }
     if monitor is None:
         return out
-    traces = monitor.traces
-    out["traces_compiled"] = len(traces)
-    out["root_traces"] = sum(1 for t in traces if t.trace.kind == "root")
-    out["side_traces"] = sum(1 for t in traces if t.trace.kind == "side")
+    compiled = monitor.compiled
+    out["traces_compiled"] = len(compiled)
+    out["root_traces"] = sum(1 for kind, _, _ in compiled if kind == "root")
+    out["side_traces"] = sum(1 for kind, _, _ in compiled if kind == "side")
     out["native_entries"] = monitor.native_entries
     out["exits_to_interpreter"] = monitor.exits_to_interpreter
     out["aborts"] = dict(monitor.abort_reasons)
     out["aborts_total"] = sum(monitor.abort_reasons.values())
-    out["compile_ms_per_trace"] = [round(t.module.compile_ms, 3) for t in traces]
-    out["compile_ms"] = round(sum(t.module.compile_ms for t in traces), 3)
-    out["code_bytes"] = sum(t.module.code_bytes for t in traces)
+    out["compile_ms_per_trace"] = [round(ms, 3) for _, ms, _ in compiled]
+    out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
+    out["code_bytes"] = sum(t.module.code_bytes for t in monitor.traces)  # held now
+    out["code_bytes_compiled"] = sum(size for _, _, size in compiled)  # ever
     out["invalidated_trees"] = monitor.invalidated
     out["limits_hit"] = dict(monitor.limits_hit)
     out["blacklisted_loops"] = [s.loop.line for s in monitor.loops if s is not None and s.blacklisted]

@@ -28,7 +28,7 @@ class Frame:
     ``trace_hook`` is set while a trace is being recorded; the interpreter calls it before every instruction.
     """
 
-    __slots__ = ("function", "code", "slots", "stack", "trace_hook", "native")
+    __slots__ = ("function", "code", "slots", "stack", "trace_hook")
 
     def __init__(self, function: Any, code: Any, slots: list[Any]) -> None:
         self.function = function
@@ -36,4 +36,3 @@ class Frame:
         self.slots = slots
         self.stack: list[Any] = []
         self.trace_hook: Any = None
-        self.native: Any = None  # the frame's native slot buffer, made on the first entry to compiled code

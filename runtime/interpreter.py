@@ -54,10 +54,12 @@ def run(frame: Frame, pc: int = 0) -> Any:
     counts = function.backedge_counts
     hot = function.hot_loops
     threshold = function.hot_threshold
+    hook = frame.trace_hook  # only a loop header's JIT hook sets it, and only the hook itself clears it
     try:
         while True:
-            if frame.trace_hook is not None:
-                frame.trace_hook(frame, pc)
+            if hook is not None:
+                hook(frame, pc)
+                hook = frame.trace_hook
             op = ops[pc]
             arg = args[pc]
             pc += 1
@@ -104,6 +106,7 @@ def run(frame: Frame, pc: int = 0) -> Any:
             elif op == I.LOOP_HEADER:
                 if hot[arg]:
                     pc = function.at_loop_header(frame, arg, pc - 1)
+                    hook = frame.trace_hook
             elif op == I.JUMP_BACKWARD:
                 pc = arg
                 loop = args[arg]

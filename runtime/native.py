@@ -72,10 +72,11 @@ class NativeBuffer:
 
     def unpack(self, slots: list[Any], stack_depth: int) -> list[Any]:
         """Rebuild the slots native code changed; return the operand stack an exit wrote."""
-        tags = self.tags
         layout = self.layout
-        changed = [(i, self._box(tags[i] & 0x7F, abi.SLOTS + i)) for i in range(layout.nslots) if tags[i] & DIRTY]
-        stack = [self._box(tags[layout.nslots + k] & 0x7F, layout.stack_word + k) for k in range(stack_depth)]
+        tags = self.tags[: layout.nslots + stack_depth].tobytes()
+        box = self._box
+        changed = [(i, box(tag & 0x7F, abi.SLOTS + i)) for i, tag in enumerate(tags[: layout.nslots]) if tag & DIRTY]
+        stack = [box(tags[layout.nslots + k] & 0x7F, layout.stack_word + k) for k in range(stack_depth)]
         for i, value in changed:
             slots[i] = value
         return stack

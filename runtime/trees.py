@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import operator
 from typing import Any
 
 from codegen.engine import CompiledModule
@@ -56,7 +57,17 @@ class Tree:
         self.loop = loop
         self.root = root
         self.entry_kinds: dict[int, Kind] = root.trace.entry_kinds
-        self.entry_items = tuple((slot, int(kind)) for slot, kind in self.entry_kinds.items())
+        slots = tuple(self.entry_kinds)
+        kinds = tuple(int(kind) for kind in self.entry_kinds.values())
+        # matching an entry type map: one C-level gather of the tags, one tuple comparison
+        if len(slots) == 0:
+            self.matches = lambda tags: True  # type: ignore[method-assign]
+        elif len(slots) == 1:
+            self._gather = operator.itemgetter(slots[0])
+            self._expected: Any = kinds[0]
+        else:
+            self._gather = operator.itemgetter(*slots)
+            self._expected = kinds
         self.symbol = root.symbol
         self.library = root.module.library
         self.function = NATIVE_FUNCTION(root.address)
@@ -73,7 +84,7 @@ class Tree:
         root.tree = self
 
     def matches(self, tags: bytes) -> bool:
-        return all(tags[slot] == kind for slot, kind in self.entry_items)
+        return self._gather(tags) == self._expected
 
     def traces(self) -> list[CompiledTrace]:
         return [self.root, *self.side_traces]
@@ -118,6 +129,7 @@ class LoopState:
         self.trees: list[Tree] = []
         self.recording = False
         self.aborts = 0
+        self.retries = 0  # recordings cut short by the loop ending meanwhile
         self.blacklisted = False
         self.cooldown = 0  # header visits to let pass before the next recording attempt
         self.made = 0  # trees ever compiled here (invalidated ones included)
