@@ -33,7 +33,7 @@ def build(ctx: LowerContext) -> None:
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
-    for index, value in enumerate(trace.entry_stack):
+    for index, value in trace.entry_stack.items():
         ctx.values[value.id] = ctx.load_word(ctx.layout.stack_word_of(index), value.kind)
     for uop in trace.hoisted:
         _lower(ctx, uop)

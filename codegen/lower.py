@@ -62,6 +62,19 @@ def _true() -> ir.Constant:
     return ir.Constant(I1, 1)
 
 
+def _libm_call(ctx: LowerContext, name: str, *args: ir.Value) -> ir.Value:
+    """Call the C library's own function, as CPython does. Declared ``nobuiltin``: LLVM must not rewrite it
+    by what it knows of the function (pow(x, 2.0) into x * x, pow(x, -1.0) into 1.0 / x, ...), since those
+    rewrites are correctly rounded and libm's results are not always (they would differ from CPython's)."""
+    fn = ctx.callees.get(name)
+    if fn is None:
+        fn = ir.Function(ctx.module, ir.FunctionType(DOUBLE, [DOUBLE] * len(args)), name)
+        ctx.callees[name] = fn
+    if "nobuiltin" not in fn.attributes:
+        fn.attributes.add("nobuiltin")
+    return ctx.builder.call(fn, list(args))
+
+
 def _entry_alloca(ctx: LowerContext, ty: ir.Type) -> ir.Value:
     with ctx.builder.goto_block(ctx.function.entry_basic_block):
         return ctx.builder.alloca(ty)
@@ -469,7 +482,7 @@ def _pow_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     bad = b.or_(b.and_(x_zero, b.fcmp_ordered("<", y, _f64(0.0))), b.and_(x_negative, b.not_(y_integral)))
     ok = b.or_(y_zero, b.and_(finite, b.not_(bad)))
     ctx.guard(ok, uop)
-    magnitude = ctx.intrinsic("llvm.pow.f64", DOUBLE, fabs_x, y)
+    magnitude = _libm_call(ctx, "pow", fabs_x, y)
     magnitude = b.select(b.fcmp_ordered("==", fabs_x, _f64(1.0)), _f64(1.0), magnitude)
     general = b.select(b.and_(x_negative, y_odd), b.fneg(magnitude), magnitude)
     general_ok = b.and_(
@@ -753,7 +766,7 @@ def _math_unary(ctx: LowerContext, uop: Uop) -> ir.Value:
     if name in _INTRINSIC_MATH:
         result = ctx.intrinsic(_INTRINSIC_MATH[name], DOUBLE, x)
     else:
-        result = ctx.libm(name, x)
+        result = _libm_call(ctx, name, x)
     inf = _f64(float("inf"))
     domain = b.and_(b.fcmp_unordered("uno", result, result), b.fcmp_ordered("ord", x, x))
     finite_x = b.fcmp_ordered("<", ctx.intrinsic("llvm.fabs.f64", DOUBLE, x), inf)

@@ -84,7 +84,7 @@ def format_trace(code: Any, trace: Trace, title: str) -> str:
             f" -> v{value.id}:{value.kind.short}"
         )
         index += 1
-    for k, value in enumerate(trace.entry_stack):
+    for k, value in trace.entry_stack.items():
         lines.append(f"{index:4d} _LOAD_STACK (target={trace.start_pc}, operand={k}) -> v{value.id}:{value.kind.short}")
         index += 1
     for uop in trace.hoisted:

@@ -37,6 +37,7 @@ class JitFunction:
         self.hot_threshold = 0
         self.monitor: Any = None  # the JIT's state (jit.monitor.Monitor), made when a loop first gets hot
         self.jit_unavailable: str | None = None
+        self.gave_up: str | None = None  # why calls now go straight to plain CPython
         self.calls = 0
         self.binder = binder_mod.make_binder(py_func, py_func if disabled else self._first_call)
 
@@ -80,6 +81,11 @@ class JitFunction:
             slots.extend(kwonly.values())
         slots.extend([UNBOUND] * (code.nslots - len(slots)))
         return run(Frame(self, code, slots))
+
+    def give_up(self, reason: str) -> None:
+        """Run later calls as plain CPython: the JIT found nothing to compile that pays."""
+        self.gave_up = reason
+        binder_mod.set_target(self.binder, self.py_func)
 
     # --- hooks of the interpreter ----------------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:

@@ -26,6 +26,7 @@ from jit.kinds import kind_of
 from jit.optimizer import optimize
 from jit.recorder import Recorder
 from jit.trace import Trace
+from runtime.errors import internal
 from runtime.exits import ExitDescriptor, describe
 from runtime.frame import Frame
 from runtime.native import NativeBuffer
@@ -64,6 +65,7 @@ class Monitor:
         if not state.blacklisted:
             self.function.hot_loops[loop] = state
 
+    @internal
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
         hook = frame.trace_hook
         if hook is not None:
@@ -90,32 +92,39 @@ class Monitor:
         except IndexError:
             return NativeBuffer(self.layout)
 
+    @internal
     def call_native(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> ExitDescriptor:
         """Run tree on the packed buffer; rebuild the frame from the exit it took and return that exit."""
         buffer.words[abi.FUEL] = abi.PERIOD
         self.native_entries += 1
         tree.entries += 1
-        self.active += 1
+        with self.lock:  # `active` guards freeing code: no lost updates between threads
+            self.active += 1
         try:
             exit_id = tree.function(buffer.address)
         except BaseException:
             # a signal handler's exception (KeyboardInterrupt): native code left through its periodic exit
-            self.active -= 1
+            with self.lock:
+                self.active -= 1
             exit = self.exits[buffer.words[abi.EXIT]]
             self.exits_to_interpreter += 1
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
             self.free_buffers.append(buffer)
             raise
-        self.active -= 1
+        with self.lock:
+            self.active -= 1
         exit = self.exits[exit_id]
         self.exits_to_interpreter += 1
         exit.taken += 1
         frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
         self.free_buffers.append(buffer)
-        if self.graveyard and self.active == 0:
-            self.free_graveyard()
+        if self.graveyard:
+            with self.lock:
+                if self.active == 0:
+                    self.free_graveyard()
         return exit
 
+    @internal
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         exit = self.call_native(frame, tree, buffer)
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
@@ -125,6 +134,7 @@ class Monitor:
                 self.maybe_record_side(frame, exit)
         return exit.pc
 
+    @internal
     def run_tree_while_recording(self, frame: Frame, tree: Tree) -> tuple[ExitDescriptor, int]:
         buffer = self.take_buffer()
         buffer.pack(frame.slots)
@@ -153,6 +163,9 @@ class Monitor:
             self.limits_hit["max_side_traces"] += 1
             exit.blacklisted = True
             return
+        if exit.recording:
+            return  # another thread records from this exit right now
+        exit.recording = True
         frame.trace_hook = Recorder(self, frame, tree.loop, exit.pc, parent=exit)
 
     def tree_for(self, loop: int, frame: Frame) -> Tree | None:
@@ -185,6 +198,7 @@ class Monitor:
                 state.cooldown = options.threshold << state.aborts
         else:
             exit = trace.parent_exit
+            exit.recording = False
             exit.aborts += 1
             if exit.aborts >= options.max_aborts or reason == "execution left the loop":
                 exit.blacklisted = True  # that path leaves the loop: it belongs to an enclosing loop's tree
@@ -196,14 +210,18 @@ class Monitor:
         state.recording = False
         if not state.trees:
             self.function.hot_loops[state.loop.index] = None  # the interpreter stops asking
+        hot = [s for s in self.loops if s is not None]
+        if all(s.blacklisted and not s.trees for s in hot):
+            # nothing of this function runs natively, and tier-1 interpretation is slower than CPython:
+            # from the next call on, run it as plain CPython
+            lines = ", ".join(str(s.loop.line) for s in hot)
+            self.function.give_up(f"no loop compiles (loops at line {lines} were blacklisted)")
 
     def recording_finished(self, recorder: Recorder, trace: Trace) -> None:
         state = self.loops[trace.loop.index]
         assert state is not None
-        if trace.kind == "root":
-            state.recording = False
         try:
-            compiled = self.compile(trace)
+            compiled = self.compile(trace)  # LLVM releases the GIL: other threads run meanwhile
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.recording_aborted(recorder, f"internal error while compiling: {detail}")
@@ -212,6 +230,7 @@ class Monitor:
             return
         if trace.kind == "root":
             self.install_root(state, compiled, recorder)
+            state.recording = False  # only now: until the tree is installed, no other thread records it
         else:
             self.install_side(compiled, recorder)
 
@@ -270,6 +289,7 @@ class Monitor:
                 target.jumpers.append(tree)
         compiled.parent = parent
         parent.side = compiled
+        parent.recording = False
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
         if grew:

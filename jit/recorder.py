@@ -64,10 +64,14 @@ class Recorder:
         else:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
-            for kind in parent.stack_kinds:
-                value = self.trace.new_value(kind)
-                self.trace.entry_stack.append(value)
+            for index, kind in enumerate(parent.stack_kinds):
+                if index in parent.stack_consts:  # a constant where the parent left: still that constant
+                    value = self.const(parent.stack_consts[index])
+                else:
+                    value = self.trace.new_value(kind)
+                    self.trace.entry_stack[index] = value
                 self.stack.append(value)
+            self.trace.start_stack = list(self.stack)
 
     # --- the trace hook ----------------------------------------------------------------------------------
     def __call__(self, frame: Frame, pc: int) -> None:
@@ -385,7 +389,7 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
 def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
     b = r.pop()
     a = r.pop()
-    r.push(specialize.binary(r, op, a, b, frame.stack[-1]))
+    r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
 
 
 @_handles(I.COMPARE_OP)
@@ -397,7 +401,7 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
 
 @_handles(I.UNARY_OP)
 def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
-    r.push(specialize.unary(r, op, r.pop()))
+    r.push(specialize.unary(r, op, r.pop(), frame.stack[-1]))
 
 
 @_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
@@ -462,6 +466,7 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     more = actual_cur < actual_stop if actual_step > 0 else actual_cur > actual_stop
     own = r.trace.loop.header_pc == r.pc - 1
     if more:
+        specialize.observe("the range's next value", lambda: actual_cur + actual_step, Kind.INT)
         r.emit("_GUARD_NOT_EXHAUSTED_RANGE", (cur, stop, step_slot), leaves_loop=own)
         following = r.emit("_ITER_NEXT_RANGE", (cur, step_slot))
         r.push(cur)

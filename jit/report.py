@@ -20,8 +20,11 @@ def explain_report(state: JitFunction) -> str:
         return "\n".join(lines)
     t1 = state.code
     assert t1 is not None
+    if state.gave_up is not None:
+        lines.append(f"  runs as plain CPython from now on: {state.gave_up}")
+    where = "tier-1 code" if state.gave_up is not None else "runs in the tracejit interpreter"
     lines.append(
-        f"  runs in the tracejit interpreter: {len(t1.ops)} tier-1 instructions, "
+        f"  {where}: {len(t1.ops)} tier-1 instructions, "
         f"{t1.nslots} slots ({t1.nlocals} locals), {len(t1.loops)} loop(s)"
     )
     if state.jit_unavailable is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
-from jit.kinds import Kind
+from jit.kinds import INT64_MAX, INT64_MIN, Kind
 from jit.trace import Value
 
 if TYPE_CHECKING:
@@ -45,6 +45,21 @@ def as_float(r: Recorder, v: Value) -> Value:
     return v
 
 
+def observe(what: str, compute: Callable[[], Any], kind: Kind | None = None) -> Any:
+    """Compute an operation on the values the interpreter is about to use, as CPython will. A guard emitted
+    for it must hold for those values: if the operation raises, or its result does not fit the uop's
+    kind (an int past 64 bits), the compiled guard would fail on every run, so recording stops here."""
+    try:
+        result = compute()
+    except Exception as exc:
+        raise Abort(f"{what} raises {type(exc).__name__} here") from None
+    if kind == I and not (type(result) in (int, bool) and INT64_MIN <= result <= INT64_MAX):
+        raise Abort(f"{what}: int result beyond 64 bits")
+    if kind == F and type(result) is not float:
+        raise Abort(f"{what}: result is a {type(result).__name__}")
+    return result
+
+
 def _number(v: Value, what: str) -> None:
     if not v.kind.is_number:
         raise Abort(f"{what} on {v.kind.short}")
@@ -53,7 +68,7 @@ def _number(v: Value, what: str) -> None:
 # --- binary operators ------------------------------------------------------------------------------------
 
 
-def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_b: Any) -> Value:
+def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
     op = op.base
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
@@ -61,17 +76,42 @@ def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_b: Any) -> Value:
         return r.emit(f"_BINARY_OP_{op.uop_name}_BOOL", (a, b))
     if op == BinOp.MATMUL:
         raise Abort("operator @ on numbers")
+    what = f"operator {op}"
     if a.kind != F and b.kind != F:
-        a, b = as_int(r, a), as_int(r, b)
-        r.emit("_GUARD_BOTH_INT", (a, b))
         if op == BinOp.POW and actual_b < 0:
             raise Abort("int ** negative int (a float result)")
+        if op == BinOp.TRUEDIV:
+            observe(what, lambda: op.fn(actual_a, actual_b), F)
+            if max(abs(actual_a), abs(actual_b)) > 2**53:
+                raise Abort("int / int beyond 2**53 (CPython divides exactly)")
+        else:
+            observe(what, lambda: op.fn(actual_a, actual_b), I)
+        a, b = as_int(r, a), as_int(r, b)
+        r.emit("_GUARD_BOTH_INT", (a, b))
         return r.emit(f"_BINARY_OP_{op.uop_name}_INT", (a, b))
     if op in (BinOp.LSHIFT, BinOp.RSHIFT, BinOp.AND, BinOp.OR, BinOp.XOR):
         raise Abort(f"operator {op} on a float (TypeError)")
+    x, y = float(actual_a), float(actual_b)
+    observe(what, lambda: op.fn(x, y), F)
+    if op == BinOp.POW and not _native_float_pow(x, y):
+        raise Abort("float ** outside the cases compiled natively (inf, nan, underflow)")
     a, b = as_float(r, a), as_float(r, b)
     r.emit("_GUARD_BOTH_FLOAT", (a, b))
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
+
+
+def _native_float_pow(x: float, y: float) -> bool:
+    """Mirror of the guards in the lowering of _BINARY_OP_POWER_FLOAT."""
+    if y == 0:
+        return True
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return False
+    if x == 0:
+        return y > 0
+    if x < 0 and y != math.floor(y):
+        return False
+    result = abs(x) ** y if abs(x) != 1.0 else 1.0
+    return 2.2250738585072014e-308 <= abs(result) < math.inf
 
 
 # --- comparisons -----------------------------------------------------------------------------------------
@@ -125,7 +165,7 @@ def _identity(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
 # --- unary operators and truth ---------------------------------------------------------------------------
 
 
-def unary(r: Recorder, op: UnaryOp, v: Value) -> Value:
+def unary(r: Recorder, op: UnaryOp, v: Value, actual: Any) -> Value:
     if op == UnaryOp.NOT:
         return r.emit("_UNARY_NOT", (truth(r, v),))
     _number(v, f"unary {op}")
@@ -136,6 +176,8 @@ def unary(r: Recorder, op: UnaryOp, v: Value) -> Value:
     v = as_int(r, v)
     if op == UnaryOp.POS:
         return v
+    if v.kind == I:
+        observe("unary -", lambda: -actual, I)
     return r.emit("_UNARY_NEGATIVE_INT" if v.kind == I else "_UNARY_NEGATIVE_FLOAT", (v,))
 
 
@@ -176,6 +218,8 @@ def _abs(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="abs")
     v = as_int(r, args[0])
     _number(v, "abs()")
+    if v.kind == I:
+        observe("abs()", lambda: abs(actual[0]), I)
     return r.emit("_CALL_ABS_INT" if v.kind == I else "_CALL_ABS_FLOAT", (v,))
 
 
@@ -220,6 +264,7 @@ def _int(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
         return v
     if v.kind != F:
         raise Abort(f"int() of {v.kind.short}")
+    observe("int()", lambda: int(actual[0]), I)
     return r.emit("_CALL_FLOAT_TO_INT", (v,))
 
 
@@ -244,6 +289,7 @@ def _round(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
         return v
     if v.kind != F:
         raise Abort(f"round() of {v.kind.short}")
+    observe("round()", lambda: round(actual[0]), I)
     return r.emit("_CALL_ROUND_FLOAT", (v,))
 
 
@@ -261,7 +307,7 @@ def _len(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
 @_call(builtins.pow)
 def _pow(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 2, name="pow")
-    return binary(r, BinOp.POW, args[0], args[1], actual[1])
+    return binary(r, BinOp.POW, args[0], args[1], actual[0], actual[1])
 
 
 @_call(builtins.range)
@@ -298,6 +344,7 @@ def _math_unary(name: str) -> CallHandler:
         _arity(args, 1, name=f"math.{name}")
         v = args[0]
         _number(v, f"math.{name}()")
+        observe(f"math.{name}()", lambda: getattr(math, name)(actual[0]), F)
         return r.emit("_CALL_MATH_UNARY", (as_float(r, v),), operand=name)
 
     return handler
@@ -308,7 +355,7 @@ for _name in _LIBM_UNARY:
         CALLS[getattr(math, _name)] = _math_unary(_name)
 
 
-def _math_rounding(uop: str) -> CallHandler:
+def _math_rounding(uop: str, fn: Callable[[float], int]) -> CallHandler:
     def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=uop)
         v = as_int(r, args[0])
@@ -316,13 +363,14 @@ def _math_rounding(uop: str) -> CallHandler:
             return v
         if v.kind != F:
             raise Abort(f"{uop} of {v.kind.short}")
+        observe(fn.__name__, lambda: fn(actual[0]), I)
         return r.emit(uop, (v,))
 
     return handler
 
 
-CALLS[math.floor] = _math_rounding("_CALL_MATH_FLOOR")
-CALLS[math.ceil] = _math_rounding("_CALL_MATH_CEIL")
+CALLS[math.floor] = _math_rounding("_CALL_MATH_FLOOR", math.floor)
+CALLS[math.ceil] = _math_rounding("_CALL_MATH_CEIL", math.ceil)
 
 
 def _math_predicate(name: str) -> CallHandler:

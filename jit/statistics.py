@@ -11,6 +11,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     monitor = state.monitor
     out: dict[str, Any] = {
         "mode": state.mode,
+        "gave_up": state.gave_up,
         "calls": state.calls,
         "traces_compiled": 0,
         "root_traces": 0,

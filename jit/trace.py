@@ -97,7 +97,8 @@ class Trace:
     loop: LoopInfo
     start_pc: int
     entry_slots: dict[int, Value] = dataclasses.field(default_factory=dict)  # slot -> value read at the start
-    entry_stack: list[Value] = dataclasses.field(default_factory=list)  # side traces: the stack at the start
+    entry_stack: dict[int, Value] = dataclasses.field(default_factory=dict)  # side traces: stack index -> value read
+    start_stack: list[Value] = dataclasses.field(default_factory=list)  # side traces: the whole stack at the start
     known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew
     uops: list[Uop] = dataclasses.field(default_factory=list)
     written: set[int] = dataclasses.field(default_factory=set)  # slots the trace assigns

@@ -25,6 +25,7 @@ class ExitDescriptor:
     line: int
     stack_kinds: list[Kind]
     known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
+    stack_consts: dict[int, Any]  # stack index -> the constant there (a builtin about to be called, ...)
     leaves_loop: bool
     when_hot: str  # "side", "never" or "invalidate"
     propagate: bool
@@ -34,6 +35,7 @@ class ExitDescriptor:
     taken: int = 0  # returns to the interpreter through this exit
     aborts: int = 0  # failed recordings of a side trace from it
     blacklisted: bool = False
+    recording: bool = False  # a side trace from it is being recorded or compiled
     side: CompiledTrace | None = None  # the side trace linked to it
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
@@ -54,6 +56,7 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
             line=point.line,
             stack_kinds=list(stack_kinds),
             known_kinds=dict(known_kinds),
+            stack_consts={},
             leaves_loop=False,
             when_hot=point.when_hot,
             propagate=False,
@@ -75,6 +78,7 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
         line=point.line,
         stack_kinds=[v.kind for v in snapshot.stack],
         known_kinds=known,
+        stack_consts={i: v.const for i, v in enumerate(snapshot.stack) if v.is_const},
         leaves_loop=point.leaves_loop,
         when_hot=point.when_hot,
         propagate=point.propagate,

@@ -32,4 +32,4 @@ def run(trace: Trace) -> None:
 def _entry_snapshot(trace: Trace):
     from jit.trace import Snapshot
 
-    return Snapshot(trace.start_pc, dict(trace.entry_slots), list(trace.entry_stack))
+    return Snapshot(trace.start_pc, dict(trace.entry_slots), list(trace.start_stack))
