@@ -34,8 +34,6 @@ OB_SIZE = 16  # offset of ob_size in PyVarObject
 FLOAT_VALUE = float.__basicsize__ - 8  # offset of ob_fval
 LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
 TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
-ITER_INDEX = 16  # list and tuple iterators: it_index
-ITER_SEQ = 24  # list and tuple iterators: it_seq (NULL once exhausted)
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -88,15 +86,6 @@ def _check_layouts() -> bool:
         pair = (probe, 7.25)
         if _read_ssize(id(pair) + OB_SIZE) != 2 or _read_pointer(id(pair) + TUPLE_ITEMS + WORD) != id(pair[1]):
             return False
-        for sequence in (probe, pair):
-            iterator = iter(sequence)
-            next(iterator)
-            if _read_ssize(id(iterator) + ITER_INDEX) != 1 or _read_pointer(id(iterator) + ITER_SEQ) != id(sequence):
-                return False
-            for _ in iterator:
-                pass
-            if _read_pointer(id(iterator) + ITER_SEQ) != 0:
-                return False
         return True
     except Exception:
         return False

@@ -612,16 +612,19 @@ def _guard_range_done(ctx: LowerContext, uop: Uop) -> None:
 LOWERINGS["_ITER_NEXT_RANGE"] = _with_overflow("sadd")
 
 
-def _iterator_parts(ctx: LowerContext, iterator: ir.Value) -> tuple[ir.Value, ir.Value]:
-    return _load_at(ctx, iterator, abi.ITER_SEQ, PTR), _load_at(ctx, iterator, abi.ITER_INDEX, I64)
+def _sequence_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    return ctx.builder.icmp_signed("<", index, _load_at(ctx, sequence, abi.OB_SIZE, I64))
 
 
 @lowers("_GUARD_NOT_EXHAUSTED_LIST", "_GUARD_NOT_EXHAUSTED_TUPLE")
-def _guard_iter_more(ctx: LowerContext, uop: Uop) -> None:
-    b = ctx.builder
-    sequence, index = _iterator_parts(ctx, ctx.value(uop.args[0]))
-    ctx.guard(b.icmp_unsigned("!=", sequence, ir.Constant(PTR, None)), uop)
-    ctx.guard(b.icmp_signed("<", index, _load_at(ctx, sequence, abi.OB_SIZE, I64)), uop)
+def _guard_sequence_more(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_sequence_has_more(ctx, uop), uop)
+
+
+@lowers("_GUARD_EXHAUSTED_LIST", "_GUARD_EXHAUSTED_TUPLE")
+def _guard_sequence_done(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.not_(_sequence_has_more(ctx, uop)), uop)
 
 
 def _item(ctx: LowerContext, sequence: ir.Value, index: ir.Value, is_list: bool) -> ir.Value:
@@ -635,16 +638,13 @@ def _item(ctx: LowerContext, sequence: ir.Value, index: ir.Value, is_list: bool)
 
 @lowers("_ITER_NEXT_LIST", "_ITER_NEXT_TUPLE")
 def _iter_next(ctx: LowerContext, uop: Uop) -> ir.Value:
-    sequence, index = _iterator_parts(ctx, ctx.value(uop.args[0]))
+    sequence, index = _args(ctx, uop)
     return _item(ctx, sequence, index, uop.name == "_ITER_NEXT_LIST")
 
 
-@lowers("_ITER_ADVANCE")
-def _iter_advance(ctx: LowerContext, uop: Uop) -> None:
-    b = ctx.builder
-    iterator = ctx.value(uop.args[0])
-    address = b.bitcast(b.gep(iterator, [_i64(abi.ITER_INDEX)], inbounds=True), I64.as_pointer())
-    b.store(b.add(b.load(address), _i64(1)), address)
+@lowers("_ITER_INCREMENT")
+def _iter_increment(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.add(ctx.value(uop.args[0]), _i64(1), flags=["nsw"])
 
 
 # --- lists and tuples --------------------------------------------------------------------------------------

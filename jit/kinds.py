@@ -22,8 +22,6 @@ class Kind(enum.IntEnum):
     UNBOUND = 5
     LIST = 6
     TUPLE = 7
-    LIST_ITER = 8
-    TUPLE_ITER = 9
     OBJECT = 10  # any other object (a big int, a str, a module, a function, ...): only moved or compared by identity
     RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
     APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
@@ -41,7 +39,7 @@ class Kind(enum.IntEnum):
         return _SHORT[self]
 
 
-POINTER_KINDS = frozenset({Kind.LIST, Kind.TUPLE, Kind.LIST_ITER, Kind.TUPLE_ITER, Kind.OBJECT, Kind.APPEND_METHOD})
+POINTER_KINDS = frozenset({Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.APPEND_METHOD})
 _SHORT = {
     Kind.INT: "int",
     Kind.FLOAT: "float",
@@ -50,8 +48,6 @@ _SHORT = {
     Kind.UNBOUND: "unbound",
     Kind.LIST: "list",
     Kind.TUPLE: "tuple",
-    Kind.LIST_ITER: "list_iterator",
-    Kind.TUPLE_ITER: "tuple_iterator",
     Kind.OBJECT: "object",
     Kind.RANGE: "range",
     Kind.APPEND_METHOD: "list.append",
@@ -60,16 +56,12 @@ _SHORT = {
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
 DIRTY = 0x80
 
-_LIST_ITER = type(iter([]))
-_TUPLE_ITER = type(iter(()))
 _BY_TYPE: dict[type, Kind] = {
     float: Kind.FLOAT,
     bool: Kind.BOOL,
     type(None): Kind.NONE,
     list: Kind.LIST,
     tuple: Kind.TUPLE,
-    _LIST_ITER: Kind.LIST_ITER,
-    _TUPLE_ITER: Kind.TUPLE_ITER,
     range: Kind.RANGE,
 }
 

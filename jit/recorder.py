@@ -492,28 +492,38 @@ def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
 
 @_handles(I.FOR_ITER)
 def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
-    slot, _exit_pc = arg
-    iterator = r.read_slot(frame, slot)
-    if iterator.kind not in (Kind.LIST_ITER, Kind.TUPLE_ITER):
-        raise Abort(f"for over a {type(frame.slots[slot]).__name__}")
+    base, _exit_pc = arg
+    iterator = r.read_slot(frame, base + 2)
+    if iterator.kind != Kind.NONE:
+        raise Abort(f"for over a {type(frame.slots[base + 2]).__name__}")
+    sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
+    if sequence.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
+        raise Abort(f"for over a {sequence.kind.short}")
+    suffix = "LIST" if sequence.kind == Kind.LIST else "TUPLE"
+    actual_sequence, actual_index = frame.slots[base], frame.slots[base + 1]
     own = r.trace.loop.header_pc == r.pc - 1
-    actual = frame.slots[slot]
-    if actual.__length_hint__() == 0:
-        raise BadTiming("the iterator is exhausted while recording")
-    suffix = "LIST" if iterator.kind == Kind.LIST_ITER else "TUPLE"
-    r.emit(f"_GUARD_NOT_EXHAUSTED_{suffix}", (iterator,), leaves_loop=own)
-    boxed = r.emit(f"_ITER_NEXT_{suffix}", (iterator,))
-    item = _peek_next(actual)
-    value = _unbox(r, boxed, item)
-    r.emit("_ITER_ADVANCE", (iterator,))
+    if actual_index >= len(actual_sequence):
+        if own:
+            raise BadTiming("the loop ended while it was being recorded")
+        r.emit(f"_GUARD_EXHAUSTED_{suffix}", (sequence, index))
+        for slot in range(base, base + 3):
+            r.write_slot(slot, r.const(UNBOUND))
+        return
+    r.emit(f"_GUARD_NOT_EXHAUSTED_{suffix}", (sequence, index), leaves_loop=own)
+    boxed = r.emit(f"_ITER_NEXT_{suffix}", (sequence, index))
+    value = _unbox(r, boxed, actual_sequence[actual_index])
+    r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
     r.push(value)
 
 
-def _peek_next(iterator: Any) -> Any:
-    """The item a list or tuple iterator yields next, without advancing it."""
-    state = iterator.__reduce__()
-    index = state[2] if len(state) > 2 else 0
-    return state[1][0][index]
+@_handles(I.GET_ITER)
+def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
+    iterable = r.pop()
+    if iterable.kind not in (Kind.LIST, Kind.TUPLE):
+        raise Abort(f"for over a {type(frame.stack[-1]).__name__}")
+    r.write_slot(base, iterable)
+    r.write_slot(base + 1, r.const(0))
+    r.write_slot(base + 2, r.const(None))
 
 
 def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:

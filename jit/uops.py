@@ -21,7 +21,6 @@ from jit.kinds import Kind
 NO, DEOPT, PERIODIC = "no", "deopt", "periodic"
 
 I, F, B, L, T, O = Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.LIST, Kind.TUPLE, Kind.OBJECT
-LI, TI = Kind.LIST_ITER, Kind.TUPLE_ITER
 ANY = None  # an input of any kind
 VARIES = "varies"  # output kind set per instance
 
@@ -112,11 +111,13 @@ _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 _uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, doc="inputs: cur, stop, step")
 _uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT)
 _uop("_ITER_NEXT_RANGE", (I, I), I, DEOPT, doc="cur + step, leaving if it overflows")
-_uop("_GUARD_NOT_EXHAUSTED_LIST", (LI,), None, DEOPT)
-_uop("_GUARD_NOT_EXHAUSTED_TUPLE", (TI,), None, DEOPT)
-_uop("_ITER_NEXT_LIST", (LI,), O, doc="the iterator's current item (borrowed)")
-_uop("_ITER_NEXT_TUPLE", (TI,), O)
-_uop("_ITER_ADVANCE", (ANY,), None, pure=False, doc="bump a list or tuple iterator's index")
+_uop("_GUARD_NOT_EXHAUSTED_LIST", (L, I), None, DEOPT, doc="inputs: the list, the loop's index")
+_uop("_GUARD_NOT_EXHAUSTED_TUPLE", (T, I), None, DEOPT)
+_uop("_GUARD_EXHAUSTED_LIST", (L, I), None, DEOPT)
+_uop("_GUARD_EXHAUSTED_TUPLE", (T, I), None, DEOPT)
+_uop("_ITER_NEXT_LIST", (L, I), O, doc="the item at the index, which the guard proved in range (borrowed)")
+_uop("_ITER_NEXT_TUPLE", (T, I), O)
+_uop("_ITER_INCREMENT", (I,), I, doc="index + 1 (below the sequence's length: no overflow)")
 
 # --- lists and tuples ----------------------------------------------------------------------------------------
 _uop("_BINARY_SUBSCR_LIST_INT", (L, I), O, DEOPT, doc="bounds-checked element read (borrowed)")

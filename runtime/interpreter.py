@@ -145,12 +145,21 @@ def run(frame: Frame, pc: int = 0) -> Any:
             elif op == I.UNARY_OP:
                 stack[-1] = arg(stack[-1])
             elif op == I.FOR_ITER:
-                slot, exit_pc = arg
-                try:
-                    push(next(slots[slot]))
-                except StopIteration:
-                    slots[slot] = UNBOUND
-                    pc = exit_pc
+                base, exit_pc = arg
+                if slots[base + 2] is None:  # a list or tuple, by index: what its iterator does, step by step
+                    index = slots[base + 1]
+                    if index < len(slots[base]):
+                        push(slots[base][index])
+                        slots[base + 1] = index + 1
+                    else:
+                        slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND
+                        pc = exit_pc
+                else:
+                    try:  # (no local holds the iterator: it must go when its slot is cleared)
+                        push(next(slots[base + 2]))
+                    except StopIteration:
+                        slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND
+                        pc = exit_pc
             elif op == I.RETURN_VALUE:
                 return pop()
             elif op == I.POP_TOP:
@@ -194,7 +203,13 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     slots[arg] = slots[arg + 1] = slots[arg + 2] = None
                     slots[arg + 3] = iter(r)
             elif op == I.GET_ITER:
-                slots[arg] = iter(pop())
+                if type(stack[-1]) is list or type(stack[-1]) is tuple:
+                    slots[arg] = pop()
+                    slots[arg + 1] = 0
+                    slots[arg + 2] = None
+                else:  # (no local holds the iterable: a generator's finally runs when its slot is cleared)
+                    slots[arg] = slots[arg + 1] = None
+                    slots[arg + 2] = iter(pop())
             elif op == I.BUILD_TUPLE:
                 if arg:
                     items = tuple(stack[-arg:])

@@ -94,8 +94,12 @@ JUMP_IF_TRUE_OR_POP = _op("JUMP_IF_TRUE_OR_POP", -1, 0)
 LOOP_HEADER = _op("LOOP_HEADER", 0, doc="arg is the loop's index; the JIT enters compiled code here")
 RANGE_SETUP = _op("RANGE_SETUP", -1, doc="pop the result of range(...) into the hidden slots at arg")
 FOR_RANGE = _op("FOR_RANGE", 1, 0, doc="arg = (slot base, exit): push the next value or leave the loop")
-GET_ITER = _op("GET_ITER", -1, doc="pop iter(top) into the hidden slot arg")
-FOR_ITER = _op("FOR_ITER", 1, 0, doc="arg = (slot, exit): push next(iterator) or leave the loop")
+GET_ITER = _op(
+    "GET_ITER",
+    -1,
+    doc="pop an iterable into the hidden slots at arg: (sequence, index) for a list or tuple, else iter()",
+)
+FOR_ITER = _op("FOR_ITER", 1, 0, doc="arg = (slot base, exit): push the next item or leave the loop")
 RETURN_VALUE = _op("RETURN_VALUE", -1)
 RAISE = _op("RAISE", lambda n: -n, doc="arg = 1: raise top; 2: raise top1 from top")
 

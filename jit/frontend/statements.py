@@ -271,12 +271,14 @@ def compile_loop_head(b: FunctionBuilder, iterable: ast.expr, target: ast.expr) 
             b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
     else:
         compile_expr(b, iterable)
-        slot = b.new_hidden(".iter")
+        base = b.new_hidden(".seq")
+        b.new_hidden(".index")
+        b.new_hidden(".iter")
         with at_line(b, iterable):
-            b.emit(I.GET_ITER, slot)
-        ctx = b.begin_loop("iter", line, (slot,))
+            b.emit(I.GET_ITER, base)
+        ctx = b.begin_loop("iter", line, (base, base + 1, base + 2))
         with at_line(b, iterable):
-            b.emit_jump(I.FOR_ITER, ctx.exit, slot=slot)
+            b.emit_jump(I.FOR_ITER, ctx.exit, slot=base)
     return ctx
 
 

@@ -131,7 +131,21 @@ def test_resume_at_iter_loop_with_own_iterator():
     [loop] = code.loops
     frame = make_frame(state, [9, 9, 9])
     frame.slots[slot(code, "total")] = 4
-    frame.slots[loop.hidden[0]] = iter([5, 6])
+    # hidden slots of a for loop: (sequence, index) for a list or tuple, else (None, None, iterator)
+    frame.slots[loop.hidden[0]] = frame.slots[loop.hidden[1]] = None
+    frame.slots[loop.hidden[2]] = iter([5, 6])
+    assert run(frame, loop.header_pc) == 456
+
+
+def test_resume_at_iter_loop_over_a_list_by_index():
+    _, state = prepared(iterating)
+    code = state.code
+    [loop] = code.loops
+    frame = make_frame(state, [9, 9, 9])
+    frame.slots[slot(code, "total")] = 4
+    frame.slots[loop.hidden[0]] = [7, 5, 6]
+    frame.slots[loop.hidden[1]] = 1  # the first item was already taken
+    frame.slots[loop.hidden[2]] = None
     assert run(frame, loop.header_pc) == 456
 
 
