@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -47,16 +48,7 @@ LOOP_VARS = ("i", "j", "k")
 ITEM_VARS = ("vi", "vj", "vk")  # `for vi in data`
 MAYBE_UNBOUND = "u"  # a local with no initial value (reading it may raise UnboundLocalError)
 COMP_VAR = "c"  # comprehension variable
-PRELUDE = """\
-LIMIT = {limit}
-SCALE = {scale}
-
-
-def h(p, q):
-    return p - q if p > q else q - p
-
-
-"""
+HELPER = "def h(p, q):\n    return p - q if p > q else q - p\n"  # a Python function f may call
 DATA_MAX = 6  # longest `data` list arguments() draws
 LOOP_BUDGET = 400  # product of the trip-count bounds of nested loops
 MAX_TRIPS = 30  # trip-count bound of one loop
@@ -74,13 +66,15 @@ MASKS = ("% 1000003", "% 2**64", "& 0xFFFFFFFF", "& (2**64 - 1)", "% 2**63", "% 
 FLOAT_MASKS = ("% 1000003", "% 2**64", "% 2**63", "% 97", "% 1.5")
 
 
-@dataclasses.dataclass(frozen=True)
 class Program:
-    source: str
-    name: str = "f"
+    """A generated module: the function `name`, after the globals it uses."""
+
+    def __init__(self, source: str, name: str = "f") -> None:
+        self.source = source
+        self.name = name
 
     def __repr__(self) -> str:  # hypothesis prints the falsifying example with this
-        return f"Program(source='''\n{self.source}''')"
+        return f"Program('''\n{self.source}''')"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,7 +390,7 @@ class _Gen:
             depth = self.int_(1, 3)
         if not sc.in_loop:
             return expr(sc, depth).text
-        if self.flag(70):
+        if not self.flag(30):
             return expr(sc, depth, growth=False).text
         mask = self.one(MASKS if is_int else FLOAT_MASKS)
         return f"({expr(sc, depth).text}) {mask}"
@@ -626,8 +620,15 @@ class _Gen:
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
         lines.append(f"return ({', '.join(final)})")
         body = "".join(f"    {line}\n" for line in lines)
-        prelude = PRELUDE.format(limit=self.one(INT_CONSTS), scale=self.one(FLOAT_CONSTS))
-        return f"{prelude}def f({', '.join(PARAMS)}):\n{body}"
+        func = f"def f({', '.join(PARAMS)}):\n{body}"
+        prelude = ""  # the globals f uses
+        if "LIMIT" in func:
+            prelude += f"LIMIT = {self.one(INT_CONSTS)}\n"
+        if "SCALE" in func:
+            prelude += f"SCALE = {self.one(FLOAT_CONSTS)}\n"
+        if re.search(r"\bh\(", func):
+            prelude += ("\n\n" if prelude else "") + HELPER
+        return f"{prelude}\n\n{func}" if prelude else func
 
 
 @st.composite

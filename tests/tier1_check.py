@@ -20,7 +20,8 @@ def assert_tier1(jitted: Any) -> None:
     assert state.mode == "tier1", explain(jitted)
 
 
-def check_t1(func: Any, *calls: Any, options: dict[str, Any] | None = None) -> Any:
-    jitted = check(func, *calls, options=options)
+def check_t1(func: Any, *calls: Any, options: dict[str, Any] | None = None, native: bool | None = None) -> Any:
+    """helpers.check (native passed through: True demands that compiled code ran), then demand tier 1."""
+    jitted = check(func, *calls, options=options, native=native)
     assert_tier1(jitted)
     return jitted

@@ -11,9 +11,11 @@ INF = float("inf")
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -199,9 +201,20 @@ class Box:
         self.total = total
 
 
+def augmented_list_items(lst, key, n):
+    for i in range(n):
+        lst[key] += i
+        lst[-1] -= i * 0.5
+    return lst
+
+
 def test_augmented_targets_in_loop():
     check_t1(augmented_subscript_and_attr, (Box({"k": 0}, 0), "k", 10), (Box([2**63, 1], 1), 0, 5))
     check_t1(augmented_subscript_and_attr, (Box({}, 0), "missing", 3))
+    # list items of numbers compile (attributes and dicts do not)
+    check_t1(
+        augmented_list_items, ([0, 0.0], 0, 20), ([2**63 - 50, 1], 0, 20), ([1, 2], 5, 20), ([1.5], 0, 20), native=True
+    )
 
 
 # --- loops: overflow past 64 bits, type changes, late exceptions ---------------------------------------
@@ -237,7 +250,7 @@ def doubling(n, x):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_loops_grow_past_64_bits(func, calls):
-    check_t1(func, *calls)
+    check_t1(func, *calls, native=True)
 
 
 def halfway_float(n):
@@ -268,9 +281,9 @@ def average_so_far(xs):
 
 
 def test_type_changes_mid_loop():
-    check_t1(halfway_float, 0, 1, 2, 11)
-    check_t1(int_then_true_division, (10, 1000), (2, 7), (10, -(2**70)), (10, 7.0))
-    check_t1(average_so_far, [1, 2, 3], [1, 2.5, 3], [2**64, 2**64, 1], [True, True, False], [])
+    check_t1(halfway_float, 0, 1, 2, 11, native=True)
+    check_t1(int_then_true_division, (10, 1000), (2, 7), (10, -(2**70)), (10, 7.0), native=True)
+    check_t1(average_so_far, [1, 2, 3], [1, 2.5, 3], [2**64, 2**64, 1], [True, True, False], [], native=True)
 
 
 def countdown_floordiv(n, k):
@@ -296,7 +309,7 @@ def countdown_mod(n, k):
 
 @pytest.mark.parametrize("func", [countdown_floordiv, countdown_truediv, countdown_mod], ids=lambda f: f.__name__)
 def test_zero_division_after_many_iterations(func):
-    check_t1(func, (20, 10), (20, 10.0), (5, 10), (30, -5), (30, 25))
+    check_t1(func, (20, 10), (20, 10.0), (5, 10), (30, -5), (30, 25), native=True)
 
 
 def repeated_square(n, x):
@@ -313,8 +326,8 @@ def repeated_product(n, x):
 
 def test_float_overflow_in_loop():
     # ** overflows with OverflowError, * silently to inf; ints just grow
-    check_t1(repeated_square, (12, 2.0), (12, 2), (12, 1.0001), (12, -0.5), (3, 10**30))
-    check_t1(repeated_product, (12, 2.0), (12, -2.0), (12, 2), (12, 1e-200))
+    check_t1(repeated_square, (12, 2.0), (12, 2), (12, 1.0001), (12, -0.5), (3, 10**30), native=True)
+    check_t1(repeated_product, (12, 2.0), (12, -2.0), (12, 2), (12, 1e-200), native=True)
 
 
 def floor_mod_table(n):
@@ -334,9 +347,31 @@ def float_floor_mod_table(n):
     return out
 
 
+def floor_mod_flat(n):
+    out = []
+    for a in range(-n, n):
+        for b in (-3, -2, 2, 3):
+            out.append(a // b)
+            out.append(a % b)
+    return out
+
+
+def float_floor_mod_flat(n):
+    out = []
+    for a in range(-n, n):
+        x = a + 0.5
+        for b in (-2.5, -1.0, 1.0, 2.5):
+            out.append(x // b)
+            out.append(x % b)
+    return out
+
+
 def test_floor_and_mod_signs():
     check_t1(floor_mod_table, 0, 7)
     check_t1(float_floor_mod_table, 0, 6)
+    # the same signs from compiled code (tuples and divmod are not compiled)
+    check_t1(floor_mod_flat, 0, 7, 30, native=True)
+    check_t1(float_floor_mod_flat, 0, 6, 30, native=True)
 
 
 def bool_sum(xs):
@@ -351,7 +386,7 @@ def bool_arith(a, b):
 
 
 def test_bool_arithmetic_is_int():
-    check_t1(bool_sum, [], [True], [True, True], [True, False, 2.5], [False])
+    check_t1(bool_sum, [], [True], [True, True], [True, False, 2.5], [False], native=True)
     check_t1(bool_arith, (True, True), (False, True), (True, False), (False, False))
 
 
@@ -419,6 +454,7 @@ def test_mixed_accumulate():
         [INF, -INF],
         [1, "a"],
         [1j, 2],
+        native=True,
     )
 
 

@@ -76,7 +76,7 @@ def rebinding_types(n):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_simple_and_chained(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func is chained_mutable else None)
 
 
 # --- unpacking --------------------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ def chained_with_unpacking(n):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_swaps(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func in (fib_swap, rotate_loop, swap_list_items) else None)
 
 
 # --- augmented assignment ---------------------------------------------------------------------------------
@@ -335,6 +335,26 @@ def aug_names(n):
     x ^= 0x3
     y = float(x)
     y /= 7
+    return x, y
+
+
+def aug_names_in_loop(n):
+    x = 1
+    y = 1.0
+    for i in range(n):
+        x += i
+        x -= 1
+        x *= 3
+        x //= 2
+        x %= 1000003
+        x **= 2
+        x <<= 3
+        x >>= 1
+        x &= 0xFFFFF
+        x |= 0x10
+        x ^= 0x3
+        y += x
+        y /= 7
     return x, y
 
 
@@ -387,6 +407,13 @@ def aug_subscript(lst, d, n):
         d["k"] += 1
         lst[-1] *= 2
     return lst, d
+
+
+def aug_list_subscript(lst, n):
+    for i in range(n):
+        lst[i % len(lst)] += i
+        lst[-1] *= 2  # past 64 bits after 63 doublings
+    return lst
 
 
 def aug_slice(lst):
@@ -494,6 +521,7 @@ def aug_dunder(n):
     "func, calls",
     [
         (aug_names, [0, 7, -12, 2**65]),
+        (aug_names_in_loop, [0, 12, 50]),
         (aug_list_in_place, [([], 12), ([9], 0)]),
         (aug_tuple_rebinds, [((), 11), ((1,), 0)]),
         (aug_str, [0, 15]),
@@ -501,6 +529,7 @@ def aug_dunder(n):
         (aug_int_to_float, [3, 12]),
         (aug_attribute, [(Obj(total=0, items=[]), 12)]),
         (aug_subscript, [([1, 2, 3], {}, 12), ([5], {"k": 7}, 1)]),
+        (aug_list_subscript, [([1, 2, 3], 12), ([5], 1), ([1, 2.5], 80)]),
         (aug_slice, [[0, 1, 2, 3, 4, 5]]),
         (aug_set_and_dict, [({1, 2}, {"a": 0})]),
         (aug_order, [Counter()]),
@@ -512,7 +541,8 @@ def aug_dunder(n):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_augmented(func, calls):
-    check(func, *calls)
+    native = func in (aug_names_in_loop, aug_int_grows, aug_int_to_float, aug_list_subscript)
+    check(func, *calls, native=True if native else None)
 
 
 def aug_error_type(x, y):
@@ -554,7 +584,7 @@ def aug_error_after_partial(lst):
     ids=lambda v: getattr(v, "__name__", repr(v)),
 )
 def test_augmented_errors(func, call):
-    check(func, call)
+    check(func, call, native=True if func is aug_error_after_partial else None)
 
 
 # --- annotated assignment ---------------------------------------------------------------------------------
@@ -593,7 +623,7 @@ def annotation_not_evaluated(n):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_annotated(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func is annotation_not_evaluated else None)
 
 
 # --- del --------------------------------------------------------------------------------------------------
@@ -674,7 +704,7 @@ def del_tuple_target(lst, d):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_del(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func is del_in_loop else None)
 
 
 # --- reading a local before assignment ---------------------------------------------------------------------
@@ -717,7 +747,7 @@ def read_param_after_del(p):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_unbound_local(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func is read_in_loop_before_assign else None)
 
 
 def test_unbound_local_message_is_cpythons():

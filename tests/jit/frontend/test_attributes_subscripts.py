@@ -220,6 +220,13 @@ def nested_subscripts(grid):
     return grid
 
 
+def nested_subscripts_loop(grid, n):
+    for k in range(n):
+        grid[k % 3][(k + 1) % 3] = grid[0][0] + grid[2][k % 3]
+        grid[-1][-1] += 1
+    return grid
+
+
 def matrix_loop(n):
     m = [[0] * n for _ in range(n)]
     for i in range(n):
@@ -292,12 +299,21 @@ def string_index_error(s):
         (recorder_keys, [2, -1]),
         (dict_ops, [({}, 12), ({0: 5, "x": 1}, 1)]),
         (nested_subscripts, [[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]),
+        (
+            nested_subscripts_loop,
+            [
+                ([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 0),
+                ([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 30),
+                ([[1.5, 2, 3], [4, 5, 6], [7, 8, 2**62]], 30),
+            ],
+        ),
         (matrix_loop, [0, 1, 11]),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_loads_stores_deletes(func, calls):
-    check(func, *calls)
+    # the loops over lists of numbers compile: demand (through jit.stats) that compiled code ran
+    check(func, *calls, native=True if func in (nested_subscripts_loop, matrix_loop) else None)
 
 
 @pytest.mark.parametrize(
@@ -337,3 +353,22 @@ def test_loads_stores_deletes(func, calls):
 )
 def test_errors(func, call):
     check(func, call)
+
+
+def index_past_end_in_loop(lst, n):
+    total = 0
+    for i in range(n):
+        total += lst[i]
+        lst[-i - 1] = i
+    return total, lst
+
+
+def test_index_error_from_compiled_loop():
+    check(
+        index_past_end_in_loop,
+        (list(range(20)), 20),
+        (list(range(20)), 30),
+        ([0.5] * 20, 25),
+        ([], 0),
+        native=True,
+    )

@@ -6,9 +6,11 @@ from helpers import check
 from jit.api import state_of
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -163,6 +165,17 @@ def xorshift64(seed, n):
     return x, out
 
 
+def xorshift32(seed, n):
+    x = seed
+    out = 0
+    for i in range(n):
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        out ^= x
+    return x, out
+
+
 def shift_up(n, x):
     for i in range(n):
         x <<= 1
@@ -190,21 +203,23 @@ def masks(n):
 
 
 def test_popcount():
-    check_t1(popcount, 0, 1, 255, 2**64 - 1, 2**100 + 2**63, True)
+    check_t1(popcount, 0, 1, 255, 2**64 - 1, 2**100 + 2**63, True, native=True)
 
 
 def test_xorshift_masks_to_64_bits():
     check_t1(xorshift64, (88172645463325252, 100), (1, 10), (2**64 - 1, 50))
+    # within 64 bits throughout: compiled
+    check_t1(xorshift32, (2463534242, 100), (1, 10), (2**32 - 1, 50), native=True)
 
 
 def test_shifts_grow_past_64_bits():
-    check_t1(shift_up, (70, 1), (130, -3), (64, 1), (10, True), (3, 1.5))
+    check_t1(shift_up, (70, 1), (130, -3), (64, 1), (10, True), (3, 1.5), native=True)
 
 
 def test_negative_shift_count_after_iterations():
-    check_t1(shift_by_countdown, (20, 10, 2**80), (5, 10, 12345), (12, 10, -1))
+    check_t1(shift_by_countdown, (20, 10, 2**80), (5, 10, 12345), (12, 10, -1), native=True)
 
 
 def test_reverse_bits_and_masks():
-    check_t1(reverse_bits, (1, 8), (0b1011, 4), (2**63 + 1, 64), (2**64 - 2, 64))
-    check_t1(masks, 0, 1, 70)
+    check_t1(reverse_bits, (1, 8), (0b1011, 4), (2**63 + 1, 64), (2**64 - 2, 64), native=True)
+    check_t1(masks, 0, 1, 70, native=True)

@@ -12,9 +12,11 @@ from jit.api import state_of
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -127,8 +129,8 @@ def count_flags(xs):
 
 
 def test_boolean_conditions_in_loops():
-    check_t1(find_first, ([1, 2, 3], 3), ([1, 2, 3], 9), ([], 1), ("abc", "b"))
-    check_t1(count_flags, [], [1, 2, 3, None, 0, 0.0], list(range(20)), [2**64 + 1, -1.5, 2.5], [1, "a"])
+    check_t1(find_first, ([1, 2, 3], 3), ([1, 2, 3], 9), ([], 1), (list(range(30)), 25), ("abc", "b"), native=True)
+    check_t1(count_flags, [], [1, 2, 3, None, 0, 0.0], list(range(20)), [2**64 + 1, -1.5, 2.5], [1, "a"], native=True)
 
 
 # --- truthiness of many types ----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Differential tests of calls: builtins, user functions, methods, classes, bound methods, keywords, errors."""
 
 import functools
+import math
 import warnings
 
 import pytest
@@ -164,6 +165,46 @@ def call_in_loop_changes_target(funcs):
 )
 def test_calls(func, calls):
     check(func, *calls)
+
+
+# --- calls in compiled loops: builtins and math, a Python function off the compiled path --------------------
+
+
+def builtins_in_loop(xs):
+    t = 0
+    for x in xs:
+        t += abs(x) + min(x, 3) + max(x, -3, 0) + int(x * 1.5) + round(x / 3) + len(xs) + float(x)
+    return t
+
+
+def math_in_loop(xs):
+    t = 0.0
+    for x in xs:
+        t += math.sqrt(x) + math.floor(x / 7) + math.sin(x) + math.hypot(x, 3) + math.exp(-x) + math.log(x + 1)
+    return t
+
+
+def call_user_rarely(n):
+    t = 0
+    for i in range(n):
+        if i % 10 == 9:
+            t += helper(i, c=2)
+        else:
+            t += i
+    return t
+
+
+def test_calls_in_compiled_loops():
+    check(builtins_in_loop, list(range(-15, 15)), [0.5 * i for i in range(-15, 15)], [2**62, 2**62], native=True)
+    check(
+        math_in_loop,
+        list(range(30)),
+        [0.5 * i for i in range(30)],
+        list(range(20, -5, -1)),  # math domain error after 21 iterations
+        [1e308] * 3 + [math.inf, math.nan] * 10,
+        native=True,
+    )
+    check(call_user_rarely, 0, 50, native=True)
 
 
 # --- calls that raise -------------------------------------------------------------------------------------

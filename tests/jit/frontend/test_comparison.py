@@ -10,9 +10,11 @@ INF = float("inf")
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -88,8 +90,24 @@ def big_vs_float_scan(base, n):
     return out
 
 
+def big_vs_float_flat(base, n):
+    out = []
+    for i in range(n):
+        x = base + i
+        f = float(x)
+        out.append(x == f)
+        out.append(x < f)
+        out.append(x > f)
+        out.append(x <= f)
+        out.append(f >= x)
+        out.append(f != x + 1)
+    return out
+
+
 def test_exact_int_float_comparison_in_loop():
     check_t1(big_vs_float_scan, (2**53 - 3, 8), (2**63 - 3, 8), (-(2**64) - 3, 8), (10**30, 4))
+    # without tuples the loop compiles: ints beyond 2**53 are not exactly floats
+    check_t1(big_vs_float_flat, (2**53 - 20, 40), (-(2**53) - 20, 40), (2**62, 30), (2**63 - 30, 40), native=True)
 
 
 # --- identity ------------------------------------------------------------------------------------------
@@ -131,7 +149,7 @@ def literals_across_iterations(n):
 
 def test_literal_identity_matches_cpython():
     check_t1(literal_identity, ())
-    check_t1(literals_across_iterations, 5)
+    check_t1(literals_across_iterations, 5, native=True)
 
 
 def count_none(xs):
@@ -145,7 +163,7 @@ def count_none(xs):
 
 
 def test_identity_in_loop():
-    check_t1(count_none, [], [None, 0, False, None, ""], [None] * 10)
+    check_t1(count_none, [], [None, 0, False, None, ""], [None] * 10, native=True)
 
 
 # --- membership ------------------------------------------------------------------------------------------
@@ -290,8 +308,21 @@ def chain_in_loop(log, lo, hi, n):
     return count, n
 
 
+def chain_in_loop_numeric(lo, hi, n):
+    count = 0
+    for i in range(n):
+        if lo <= i * i < hi:
+            count += 1
+        if lo < i == hi - i > -1 != i:
+            count += 100
+    while lo < n < hi:
+        n -= 1
+    return count, n
+
+
 def test_chained_in_loops():
     check_t1(chain_in_loop, ([], 10, 50, 12), ([], 0, 2**64, 8), ([], 1.5, 30.5, 10), ([], 5, "a", 3))
+    check_t1(chain_in_loop_numeric, (10, 50, 30), (0, 40, 30), (1.5, 30.5, 30), (-5, 2**64, 20), native=True)
 
 
 # --- comparisons returning objects that are not bools --------------------------------------------------

@@ -9,9 +9,11 @@ from jit.api import state_of
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -91,8 +93,8 @@ def mixed_type_branches(n):
 
 
 def test_conditional_expressions_in_loops():
-    check_t1(alternating_sum, 0, 1, 11, 100)
-    check_t1(mixed_type_branches, 0, 1, 2, 3, 20)
+    check_t1(alternating_sum, 0, 1, 11, 100, native=True)
+    check_t1(mixed_type_branches, 0, 1, 2, 3, 20, native=True)
 
 
 # --- if / elif / else ---------------------------------------------------------------------------------------
@@ -245,6 +247,20 @@ def branchy_accumulate(xs):
     return total
 
 
+def branchy_numeric(xs):
+    total = 0
+    for x in xs:
+        if x is None:
+            continue
+        if x > 100:
+            total += 0.5
+        elif x < 0:
+            break
+        else:
+            total += x
+    return total
+
+
 def late_failure(n, k):
     total = 0
     for i in range(n):
@@ -256,10 +272,11 @@ def late_failure(n, k):
 
 
 def test_if_statements_in_loops():
-    check_t1(fizzbuzz, 0, 15, 31)
-    check_t1(collatz_steps, 1, 6, 27, 2**64 + 1, 97)
+    check_t1(fizzbuzz, 0, 15, 31, native=True)
+    check_t1(collatz_steps, 1, 6, 27, 2**64 + 1, 97, native=True)
     check_t1(branchy_accumulate, [], [1, 2, None, 200, 3], [1, "a", "b"], [1, "a", 3])
-    check_t1(late_failure, (20, 15), (10, 15), (3, 0))
+    check_t1(branchy_numeric, [], [1, 2, None, 200, 3] * 6, [5, None, 7.5, 300] * 8 + [-1, 4], native=True)
+    check_t1(late_failure, (20, 15), (10, 15), (3, 0), native=True)
 
 
 class CountingBool:

@@ -509,7 +509,7 @@ def test_source_changed_since_definition():
 
 def test_supported_function_is_not_plain():
     func = define("def f(n):\n    return [i for i in range(n)]\n", "f")
-    jitted = check(func, 12)
+    jitted = check(func, 12, native=True)
     report = jit.explain(jitted)
     assert state_of(jitted).mode == "tier1"
     assert "runs in the tracejit interpreter" in report and "loop" in report, report

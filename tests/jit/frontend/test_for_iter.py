@@ -205,6 +205,18 @@ def return_from_nested(grid, target):
     return None
 
 
+def return_from_nested_counting(grid, target):
+    i = 0
+    for row in grid:
+        j = 0
+        for x in row:
+            if x == target:
+                return i * 1000 + j
+            j += 1
+        i += 1
+    return -1
+
+
 def zip_enumerate(a, b):
     out = []
     for i, (x, y) in enumerate(zip(a, b)):
@@ -281,6 +293,24 @@ def map_and_filter(n):
     return out
 
 
+# the functions whose loops compile (over lists and tuples of numbers): their tests also demand, through
+# jit.stats, that compiled code ran
+NATIVE = {
+    collect,
+    total,
+    append_while_iterating,
+    loop_var_after,
+    break_else,
+    continue_filter,
+    nested_lists,
+    nested3_product,
+    return_from_nested_counting,
+    types_change,
+    zero_division_after_1000,
+    branch_flips_after_1000,
+}
+
+
 @pytest.mark.parametrize(
     "func, calls",
     [
@@ -303,12 +333,16 @@ def map_and_filter(n):
         (nested_lists, [[[1, 2], [], [3], [], [4, 5, 6, 7, 8, 9, 10, 11, 12]], []]),
         (nested3_product, [([1, 2, 3], [1, 2, 3, 4], [0, 1, 2, 3])]),
         (return_from_nested, [([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 6), ([[1]], 5), ([[], [], [5]], 5)]),
+        (
+            return_from_nested_counting,
+            [([list(range(r * 10, r * 10 + 10)) for r in range(10)], 57), ([[1.5] * 12] * 3, 9), ([[], [5]], 5)],
+        ),
         (zip_enumerate, [(list(range(12)), list(range(12, 0, -1)))]),
         (iterable_evaluated_once, [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]),
         (same_iterator_twice, [12]),
         (types_change, [[1, 2, 3, 0.5, 4, 5], [1, 2, 2**64, 3], [1, 2, "x"], [[1]]]),
         (zero_division_after_1000, [999, 1001]),
-        (branch_flips_after_1000, [range(1003)]),
+        (branch_flips_after_1000, [list(range(1003)), range(1003)]),  # list first: aborts on range blacklist the loop
         (sets_and_frozensets, [{1, 2, 3, 40}]),
         (bytes_and_bytearray, [b"hello world"]),
         (map_and_filter, [6]),
@@ -316,7 +350,7 @@ def map_and_filter(n):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_for_iter(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True if func in NATIVE else None)
 
 
 # --- more loop shapes ---------------------------------------------------------------------------------------
@@ -384,7 +418,8 @@ class Box:
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_loop_shapes(func, calls):
-    check(func, *calls)
+    native = func in (break_in_inner_else, iterable_is_comprehension, comprehension_in_while_condition)
+    check(func, *calls, native=True if native else None)
 
 
 # --- when the loop's iterator is released -------------------------------------------------------------------

@@ -11,9 +11,11 @@ from jit.api import state_of
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -234,7 +236,19 @@ def format_fails_late(xs):
     return out
 
 
+def report_every_tenth(n):
+    out = []
+    total = 0
+    for i in range(n):
+        total += i * i
+        if i % 10 == 9:
+            out.append(f"{i}:{total:>8}|{total / (i + 1):.3f}")
+    return out, total
+
+
 def test_fstrings_in_loops():
     check_t1(build_table, 0, 1, 12)
     check_t1(format_growing, 3, 12)
     check_t1(format_fails_late, [1, 2, 3, 4, 5, 6, 7.5], [1, 2], [True, -3])
+    # formatting is not compiled, but off the loop's usual path it leaves the rest of the loop compiled
+    check_t1(report_every_tenth, 0, 50, native=True)

@@ -3,6 +3,7 @@
 import builtins
 
 import pytest
+from helpers import same
 from tier1_check import check_t1 as check
 
 LIMIT = 10
@@ -78,6 +79,18 @@ def global_changes_type(n):
     return out
 
 
+def global_changes_type_midway(n):
+    set_flag(0)
+    total = 0
+    for i in range(n):
+        total += flag * 2
+        if i == 6:
+            set_flag(0.5)  # off the compiled path: the loop must notice the float
+        elif i == 15:
+            set_flag(2**62)
+    return total
+
+
 def global_deleted_mid_loop(n):
     set_flag("here")
     out = []
@@ -150,6 +163,7 @@ def swap_strategy():
         (loop_sees_global_rebound, [0, 12]),
         (while_condition_on_global, [3, 12]),
         (global_changes_type, [12]),
+        (global_changes_type_midway, [3, 12, 30]),
         (global_deleted_mid_loop, [5, 12]),
         (builtin_shadowed_by_local, [4]),
         (builtin_shadowed_by_param, [4]),
@@ -159,7 +173,16 @@ def swap_strategy():
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_globals(func, calls):
-    check(func, *calls)
+    # the loops that call no Python function (other than off their compiled path) compile
+    native = func in (
+        undefined_in_loop,
+        loop_sees_global_rebound,
+        while_condition_on_global,
+        global_changes_type_midway,
+        global_deleted_mid_loop,
+        globals_mutated_container,
+    )
+    check(func, *calls, native=True if native else None)
 
 
 def test_name_error_message_and_name():
@@ -207,6 +230,33 @@ def test_builtins_module_patched():
     finally:
         builtins.sum = real
     check(builtin_module_patched, 12)
+
+
+def abs_in_loop(n):
+    total = 0
+    for i in range(-n, n):
+        total += abs(i)
+    return total
+
+
+def test_builtin_rebound_after_loop_compiled():
+    # the compiled loop calls the builtin abs directly: a global or a patched builtin must still take over
+    jitted = check(abs_in_loop, 20, native=True)
+    g = globals()
+    try:
+        for value in (float, lambda x: -x):
+            g["abs"] = value
+            assert same(jitted(20), abs_in_loop(20))
+    finally:
+        g.pop("abs", None)
+    assert same(jitted(20), abs_in_loop(20))
+    real = builtins.abs
+    try:
+        builtins.abs = float
+        assert same(jitted(20), abs_in_loop(20))
+    finally:
+        builtins.abs = real
+    assert same(jitted(20), abs_in_loop(20)) and abs_in_loop(20) == 400
 
 
 class DefaultingGlobals(dict):

@@ -10,7 +10,7 @@ def nested_loops(n):
 
 
 def test_nested_loops():
-    check(nested_loops, 0, 1, 10, 50)
+    check(nested_loops, 0, 1, 10, 50, native=True)
 
 
 def kw(a, b=2, *, c=3):

@@ -12,9 +12,11 @@ INF = float("inf")
 NAN = float("nan")
 
 
-def check_t1(func, *calls):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython)."""
-    jitted = check(func, *calls)
+def check_t1(func, *calls, native=None):
+    """check(), and demand that the function really ran in tracejit (not as plain CPython).
+
+    native=True: also demand that compiled code ran (see helpers.check)."""
+    jitted = check(func, *calls, native=native)
     state = state_of(jitted)
     assert state.mode != "plain", state.reason
     return jitted
@@ -112,8 +114,24 @@ def negate_min(x):
     return y, -y, type(y)
 
 
+def negate_each(xs):
+    out = []
+    for x in xs:
+        out.append(-x)
+        out.append(abs(x))
+    return out
+
+
 def test_negate_int64_min():
     check_t1(negate_min, -(2**63), 2**63 - 1, -(2**64), -0.0)
+    # from compiled code: -x and abs(x) of the smallest 64-bit int overflow
+    check_t1(
+        negate_each,
+        list(range(-20, 20)) + [-(2**63)],
+        [2**63 - 1] * 20 + [-(2**63), 5],
+        [1.5] * 20 + [-0.0, 0.0],
+        native=True,
+    )
 
 
 def alternate(n, x):
@@ -137,9 +155,9 @@ def invert_accumulate(n):
 
 
 def test_unary_in_loops():
-    check_t1(alternate, (70, 1), (70, -3), (10, 0.5), (10, -0.0), (3, "x"))
-    check_t1(sign_flips, [], [1, 2, 3], [2**63, -(2**63), 1], [True, False], [1, 2.5])
-    check_t1(invert_accumulate, 0, 1, 100)
+    check_t1(alternate, (70, 1), (70, -3), (10, 0.5), (10, -0.0), (3, "x"), native=True)
+    check_t1(sign_flips, [], [1, 2, 3], [2**63, -(2**63), 1], [True, False], [1, 2.5], native=True)
+    check_t1(invert_accumulate, 0, 1, 100, native=True)
 
 
 def not_in_loop(xs):
@@ -151,4 +169,4 @@ def not_in_loop(xs):
 
 
 def test_not_in_loop():
-    check_t1(not_in_loop, [0, 1, "", "a", None, [], [0], 0.0, NAN], [])
+    check_t1(not_in_loop, [0, 1, "", "a", None, [], [0], 0.0, NAN], [], native=True)

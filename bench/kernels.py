@@ -1,0 +1,102 @@
+"""Benchmark kernels: plain functions taking a size argument and returning a checkable result.
+
+Each kernel is plain Python; ``bench/bench.py`` times it as plain CPython and under ``@jit``, and
+``tests/test_bench.py`` checks that the jitted result equals the plain one.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+def nested_int(n: int) -> int:
+    """Two nested ``range`` loops over integer bit operations."""
+    total = 0
+    for i in range(n):
+        for j in range(n):
+            total += (i ^ j) & 7
+    return total
+
+
+def mandelbrot(n: int) -> int:
+    """Escape-time Mandelbrot on an n x n grid (floats); returns the total iteration count."""
+    maxit = 50
+    count = 0
+    for py in range(n):
+        ci = -1.5 + 3.0 * py / n
+        for px in range(n):
+            cr = -2.0 + 3.0 * px / n
+            x = 0.0
+            y = 0.0
+            it = 0
+            while it < maxit and x * x + y * y <= 4.0:
+                x, y = x * x - y * y + cr, 2.0 * x * y + ci
+                it += 1
+            count += it
+    return count
+
+
+def collatz(n: int) -> int:
+    """Sum of the Collatz sequence lengths of 1..n: a while loop with a data-dependent branch."""
+    total = 0
+    for start in range(1, n + 1):
+        m = start
+        steps = 0
+        while m != 1:
+            if m % 2 == 0:
+                m //= 2
+            else:
+                m = 3 * m + 1
+            steps += 1
+        total += steps
+    return total
+
+
+@functools.lru_cache(maxsize=8)
+def float_data(n: int) -> list[float]:
+    """Deterministic input of the float-sum kernel, built once per size (outside the timed loops)."""
+    return [((i * 7919) % 1000) * 0.001 + 0.5 for i in range(n)]
+
+
+def float_sum(n: int) -> float:
+    """Sum over a list of n floats: once by iteration, once by indexing."""
+    data = float_data(n)
+    total = 0.0
+    for x in data:
+        total += x
+    for k in range(len(data)):
+        total += data[k] * 0.5
+    return total
+
+
+def nested2_branchy(n: int) -> int:
+    """Two nested loops with an if/else in the inner loop taken about 50/50 (alternating with j)."""
+    total = 0
+    for i in range(n):
+        for j in range(n):
+            if (i + j) & 1:
+                total += i * j & 255
+            else:
+                total -= (i + j) & 15
+    return total
+
+
+def nested3(n: int) -> int:
+    """Three nested ``range`` loops."""
+    s = 0
+    for a in range(n):
+        for b in range(n):
+            for c in range(n):
+                s += (a * b + c) & 15
+    return s
+
+
+#: name -> (kernel, whether it is a nested-loop kernel that is also run with nesting=False)
+KERNELS = {
+    "nested_int": (nested_int, True),
+    "mandelbrot": (mandelbrot, True),
+    "collatz": (collatz, True),
+    "float_sum": (float_sum, False),
+    "nested2_branchy": (nested2_branchy, True),
+    "nested3": (nested3, True),
+}

@@ -1,0 +1,218 @@
+"""Ctrl-C while a loop runs in native code: the periodic signal check lets CPython run the SIGINT handler, the
+trace leaves with the frame rebuilt, and KeyboardInterrupt propagates (or is caught) as under plain CPython.
+
+Each test runs a script in a subprocess. The script warms its function up (the loop compiles), checks through
+jit.stats that it did, prints "ready", then starts a call that would run for years; the test waits a moment
+so that call is surely inside native code, then sends SIGINT. Every wait is bounded: on a timeout the child is
+killed and the test fails.
+"""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+READY_TIMEOUT = 60.0  # compiling the warm-up (first use of LLVM in the child) can take a few seconds
+EXIT_TIMEOUT = 10.0
+RUN_BEFORE_SIGNAL = 0.3  # let the long call get into native code
+
+PRELUDE = """
+import sys
+from jit import jit
+
+def ready(f):
+    s = jit.stats(f)
+    assert s["traces_compiled"] >= 1 and s["native_entries"] >= 1, s
+    print("ready", flush=True)
+"""
+
+WHILE_COUNTER = """
+@jit(threshold=2)
+def spin(n, out):
+    i = 0
+    total = 0
+    while i < n:
+        total += i & 7
+        i += 1
+        out[0] = i
+        out[1] = total
+    return total
+"""
+
+FOR_RANGE_FLOAT = """
+@jit(threshold=2)
+def spin(n, out):
+    x = 0.0
+    for i in range(n):
+        x = x * 0.999 + 1.0
+        out[0] = i
+        out[1] = x
+    return x
+"""
+
+INFINITE_WHILE = """
+@jit(threshold=2)
+def spin(n, out):
+    i = 0
+    while True:
+        i += 1
+        out[0] = i
+        if i == n:
+            return i
+"""
+
+NESTED = """
+@jit(threshold=2)
+def spin(n, out):
+    total = 0
+    for i in range(n):
+        for j in range(100):
+            total += (i ^ j) & 3
+        out[0] = i
+        out[1] = total
+    return total
+"""
+
+FOR_LIST = """
+@jit(threshold=2)
+def spin(n, out):
+    data = [0.5, 1.5, 2.5] * 100
+    total = 0.0
+    k = 0
+    while k < n:
+        for x in data:
+            total += x
+        k += 1
+        out[0] = k
+        out[1] = total
+    return total
+"""
+
+LOOPS = {"while-counter": WHILE_COUNTER, "for-range-float": FOR_RANGE_FLOAT, "while-true": INFINITE_WHILE}
+LOOPS["nested"] = NESTED
+LOOPS["for-list"] = FOR_LIST
+
+# the loop never gets to the end: a billion billion iterations
+UNCAUGHT = """
+spin(100, [0, 0])
+ready(spin)
+spin(10**18, [0, 0])
+print("finished", flush=True)
+"""
+
+CAUGHT = """
+out = [0, 0]
+spin(100, [0, 0])
+ready(spin)
+try:
+    spin(10**18, out)
+except KeyboardInterrupt:
+    s = jit.stats(spin)
+    print("interrupted", out[0], out[1], s["native_entries"], s["exits_to_interpreter"], flush=True)
+    # the function still works, natively, after the interrupt
+    again = [0, 0]
+    print("again", spin(1000, again), again[0], flush=True)
+    print("entries", jit.stats(spin)["native_entries"], flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+def run_and_interrupt(tmp_path, source):
+    """Run source as a script; once it printed "ready", send SIGINT. Returns (returncode, stdout, stderr)."""
+    script = tmp_path / "spin.py"
+    script.write_text(textwrap.dedent(source))
+    env = {k: v for k, v in os.environ.items() if k not in ("JIT_DISABLE", "JIT_DUMP")}
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        lines = []
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                pytest.fail(f"the child did not print 'ready' within {READY_TIMEOUT}s: {lines}")
+            readable, _, _ = select.select([proc.stdout], [], [], remaining)
+            if not readable:
+                continue
+            line = proc.stdout.readline()
+            if not line:  # the child ended before it was ready
+                out, err = proc.communicate(timeout=EXIT_TIMEOUT)
+                pytest.fail(f"the child ended before 'ready' (code {proc.returncode}):\n{''.join(lines)}{out}\n{err}")
+            lines.append(line)
+            if line.strip() == "ready":
+                break
+        time.sleep(RUN_BEFORE_SIGNAL)  # bounded: the long call gets into native code meanwhile
+        assert proc.poll() is None, "the long call ended by itself"
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate(timeout=EXIT_TIMEOUT)
+            pytest.fail(f"the child ignored SIGINT for {EXIT_TIMEOUT}s (killed)\nstdout: {out}\nstderr: {err}")
+        return proc.returncode, "".join(lines) + out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=EXIT_TIMEOUT)
+
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_sigint_raises_keyboard_interrupt(tmp_path, loop):
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + LOOPS[loop] + UNCAUGHT)
+    assert "finished" not in out
+    assert code != 0 and code != -signal.SIGSEGV, (code, err)
+    assert "Traceback (most recent call last)" in err, err
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    assert "spin.py" in err and "in spin" in err, err  # the traceback shows the user's function
+
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + LOOPS[loop] + CAUGHT)
+    assert code == 0, (code, out, err)
+    assert "finished" not in out
+    words = dict((line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip())
+    assert "interrupted" in words, out
+    fields = words["interrupted"]
+    count = int(fields[0])
+    entries_before = int(fields[2])
+    # the loop ran natively for a while: far more iterations than the interpreter does in that time
+    assert (100 if loop in ("nested", "for-list") else 10_000) < count < 10**18, out
+    if loop == "while-counter":
+        assert int(fields[1]) == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
+    elif loop == "for-range-float":
+        x = float(fields[1])
+        assert 999.0 < x <= 1000.0, out  # converges to 1000 after thousands of iterations
+    elif loop == "nested":
+        assert int(fields[1]) > 0
+    elif loop == "for-list":
+        assert float(fields[1]) == 450.0 * count
+    assert entries_before >= 2  # the warm-up's entry and the long call's
+    assert int(fields[3]) >= 2
+    result, last = words["again"]
+    assert int(last) in (999, 1000), out
+    assert int(words["entries"][0]) > entries_before
+    if loop == "while-counter":
+        assert int(result) == sum(k & 7 for k in range(1000))
+
+
+def test_keyboard_interrupt_traceback_shows_no_tracejit_frames(tmp_path):
+    """Regression: the monitor's frames (at_loop_header, run, call_native) showed below the user's line."""
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + WHILE_COUNTER + UNCAUGHT)
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    assert "monitor.py" not in err and "call_native" not in err, err
