@@ -19,7 +19,55 @@ from __future__ import annotations
 from typing import Any
 
 from jit.frontend import instructions as I
-from jit.frontend.instructions import T1Code
+from jit.frontend.instructions import (  # opcodes as plain globals: the dispatch compares them often
+    BINARY_OP,
+    BINARY_SUBSCR,
+    BUILD_LIST,
+    BUILD_MAP,
+    BUILD_SET,
+    BUILD_SLICE,
+    BUILD_STRING,
+    BUILD_TUPLE,
+    CALL,
+    CALL_KW,
+    CLEAR_SLOTS,
+    COMPARE_OP,
+    COPY,
+    DELETE_ATTR,
+    DELETE_FAST,
+    DELETE_SUBSCR,
+    FOR_ITER,
+    FOR_RANGE,
+    FORMAT_VALUE,
+    GET_ITER,
+    JUMP,
+    JUMP_BACKWARD,
+    JUMP_IF_FALSE_OR_POP,
+    JUMP_IF_TRUE_OR_POP,
+    LIST_APPEND,
+    LOAD_ATTR,
+    LOAD_CONST,
+    LOAD_FAST,
+    LOAD_FAST_AND_CLEAR,
+    LOAD_GLOBAL,
+    LOOP_HEADER,
+    MAP_ADD,
+    NOP,
+    POP_JUMP_IF_FALSE,
+    POP_JUMP_IF_TRUE,
+    POP_TOP,
+    RAISE,
+    RANGE_SETUP,
+    RETURN_VALUE,
+    SET_ADD,
+    STORE_ATTR,
+    STORE_FAST,
+    STORE_SUBSCR,
+    SWAP,
+    UNARY_OP,
+    UNPACK_SEQUENCE,
+    T1Code,
+)
 from runtime import messages
 from runtime.errors import internal, raise_at
 from runtime.frame import UNBOUND, Frame
@@ -63,30 +111,30 @@ def run(frame: Frame, pc: int = 0) -> Any:
             op = ops[pc]
             arg = args[pc]
             pc += 1
-            if op == I.LOAD_FAST:
+            if op == LOAD_FAST:
                 value = slots[arg]
                 if value is UNBOUND:
                     raise messages.unbound_local(code.slot_names[arg], pc - 1 in code.comprehension_loads)
                 push(value)
-            elif op == I.LOAD_CONST:
+            elif op == LOAD_CONST:
                 push(arg)
-            elif op == I.STORE_FAST:
+            elif op == STORE_FAST:
                 slots[arg] = pop()
-            elif op == I.BINARY_OP:
+            elif op == BINARY_OP:
                 right = pop()
                 stack[-1] = arg(stack[-1], right)
-            elif op == I.COMPARE_OP:
+            elif op == COMPARE_OP:
                 right = pop()
                 stack[-1] = arg(stack[-1], right)
-            elif op == I.POP_JUMP_IF_FALSE:
+            elif op == POP_JUMP_IF_FALSE:
                 if not pop():
                     pc = arg
-            elif op == I.POP_JUMP_IF_TRUE:
+            elif op == POP_JUMP_IF_TRUE:
                 if pop():
                     pc = arg
-            elif op == I.JUMP:
+            elif op == JUMP:
                 pc = arg
-            elif op == I.FOR_RANGE:
+            elif op == FOR_RANGE:
                 base, exit_pc = arg
                 step = slots[base + 2]
                 if step is None:  # `range` named something else: plain iteration
@@ -103,18 +151,18 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     else:
                         slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND
                         pc = exit_pc
-            elif op == I.LOOP_HEADER:
+            elif op == LOOP_HEADER:
                 if hot[arg]:
                     pc = function.at_loop_header(frame, arg, pc - 1)
                     hook = frame.trace_hook
-            elif op == I.JUMP_BACKWARD:
+            elif op == JUMP_BACKWARD:
                 pc = arg
                 loop = args[arg]
                 count = counts[loop] + 1
                 counts[loop] = count
                 if count == threshold:
                     function.loop_is_hot(loop)
-            elif op == I.LOAD_GLOBAL:
+            elif op == LOAD_GLOBAL:
                 if exact_globals:
                     value = globals_.get(arg, _MISSING)
                 else:
@@ -127,12 +175,12 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     if value is _MISSING:
                         raise messages.name_error(arg)
                 push(value)
-            elif op == I.LOAD_ATTR:
+            elif op == LOAD_ATTR:
                 stack[-1] = getattr(stack[-1], arg)
-            elif op == I.BINARY_SUBSCR:
+            elif op == BINARY_SUBSCR:
                 key = pop()
                 stack[-1] = stack[-1][key]
-            elif op == I.CALL:
+            elif op == CALL:
                 if arg == 0:
                     stack[-1] = stack[-1]()
                 elif arg == 1:
@@ -142,9 +190,9 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     call_args = stack[-arg:]
                     del stack[-arg:]
                     stack[-1] = stack[-1](*call_args)
-            elif op == I.UNARY_OP:
+            elif op == UNARY_OP:
                 stack[-1] = arg(stack[-1])
-            elif op == I.FOR_ITER:
+            elif op == FOR_ITER:
                 base, exit_pc = arg
                 if slots[base + 2] is None:  # a list or tuple, by index: what its iterator does, step by step
                     index = slots[base + 1]
@@ -160,39 +208,39 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     except StopIteration:
                         slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND
                         pc = exit_pc
-            elif op == I.RETURN_VALUE:
+            elif op == RETURN_VALUE:
                 return pop()
-            elif op == I.POP_TOP:
+            elif op == POP_TOP:
                 pop()
-            elif op == I.JUMP_IF_FALSE_OR_POP:
+            elif op == JUMP_IF_FALSE_OR_POP:
                 if not stack[-1]:
                     pc = arg
                 else:
                     pop()
-            elif op == I.JUMP_IF_TRUE_OR_POP:
+            elif op == JUMP_IF_TRUE_OR_POP:
                 if stack[-1]:
                     pc = arg
                 else:
                     pop()
-            elif op == I.COPY:
+            elif op == COPY:
                 push(stack[-arg])
-            elif op == I.SWAP:
+            elif op == SWAP:
                 stack[-1], stack[-arg] = stack[-arg], stack[-1]
-            elif op == I.STORE_SUBSCR:
+            elif op == STORE_SUBSCR:
                 key = pop()
                 container = pop()
                 container[key] = pop()
-            elif op == I.STORE_ATTR:
+            elif op == STORE_ATTR:
                 obj = pop()
                 setattr(obj, arg, pop())
-            elif op == I.CALL_KW:
+            elif op == CALL_KW:
                 n, names = arg
                 call_args = stack[len(stack) - n :]
                 del stack[len(stack) - n :]
                 npos = n - len(names)
                 kwargs = dict(zip(names, call_args[npos:]))
                 stack[-1] = stack[-1](*call_args[:npos], **kwargs)
-            elif op == I.RANGE_SETUP:
+            elif op == RANGE_SETUP:
                 r = pop()
                 if type(r) is range:
                     slots[arg] = r.start
@@ -202,7 +250,7 @@ def run(frame: Frame, pc: int = 0) -> Any:
                 else:
                     slots[arg] = slots[arg + 1] = slots[arg + 2] = None
                     slots[arg + 3] = iter(r)
-            elif op == I.GET_ITER:
+            elif op == GET_ITER:
                 if type(stack[-1]) is list or type(stack[-1]) is tuple:
                     slots[arg] = pop()
                     slots[arg + 1] = 0
@@ -210,40 +258,40 @@ def run(frame: Frame, pc: int = 0) -> Any:
                 else:  # (no local holds the iterable: a generator's finally runs when its slot is cleared)
                     slots[arg] = slots[arg + 1] = None
                     slots[arg + 2] = iter(pop())
-            elif op == I.BUILD_TUPLE:
+            elif op == BUILD_TUPLE:
                 if arg:
                     items = tuple(stack[-arg:])
                     del stack[-arg:]
                     push(items)
                 else:
                     push(())
-            elif op == I.BUILD_LIST:
+            elif op == BUILD_LIST:
                 if arg:
                     items = stack[-arg:]
                     del stack[-arg:]
                     push(items)
                 else:
                     push([])
-            elif op == I.LIST_APPEND:
+            elif op == LIST_APPEND:
                 slots[arg].append(pop())
-            elif op == I.UNPACK_SEQUENCE:
+            elif op == UNPACK_SEQUENCE:
                 value = pop()
                 if type(value) is tuple and len(value) == arg:
                     stack.extend(value[::-1])
                 else:
                     stack.extend(messages.unpacker(arg)(value)[::-1])
-            elif op == I.LOAD_FAST_AND_CLEAR:
+            elif op == LOAD_FAST_AND_CLEAR:
                 push(slots[arg])
                 slots[arg] = UNBOUND
-            elif op == I.CLEAR_SLOTS:
+            elif op == CLEAR_SLOTS:
                 first, n = arg
                 for i in range(first, first + n):
                     slots[i] = UNBOUND
-            elif op == I.DELETE_FAST:
+            elif op == DELETE_FAST:
                 if slots[arg] is UNBOUND:
                     raise messages.unbound_local(code.slot_names[arg])
                 slots[arg] = UNBOUND
-            elif op == I.BUILD_SLICE:
+            elif op == BUILD_SLICE:
                 if arg == 2:
                     upper = pop()
                     stack[-1] = slice(stack[-1], upper)
@@ -251,24 +299,24 @@ def run(frame: Frame, pc: int = 0) -> Any:
                     step = pop()
                     upper = pop()
                     stack[-1] = slice(stack[-1], upper, step)
-            elif op == I.BUILD_SET:
+            elif op == BUILD_SET:
                 items = stack[len(stack) - arg :]
                 del stack[len(stack) - arg :]
                 push(set(items))
-            elif op == I.BUILD_MAP:
+            elif op == BUILD_MAP:
                 items = stack[len(stack) - 2 * arg :]
                 del stack[len(stack) - 2 * arg :]
                 mapping = {}
                 for i in range(0, len(items), 2):
                     mapping[items[i]] = items[i + 1]
                 push(mapping)
-            elif op == I.SET_ADD:
+            elif op == SET_ADD:
                 slots[arg].add(pop())
-            elif op == I.MAP_ADD:
+            elif op == MAP_ADD:
                 value = pop()
                 key = pop()
                 slots[arg][key] = value
-            elif op == I.FORMAT_VALUE:
+            elif op == FORMAT_VALUE:
                 conversion, has_spec = arg
                 spec = pop() if has_spec else ""
                 value = stack[-1]
@@ -279,22 +327,22 @@ def run(frame: Frame, pc: int = 0) -> Any:
                 elif conversion == "a":
                     value = ascii(value)
                 stack[-1] = format(value, spec)
-            elif op == I.BUILD_STRING:
+            elif op == BUILD_STRING:
                 items = stack[len(stack) - arg :]
                 del stack[len(stack) - arg :]
                 push("".join(items))
-            elif op == I.DELETE_ATTR:
+            elif op == DELETE_ATTR:
                 delattr(pop(), arg)
-            elif op == I.DELETE_SUBSCR:
+            elif op == DELETE_SUBSCR:
                 key = pop()
                 del stack[-1][key]
                 pop()
-            elif op == I.RAISE:
+            elif op == RAISE:
                 if arg == 2:
                     cause = pop()
                     raise pop() from cause
                 raise pop()
-            elif op == I.NOP:
+            elif op == NOP:
                 pass
             else:
                 raise SystemError(f"tracejit: unknown tier-1 opcode {op}")
