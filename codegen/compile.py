@@ -31,8 +31,7 @@ def compile_trace(
     ctx.builtins = builtins_
     build(ctx)
     ir_text = str(ctx.module)
-    link_names = {index: f"{symbol}_link{index}" for index in ctx.linkable}
-    exports = [symbol, f"{symbol}_counts", *link_names.values()]
+    exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
     dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
@@ -48,7 +47,7 @@ def compile_trace(
         module=module,
         ir=ir_text,
         exits=exits,
-        link_addresses={index: module.addresses[name] for index, name in link_names.items()},
+        links_address=module.addresses[f"{symbol}_links"],
         keepalive=ctx.keepalive,
     )
     for exit in exits:

@@ -51,13 +51,19 @@ class LowerContext:
         self.keepalive: list[Any] = []  # objects whose addresses are baked into the code
         self.exit_points: list[ExitPoint] = trace.exits()
         self.exit_index = {id(e): i for i, e in enumerate(self.exit_points)}
-        self.linkable: list[int] = []  # exit indices that have a link pointer
+        for index, point in enumerate(self.exit_points):
+            assert point.id == self.exit_points[0].id + index, "a trace's exits are numbered consecutively"
         self.callees: dict[str, ir.Function] = {}
         self.counts = ir.GlobalVariable(
             self.module, ir.ArrayType(I64, max(len(self.exit_points), 1)), f"{symbol}_counts"
         )
         self.counts.initializer = ir.Constant(self.counts.value_type, None)
-        self.links: dict[int, ir.GlobalVariable] = {}
+        # per exit: the side trace to jump to (patched when one is compiled; only growable exits ever are)
+        self.links = ir.GlobalVariable(self.module, ir.ArrayType(PTR, max(len(self.exit_points), 1)), f"{symbol}_links")
+        self.links.initializer = ir.Constant(self.links.value_type, None)
+        self.tail: ir.Block | None = None
+        self.tail_index: Any = None
+        self.tail_fuel: Any = None
         self.globals: dict[str, Any] = {}
         self.builtins: dict[str, Any] = {}
 
@@ -179,39 +185,51 @@ class LowerContext:
         b.position_at_end(cont)
 
     def exit_stub(self, exit: ExitPoint) -> None:
+        """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""
         b = self.builder
         index = self.exit_index[id(exit)]
-        counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
-        b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)
         if exit.propagate:
+            counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
+            b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)
             assert self.call_result is not None
             b.ret(self.call_result)
             return
         if exit.prewritten is None:
             self.materialize(exit.snapshot)
-        b.store(ir.Constant(I64, exit.id), self.word(abi.EXIT))
-        if exit.when_hot == "side" and not exit.leaves_loop:
-            link = self.link(index)
-            target = b.load(link)
-            jump = self.function.append_basic_block()
-            leave = self.function.append_basic_block()
-            b.cbranch(b.icmp_unsigned("!=", target, ir.Constant(PTR, None)), jump, leave)
-            b.position_at_end(jump)
-            if self.fuel is not None:
-                self.store_fuel()
-            callee = b.bitcast(target, TRACE_FN.as_pointer())
-            b.ret(b.call(callee, [self.buf], tail="musttail"))
-            b.position_at_end(leave)
-        b.ret(ir.Constant(I64, exit.id))
+        tail = self.exit_tail()
+        self.tail_index.add_incoming(ir.Constant(I64, index), b.block)
+        self.tail_fuel.add_incoming(self.fuel if self.fuel is not None else ir.Constant(I64, 0), b.block)
+        b.branch(tail)
 
-    def link(self, index: int) -> ir.GlobalVariable:
-        g = self.links.get(index)
-        if g is None:
-            g = ir.GlobalVariable(self.module, PTR, f"{self.symbol}_link{index}")
-            g.initializer = ir.Constant(PTR, None)
-            self.links[index] = g
-            self.linkable.append(index)
-        return g
+    def exit_tail(self) -> ir.Block:
+        """One block for the end of every exit of the trace: count it, record its number, and tail-jump into
+        the side trace linked to it if there is one, else return its number. (Sharing it keeps the module,
+        and LLVM's work on it, small.)"""
+        if self.tail is not None:
+            return self.tail
+        b = self.builder
+        here = b.block
+        self.tail = self.function.append_basic_block("exit_tail")
+        b.position_at_end(self.tail)
+        self.tail_index = b.phi(I64, name="exit_index")
+        self.tail_fuel = b.phi(I64, name="exit_fuel")
+        index = self.tail_index
+        counter = b.gep(self.counts, [ir.Constant(I64, 0), index], inbounds=True)
+        b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)
+        first = self.exit_points[0].id
+        number = b.add(index, ir.Constant(I64, first))
+        b.store(number, self.word(abi.EXIT))
+        target = b.load(b.gep(self.links, [ir.Constant(I64, 0), index], inbounds=True))
+        jump = self.function.append_basic_block("exit_linked")
+        leave = self.function.append_basic_block("exit_return")
+        b.cbranch(b.icmp_unsigned("!=", target, ir.Constant(PTR, None)), jump, leave)
+        b.position_at_end(jump)
+        b.store(self.tail_fuel, self.word(abi.FUEL))
+        b.ret(b.call(b.bitcast(target, TRACE_FN.as_pointer()), [self.buf], tail="musttail"))
+        b.position_at_end(leave)
+        b.ret(number)
+        b.position_at_end(here)
+        return self.tail
 
     # --- calls -----------------------------------------------------------------------------------------
     def capi(self, name: str, *args: ir.Value) -> ir.Value:

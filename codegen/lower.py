@@ -75,6 +75,12 @@ def _libm_call(ctx: LowerContext, name: str, *args: ir.Value) -> ir.Value:
     return ctx.builder.call(fn, list(args))
 
 
+def _const_arg(uop: Uop, index: int) -> object | None:
+    """The constant value of an argument, if it is one (guards it satisfies need no code)."""
+    v = uop.args[index]
+    return v.const if v.is_const else None
+
+
 def _entry_alloca(ctx: LowerContext, ty: ir.Type) -> ir.Value:
     with ctx.builder.goto_block(ctx.function.entry_basic_block):
         return ctx.builder.alloca(ty)
@@ -275,8 +281,9 @@ LOWERINGS["_BINARY_OP_MULTIPLY_INT"] = _with_overflow("smul")
 def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x, y = _args(ctx, uop)
-    min_by_minus_one = b.and_(b.icmp_signed("==", x, _i64(INT_MIN)), b.icmp_signed("==", y, _i64(-1)))
-    ctx.guard(b.and_(b.icmp_signed("!=", y, _i64(0)), b.not_(min_by_minus_one)), uop)
+    if _const_arg(uop, 1) in (None, 0, -1):
+        min_by_minus_one = b.and_(b.icmp_signed("==", x, _i64(INT_MIN)), b.icmp_signed("==", y, _i64(-1)))
+        ctx.guard(b.and_(b.icmp_signed("!=", y, _i64(0)), b.not_(min_by_minus_one)), uop)
     quotient = b.sdiv(x, y)
     remainder = b.srem(x, y)
     # C truncates toward zero; Python floors: one less when the remainder's sign differs from the divisor's
@@ -288,7 +295,8 @@ def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _mod_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x, y = _args(ctx, uop)
-    ctx.guard(b.icmp_signed("!=", y, _i64(0)), uop)
+    if _const_arg(uop, 1) in (None, 0):
+        ctx.guard(b.icmp_signed("!=", y, _i64(0)), uop)
     safe_y = b.select(b.icmp_signed("==", y, _i64(-1)), _i64(1), y)  # INT_MIN % -1 overflows srem; the answer is 0
     remainder = b.srem(x, safe_y)
     adjust = b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, y), _i64(0)))
@@ -300,7 +308,9 @@ def _pow_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     """Square-and-multiply, leaving on a negative exponent (a float result) or on overflow."""
     b = ctx.builder
     base0, exp0 = _args(ctx, uop)
-    ctx.guard(b.icmp_signed(">=", exp0, _i64(0)), uop)
+    exponent = _const_arg(uop, 1)
+    if exponent is None or exponent < 0:  # type: ignore[operator]
+        ctx.guard(b.icmp_signed(">=", exp0, _i64(0)), uop)
     before = b.block
     head = ctx.function.append_basic_block("ipow_head")
     body = ctx.function.append_basic_block("ipow_body")
@@ -353,7 +363,9 @@ def _lshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _rshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x, n = _args(ctx, uop)
-    ctx.guard(b.icmp_signed(">=", n, _i64(0)), uop)
+    shift = _const_arg(uop, 1)
+    if shift is None or shift < 0:  # type: ignore[operator]
+        ctx.guard(b.icmp_signed(">=", n, _i64(0)), uop)
     return b.ashr(x, b.select(b.icmp_signed("<", n, _i64(64)), n, _i64(63)))
 
 
@@ -421,7 +433,8 @@ LOWERINGS["_BINARY_OP_MULTIPLY_FLOAT"] = _float_op("fmul")
 
 def _nonzero_divisor(ctx: LowerContext, uop: Uop) -> tuple[ir.Value, ir.Value]:
     x, y = _args(ctx, uop)
-    ctx.guard(ctx.builder.fcmp_unordered("!=", y, _f64(0.0)), uop)  # 0.0 and -0.0: ZeroDivisionError
+    if not _const_arg(uop, 1):  # 0.0 and -0.0: ZeroDivisionError
+        ctx.guard(ctx.builder.fcmp_unordered("!=", y, _f64(0.0)), uop)
     return x, y
 
 

@@ -31,7 +31,7 @@ class CompiledTrace:
     module: CompiledModule
     ir: str  # as generated
     exits: list[ExitDescriptor]
-    link_addresses: dict[int, int]  # exit index -> address of its link pointer
+    links_address: int  # the array of per-exit link pointers
     keepalive: list[Any]
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
@@ -49,7 +49,8 @@ class CompiledTrace:
 
     def link(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
         """Patch exit's stub so that it jumps straight into target."""
-        ctypes.c_void_p.from_address(self.link_addresses[exit.index]).value = target.address
+        assert exit.can_grow() and self.exits[exit.index] is exit
+        ctypes.c_void_p.from_address(self.links_address + 8 * exit.index).value = target.address
 
 
 class Tree:
