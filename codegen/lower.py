@@ -81,6 +81,19 @@ def _const_arg(uop: Uop, index: int) -> object | None:
     return v.const if v.is_const else None
 
 
+def _guard_non_negative(ctx: LowerContext, uop: Uop, index: int) -> None:
+    """Leave if argument index is negative (a ValueError, or a float result), unless it is a constant >= 0."""
+    known = _const_arg(uop, index)
+    if known is None or known < 0:  # type: ignore[operator]
+        ctx.guard(ctx.builder.icmp_signed(">=", ctx.value(uop.args[index]), _i64(0)), uop)
+
+
+def _floors(b: ir.IRBuilder, remainder: ir.Value, divisor: ir.Value) -> ir.Value:
+    """C truncates toward zero, Python floors: the C remainder needs adjusting when it is nonzero and its sign
+    differs from the divisor's."""
+    return b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, divisor), _i64(0)))
+
+
 def _entry_alloca(ctx: LowerContext, ty: ir.Type) -> ir.Value:
     with ctx.builder.goto_block(ctx.function.entry_basic_block):
         return ctx.builder.alloca(ty)
@@ -286,9 +299,7 @@ def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
         ctx.guard(b.and_(b.icmp_signed("!=", y, _i64(0)), b.not_(min_by_minus_one)), uop)
     quotient = b.sdiv(x, y)
     remainder = b.srem(x, y)
-    # C truncates toward zero; Python floors: one less when the remainder's sign differs from the divisor's
-    adjust = b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, y), _i64(0)))
-    return b.sub(quotient, b.zext(adjust, I64))
+    return b.sub(quotient, b.zext(_floors(b, remainder, y), I64))
 
 
 @lowers("_BINARY_OP_REMAINDER_INT")
@@ -299,8 +310,7 @@ def _mod_int(ctx: LowerContext, uop: Uop) -> ir.Value:
         ctx.guard(b.icmp_signed("!=", y, _i64(0)), uop)
     safe_y = b.select(b.icmp_signed("==", y, _i64(-1)), _i64(1), y)  # INT_MIN % -1 overflows srem; the answer is 0
     remainder = b.srem(x, safe_y)
-    adjust = b.and_(b.icmp_signed("!=", remainder, _i64(0)), b.icmp_signed("<", b.xor(remainder, y), _i64(0)))
-    return b.add(remainder, b.select(adjust, y, _i64(0)))
+    return b.add(remainder, b.select(_floors(b, remainder, y), y, _i64(0)))
 
 
 @lowers("_BINARY_OP_POWER_INT")
@@ -308,9 +318,7 @@ def _pow_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     """Square-and-multiply, leaving on a negative exponent (a float result) or on overflow."""
     b = ctx.builder
     base0, exp0 = _args(ctx, uop)
-    exponent = _const_arg(uop, 1)
-    if exponent is None or exponent < 0:  # type: ignore[operator]
-        ctx.guard(b.icmp_signed(">=", exp0, _i64(0)), uop)
+    _guard_non_negative(ctx, uop, 1)
     before = b.block
     head = ctx.function.append_basic_block("ipow_head")
     body = ctx.function.append_basic_block("ipow_body")
@@ -363,9 +371,7 @@ def _lshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _rshift_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x, n = _args(ctx, uop)
-    shift = _const_arg(uop, 1)
-    if shift is None or shift < 0:  # type: ignore[operator]
-        ctx.guard(b.icmp_signed(">=", n, _i64(0)), uop)
+    _guard_non_negative(ctx, uop, 1)
     return b.ashr(x, b.select(b.icmp_signed("<", n, _i64(64)), n, _i64(63)))
 
 

@@ -256,18 +256,6 @@ def _max(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     return _min_max(r, args, actual, is_max=True)
 
 
-@_call(builtins.int, math.trunc)
-def _int(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
-    _arity(args, 1, name="int")
-    v = as_int(r, args[0])
-    if v.kind == I:
-        return v
-    if v.kind != F:
-        raise Abort(f"int() of {v.kind.short}")
-    observe("int()", lambda: int(actual[0]), I)
-    return r.emit("_CALL_FLOAT_TO_INT", (v,))
-
-
 @_call(builtins.float)
 def _float(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="float")
@@ -279,18 +267,6 @@ def _float(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
 def _bool(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="bool")
     return truth(r, args[0])
-
-
-@_call(builtins.round)
-def _round(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
-    _arity(args, 1, name="round")
-    v = as_int(r, args[0])
-    if v.kind == I:
-        return v
-    if v.kind != F:
-        raise Abort(f"round() of {v.kind.short}")
-    observe("round()", lambda: round(actual[0]), I)
-    return r.emit("_CALL_ROUND_FLOAT", (v,))
 
 
 @_call(builtins.len)
@@ -355,22 +331,27 @@ for _name in _LIBM_UNARY:
         CALLS[getattr(math, _name)] = _math_unary(_name)
 
 
-def _math_rounding(uop: str, fn: Callable[[float], int]) -> CallHandler:
+def _to_int(uop: str, fn: Callable[[float], int]) -> CallHandler:
+    """int(), round(), math.trunc/floor/ceil: an int stays as it is, a float is rounded by uop."""
+
     def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
-        _arity(args, 1, name=uop)
+        _arity(args, 1, name=fn.__name__)
         v = as_int(r, args[0])
         if v.kind == I:
             return v
         if v.kind != F:
-            raise Abort(f"{uop} of {v.kind.short}")
-        observe(fn.__name__, lambda: fn(actual[0]), I)
+            raise Abort(f"{fn.__name__}() of {v.kind.short}")
+        observe(f"{fn.__name__}()", lambda: fn(actual[0]), I)
         return r.emit(uop, (v,))
 
     return handler
 
 
-CALLS[math.floor] = _math_rounding("_CALL_MATH_FLOOR", math.floor)
-CALLS[math.ceil] = _math_rounding("_CALL_MATH_CEIL", math.ceil)
+CALLS[builtins.int] = _to_int("_CALL_FLOAT_TO_INT", int)
+CALLS[math.trunc] = _to_int("_CALL_FLOAT_TO_INT", math.trunc)
+CALLS[builtins.round] = _to_int("_CALL_ROUND_FLOAT", round)
+CALLS[math.floor] = _to_int("_CALL_MATH_FLOOR", math.floor)
+CALLS[math.ceil] = _to_int("_CALL_MATH_CEIL", math.ceil)
 
 
 def _math_predicate(name: str) -> CallHandler:

@@ -93,19 +93,25 @@ def _compare(b: FunctionBuilder, node: ast.Compare) -> None:
         return
     # a < b < c: each middle operand is evaluated once; the result is the first false comparison's value
     cleanup, end = Label(), Label()
-    for op, right in zip(node.ops[:-1], node.comparators[:-1]):
-        compile_expr(b, right)
-        b.emit(I.SWAP, 2)
-        b.emit(I.COPY, 2)
-        b.emit(I.COMPARE_OP, AST_CMPOPS[type(op)])
-        b.emit_jump(I.JUMP_IF_FALSE_OR_POP, cleanup)
-    compile_expr(b, node.comparators[-1])
-    b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[-1])])
+    _compile_chain(b, node, I.JUMP_IF_FALSE_OR_POP, cleanup)
     b.emit_jump(I.JUMP, end)
     b.place(cleanup)
     b.emit(I.SWAP, 2)
     b.emit(I.POP_TOP)
     b.place(end)
+
+
+def _compile_chain(b: FunctionBuilder, node: ast.Compare, on_false: int, cleanup: Label) -> None:
+    """The comparisons of a chain after its left operand: every comparison but the last jumps to cleanup
+    with on_false when false (its middle operand still under the result); the last one's result is pushed."""
+    for op, right in zip(node.ops[:-1], node.comparators[:-1]):
+        compile_expr(b, right)
+        b.emit(I.SWAP, 2)
+        b.emit(I.COPY, 2)
+        b.emit(I.COMPARE_OP, AST_CMPOPS[type(op)])
+        b.emit_jump(on_false, cleanup)
+    compile_expr(b, node.comparators[-1])
+    b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[-1])])
 
 
 def _ifexp(b: FunctionBuilder, node: ast.IfExp) -> None:
@@ -160,14 +166,7 @@ def _jump_if_chained_compare(b: FunctionBuilder, node: ast.Compare, label: Label
     value form would test a false intermediate result twice)."""
     compile_expr(b, node.left)
     cleanup, end = Label(), Label()
-    for op, right in zip(node.ops[:-1], node.comparators[:-1]):
-        compile_expr(b, right)
-        b.emit(I.SWAP, 2)
-        b.emit(I.COPY, 2)
-        b.emit(I.COMPARE_OP, AST_CMPOPS[type(op)])
-        b.emit_jump(I.POP_JUMP_IF_FALSE, cleanup)
-    compile_expr(b, node.comparators[-1])
-    b.emit(I.COMPARE_OP, AST_CMPOPS[type(node.ops[-1])])
+    _compile_chain(b, node, I.POP_JUMP_IF_FALSE, cleanup)
     b.emit_jump(I.POP_JUMP_IF_TRUE if when else I.POP_JUMP_IF_FALSE, label)
     b.emit_jump(I.JUMP, end)
     b.place(cleanup)

@@ -65,17 +65,8 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 def compile_store(b: FunctionBuilder, target: ast.expr) -> None:
     """Pop the top of the stack into target."""
     with at_line(b, target):
-        if isinstance(target, ast.Name):
-            slot = b.lookup(target.id)
-            assert slot is not None, f"assignment to non-local {target.id}"
-            b.emit(I.STORE_FAST, slot)
-        elif isinstance(target, ast.Attribute):
-            compile_expr(b, target.value)
-            b.emit(I.STORE_ATTR, b.source.mangle(target.attr))
-        elif isinstance(target, ast.Subscript):
-            compile_expr(b, target.value)
-            compile_subscript_key(b, target.slice)
-            b.emit(I.STORE_SUBSCR)
+        if isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            _name_attribute_or_item(b, target, I.STORE_FAST, I.STORE_ATTR, I.STORE_SUBSCR)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 raise Unsupported("starred assignment target (a, *b = ...)", target.lineno)
@@ -84,6 +75,22 @@ def compile_store(b: FunctionBuilder, target: ast.expr) -> None:
                 compile_store(b, elt)
         else:
             raise Unsupported(f"assignment to {type(target).__name__}", target.lineno)
+
+
+def _name_attribute_or_item(b: FunctionBuilder, target: ast.expr, fast: int, attr: int, item: int) -> None:
+    """Store to or delete a local, an attribute or an item (the op of each kind is given)."""
+    if isinstance(target, ast.Name):
+        slot = b.lookup(target.id)
+        assert slot is not None, f"{target.id} is not a local"
+        b.emit(fast, slot)
+    elif isinstance(target, ast.Attribute):
+        compile_expr(b, target.value)
+        b.emit(attr, b.source.mangle(target.attr))
+    else:
+        assert isinstance(target, ast.Subscript)
+        compile_expr(b, target.value)
+        compile_subscript_key(b, target.slice)
+        b.emit(item)
 
 
 def _assign(b: FunctionBuilder, node: ast.Assign) -> None:
@@ -163,17 +170,8 @@ def _delete(b: FunctionBuilder, node: ast.Delete) -> None:
 
 def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
     with at_line(b, target):
-        if isinstance(target, ast.Name):
-            slot = b.lookup(target.id)
-            assert slot is not None
-            b.emit(I.DELETE_FAST, slot)
-        elif isinstance(target, ast.Attribute):
-            compile_expr(b, target.value)
-            b.emit(I.DELETE_ATTR, b.source.mangle(target.attr))
-        elif isinstance(target, ast.Subscript):
-            compile_expr(b, target.value)
-            compile_subscript_key(b, target.slice)
-            b.emit(I.DELETE_SUBSCR)
+        if isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            _name_attribute_or_item(b, target, I.DELETE_FAST, I.DELETE_ATTR, I.DELETE_SUBSCR)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 _delete_target(b, elt)

@@ -1,24 +1,12 @@
 """Arithmetic operators (+ - * / // % **) and their augmented forms, differentially against CPython."""
 
 import pytest
-from helpers import check
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from jit.api import state_of
+from tier1_check import check_t1
 
 INF = float("inf")
 NAN = float("nan")
-
-
-def check_t1(func, *calls, native=None):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython).
-
-    native=True: also demand that compiled code ran (see helpers.check)."""
-    jitted = check(func, *calls, native=native)
-    state = state_of(jitted)
-    assert state.mode != "plain", state.reason
-    return jitted
 
 
 def add(a, b):

@@ -1,19 +1,7 @@
 """Bitwise operators (& | ^ ~ << >>) and their augmented forms, differentially against CPython."""
 
 import pytest
-from helpers import check
-
-from jit.api import state_of
-
-
-def check_t1(func, *calls, native=None):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython).
-
-    native=True: also demand that compiled code ran (see helpers.check)."""
-    jitted = check(func, *calls, native=native)
-    state = state_of(jitted)
-    assert state.mode != "plain", state.reason
-    return jitted
+from tier1_check import check_t1
 
 
 def band(a, b):

@@ -2,22 +2,11 @@
 comparison, and comparisons returning objects that are not bools."""
 
 import pytest
-from helpers import Args, check
-
-from jit.api import state_of
+from helpers import Args
+from tier1_check import check_t1
 
 INF = float("inf")
 NAN = float("nan")
-
-
-def check_t1(func, *calls, native=None):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython).
-
-    native=True: also demand that compiled code ran (see helpers.check)."""
-    jitted = check(func, *calls, native=native)
-    state = state_of(jitted)
-    assert state.mode != "plain", state.reason
-    return jitted
 
 
 def note(log, value):

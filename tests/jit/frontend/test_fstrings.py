@@ -4,21 +4,9 @@ with their own __format__/__str__/__repr__, and errors."""
 import datetime
 
 import pytest
-from helpers import check
-
-from jit.api import state_of
+from tier1_check import check_t1
 
 NAN = float("nan")
-
-
-def check_t1(func, *calls, native=None):
-    """check(), and demand that the function really ran in tracejit (not as plain CPython).
-
-    native=True: also demand that compiled code ran (see helpers.check)."""
-    jitted = check(func, *calls, native=native)
-    state = state_of(jitted)
-    assert state.mode != "plain", state.reason
-    return jitted
 
 
 def note(log, value):
