@@ -99,6 +99,8 @@ class Recorder:
     def record(self, frame: Frame, pc: int) -> None:
         loop = self.trace.loop
         if not loop.contains(pc):
+            if self.trace.kind == "root":  # the loop ended (condition false, break) while being recorded
+                raise BadTiming("the loop ended while it was being recorded")
             raise Abort("execution left the loop")
         if len(self.trace.uops) > self.limit:
             raise Abort(f"trace longer than max_trace_length ({self.limit} uops)")
