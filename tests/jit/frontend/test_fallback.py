@@ -27,7 +27,12 @@ class Case:
         self.result = result  # how to compare outcomes: None (helpers.check), "list" or "coroutine"
 
     def function(self):
-        func = define(self.source, self.name)
+        import math
+
+        self.namespace = {"math": math}
+        func = define(self.source, self.name, self.namespace)
+        if callable(self.calls):  # calls that need objects of the case's own source
+            self.calls = self.calls(self.namespace)
         return func() if self.factory else func
 
     def line(self):
@@ -209,7 +214,7 @@ def make():
     return Child.f
 """,
         "make",
-        [Args(None, 5)],
+        lambda namespace: [Args(namespace["Child"](), 5)],
         r"super",
         factory=True,
     ),
