@@ -4,26 +4,38 @@
 
     def f(a, b, x, y, data):
 
-with int parameters ``a``, ``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or
-floats. ``arguments()`` draws matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan,
-inf, tiny floats...). The body uses assignments, augmented assignments (also to ``data[...]``),
-``if``/``elif``/``else``, ``for`` over ``range`` (constant or variable bounds, negative steps, zero trips,
-``else``), bounded ``while`` loops, ``break``/``continue``, loops nested up to three deep, early returns, and
-expressions mixing ints and floats: arithmetic, bitwise operators, (chained) comparisons, ``and``/``or``/``not``,
-conditional expressions, ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads
-of ``data``. The function ends with ``return (v1, v2, ...)``.
+(after the globals it uses, if any: ``LIMIT``, ``SCALE`` and a helper function ``h``) with int parameters ``a``,
+``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or floats. ``arguments()`` draws
+matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan, inf, tiny floats...).
+
+The body has at least one loop, and uses: assignments (also chained, tuple and swap assignments, unpacking),
+augmented assignments (also to ``data[...]``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
+variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple, bounded
+``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
+early returns, ``acc.append(...)`` on a local list, ``del``; expressions mixing ints and floats: arithmetic,
+bitwise operators, (chained) comparisons, ``and``/``or``/``not``, conditional expressions,
+``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads of ``data`` and of a
+local tuple, list comprehensions, calls of ``h``. It ends with ``return (every variable)``, so that any wrong
+value shows.
 
 Every program is valid, deterministic and cheap to run, by construction:
 
-* static types: each local is either "int" (always holds an int or bool) or "num" (int, bool or float), so
-  int-only operations (``&``, ``<<``, ``range`` bounds, indices) get ints; exceptions can still happen
-  (division by zero, ``math.sqrt(-1)``, overflow, negative shift counts, ``int(nan)``...) and are compared;
-* every loop has a trip count bounded at generation time (``range`` bounds are constants or ``e % K``; each
-  ``while`` loop has its own counter, stepped first thing in its body, that no other statement writes), and
-  the product of the bounds of nested loops stays under ``LOOP_BUDGET``;
+* static types: each variable is either "int" (always holds an int or bool) or "num" (int, bool or float),
+  so int-only operations (``&``, ``<<``, ``range`` bounds, indices) get ints; exceptions can still happen
+  (division by zero, ``math.sqrt(-1)``, overflow, negative shift counts, ``int(nan)``, the unbound local
+  ``u``...) and are compared;
+* every loop has a trip count bounded at generation time (``range`` bounds are constants, ``e % K`` or
+  ``v, v + K``; each ``while`` loop has its own counter, stepped first thing in its body, that no other
+  statement writes; ``data`` never changes length), and the product of the bounds of nested loops stays under
+  ``LOOP_BUDGET``;
 * no value can grow exponentially in size across iterations: inside loops, operators that multiply bit
   lengths (``*``, ``**``, ``<<``) only take small constants, or the whole right-hand side is reduced
   ``% M`` / ``& M``; ``**`` exponents and shift counts are small constants.
+
+Most programs are "narrow": their constants fit in 64 bits and they avoid what the JIT does not compile
+(comprehensions, calls of Python functions, ``enumerate``, slices, ``in``...), so that their loops do run as
+native code, where overflow checks, int/float mixing, nan, -0.0 and side exits get exercised; the others
+("wide") use everything.
 
 The generator draws all its choices through hypothesis (leaves and simple forms first), so failing programs
 shrink to short, readable ones.
@@ -55,15 +67,25 @@ MAX_TRIPS = 30  # trip-count bound of one loop
 MAX_NEST = 4  # nesting of compound statements (if/for/while)
 
 INT_CONSTS = (
-    0, 1, 2, 3, -1, 5, 7, 10, -3, 100, 255, 65537, 2**31 - 1, 2**32, 2**53 + 1,
-    2**62, 2**63 - 1, -(2**63), 2**64 + 3,
+    0, 1, 2, 3, -1, 5, 7, 10, -3, 100, 255, 65537, 2**31 - 1, 2**32, 2**40, 2**53 + 1,
+    2**62, 2**62 + 1, 3 * 2**61, -(2**62), 2**63 - 1, 2**63 - 2, -(2**63), 2**64 + 3,
 )  # fmt: skip
 FLOAT_CONSTS = (
     "0.5", "1.0", "0.0", "-0.0", "2.5", "-1.5", "0.1", "3.25", "1e-300", "1e300", "1e16", "9007199254740993.0",
     "math.inf", "-math.inf", "math.nan", "4.611686018427388e18", "9.223372036854776e18",
 )  # fmt: skip
+# + - * most often: they are where int64 arithmetic overflows
+INT_BINOPS = ((4, "+"), (3, "-"), (2, "*"), (1, "//"), (1, "%"), (1, "&"), (1, "|"), (1, "^"), (1, ">>"))
 MASKS = ("% 1000003", "% 2**64", "& 0xFFFFFFFF", "& (2**64 - 1)", "% 2**63", "% 97")
 FLOAT_MASKS = ("% 1000003", "% 2**64", "% 2**63", "% 97", "% 1.5")
+# "narrow" programs keep their ints within 64 bits (unless arithmetic overflows), and use only constructs that
+# tracejit compiles to native code, so that their loops do run natively; 2**63 is written out, as `2**63`
+# itself would be a big int
+NARROW_INT_CONSTS = tuple(c for c in INT_CONSTS if -(2**63) <= c < 2**63)
+NARROW_MASKS = ("% 1000003", "& 0xFFFFFFFF", "% 97", "& 0x7FFFFFFFFFFFFFFF")
+NARROW_FLOAT_MASKS = ("% 1000003", "% 97", "% 1.5", "% 4611686018427387904")
+RANGE_BASES = ("2**63", "2**62", "-(2**63)", "2**64", "2**31", "2**53")
+NARROW_RANGE_BASES = ("9223372036854775768", "4611686018427387904", "-9223372036854775768", "2147483648")
 
 
 class Program:
@@ -117,6 +139,9 @@ class _Gen:
         self.draw = draw
         self.counters = 0
         self.use_unbound = False  # whether the program reads and writes MAYBE_UNBOUND
+        self.wide = True  # False: a "narrow" program (see NARROW_INT_CONSTS)
+        self.use_tuple = False  # a local tuple `tup` of 3 numbers
+        self.use_list = False  # a local list `acc`, appended to
 
     # --- choices -----------------------------------------------------------------------------------------
     def int_(self, lo: int, hi: int) -> int:
@@ -140,21 +165,28 @@ class _Gen:
 
     # --- expressions -------------------------------------------------------------------------------------
     def int_leaf(self, sc: Scope) -> E:
-        kind = self.pick((12, "var"), (6, "const"), (2, "len"), (1, "global"))
+        kind = self.pick((12, "var"), (6, "const"), (2, "len"), (1, "global"), (self.use_list, "len_acc"))
         if kind == "var":
             return _atom(self.one(sc.int_read))
+        if kind == "len_acc":
+            return _atom("len(acc)")
         if kind == "const":
-            return _const(self.one(INT_CONSTS))
+            return _const(self.one(INT_CONSTS if self.wide else NARROW_INT_CONSTS))
         if kind == "global":
             return _atom("LIMIT")
         return _atom("len(data)")
 
     def num_leaf(self, sc: Scope) -> E:
         kind = self.pick(
-            (10, "var"), (6, "int"), (4, "const"), (2, "data"), (1, "global"), (1 if self.use_unbound else 0, "unbound")
-        )
+            (10, "var"), (6, "int"), (4, "const"), (2, "data"), (1, "global"), (self.use_unbound, "unbound"),
+            (2 * self.use_tuple, "tuple"), (self.use_list, "last"),
+        )  # fmt: skip
         if kind == "var":
             return _atom(self.one(sc.num_read))
+        if kind == "tuple":
+            return _atom(f"tup[{self.int_leaf(sc).p()} % 3]" if self.flag(70) else "tup[-1]")
+        if kind == "last":
+            return E("acc[-1] if acc else 0.5")
         if kind == "int":
             return self.int_leaf(sc)
         if kind == "const":
@@ -202,13 +234,13 @@ class _Gen:
             return self.int_leaf(sc)
         kind = self.pick(
             (5, "leaf"), (8, "binop"), (2, "unary"), (3, "call"), (3, "convert"), (1, "ifexp"),
-            (1, "compare"), (1, "boolop"), (1, "data"), (2, "shift"), (1 if growth else 0, "pow"),
+            (1, "compare"), (1, "boolop"), (1, "boolbits"), (1, "data"), (2, "shift"), (growth, "pow"),
         )  # fmt: skip
         d = depth - 1
         if kind == "leaf":
             return self.int_leaf(sc)
         if kind == "binop":
-            op = self.one(("+", "-", "*", "//", "%", "&", "|", "^", ">>"))
+            op = self.pick(*INT_BINOPS)
             left = self.int_expr(sc, d, growth)
             if op in ("//", "%"):
                 right = self.divisor(sc, depth, growth, num=False)
@@ -222,7 +254,7 @@ class _Gen:
         if kind == "unary":
             return E(f"{self.one(('-', '~', '+'))}{self.int_expr(sc, d, growth).p()}")
         if kind == "call":
-            fn = self.one(("abs", "min", "max", "min3", "h"))
+            fn = self.one(("abs", "min", "max", "min3", "h") if self.wide else ("abs", "min", "max", "min3"))
             if fn == "abs":
                 return _atom(f"abs({self.int_expr(sc, d, growth).text})")
             n = 3 if fn == "min3" else 2
@@ -241,6 +273,8 @@ class _Gen:
         if kind == "boolop":
             op = self.one(("and", "or"))
             return E(f"{self.int_expr(sc, d, growth).p()} {op} {self.int_expr(sc, d, growth).p()}")
+        if kind == "boolbits":  # bool & bool is a bool
+            return E(f"{self.compare(sc, d).p()} {self.one(('&', '|', '^'))} {self.compare(sc, d).p()}")
         if kind == "data":
             return _atom(f"int({self.data_read(sc, d).text})")
         if kind == "shift":
@@ -254,8 +288,8 @@ class _Gen:
         if depth <= 0:
             return self.num_leaf(sc)
         kind = self.pick(
-            (5, "leaf"), (8, "binop"), (3, "int"), (1, "unary"), (3, "call"), (2, "math"), (1, "ifexp"),
-            (1, "boolop"), (1, "data"), (1, "sqrtabs"), (1, "comprehension"), (1, "helper"),
+            (5, "leaf"), (8, "binop"), (3, "int"), (2, "unary"), (3, "call"), (2, "math"), (1, "ifexp"),
+            (1, "boolop"), (1, "data"), (1, "sqrtabs"), (self.wide, "comprehension"), (self.wide, "helper"),
             (1 if growth else 0, "pow"),
         )  # fmt: skip
         d = depth - 1
@@ -325,7 +359,7 @@ class _Gen:
 
     def compare(self, sc: Scope, depth: int) -> E:
         ops = ("<", "<=", ">", ">=", "==", "!=")
-        kind = self.pick((4, "simple"), (2, "chained"), (1, "parity"), (1, "in"))
+        kind = self.pick((4, "simple"), (2, "chained"), (1, "parity"), (self.wide, "in"))
         if kind == "simple":
             return E(f"{self.num_expr(sc, depth).p()} {self.one(ops)} {self.num_expr(sc, depth).p()}")
         if kind == "chained":
@@ -341,9 +375,11 @@ class _Gen:
         """A test for if/while/ifexp."""
         if depth <= 0:
             return self.compare(sc, 0)
-        kind = self.pick((6, "compare"), (2, "boolop"), (1, "not"), (1, "truth"))
+        kind = self.pick((6, "compare"), (2, "boolop"), (1, "not"), (1, "truth"), (1, "predicate"))
         if kind == "compare":
             return self.compare(sc, depth - 1)
+        if kind == "predicate":
+            return _atom(f"math.{self.one(('isnan', 'isinf', 'isfinite'))}({self.num_expr(sc, depth - 1).text})")
         if kind == "boolop":
             op = self.one(("and", "or"))
             items = [self.cond(sc, depth - 1).p() for _ in range(self.int_(2, 3))]
@@ -377,7 +413,7 @@ class _Gen:
         kind = self.pick(
             (6, "assign"), (4, "augassign"), (3 if compound else 0, "if"), (3 if loops else 0, "for"),
             (2 if loops else 0, "while"), (1, "store"), (1 if sc.in_loop else 0, "exit"), (1, "return"),
-            (1, "tuple"), (1, "chain"),
+            (1, "tuple"), (1, "chain"), (self.use_list, "append"),
         )  # fmt: skip
         if kind == "chain" and self.use_unbound and self.flag(15):
             kind = "del"
@@ -392,7 +428,10 @@ class _Gen:
             return expr(sc, depth).text
         if not self.flag(30):
             return expr(sc, depth, growth=False).text
-        mask = self.one(MASKS if is_int else FLOAT_MASKS)
+        if self.wide:
+            mask = self.one(MASKS if is_int else FLOAT_MASKS)
+        else:
+            mask = self.one(NARROW_MASKS if is_int else NARROW_FLOAT_MASKS)
         return f"({expr(sc, depth).text}) {mask}"
 
     def stmt_assign(self, sc: Scope) -> list[str]:
@@ -401,7 +440,7 @@ class _Gen:
         return [f"{target} = {self.rhs(sc, is_int)}"]
 
     def stmt_tuple(self, sc: Scope) -> list[str]:
-        kind = self.pick((2, "swap"), (2, "general"), (1, "divmod"), (1, "list"))
+        kind = self.pick((2, "swap"), (2, "general"), (self.wide, "divmod"), (self.wide, "list"))
         if kind == "swap":
             names = self.one((sc.int_write, sc.num_write))
             n = self.int_(2, 3)
@@ -430,16 +469,17 @@ class _Gen:
             targets[-1] = f"data[{self.data_index(sc, 1)}]"
         return [f"{' = '.join(targets)} = {self.rhs(sc, is_int)}"]
 
+    def stmt_append(self, sc: Scope) -> list[str]:
+        return [f"acc.append({self.num_expr(sc, self.int_(0, 2), growth=not sc.in_loop).text})"]
+
     def stmt_del(self, sc: Scope) -> list[str]:
         return [f"del {MAYBE_UNBOUND}"]
 
     def aug(self, sc: Scope, target: str, is_int: bool) -> str:
-        ops = (
-            ("+", "-", "*", "//", "%", "&", "|", "^", ">>", "<<", "**")
-            if is_int
-            else ("+", "-", "*", "/", "//", "%", "**")
-        )
-        op = self.one(ops)
+        if is_int:
+            op = self.pick(*INT_BINOPS, (1, "<<"), (1, "**"))
+        else:
+            op = self.pick((3, "+"), (2, "-"), (2, "*"), (1, "/"), (1, "//"), (1, "%"), (1, "**"))
         depth = self.int_(0, 2)
         growth = not sc.in_loop
         expr = self.int_expr if is_int else self.num_expr
@@ -537,17 +577,17 @@ class _Gen:
             stop = start + step * self.up_to(k, -2)
             return f"{start}, {stop}, {step}"
         if kind == "mod":
-            return f"{self.int_expr(sc, 1).p()} % {self.int_(1, k)}"
+            return f"{self.int_expr(sc, 1).p()} % {self.up_to(k, 1)}"
         if kind == "mod_start":
             m = self.int_(1, max(k // 2, 1))
-            return f"{self.int_expr(sc, 1).p()} % {m}, {self.int_(0, k - m + 1)}"
+            return f"{self.int_expr(sc, 1).p()} % {m}, {self.up_to(k - m + 1, 0)}"
         if kind == "down":
             m = self.int_(1, max(k // 2, 1))
-            return f"{self.int_(0, k - m)}, -({self.int_expr(sc, 1).p()} % {m}), -1"
+            return f"{self.up_to(k - m, 0)}, -({self.int_expr(sc, 1).p()} % {m}), -1"
         if kind == "len":
             return "len(data)"
         if kind == "big":  # a few iterations around the edges of machine integers
-            base = self.one(("2**63", "2**62", "-(2**63)", "2**64", "2**31", "2**53"))
+            base = self.one(RANGE_BASES if self.wide else NARROW_RANGE_BASES)
             step = self.one((1, -1, 2))
             start = self.int_(-3, 3)
             stop = start + step * self.up_to(k, -1)
@@ -561,7 +601,7 @@ class _Gen:
             t = self.up_to(k, 0)
             return self.one((f"{v}, {v} + {t}", f"{v}, {v} - {t}, -1"))
         # a step of -1, 0 (ValueError) or 1
-        return f"-3, {self.int_(-3, k - 3)}, {self.int_expr(sc, 1).p()} % 3 - 1"
+        return f"-3, {self.up_to(k - 3, -3)}, {self.int_expr(sc, 1).p()} % 3 - 1"
 
     def stmt_for(self, sc: Scope) -> list[str]:
         var = LOOP_VARS[sc.loops]
@@ -569,7 +609,10 @@ class _Gen:
             item = ITEM_VARS[sc.loops]
             inner = self.loop_scope(sc, DATA_MAX, var=var)
             inner = dataclasses.replace(inner, num_read=(*inner.num_read, item), num_write=(*inner.num_write, item))
-            head = self.one((f"{item} in data", f"{var}, {item} in enumerate(data)", f"{item} in data[::-1]"))
+            heads = [f"{item} in data"] + [f"{item} in tup"] * self.use_tuple
+            if self.wide:
+                heads += [f"{var}, {item} in enumerate(data)", f"{item} in data[::-1]"]
+            head = self.one(heads)
             return [f"for {head}:", *self.body(inner)] + self.loop_else(sc)
         k = self.trips(sc)
         inner = self.loop_scope(sc, k, var=var)
@@ -597,7 +640,20 @@ class _Gen:
 
     # --- the function ------------------------------------------------------------------------------------
     def function(self) -> str:
+        self.wide = self.flag(40)
+        # the initial values (tup, acc and u do not exist yet)
+        init_sc = Scope(int_read=INT_PARAMS, int_write=(), num_read=NUM_PARAMS, num_write=())
+        lines = [f"{v} = {self.int_expr(init_sc, self.int_(0, 1)).text}" for v in INT_LOCALS]
+        lines += [f"{v} = {self.num_expr(init_sc, self.int_(0, 1)).text}" for v in NUM_LOCALS]
         init_loop_vars = not self.flag(20)
+        if init_loop_vars:
+            lines.append(" = ".join(LOOP_VARS) + " = 0")
+        if self.flag(25):
+            lines.append(f"tup = ({', '.join(self.num_leaf(init_sc).text for _ in range(3))})")
+            self.use_tuple = True
+        if self.flag(25):
+            lines.append("acc = []")
+            self.use_list = True
         self.use_unbound = self.flag(20)
         loop_vars = LOOP_VARS if init_loop_vars else ()
         sc = Scope(
@@ -606,24 +662,19 @@ class _Gen:
             num_read=NUM_PARAMS + NUM_LOCALS,
             num_write=NUM_PARAMS + NUM_LOCALS + ((MAYBE_UNBOUND,) if self.use_unbound else ()),
         )
-        init_sc = dataclasses.replace(sc, int_read=INT_PARAMS, num_read=NUM_PARAMS)
-        lines = [f"{v} = {self.int_expr(init_sc, self.int_(0, 1)).text}" for v in INT_LOCALS]
-        lines += [f"{v} = {self.num_expr(init_sc, self.int_(0, 1)).text}" for v in NUM_LOCALS]
-        if init_loop_vars:
-            lines.append(" = ".join(LOOP_VARS) + " = 0")
         # at least one loop at the top level: tracejit is about loops
         lines += self.block(sc, 0, 2) if self.flag(50) else []
         lines += self.stmt_while(sc) if self.flag(30) else self.stmt_for(sc)
         lines += self.block(sc, 0, 3) if self.flag(50) else []
-        # the loop variable may be unbound after the loop
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
+        final += ("acc",) * self.use_list
         lines.append(f"return ({', '.join(final)})")
         body = "".join(f"    {line}\n" for line in lines)
         func = f"def f({', '.join(PARAMS)}):\n{body}"
         prelude = ""  # the globals f uses
         if "LIMIT" in func:
-            prelude += f"LIMIT = {self.one(INT_CONSTS)}\n"
+            prelude += f"LIMIT = {self.one(INT_CONSTS if self.wide else NARROW_INT_CONSTS)}\n"
         if "SCALE" in func:
             prelude += f"SCALE = {self.one(FLOAT_CONSTS)}\n"
         if re.search(r"\bh\(", func):
@@ -644,7 +695,15 @@ SPECIAL_INTS = (0, 1, -1, 2, 3, 2**31, 2**32 - 1, 2**53 + 1, 2**62 - 1, 2**62, 2
 SPECIAL_FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, math.nan, math.inf, -math.inf, 1e-300, 5e-324, 1e300, 2.0**63,
                   -(2.0**63), 2.0**53 + 2, 1e16)  # fmt: skip
 
-ints = st.one_of(st.integers(-10, 10), st.sampled_from(SPECIAL_INTS), st.integers(-(2**65), 2**65))
+ints = st.one_of(
+    st.integers(-10, 10),
+    st.sampled_from(SPECIAL_INTS),
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(-10, 10),
+    st.integers(-(2**65), 2**65),
+    # a few steps from overflowing int64
+    st.sampled_from((2**62, 2**63 - 1, -(2**63), -(2**62))).flatmap(lambda v: st.integers(v - 40, v + 40)),
+)
 floats = st.one_of(st.floats(-100, 100), st.sampled_from(SPECIAL_FLOATS), st.integers(-50, 50).map(float), st.floats())
 data_lists = st.one_of(
     st.lists(ints, min_size=1, max_size=DATA_MAX),

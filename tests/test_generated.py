@@ -1,11 +1,13 @@
 """Random programs (tests/programs.py) run as plain CPython and under @jit must agree exactly.
 
 Plus hand-written regression programs in the generator's style, each found by or written for it.
+To fuzz longer: ``TRACEJIT_FUZZ_EXAMPLES=20000 python -m pytest tests/test_generated.py -k generated_programs``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from helpers import TEST_OPTIONS, Args, assert_same_outcome, check, define, outcome
@@ -36,7 +38,12 @@ def run_program(program: Program, calls: list, options: dict | None = None, nati
     assert state.mode == "tier1", jit.explain(jitted)  # a generated program must not fall back to CPython
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXAMPLES = int(os.environ.get("TRACEJIT_FUZZ_EXAMPLES", "200"))
+
+
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(
     program=programs(),
     calls=st.lists(st.builds(as_call, arguments(), st.sampled_from([0, 0, 0, 1, 2])), min_size=1, max_size=3),
@@ -152,6 +159,36 @@ def f(a, b, x, y, data):
     m = (a << (b % 64)) >> 3
     return (n, s, m, abs(-(2**63)), -a, ~b, +x, a ** 3)
 """,
+    "int64_overflow_in_loops": """
+def f(a, b, x, y, data):
+    n = a % 1000
+    m = 1
+    s = 0.0
+    for i in range(30):
+        n += 461168601842738790
+        m *= -7
+        s += n - m
+    k = -(b % 1000)
+    w0 = 0
+    while w0 < 12:
+        w0 += 1
+        k -= 922337203685477580
+    return (n, m, s, k)
+""",
+    "tuple_and_list_locals": """
+def f(a, b, x, y, data):
+    tup = (x, a, 2.5)
+    acc = []
+    s = 0.0
+    for i in range(12):
+        s += tup[i % 3] * 0.5
+        acc.append(s if i % 2 else i)
+    for vi in tup:
+        s -= vi
+    for vi in data:
+        acc.append(vi)
+    return (s, acc, acc[-1] if acc else 0.5, len(acc))
+""",
 }
 
 
@@ -161,6 +198,8 @@ NATIVE_REGRESSIONS = {
     "data_stores_and_variable_steps",
     "while_counter_break_else",
     "while_true_and_zero_trip_loops",
+    "int64_overflow_in_loops",
+    "tuple_and_list_locals",
 }
 
 
