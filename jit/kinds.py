@@ -7,7 +7,6 @@ i1 (0/1 in the buffer), NONE and UNBOUND as nothing, and object kinds as a PyObj
 from __future__ import annotations
 
 import enum
-import types
 from typing import Any
 
 INT64_MIN = -(2**63)
@@ -79,9 +78,3 @@ def kind_of(value: Any) -> Kind:
     if value is UNBOUND:
         return Kind.UNBOUND
     return Kind.OBJECT
-
-
-def describe_value(value: Any) -> str:
-    if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
-    return type(value).__name__

@@ -118,9 +118,6 @@ class Tree:
         self.side_writes |= side.trace.written
         return bool(new)
 
-    def code_bytes(self) -> int:
-        return sum(t.module.code_bytes for t in self.traces())
-
 
 class LoopState:
     """What the JIT knows about one loop header of a function."""

@@ -167,14 +167,6 @@ class T1Code:
     def nslots(self) -> int:
         return len(self.slot_names)
 
-    def loop_at(self, pc: int) -> LoopInfo | None:
-        """The innermost loop whose body contains pc."""
-        best = None
-        for loop in self.loops:
-            if loop.contains(pc) and (best is None or loop.depth > best.depth):
-                best = loop
-        return best
-
     def format_instr(self, pc: int) -> str:
         op, arg = self.ops[pc], self.args[pc]
         text = _format_arg(self, op, arg)
