@@ -109,7 +109,8 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
     for hoisted in ctx.trace.hoisted:
         _lower(ctx, hoisted)
-    if _holds_borrowed_objects(ctx.trace):
+    must_leave = _holds_borrowed_objects(ctx.trace)
+    if must_leave:
         # a handler might have dropped the last reference to an object a slot points to: leave
         ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
     else:
@@ -118,7 +119,7 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     b.position_at_end(cont)
     merged = b.phi(I64, name="fuel")
     merged.add_incoming(fuel, before)
-    if not _holds_borrowed_objects(ctx.trace):
+    if not must_leave:
         merged.add_incoming(ir.Constant(I64, abi.PERIOD), slow_end)
     ctx.fuel = merged
 

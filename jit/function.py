@@ -93,8 +93,12 @@ class JitFunction:
         if self.monitor is None:
             with self.lock:
                 if self.monitor is None:
-                    from jit.monitor import Monitor
-
+                    try:
+                        from jit.monitor import Monitor  # imports llvmlite
+                    except Exception as exc:
+                        self.jit_unavailable = f"llvmlite is not usable: {exc}"
+                        self.hot_threshold = 0  # later calls stop counting; this one ends its loops interpreted
+                        return
                     monitor = Monitor(self)
                     # from now on the interpreter calls the monitor directly at hot loop headers
                     self.at_loop_header = monitor.at_loop_header  # type: ignore[method-assign]
@@ -114,8 +118,4 @@ def jit_unavailable() -> str | None:
         return "free-threaded CPython build (tracejit needs the GIL)"
     if not abi.JIT_SUPPORTED:
         return "unexpected CPython object layout"
-    try:
-        import llvmlite.binding  # noqa: F401
-    except Exception as exc:
-        return f"llvmlite is not usable: {exc}"
-    return None
+    return None  # (llvmlite itself is imported only once a loop gets hot: see loop_is_hot)

@@ -22,7 +22,6 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from codegen import abi
-from jit.kinds import kind_of
 from jit.optimizer import optimize
 from jit.recorder import Recorder
 from jit.trace import Trace
@@ -172,8 +171,10 @@ class Monitor:
         state = self.loops[loop]
         if state is None or not state.trees:
             return None
-        tags = bytes(int(kind_of(v)) for v in frame.slots)
-        return state.tree_for(tags)
+        buffer = self.take_buffer()
+        tree = state.tree_for(buffer.pack(frame.slots))  # the same tags the entry itself will use
+        self.free_buffers.append(buffer)
+        return tree
 
     def trees_at(self, loop: int) -> list[Tree]:
         state = self.loops[loop]

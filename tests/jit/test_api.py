@@ -692,3 +692,22 @@ def test_traceback_format_has_source_line():
     assert f'File "{__file__}", line {fails_in_body.__code__.co_firstlineno + 3}, in fails_in_body' in text
     assert "total += 10 // (5 - i)" in text
     assert "interpreter.py" not in text
+
+
+def test_llvm_unusable_means_interpreted_with_the_reason_explained(monkeypatch):
+    import sys
+
+    import jit as jit_module
+    from jit import jit
+
+    def loop(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+    monkeypatch.setitem(sys.modules, "jit.monitor", None)  # importing it (and llvmlite) now fails
+    f = jit(threshold=2)(loop)
+    assert f(100) == loop(100) and f(100) == loop(100)
+    assert jit_module.stats(f)["traces_compiled"] == 0
+    assert "llvmlite is not usable" in jit_module.explain(f)
