@@ -32,6 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import kernels  # noqa: E402  (lives next to this file)
+import noslowdown  # noqa: E402
+import ordinary  # noqa: E402
 
 from jit import jit  # noqa: E402
 
@@ -311,6 +313,15 @@ def main() -> int:
                 row.facts[variant] = measure_facts(row, variant, repeats)
             print(f"checked {row.name}({row.size}): jitted results equal plain CPython's", flush=True)
 
+    ordinary_rows = [
+        noslowdown.OrdinaryRow(name, case, case.quick_size if args.quick else case.size)
+        for name, case in ordinary.ORDINARY.items()
+    ]
+    if in_main:
+        for orow in ordinary_rows:
+            noslowdown.measure_first_calls(orow, 1 if args.quick else FIRST_CALL_REPEATS, check)
+        print("checked the ordinary functions: jitted results equal plain CPython's", flush=True)
+
     for row in rows:
         func, _ = kernels.KERNELS[row.name]
         for variant in VARIANTS if row.nested else VARIANTS[:2]:
@@ -320,8 +331,16 @@ def main() -> int:
                 metadata={"kernel_size": str(row.size)},
             )
             row.times[variant] = bench
+    for orow in ordinary_rows:
+        for variant in noslowdown.VARIANTS:
+            orow.times[variant] = runner.bench_time_func(
+                f"ordinary/{orow.name}/{variant}",
+                noslowdown.make_time_func(orow.case, variant, orow.size),
+                metadata={"kernel_size": str(orow.size)},
+            )
 
-    if not in_main or any(b is None for row in rows for b in row.times.values()):
+    timed = [*(b for row in rows for b in row.times.values()), *(b for r in ordinary_rows for b in r.times.values())]
+    if not in_main or any(b is None for b in timed):
         return 0  # a worker, or a pyperf mode that does not return results (--compare-to, ...)
 
     mode = "quick" if args.quick else "rigorous" if args.rigorous else "fast" if args.fast else "default"
@@ -330,6 +349,7 @@ def main() -> int:
         f"Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M')}"
     )
     table = make_table(rows, note)
+    table += "\n\n## Ordinary Python: never slower\n\n" + noslowdown.make_table(ordinary_rows, fmt_bench)
     print()
     print(table)
     results_dir = os.path.join(HERE, "results")

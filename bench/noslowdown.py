@@ -1,0 +1,141 @@
+"""The no-slowdown section of the benchmark: ordinary Python (``bench/ordinary.py``) as plain CPython and under
+``@jit``, timed in the same pyperf run.
+
+Goals (issue 7): after warm-up every function runs at least 0.95x plain CPython's speed; a first call costs at
+most 1.5x plain CPython's first call, plus the front end's time and the compile time that ``jit.stats``
+reports. The table says, per function, whether both hold.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ordinary
+
+from jit import jit
+
+VARIANTS = ("plain", "jit")
+SPEED_GOAL = 0.95
+FIRST_CALL_GOAL = 1.5
+
+
+def fresh_plain(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of func with a new code object: its first call pays what a first call pays in CPython (the
+    specializing interpreter's warm-up), not a warm function's cost."""
+    copy = types.FunctionType(func.__code__.replace(), func.__globals__, func.__name__, func.__defaults__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    return copy
+
+
+def make_variant(case: ordinary.Case, variant: str) -> Callable[..., Any]:
+    """The callable under test: the plain function or a fresh jit instance. A recursive function gets a
+    namespace of its own in which its name refers to that instance, as it would under a decorator."""
+    func = case.func
+    if variant == "plain":
+        return func
+    if not case.recursive:
+        return jit(func)
+    namespace = dict(func.__globals__)
+    clone = types.FunctionType(func.__code__, namespace, func.__name__, func.__defaults__)
+    jitted = jit(clone)
+    namespace[func.__name__] = jitted
+    return jitted
+
+
+def warm_up(case: ordinary.Case, f: Callable[..., Any], n: int, calls: int = 8) -> Any:
+    result = None
+    for _ in range(calls):
+        result = case.run(f, n)
+    return result
+
+
+def make_time_func(case: ordinary.Case, variant: str, n: int) -> Callable[[int], float]:
+    holder: list[Callable[..., Any]] = []
+
+    def time_func(loops: int) -> float:
+        if not holder:
+            f = make_variant(case, variant)
+            warm_up(case, f, n)
+            holder.append(f)
+        f = holder[0]
+        run = case.run
+        timer = time.perf_counter
+        t0 = timer()
+        for _ in range(loops):
+            run(f, n)
+        return timer() - t0
+
+    return time_func
+
+
+@dataclass
+class OrdinaryRow:
+    name: str
+    case: ordinary.Case
+    size: int
+    plain_result: Any = None
+    plain_first_ms: float = 0.0
+    jit_first_ms: float = 0.0
+    frontend_ms: float = 0.0
+    compile_ms: float = 0.0
+    mode: str = ""
+    times: dict[str, Any] = field(default_factory=dict)
+
+
+def measure_first_calls(row: OrdinaryRow, repeats: int, check: Callable[..., None]) -> None:
+    """First-call times (median of fresh instances) and the JIT's own costs from jit.stats."""
+    case, n = row.case, row.size
+    row.plain_result = case.run(case.func, n)
+    plain_ms, jit_ms, frontend, compile_ms = [], [], [], []
+    for _ in range(repeats):
+        plain = fresh_plain(case.func) if not case.recursive else case.func
+        t0 = time.perf_counter()
+        case.run(plain, n)
+        plain_ms.append((time.perf_counter() - t0) * 1e3)
+        jitted = make_variant(case, "jit")
+        t0 = time.perf_counter()
+        result = case.run(jitted, n)
+        jit_ms.append((time.perf_counter() - t0) * 1e3)
+        check(row.name, "jit", "first call", result, row.plain_result)
+        stats = jit.stats(jitted)
+        frontend.append(stats.get("frontend_ms", 0.0))
+        compile_ms.append(stats["compile_ms"])
+        row.mode = stats["mode"]
+        check(row.name, "jit", "warm", warm_up(case, jitted, n, calls=3), row.plain_result)
+    row.plain_first_ms = statistics.median(plain_ms)
+    row.jit_first_ms = statistics.median(jit_ms)
+    row.frontend_ms = statistics.median(frontend)
+    row.compile_ms = statistics.median(compile_ms)
+
+
+def make_table(rows: list[OrdinaryRow], fmt_bench: Callable[[Any], str]) -> str:
+    lines = [
+        "| function | what | n | plain CPython | @jit | @jit speed | first call plain | first call @jit "
+        "| front end + compile | goals met |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        plain, jitted = row.times.get("plain"), row.times.get("jit")
+        speed = plain.median() / jitted.median() if plain is not None and jitted is not None else None
+        overhead = row.frontend_ms + row.compile_ms
+        first_ok = row.jit_first_ms <= FIRST_CALL_GOAL * row.plain_first_ms + overhead
+        speed_ok = speed is not None and speed >= SPEED_GOAL
+        verdict = "yes" if speed_ok and first_ok else ("no: speed" if not speed_ok else "no: first call")
+        lines.append(
+            f"| {row.name} | {row.case.what} | {row.size} | {fmt_bench(plain)} | {fmt_bench(jitted)} "
+            f"| {f'{speed:.2f}x' if speed is not None else '-'} | {row.plain_first_ms:.1f} ms "
+            f"| {row.jit_first_ms:.1f} ms | {overhead:.1f} ms | {verdict} |"
+        )
+    lines += [
+        "",
+        f"Goals: @jit speed (plain / @jit, pyperf medians of the same run, after warm-up) at least {SPEED_GOAL}x; "
+        f"first call at most {FIRST_CALL_GOAL}x plain CPython's first call plus tracejit's front end and compile "
+        "time (from `jit.stats`). Functions that take a size n are called as f(n); `digit_sum`, `clamp` and "
+        "`describe_order` are called n times from a plain Python loop.",
+    ]
+    return "\n".join(lines)

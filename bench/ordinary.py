@@ -1,0 +1,273 @@
+"""Ordinary Python that tracejit cannot make faster: the no-slowdown benchmark.
+
+These functions were written the way Python is usually written (classes, strings, dicts and sets, exceptions,
+generators, recursion, small helpers), not for the JIT. ``bench/bench.py`` times each one as plain CPython and
+under ``@jit`` in the same run; the goal is that ``@jit`` is never the slower one (at least 0.95x after warm-up).
+
+Each entry of ``ORDINARY`` is ``name -> Case``: ``func`` is what gets ``@jit`` applied, ``run(f, n)`` is how the
+benchmark calls it (by default ``f(n)``; a plain-Python driver for "a small function called many times").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+# --- object-oriented code with method calls ----------------------------------------------------------------
+
+
+class Particle:
+    __slots__ = ("vx", "vy", "x", "y")
+
+    def __init__(self, x: float, y: float, vx: float, vy: float) -> None:
+        self.x = x
+        self.y = y
+        self.vx = vx
+        self.vy = vy
+
+    def step(self, dt: float) -> None:
+        self.x += self.vx * dt
+        self.y += self.vy * dt
+        if self.x < 0.0 or self.x > 100.0:
+            self.vx = -self.vx
+        if self.y < 0.0 or self.y > 100.0:
+            self.vy = -self.vy
+
+    def energy(self) -> float:
+        return 0.5 * (self.vx * self.vx + self.vy * self.vy)
+
+
+def particles(n: int) -> float:
+    """A small simulation: objects, attribute access and method calls in a loop nest."""
+    swarm = [Particle(i % 97, (i * 7) % 89, (i % 5) - 2.0, (i % 3) - 1.0) for i in range(50)]
+    total = 0.0
+    for _ in range(n):
+        for p in swarm:
+            p.step(0.1)
+        total += sum(p.energy() for p in swarm)
+    return round(total, 6)
+
+
+# --- string building and parsing ---------------------------------------------------------------------------
+
+
+def csv_roundtrip(n: int) -> int:
+    """Build a CSV text line by line, then parse it back and add up a column."""
+    lines = []
+    for i in range(n):
+        lines.append(f"{i},item-{i % 17},{(i * 37) % 1000 / 10:.1f}")
+    text = "\n".join(lines)
+    total = 0
+    for line in text.split("\n"):
+        fields = line.split(",")
+        if fields[1].endswith("3"):
+            total += int(fields[0])
+        total += len(fields[1])
+    return total
+
+
+def title_words(n: int) -> str:
+    """String methods in a loop: normalise a sentence many times."""
+    sentence = "  the quick brown fox jumps over the lazy dog  "
+    out = ""
+    for i in range(n):
+        words = sentence.strip().split()
+        word = words[i % len(words)]
+        out = word.capitalize() if len(out) > 200 else out + word[0].upper()
+    return out
+
+
+# --- dicts and sets ----------------------------------------------------------------------------------------
+
+_TEXT = (
+    "it was the best of times it was the worst of times it was the age of wisdom "
+    "it was the age of foolishness it was the epoch of belief it was the epoch of incredulity"
+).split()
+
+
+def word_stats(n: int) -> tuple[int, int, str]:
+    """Count words and pairs with dicts and sets."""
+    counts: dict[str, int] = {}
+    seen_pairs = set()
+    for i in range(n):
+        word = _TEXT[i % len(_TEXT)]
+        counts[word] = counts.get(word, 0) + 1
+        pair = (word, _TEXT[(i + 1) % len(_TEXT)])
+        if pair not in seen_pairs:
+            seen_pairs.add(pair)
+    best = max(counts, key=counts.get)
+    return len(counts), len(seen_pairs), best
+
+
+# --- exceptions raised and caught --------------------------------------------------------------------------
+
+
+def parse_numbers(n: int) -> int:
+    """int() on strings, some of which are not numbers: ValueError raised and caught in the loop."""
+    total = 0
+    bad = 0
+    for i in range(n):
+        text = str(i) if i % 4 else f"x{i}"
+        try:
+            total += int(text)
+        except ValueError:
+            bad += 1
+    return total + bad
+
+
+# --- generators consumed in a loop --------------------------------------------------------------------------
+
+
+def _evens(limit: int):
+    for i in range(limit):
+        if i % 2 == 0:
+            yield i * i
+
+
+def sum_generated(n: int) -> int:
+    """A for loop over a generator."""
+    total = 0
+    for value in _evens(n):
+        total += value % 1000
+    return total
+
+
+# --- recursion ------------------------------------------------------------------------------------------------
+
+
+def tree_sum(n: int) -> int:
+    """Recursion over a nested list, with a short loop in every call."""
+    node = _tree(n)
+
+    def visit(t: Any) -> int:
+        if isinstance(t, int):
+            return t
+        return sum(visit(child) for child in t)
+
+    return visit(node) + _depth(node)
+
+
+def _depth(t: Any) -> int:
+    if isinstance(t, int):
+        return 0
+    best = 0
+    for child in t:
+        d = _depth(child)
+        if d > best:
+            best = d
+    return best + 1
+
+
+@functools.lru_cache(maxsize=4)
+def _tree(n: int) -> Any:
+    def build(size: int, seed: int) -> Any:
+        if size <= 1:
+            return seed % 10
+        return [build(size // 3, seed + 1), build(size // 3, seed * 2), build(size - 2 * (size // 3) - 1, seed + 3)]
+
+    return build(n, 1)
+
+
+def fib(n: int) -> int:
+    """Plain recursion, no loop."""
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+# --- a cold prologue and a short loop -----------------------------------------------------------------------
+
+
+def describe_order(n: int) -> str:
+    """Mostly straight-line code with a short loop: what a typical business function looks like."""
+    order = {"id": n, "items": [("apple", 3, 0.5), ("pear", 2, 0.75), ("plum", 6, 0.2)], "discount": 0.1}
+    customer = f"customer-{n % 13}"
+    lines = [f"order {order['id']} for {customer}"]
+    total = 0.0
+    for name, count, price in order["items"]:
+        cost = count * price
+        total += cost
+        lines.append(f"  {name:<6} x{count} = {cost:.2f}")
+    total *= 1 - order["discount"]
+    lines.append(f"  total {total:.2f}")
+    return "\n".join(lines)
+
+
+def _describe_orders(f: Callable[[int], str], n: int) -> int:
+    return sum(len(f(i)) for i in range(n))
+
+
+# --- small functions called many times from plain Python ----------------------------------------------------
+
+
+def digit_sum(n: int) -> int:
+    """A tiny helper with a short while loop."""
+    total = 0
+    while n:
+        total += n % 10
+        n //= 10
+    return total
+
+
+def clamp(x: float, lo: float, hi: float) -> float:
+    """A tiny helper without a loop."""
+    return lo if x < lo else hi if x > hi else x
+
+
+def _call_digit_sum(f: Callable[[int], int], n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += f(i)
+    return total
+
+
+def _call_clamp(f: Callable[[float, float, float], float], n: int) -> float:
+    total = 0.0
+    for i in range(n):
+        total += f(i * 0.01 - 5.0, -1.0, 1.0)
+    return total
+
+
+# --- a search loop ------------------------------------------------------------------------------------------
+
+
+def first_duplicate(n: int) -> int:
+    """Search with an early return, over a list built by a comprehension."""
+    values = [(i * 7919) % (n // 2 + 1) for i in range(n)]
+    seen = set()
+    for index, value in enumerate(values):
+        if value in seen:
+            return index
+        seen.add(value)
+    return -1
+
+
+def _run(f: Callable[[int], Any], n: int) -> Any:
+    return f(n)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    func: Callable[..., Any]
+    size: int
+    quick_size: int
+    run: Callable[[Callable[..., Any], int], Any] = _run
+    what: str = ""
+    #: the function calls itself by its global name: the jitted variant must be what that name refers to
+    recursive: bool = False
+
+
+ORDINARY: dict[str, Case] = {
+    "particles": Case(particles, 200, 10, what="classes, methods, a generator expression"),
+    "csv_roundtrip": Case(csv_roundtrip, 20_000, 500, what="f-strings, split, join"),
+    "title_words": Case(title_words, 50_000, 1000, what="string methods"),
+    "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),
+    "parse_numbers": Case(parse_numbers, 50_000, 1000, what="try/except in a loop"),
+    "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
+    "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
+    "fib": Case(fib, 22, 12, what="recursion without a loop", recursive=True),
+    "describe_order": Case(describe_order, 20_000, 500, _describe_orders, "cold prologue, 3-iteration loop"),
+    "digit_sum": Case(digit_sum, 200_000, 4000, _call_digit_sum, "tiny jitted helper called from plain code"),
+    "clamp": Case(clamp, 500_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
+    "first_duplicate": Case(first_duplicate, 100_000, 2000, what="search loop with return, enumerate"),
+}
