@@ -16,7 +16,7 @@ def explain_report(state: JitFunction) -> str:
     if state.mode == "plain":
         assert state.reason is not None
         where = f" at line {state.reason.line}" if state.reason.line is not None else ""
-        lines.append(f"  runs as plain CPython: unsupported construct{where}: {state.reason.reason}")
+        lines.append(f"  runs as plain CPython: {state.reason.what}{where}: {state.reason.reason}")
         return "\n".join(lines)
     t1 = state.code
     assert t1 is not None

@@ -2,7 +2,8 @@
 
 The front end works from source, not from CPython's bytecode, so it needs the function's ``def`` in the file it
 came from. That file may be missing (REPL, ``exec`` without ``linecache``) or may have changed since the
-function was defined; both make the function run as plain CPython, with the reason in ``jit.explain``.
+function was defined (``source_match`` proves the text found compiles to the function's code); both make the
+function run as plain CPython, with the reason in ``jit.explain``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import linecache
 import symtable
 import types
 
+from jit.frontend.source_match import source_matches
 from jit.frontend.unsupported import Unsupported
 
 _CO_GENERATOR = inspect.CO_GENERATOR
 _CO_COROUTINE = inspect.CO_COROUTINE
 _CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
 _CO_ITERABLE_COROUTINE = inspect.CO_ITERABLE_COROUTINE
+_CHANGED = "the source file changed since the function was defined"
 
 
 @dataclasses.dataclass
@@ -74,33 +77,36 @@ def locate(func: types.FunctionType) -> FunctionSource:
     filename = code.co_filename
     lines = linecache.getlines(filename, func.__globals__)
     if not lines:
-        raise Unsupported(f"source code is not available ({filename})", line)
+        raise Unsupported(f"source code is not available ({filename})", line, source=True)
     text = "".join(lines)
     try:
         module, table = _parse(filename, text)
     except (SyntaxError, ValueError) as exc:
-        raise Unsupported(f"source of {filename} cannot be parsed: {exc}", line) from None
+        raise Unsupported(f"source of {filename} cannot be parsed: {exc}", line, source=True) from None
 
     found = _find_def(module, code.co_name, line)
     if found is None:
-        raise Unsupported("the function's definition was not found in its source file", line)
-    node, class_name = found
-    if isinstance(node, ast.AsyncFunctionDef):
-        raise Unsupported("async function", line)
+        raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
+    node, scopes = found
+    if code.co_freevars:
+        _closure(node, code.co_freevars, line)  # (before the match: the recompiled def has no enclosing cells)
+    if not isinstance(node, ast.FunctionDef) or not source_matches(code, node, scopes, table, filename, hash(text)):
+        raise Unsupported(
+            f"{_CHANGED}: its text no longer compiles to the function's code (edited after the module was"
+            " imported, or rewritten on import by a tool such as pytest's assertion rewriting)",
+            line,
+            source=True,
+        )
+    class_name = next((name for kind, name in reversed(scopes) if kind == "class"), None)
     if flags & _CO_GENERATOR:
         raise Unsupported("generator function (yield)", _first_line_of(node, (ast.Yield, ast.YieldFrom), line))
-    if code.co_freevars:
-        _closure(node, code.co_freevars, line)
 
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
     params = [mangle(class_name, p) for p in params]
-    nparams = code.co_argcount + code.co_kwonlyargcount
-    if tuple(params) != tuple(code.co_varnames[:nparams]):
-        raise Unsupported("the source file changed since the function was defined", line)
 
     fn_table = _find_table(table, code.co_name, node.lineno)
     if fn_table is None:
-        raise Unsupported("no symbol table for the function", line)
+        raise Unsupported("no symbol table for the function", line, source=True)
     local_names = list(params)
     for sym in fn_table.get_symbols():
         name = sym.get_name()
@@ -128,20 +134,23 @@ def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:
     raise Unsupported(f"closure: uses variables of an enclosing function ({names})", min(uses, default=line))
 
 
-def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, str | None] | None:
-    """The def whose first line (decorators included) is firstlineno, with its enclosing class name."""
-    stack: list[tuple[ast.AST, str | None]] = [(module, None)]
+def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, list[tuple[str, str]]] | None:
+    """The def whose first line (decorators included) is firstlineno, with its enclosing classes and functions
+    (``("class" | "def", name)``, outermost first)."""
+    stack: list[tuple[ast.AST, list[tuple[str, str]]]] = [(module, [])]
     while stack:
-        parent, class_name = stack.pop()
+        parent, scopes = stack.pop()
         for child in ast.iter_child_nodes(parent):
-            inner_class = class_name
+            inner = scopes
             if isinstance(child, ast.ClassDef):
-                inner_class = child.name
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.name == name:
-                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                if first == firstlineno:
-                    return child, class_name
-            stack.append((child, inner_class))
+                inner = [*scopes, ("class", child.name)]
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if child.name == name:
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    if first == firstlineno:
+                        return child, scopes
+                inner = [*scopes, ("def", child.name)]
+            stack.append((child, inner))
     return None
 
 
