@@ -36,6 +36,7 @@ import noslowdown  # noqa: E402
 import ordinary  # noqa: E402
 
 from jit import jit  # noqa: E402
+from jit.environment import jit_disabled  # noqa: E402
 
 #: sizes chosen so that plain CPython takes roughly 10-100 ms per call
 SIZES = {
@@ -302,7 +303,7 @@ def main() -> int:
     in_main = not args.worker
 
     if in_main:
-        if os.environ.get("JIT_DISABLE", "").strip() not in ("", "0"):
+        if jit_disabled():
             print("WARNING: JIT_DISABLE is set: @jit runs plain CPython", file=sys.stderr)
         warm_llvm()
         repeats = 1 if args.quick else FIRST_CALL_REPEATS

@@ -10,6 +10,28 @@
 
 from __future__ import annotations
 
+from jit import environment
 from jit.api import dump, explain, jit, stats
+from jit.errors import (
+    EnvironmentVariableWarning,
+    NativeCodeUnavailableError,
+    NativeCodeUnavailableWarning,
+    TracejitError,
+    TracejitWarning,
+    UnsupportedFunctionError,
+)
 
-__all__ = ["dump", "explain", "jit", "stats"]
+environment.check()  # a value tracejit does not understand is reported at import
+
+__all__ = [
+    "EnvironmentVariableWarning",
+    "NativeCodeUnavailableError",
+    "NativeCodeUnavailableWarning",
+    "TracejitError",
+    "TracejitWarning",
+    "UnsupportedFunctionError",
+    "dump",
+    "explain",
+    "jit",
+    "stats",
+]

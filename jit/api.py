@@ -6,8 +6,9 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+from jit.environment import jit_disabled
 from jit.function import JitFunction
-from jit.options import jit_disabled, make_options
+from jit.options import make_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,7 +14,6 @@ Every recording and compilation failure is caught here: the user's program never
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import traceback
@@ -22,6 +21,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from codegen import abi
+from jit import environment
 from jit.optimizer import optimize
 from jit.recorder import Recorder
 from jit.trace import Trace
@@ -54,7 +54,7 @@ class Monitor:
         self.abort_reasons: Counter[str] = Counter()
         self.invalidated = 0
         self.limits_hit: Counter[str] = Counter()
-        self.dump_kinds = _dump_kinds()
+        self.dump_kinds = environment.dump_kinds()
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -226,7 +226,7 @@ class Monitor:
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.recording_aborted(recorder, f"internal error while compiling: {detail}")
-            if os.environ.get("TRACEJIT_DEBUG"):
+            if environment.debug():
                 traceback.print_exc()
             return
         if trace.kind == "root":
@@ -234,6 +234,10 @@ class Monitor:
             state.recording = False  # only now: until the tree is installed, no other thread records it
         else:
             self.install_side(compiled, recorder)
+        if "trees" in self.dump_kinds:
+            from jit.dumps import trees_text
+
+            sys.stderr.write(trees_text(self) + "\n")
 
     # --- compiling and installing ----------------------------------------------------------------------
     def compile(self, trace: Trace) -> CompiledTrace:
@@ -261,8 +265,9 @@ class Monitor:
         )
         self.traces.append(compiled)
         self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
-        if self.dump_kinds:
-            sys.stderr.write(dump_trace(self, compiled, self.dump_kinds))
+        trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)
+        if trace_kinds:
+            sys.stderr.write(dump_trace(self, compiled, trace_kinds))
         return compiled
 
     def install_root(self, state: LoopState, compiled: CompiledTrace, recorder: Recorder) -> None:
@@ -341,11 +346,6 @@ def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:
             if tree not in out:
                 out.append(tree)
     return out
-
-
-def _dump_kinds() -> list[str]:
-    value = os.environ.get("JIT_DUMP", "")
-    return [k.strip() for k in value.split(",") if k.strip()]
 
 
 __all__ = ["Any", "Monitor"]

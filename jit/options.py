@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 
@@ -52,8 +51,3 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     if unknown:
         raise TypeError(f"unknown jit option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(names))}")
     return Options(**kwargs)
-
-
-def jit_disabled() -> bool:
-    """JIT_DISABLE=1 makes every @jit function run as plain CPython."""
-    return os.environ.get("JIT_DISABLE", "").strip() not in ("", "0")

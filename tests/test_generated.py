@@ -7,7 +7,6 @@ To fuzz longer: ``TRACEJIT_FUZZ_EXAMPLES=20000 python -m pytest tests/test_gener
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
 from helpers import TEST_OPTIONS, Args, assert_same_outcome, check, define, outcome
@@ -15,7 +14,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from programs import PARAMS, Program, arguments, programs
 
-from jit import jit
+from jit import environment, jit
 from jit.api import state_of
 
 
@@ -38,7 +37,7 @@ def run_program(program: Program, calls: list, options: dict | None = None, nati
     assert state.mode == "tier1", jit.explain(jitted)  # a generated program must not fall back to CPython
 
 
-EXAMPLES = int(os.environ.get("TRACEJIT_FUZZ_EXAMPLES", "200"))
+EXAMPLES = environment.count("TRACEJIT_FUZZ_EXAMPLES", 200)
 
 
 @settings(

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from helpers import define
 
-from jit import jit
+from jit import environment, jit
 
 GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("TRACEJIT_UPDATE_GOLDEN", "").strip() not in ("", "0")
+UPDATE = environment.flag("TRACEJIT_UPDATE_GOLDEN")
 OPTIONS = {"threshold": 2, "side_exit_threshold": 2}
 
 # defined from source text, so the listings' line numbers do not depend on this file's layout
