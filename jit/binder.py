@@ -15,11 +15,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from runtime.errors import clean_traceback
+from runtime.errors import clean_traceback, internal
 
 _TARGET = "__tracejit_target"
 _CLEAN = "__tracejit_clean"
 _BASE = "__tracejit_base"  # BaseException, by a name no parameter can shadow
+_RECURSION = "__tracejit_recursion"  # RecursionError, likewise
 
 
 def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.FunctionType:
@@ -31,8 +32,8 @@ def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.F
     # *args and **kwargs (such functions run as plain CPython, but must keep their signature)
     star = code.co_varnames[npos + nkw] if code.co_flags & inspect.CO_VARARGS else None
     starstar = code.co_varnames[npos + nkw + (star is not None)] if code.co_flags & inspect.CO_VARKEYWORDS else None
-    if {_TARGET, _CLEAN, _BASE} & {*names, star, starstar}:
-        raise TypeError(f"cannot jit a function with a parameter named {_TARGET}, {_CLEAN} or {_BASE}")
+    if {_TARGET, _CLEAN, _BASE, _RECURSION} & {*names, star, starstar}:
+        raise TypeError(f"cannot jit a function with a parameter named {_TARGET}, {_CLEAN}, {_BASE} or {_RECURSION}")
     params = list(names[:npos])
     if nposonly:
         params.insert(nposonly, "/")
@@ -45,22 +46,28 @@ def make_binder(func: types.FunctionType, target: Callable[..., Any]) -> types.F
         params.append(f"**{starstar}")
     forward = list(names[:npos]) + ([f"*{star}"] if star is not None else [])
     forward += [f"{n}={n}" for n in names[npos:]] + ([f"**{starstar}"] if starstar is not None else [])
-    # the except clause drops tracejit's own frames from the traceback the caller sees; the function gets its
-    # real name afterwards (co_name may not be an identifier: "<lambda>")
+    # the except clause drops tracejit's own frames (this one included) from the traceback the caller sees,
+    # unless the stack is too deep to call anything more (the exception then leaves as it is, and an outer call
+    # cleans it: no exception of tracejit's own gets chained to it); the function gets its real name afterwards
+    # (co_name may not be an identifier: "<lambda>")
     source = (
-        f"def make({_TARGET}, {_CLEAN}, {_BASE}):\n"
+        f"def make({_TARGET}, {_CLEAN}, {_BASE}, {_RECURSION}):\n"
         f"    def binder({', '.join(params)}):\n"
         f"        try:\n"
         f"            return {_TARGET}({', '.join(forward)})\n"
         f"        except {_BASE} as exc:\n"
-        f"            {_CLEAN}(exc)\n"
+        f"            try:\n"
+        f"                {_CLEAN}(exc)\n"
+        f"            except {_RECURSION}:\n"
+        f"                pass\n"
         f"            raise\n"
         f"    return binder\n"
     )
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<tracejit {func.__qualname__}>", "exec"), namespace)
-    binder = namespace["make"](target, clean_traceback, BaseException)
+    binder = namespace["make"](target, clean_traceback, BaseException, RecursionError)
     binder.__code__ = binder.__code__.replace(co_name=code.co_name, co_qualname=func.__qualname__)
+    internal(binder)
     binder.__defaults__ = func.__defaults__
     binder.__kwdefaults__ = func.__kwdefaults__
     functools.update_wrapper(binder, func)

@@ -2,24 +2,35 @@
 
 When an instruction raises, the exception leaves the interpreter through a tiny function compiled with the
 user's file name, function name and line number, so the traceback shows ``File "user.py", line 12, in f`` and
-the source line, as it would under plain CPython. The interpreter's own frames are dropped from the part of
-the traceback below that point.
+the source line, as it would under plain CPython. tracejit's own frames (the wrapper ``@jit`` returns, the
+interpreter, the monitor, anything in tracejit's packages) are dropped from the traceback the caller sees, so a
+deep recursion prints as short as under CPython. ``TRACEJIT_DEBUG=1`` keeps them, for reporting tracejit bugs.
 """
 
 from __future__ import annotations
 
 import linecache
+import os
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-_internal_codes: set[types.CodeType] = set()
+# weak: generated code (each jitted function's wrapper) is registered too, and goes with its function
+_internal_codes: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("jit", "runtime", "codegen"))
 
 
 def internal(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a runtime function whose frames should not show in user tracebacks."""
+    """Mark a function whose frames should not show in user tracebacks: generated code such as the wrapper
+    ``@jit`` returns (the frames of code in tracejit's own packages are dropped anyway)."""
     _internal_codes.add(fn.__code__)
     return fn
+
+
+def _is_internal(code: types.CodeType) -> bool:
+    return code in _internal_codes or code.co_filename.startswith(_PACKAGE_DIRS)
 
 
 _raisers: dict[tuple[str, str, str, int], Callable[[BaseException], NoReturn]] = {}
@@ -52,27 +63,39 @@ def _raiser(filename: str, name: str, qualname: str, line: int) -> Callable[[Bas
     return fn
 
 
+# (id of an exception, id of the first entry of its traceback) when it was last cleaned: the traceback from
+# that entry on is clean, so an exception leaving n nested jitted calls costs O(n) cleaning, not O(n**2). Ids,
+# not references, so no frame is kept alive; an id reused by chance would only leave some frames in view.
+_last_cleaned = (0, 0)
+
+
 def clean_traceback(exc: BaseException) -> None:
     """Drop tracejit's own frames from exc's traceback (the user's frames stay, in order)."""
-    tb = exc.__traceback__
-    probe = tb
-    while probe is not None:
-        if probe.tb_frame.f_code in _internal_codes:
-            exc.__traceback__ = _without_internal_frames(tb)
-            return
+    global _last_cleaned
+    from jit import environment  # (not at import: runtime.errors may be imported before jit)
+
+    if environment.debug():
+        return
+    exc_id, clean_from = _last_cleaned
+    if exc_id != id(exc):
+        clean_from = 0
+    head: types.TracebackType | None = None
+    kept: types.TracebackType | None = None  # the last entry kept so far
+    probe = exc.__traceback__
+    while probe is not None and id(probe) != clean_from:
+        if not _is_internal(probe.tb_frame.f_code):
+            if kept is None:
+                head = probe
+            elif kept.tb_next is not probe:
+                kept.tb_next = probe  # unlink the internal entries in between
+            kept = probe
         probe = probe.tb_next
-
-
-def _without_internal_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    entries = []
-    while tb is not None:
-        if tb.tb_frame.f_code not in _internal_codes:
-            entries.append(tb)
-        tb = tb.tb_next
-    rebuilt = None
-    for entry in reversed(entries):
-        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
-    return rebuilt
+    if kept is None:
+        head = probe
+    elif kept.tb_next is not probe:
+        kept.tb_next = probe
+    exc.__traceback__ = head
+    _last_cleaned = (id(exc), id(head))
 
 
 @internal

@@ -347,7 +347,13 @@ def run(frame: Frame, pc: int = 0) -> Any:
             else:
                 raise SystemError(f"tracejit: unknown tier-1 opcode {op}")
     except BaseException as exc:
-        if frame.trace_hook is not None:
-            frame.trace_hook.abort("an exception was raised while recording")
-            frame.trace_hook = None
-        raise_at(exc, code, max(pc - 1, 0))
+        try:
+            if frame.trace_hook is not None:
+                frame.trace_hook.abort("an exception was raised while recording")
+                frame.trace_hook = None
+            raise_at(exc, code, pc - 1 if pc else 0)
+        except RecursionError as failed:
+            if failed is exc:
+                raise
+            # no stack left to point at the user's line: exc leaves as it is, with nothing of ours chained to it
+        raise

@@ -4,6 +4,7 @@ argument binding, ``JIT_DISABLE``, threads and tracebacks."""
 import inspect
 import os
 import pickle
+import re
 import subprocess
 import sys
 import textwrap
@@ -711,3 +712,64 @@ def test_llvm_unusable_means_interpreted_with_the_reason_explained(monkeypatch):
     assert f(100) == loop(100) and f(100) == loop(100)
     assert jit_module.stats(f)["traces_compiled"] == 0
     assert "llvmlite is not usable" in jit_module.explain(f)
+
+
+# --- deep recursion: a traceback as short as CPython's ----------------------------------------------------------
+
+RECURSION_SCRIPT = """
+import sys
+
+from jit import jit
+
+
+def countdown(n):
+    return 0 if n == 0 else countdown(n - 1) + 1
+
+
+def with_loop(n):
+    total = 0
+    for i in range(3):
+        total += i
+    return total if n == 0 else with_loop(n - 1) + total
+
+
+def with_try(n):  # runs as plain CPython under @jit (try/finally)
+    try:
+        pass
+    finally:
+        pass
+    return 0 if n == 0 else with_try(n - 1) + 1
+
+
+which, jitted = sys.argv[1], sys.argv[2] == "jit"
+if jitted:
+    globals()[which] = jit(threshold=2)(globals()[which])
+    globals()[which](5)  # compile its loop, if any
+globals()[which](10**6)
+"""
+
+
+@pytest.mark.parametrize("which", ["countdown", "with_loop", "with_try"])
+def test_recursion_error_traceback_is_as_short_as_cpythons(tmp_path, which):
+    script = tmp_path / "recursion.py"
+    script.write_text(textwrap.dedent(RECURSION_SCRIPT))
+    env = {k: v for k, v in os.environ.items() if k not in ("JIT_DISABLE", "JIT_DUMP", "TRACEJIT_DEBUG")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    outputs = {}
+    for mode in ("plain", "jit"):
+        proc = subprocess.run(
+            [sys.executable, str(script), which, mode], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert proc.returncode == 1
+        last = proc.stderr.rstrip().splitlines()[-1]
+        assert last.startswith("RecursionError: maximum recursion depth exceeded"), proc.stderr[-2000:]
+        outputs[mode] = proc.stderr
+    plain, jitted = outputs["plain"], outputs["jit"]
+    assert "During handling" not in jitted, jitted[:3000]
+    assert len(jitted.splitlines()) <= len(plain.splitlines()) + 4, jitted
+    for part in ("jit", "runtime", "codegen"):
+        assert str(ROOT / part) not in jitted, jitted
+    assert "<tracejit" not in jitted
+    # the user's line, repeated as CPython shows it
+    assert re.search(r'File ".*recursion.py", line \d+, in ' + which + r"\n", jitted), jitted
+    assert re.search(r"\[Previous line repeated \d+ more times\]", jitted), jitted
