@@ -6,6 +6,7 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+from jit import errors
 from jit.environment import jit_disabled
 from jit.function import JitFunction
 from jit.options import make_options
@@ -32,7 +33,15 @@ def jit(func: Any = None, /, **options: Any) -> Any:
     """
     opts = make_options(options)
     if func is None:
-        return lambda f: _decorate(f, opts)
+
+        def decorator(*args: Any, **kwargs: Any) -> Any:
+            if len(args) != 1 or kwargs:
+                given = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+                spelled = ", ".join(f"{k}={v!r}" for k, v in options.items())
+                raise TypeError(f"jit({spelled}) is a decorator: apply it to one function, not to ({given})")
+            return _decorate(args[0], opts)
+
+        return decorator
     return _decorate(func, opts)
 
 
@@ -95,3 +104,6 @@ def dump(f: Any, kind: str = "uops") -> str:
 jit.explain = explain  # type: ignore[attr-defined]
 jit.stats = stats  # type: ignore[attr-defined]
 jit.dump = dump  # type: ignore[attr-defined]
+# the error and warning classes too, for code that only imported the decorator (`jit.TracejitWarning`)
+for _name in errors.__all__:
+    setattr(jit, _name, getattr(errors, _name))

@@ -6,6 +6,15 @@ These classes are only for what tracejit itself has to say, so that users can ca
 
 from __future__ import annotations
 
+__all__ = [
+    "EnvironmentVariableWarning",
+    "NativeCodeUnavailableError",
+    "NativeCodeUnavailableWarning",
+    "TracejitError",
+    "TracejitWarning",
+    "UnsupportedFunctionError",
+]
+
 
 class TracejitError(Exception):
     """Base class of the errors tracejit raises itself."""

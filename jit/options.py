@@ -28,6 +28,9 @@ class Options:
     max_aborts: int = 4
     #: LLVM optimization level, 0 to 3
     opt_level: int = 2
+    #: calls raise (``jit.UnsupportedFunctionError``, ``jit.NativeCodeUnavailableError``) instead of running as
+    #: plain CPython when the front end refuses the function or native code cannot be generated in this process
+    strict: bool = False
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

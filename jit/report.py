@@ -17,6 +17,7 @@ def explain_report(state: JitFunction) -> str:
         assert state.reason is not None
         where = f" at line {state.reason.line}" if state.reason.line is not None else ""
         lines.append(f"  runs as plain CPython: {state.reason.what}{where}: {state.reason.reason}")
+        lines.extend(_strict_lines(state))
         return "\n".join(lines)
     t1 = state.code
     assert t1 is not None
@@ -29,6 +30,7 @@ def explain_report(state: JitFunction) -> str:
     )
     if state.jit_unavailable is not None:
         lines.append(f"  native code is not available: {state.jit_unavailable}")
+        lines.extend(_strict_lines(state))
     elif not state.options.threshold:
         lines.append("  compiling is off (threshold=0): everything is interpreted")
     for loop in t1.loops:
@@ -57,3 +59,9 @@ def _loop_status(state: JitFunction, index: int) -> str:
     if loop_state.blacklisted:
         return f"interpreted: blacklisted after {loop_state.aborts} failed recording(s) (see below)"
     return f"interpreted: hot, not compiled yet ({loop_state.aborts} failed recording(s))"
+
+
+def _strict_lines(state: JitFunction) -> list[str]:
+    if state.refusal is None:
+        return []
+    return [f"  strict=True: every call raises jit.{state.refusal.func.__name__} instead"]  # type: ignore[attr-defined]

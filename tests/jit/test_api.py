@@ -118,6 +118,30 @@ def test_bad_options(options, error, words):
         jit(kernel, **options)
 
 
+@pytest.mark.parametrize(
+    "misuse, given",
+    [
+        (lambda: jit(threshold=1)(kernel, 2), "(<function kernel at"),
+        (lambda: jit(threshold=1)(), "()"),
+        (lambda: jit(threshold=1)(func=kernel), "(func=<function kernel at"),
+    ],
+    ids=["two-arguments", "no-argument", "keyword"],
+)
+def test_decorator_misuse_names_jit(misuse, given):
+    with pytest.raises(TypeError) as info:
+        misuse()
+    message = str(info.value)
+    assert message.startswith("jit(threshold=1) is a decorator: apply it to one function, not to " + given), message
+    assert "lambda" not in message and "<locals>" not in message
+
+
+def test_option_strict_is_a_bool():
+    assert Options().strict is False
+    assert state_of(jit(strict=True)(kernel)).options.strict is True
+    with pytest.raises(TypeError, match="strict"):
+        jit(strict=1)
+
+
 class CallableObject:
     def __call__(self):
         return 1
@@ -693,25 +717,6 @@ def test_traceback_format_has_source_line():
     assert f'File "{__file__}", line {fails_in_body.__code__.co_firstlineno + 3}, in fails_in_body' in text
     assert "total += 10 // (5 - i)" in text
     assert "interpreter.py" not in text
-
-
-def test_llvm_unusable_means_interpreted_with_the_reason_explained(monkeypatch):
-    import sys
-
-    import jit as jit_module
-    from jit import jit
-
-    def loop(n):
-        total = 0
-        for i in range(n):
-            total += i
-        return total
-
-    monkeypatch.setitem(sys.modules, "jit.monitor", None)  # importing it (and llvmlite) now fails
-    f = jit(threshold=2)(loop)
-    assert f(100) == loop(100) and f(100) == loop(100)
-    assert jit_module.stats(f)["traces_compiled"] == 0
-    assert "llvmlite is not usable" in jit_module.explain(f)
 
 
 # --- deep recursion: a traceback as short as CPython's ----------------------------------------------------------
