@@ -28,8 +28,9 @@ def jit(func: Any = None, /, **options: Any) -> Any:
     Use as ``@jit`` or ``@jit(threshold=..., nesting=..., ...)`` (see ``jit.options.Options``). The result is a
     function with the same signature, name, docstring and ``__wrapped__``; ``.py_func`` is the original.
     It returns exactly what the plain function returns. Functions using constructs tracejit does not support
-    run as plain CPython; ``jit.explain(f)`` says why. ``JIT_DISABLE=1`` in the environment makes every
-    ``@jit`` function run as plain CPython.
+    run as plain CPython; ``jit.explain(f)`` says why, and ``@jit(strict=True)`` makes their calls raise
+    ``jit.UnsupportedFunctionError`` instead. ``JIT_DISABLE=1`` in the environment makes every ``@jit``
+    function run as plain CPython (``jit.environment`` lists the variables tracejit reads).
     """
     opts = make_options(options)
     if func is None:
@@ -80,7 +81,8 @@ def explain(f: Any) -> str:
 
 def stats(f: Any) -> dict[str, Any]:
     """Counters of what the JIT did for f (cumulative): traces compiled, native entries, exits to the
-    interpreter, aborts with reasons, compile times, per-tree details (see jit.stats.stats_of)."""
+    interpreter, aborts with reasons, compile times, per-tree details (every key: ``jit.statistics.stats_of``;
+    the README's "Seeing what the JIT did")."""
     from jit.statistics import stats_of
 
     return stats_of(state_of(f))

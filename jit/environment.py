@@ -6,7 +6,8 @@
   case; every trace is printed to stderr in those forms as it compiles, and the trees after each is installed.
   Read when a function's first loop gets hot.
 - ``TRACEJIT_DEBUG``: a yes/no value; yes prints the Python traceback of every internal error that made a
-  recording give up (they are otherwise only counted in ``jit.stats(f)["aborts"]``).
+  recording give up (they are otherwise only counted in ``jit.stats(f)["aborts"]``), and keeps tracejit's own
+  frames in the tracebacks of exceptions that leave jitted functions.
 - ``TRACEJIT_UPDATE_GOLDEN`` (yes/no) and ``TRACEJIT_FUZZ_EXAMPLES`` (a count) are read by the test suite only.
 
 A value that cannot be understood gives one ``jit.EnvironmentVariableWarning`` naming what is accepted, and is

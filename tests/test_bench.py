@@ -2,6 +2,9 @@
 run natively. Small sizes, default options (those the benchmark uses); no timing."""
 
 import importlib.util
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,3 +60,18 @@ def test_kernel_jitted_equals_plain_and_runs_natively(name, options):
     assert stats["mode"] == "tier1", jit.explain(fast)
     assert stats["traces_compiled"] > 0, stats
     assert stats["native_entries"] > 0, stats
+
+
+def test_example_prints_first_call_and_warmed_up_times():
+    env = {k: v for k, v in os.environ.items() if k not in ("JIT_DISABLE", "JIT_DUMP", "TRACEJIT_DEBUG")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "example.py")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.match(r"plain CPython: +kernel\(300\) = 314968 +[\d.]+ ms$", lines[0]), lines
+    assert re.match(r"@jit, first call: +kernel\(300\) = 314968 +[\d.]+ ms +\(records and compiles", lines[1]), lines
+    assert re.match(r"@jit, after warm-up: +kernel\(300\) = 314968 +[\d.]+ ms +\(\d+x faster", lines[2]), lines
+    assert lines[3] == "same result: True"
+    assert "native: 1 tree(s)" in proc.stdout
