@@ -193,3 +193,29 @@ def test_every_environment_read_goes_through_the_environment_module():
             if path.name != "environment.py" and re.search(r"\bos\.environ\b|\bgetenv\b", path.read_text()):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+RAISES = """
+from jit import jit
+
+
+@jit
+def divide(a, b):
+    return a // b
+
+
+divide(1, 0)
+"""
+
+
+def test_debug_flag_keeps_tracejits_frames_in_tracebacks(tmp_path):
+    quiet = run_python(tmp_path, {}, source=RAISES)
+    debug = run_python(tmp_path, {"TRACEJIT_DEBUG": "1"}, source=RAISES)
+    for proc in (quiet, debug):
+        assert proc.returncode == 1 and proc.stderr.rstrip().endswith(
+            "ZeroDivisionError: integer division or modulo by zero"
+        )
+        assert "return a // b" in proc.stderr
+    interpreter = str(ROOT / "runtime" / "interpreter.py")
+    assert interpreter not in quiet.stderr, quiet.stderr
+    assert interpreter in debug.stderr, debug.stderr
