@@ -88,6 +88,8 @@ def _count(name: str, value: str, default: int) -> int:
 
 @functools.cache
 def _dump_kinds(value: str) -> tuple[str, ...]:
+    if not value.strip():
+        return ()
     from jit.dumps import KINDS
 
     kinds: list[str] = []

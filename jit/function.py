@@ -6,7 +6,6 @@ import functools
 import threading
 import types
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from jit import binder as binder_mod
@@ -44,7 +43,7 @@ class JitFunction:
         self.jit_unavailable: str | None = None
         self.gave_up: str | None = None  # why calls now go straight to plain CPython
         self.calls = 0
-        self.refusal: Callable[[], TracejitError] | None = None  # strict=True: makes the error calls raise
+        self.refusal: functools.partial[TracejitError] | None = None  # strict=True: makes the error calls raise
         self.binder = binder_mod.make_binder(py_func, py_func if disabled else self._first_call)
 
     # --- calls -----------------------------------------------------------------------------------------

@@ -64,4 +64,4 @@ def _loop_status(state: JitFunction, index: int) -> str:
 def _strict_lines(state: JitFunction) -> list[str]:
     if state.refusal is None:
         return []
-    return [f"  strict=True: every call raises jit.{state.refusal.func.__name__} instead"]  # type: ignore[attr-defined]
+    return [f"  strict=True: every call raises jit.{state.refusal.func.__name__} instead"]
