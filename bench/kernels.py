@@ -1,12 +1,15 @@
 """Benchmark kernels: plain functions taking a size argument and returning a checkable result.
 
-Each kernel is plain Python; ``bench/bench.py`` times it as plain CPython and under ``@jit``, and
-``tests/test_bench.py`` checks that the jitted result equals the plain one.
+Each kernel is plain Python; ``bench/bench.py`` times it as plain CPython, under ``@jit`` and under
+``numba.njit``, and ``tests/test_bench.py`` checks that the jitted result equals the plain one. ``KERNELS`` are
+the kernels section's (``bench/kernelspeed.py``); ``two_level_nest`` and ``twelve_locals`` are those of the
+nested-call and entry/exit sections (``bench/nestcost.py``, ``bench/handoff.py``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 
 def nested_int(n: int) -> int:
@@ -100,3 +103,43 @@ KERNELS = {
     "nested2_branchy": (nested2_branchy, True),
     "nested3": (nested3, True),
 }
+
+
+# --- kernels of the other sections (not in KERNELS) ----------------------------------------------------------
+
+
+def two_level_nest(n: int, m: int) -> int:
+    """The nested-call cost kernel (bench/nestcost.py): n outer iterations, each running an inner loop of m."""
+    total = 0
+    for i in range(n):
+        for j in range(m):
+            total += (i ^ j) & 7
+    return total
+
+
+def twelve_locals(k: int) -> int:
+    """The entry/exit cost kernel (bench/handoff.py): a dozen live locals around one loop of k iterations."""
+    a = k + 1
+    b = a * 2
+    c = b - 3
+    d = c ^ 5
+    e = 0.5 * a
+    f = e + 1.0
+    g = a & 3
+    h = b | 8
+    p = 1
+    q = 2
+    s = 0
+    t = 0.0
+    for i in range(k):
+        s += a * i + b - c + (d & i) + g + h + p * q
+        t += e * i + f
+    return s + int(t)
+
+
+def call_many(f: Callable[[int], int], calls: int, k: int) -> int:
+    """Plain Python calling f(k) ``calls`` times: how twelve_locals is driven."""
+    total = 0
+    for _ in range(calls):
+        total += f(k)
+    return total

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import harness
 import ordinary
+import tables
 
 from jit import jit
 
@@ -54,23 +56,13 @@ def warm_up(case: ordinary.Case, f: Callable[..., Any], n: int, calls: int = 8) 
     return result
 
 
-def make_time_func(case: ordinary.Case, variant: str, n: int) -> Callable[[int], float]:
-    holder: list[Callable[..., Any]] = []
+def make_builder(case: ordinary.Case, variant: str, n: int) -> Callable[[], tuple[Callable[..., Any], tuple[Any, ...]]]:
+    def build() -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        f = make_variant(case, variant)
+        warm_up(case, f, n)
+        return case.run, (f, n)
 
-    def time_func(loops: int) -> float:
-        if not holder:
-            f = make_variant(case, variant)
-            warm_up(case, f, n)
-            holder.append(f)
-        f = holder[0]
-        run = case.run
-        timer = time.perf_counter
-        t0 = timer()
-        for _ in range(loops):
-            run(f, n)
-        return timer() - t0
-
-    return time_func
+    return build
 
 
 @dataclass
@@ -85,13 +77,17 @@ class OrdinaryRow:
     compile_ms: float = 0.0
     mode: str = ""
     times: dict[str, Any] = field(default_factory=dict)
+    estimates: dict[str, float] = field(default_factory=dict)  # variant -> seconds of one call, from prepare
 
 
-def measure_first_calls(row: OrdinaryRow, repeats: int, check: Callable[..., None]) -> None:
-    """First-call times (median of fresh instances) and the JIT's own costs from jit.stats."""
+def measure_first_calls(row: OrdinaryRow, repeats: int) -> None:
+    """First-call times (median of fresh instances) and the JIT's own costs from jit.stats; then one warmed-up
+    instance's result is checked and one steady-state call of each variant timed (for pyperf's loops)."""
     case, n = row.case, row.size
     row.plain_result = case.run(case.func, n)
+    _, row.estimates["plain"] = harness.timed(lambda: case.run(case.func, n))
     plain_ms, jit_ms, frontend, compile_ms = [], [], [], []
+    jitted = None
     for _ in range(repeats):
         plain = fresh_plain(case.func) if not case.recursive else case.func
         t0 = time.perf_counter()
@@ -101,41 +97,91 @@ def measure_first_calls(row: OrdinaryRow, repeats: int, check: Callable[..., Non
         t0 = time.perf_counter()
         result = case.run(jitted, n)
         jit_ms.append((time.perf_counter() - t0) * 1e3)
-        check(row.name, "jit", "first call", result, row.plain_result)
+        harness.check(row.name, "jit", "first call", result, row.plain_result)
         stats = jit.stats(jitted)
         frontend.append(stats.get("frontend_ms", 0.0))
         compile_ms.append(stats["compile_ms"])
         row.mode = stats["mode"]
-        check(row.name, "jit", "warm", warm_up(case, jitted, n, calls=3), row.plain_result)
     row.plain_first_ms = statistics.median(plain_ms)
     row.jit_first_ms = statistics.median(jit_ms)
     row.frontend_ms = statistics.median(frontend)
     row.compile_ms = statistics.median(compile_ms)
+    harness.check(row.name, "jit", "warm", warm_up(case, jitted, n, calls=3), row.plain_result)
+    result, row.estimates["jit"] = harness.timed(lambda: case.run(jitted, n))
+    harness.check(row.name, "jit", "steady state", result, row.plain_result)
 
 
-def make_table(rows: list[OrdinaryRow], fmt_bench: Callable[[Any], str]) -> str:
-    lines = [
-        "| function | what | n | plain CPython | @jit | @jit speed | first call plain | first call @jit "
-        "| front end + compile | goals met |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for row in rows:
-        plain, jitted = row.times.get("plain"), row.times.get("jit")
-        speed = plain.median() / jitted.median() if plain is not None and jitted is not None else None
-        overhead = row.frontend_ms + row.compile_ms
-        first_ok = row.jit_first_ms <= FIRST_CALL_GOAL * row.plain_first_ms + overhead
-        speed_ok = speed is not None and speed >= SPEED_GOAL
-        verdict = "yes" if speed_ok and first_ok else ("no: speed" if not speed_ok else "no: first call")
-        lines.append(
-            f"| {row.name} | {row.case.what} | {row.size} | {fmt_bench(plain)} | {fmt_bench(jitted)} "
-            f"| {f'{speed:.2f}x' if speed is not None else '-'} | {row.plain_first_ms:.1f} ms "
-            f"| {row.jit_first_ms:.1f} ms | {overhead:.1f} ms | {verdict} |"
-        )
-    lines += [
-        "",
-        f"Goals: @jit speed (plain / @jit, pyperf medians of the same run, after warm-up) at least {SPEED_GOAL}x; "
-        f"first call at most {FIRST_CALL_GOAL}x plain CPython's first call plus tracejit's front end and compile "
-        "time (from `jit.stats`). Functions that take a size n are called as f(n); `digit_sum`, `clamp` and "
-        "`describe_order` are called n times from a plain Python loop.",
-    ]
-    return "\n".join(lines)
+class NoSlowdownSection:
+    name = "ordinary"
+    title = "Ordinary Python: never slower"
+
+    def __init__(self, quick: bool, numba_skip: frozenset[str] = frozenset()) -> None:
+        self.rows = [
+            OrdinaryRow(name, case, case.quick_size if quick else case.size) for name, case in ordinary.ORDINARY.items()
+        ]
+
+    def prepare(self, repeats: int) -> None:
+        for row in self.rows:
+            measure_first_calls(row, repeats)
+        print("checked the ordinary functions: jitted results equal plain CPython's", flush=True)
+
+    def numba_skipped(self) -> list[str]:
+        return []
+
+    def timings(self) -> list[harness.Timing]:
+        return [
+            harness.Timing(
+                f"ordinary/{row.name}/{variant}",
+                harness.lazy_time_func(make_builder(row.case, variant, row.size)),
+                harness.store_in(row.times, variant),
+                metadata={"kernel_size": str(row.size)},
+                seconds_per_run=row.estimates.get(variant),
+            )
+            for row in self.rows
+            for variant in VARIANTS
+        ]
+
+    def table(self) -> str:
+        header = [
+            "function",
+            "what",
+            "n",
+            "plain CPython",
+            "@jit",
+            "@jit speed",
+            "first call plain",
+            "first call @jit",
+            "front end + compile",
+            "goals met",
+        ]
+        body = []
+        for row in self.rows:
+            plain, jitted = row.times.get("plain"), row.times.get("jit")
+            speed = tables.speed(plain, jitted)
+            overhead = row.frontend_ms + row.compile_ms
+            first_ok = row.jit_first_ms <= FIRST_CALL_GOAL * row.plain_first_ms + overhead
+            speed_ok = speed is not None and speed >= SPEED_GOAL
+            verdict = "yes" if speed_ok and first_ok else ("no: speed" if not speed_ok else "no: first call")
+            body.append(
+                [
+                    row.name,
+                    row.case.what,
+                    str(row.size),
+                    tables.fmt_bench(plain),
+                    tables.fmt_bench(jitted),
+                    f"{speed:.2f}x" if speed is not None else "-",
+                    f"{row.plain_first_ms:.1f} ms",
+                    f"{row.jit_first_ms:.1f} ms",
+                    f"{overhead:.1f} ms",
+                    verdict,
+                ]
+            )
+        lines = tables.markdown(header, "lllrrrrrrl", body)
+        lines += [
+            "",
+            f"Goals: @jit speed (plain / @jit, pyperf medians of the same run, after warm-up) at least {SPEED_GOAL}x; "
+            f"first call at most {FIRST_CALL_GOAL}x plain CPython's first call plus tracejit's front end and compile "
+            "time (from `jit.stats`). Functions that take a size n are called as f(n); `digit_sum`, `clamp` and "
+            "`describe_order` are called n times from a plain Python loop.",
+        ]
+        return "\n".join(lines)

@@ -265,9 +265,9 @@ ORDINARY: dict[str, Case] = {
     "parse_numbers": Case(parse_numbers, 50_000, 1000, what="try/except in a loop"),
     "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
     "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
-    "fib": Case(fib, 22, 12, what="recursion without a loop", recursive=True),
+    "fib": Case(fib, 20, 12, what="recursion without a loop", recursive=True),
     "describe_order": Case(describe_order, 20_000, 500, _describe_orders, "cold prologue, 3-iteration loop"),
-    "digit_sum": Case(digit_sum, 200_000, 4000, _call_digit_sum, "tiny jitted helper called from plain code"),
-    "clamp": Case(clamp, 500_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
-    "first_duplicate": Case(first_duplicate, 100_000, 2000, what="search loop with return, enumerate"),
+    "digit_sum": Case(digit_sum, 20_000, 4000, _call_digit_sum, "tiny jitted helper called from plain code"),
+    "clamp": Case(clamp, 50_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
+    "first_duplicate": Case(first_duplicate, 50_000, 2000, what="search loop with return, enumerate"),
 }

@@ -1,0 +1,162 @@
+"""The entry/exit cost section: what one trip from Python into native code and back costs.
+
+``twelve_locals(k)`` has a dozen live locals around one loop of k = 1, 2, 4 or 16 iterations; plain Python calls
+it many times (``call_many``), as plain CPython and under ``@jit``. Once its loop has a tree, every call enters
+native code at the loop's header and leaves it at the loop's end, so
+
+    round trip = (@jit's time per call - plain CPython's time per call) / native entries per call
+
+charges everything ``@jit`` adds to a call to its native round trips: an upper bound of the cost of entering
+and leaving native code, and that cost itself once the rest of the call runs at CPython's speed (today the
+prologue and epilogue run in the tier-1 interpreter and dominate it). Native entries per call come from
+``jit.stats``; where there are none (the loop did not run natively: not compiled, or not entered because it
+does not pay), the table says so instead of deriving a number that would measure something else.
+
+Goal (issue 7 item 2): a round trip costs at most about 1.5 us.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import harness
+import kernels
+import tables
+import variants
+from variants import JIT, PLAIN
+
+from jit import jit
+
+TRIP_COUNTS = (1, 2, 4, 16)
+#: calls of twelve_locals per timed run (pyperf reports the time per call)
+CALLS = 2000
+QUICK_CALLS = 200
+GOAL_US = 1.5
+
+
+@dataclass
+class HandoffRow:
+    k: int
+    calls: int
+    plain_result: Any = None
+    native_entries_per_call: float = 0.0
+    exits_per_call: float = 0.0
+    mode: str = ""
+    times: dict[str, Any] = field(default_factory=dict)
+    estimates: dict[str, float] = field(default_factory=dict)  # variant -> seconds of one run, from prepare
+
+    @property
+    def args(self) -> tuple[int, int]:
+        return self.calls, self.k
+
+    def round_trip_us(self) -> float | None:
+        plain, jitted = self.times.get(PLAIN), self.times.get(JIT)
+        if plain is None or jitted is None or self.native_entries_per_call <= 0:
+            return None
+        return (jitted.median() - plain.median()) * 1e6 / self.native_entries_per_call
+
+
+class HandoffSection:
+    name = "handoff"
+    title = "Entry/exit cost"
+
+    def __init__(self, quick: bool, numba_skip: frozenset[str] = frozenset()) -> None:
+        calls = QUICK_CALLS if quick else CALLS
+        self.rows = [HandoffRow(k, calls) for k in TRIP_COUNTS]
+
+    def prepare(self, repeats: int) -> None:
+        for row in self.rows:
+            measure_jit(row)
+        print("checked twelve_locals: jitted results equal plain CPython's", flush=True)
+
+    def numba_skipped(self) -> list[str]:
+        return []
+
+    def timings(self) -> list[harness.Timing]:
+        return [
+            harness.Timing(
+                f"handoff/k={row.k}/{variant}",
+                harness.lazy_time_func(make_builder(variant, row.args)),
+                harness.store_in(row.times, variant),
+                inner_loops=row.calls,
+                metadata={"kernel_size": f"k={row.k},calls={row.calls}"},
+                seconds_per_run=row.estimates.get(variant),
+            )
+            for row in self.rows
+            for variant in (PLAIN, JIT)
+        ]
+
+    def table(self) -> str:
+        header = [
+            "loop trips k",
+            "plain CPython",
+            "@jit",
+            "@jit / plain",
+            "native entries/call",
+            "exits/call",
+            "round trip",
+            "goal",
+        ]
+        body = []
+        for row in self.rows:
+            plain, jitted = row.times.get(PLAIN), row.times.get(JIT)
+            trip = row.round_trip_us()
+            if trip is None:
+                trip_cell = f"- (no native entries; mode {row.mode})" if row.native_entries_per_call == 0 else "-"
+                verdict = "-"
+            else:
+                trip_cell = f"{trip:.2f} us"
+                verdict = f"<= {GOAL_US} us: {'yes' if trip <= GOAL_US else 'no'}"
+            body.append(
+                [
+                    str(row.k),
+                    tables.fmt_per_unit(plain, 1, 1e6, "us"),
+                    tables.fmt_per_unit(jitted, 1, 1e6, "us"),
+                    tables.fmt_ratio(tables.speed(jitted, plain)),
+                    f"{row.native_entries_per_call:.2f}",
+                    f"{row.exits_per_call:.2f}",
+                    trip_cell,
+                    verdict,
+                ]
+            )
+        lines = tables.markdown(header, "r" * len(header), body)
+        lines += [
+            "",
+            f"`twelve_locals(k)` (a dozen live locals, one loop of k iterations) called {self.rows[0].calls} times "
+            "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). Native "
+            "entries and exits per call come from `jit.stats` around one such run. Round trip = (@jit - plain) / "
+            "native entries per call: everything @jit adds to a call, charged to its trips into native code and "
+            "back (an upper bound of that cost; today it includes the tier-1 interpreter running the rest of "
+            f'the call). Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
+            "natively, so there is no round trip to derive.",
+        ]
+        return "\n".join(lines)
+
+
+def measure_jit(row: HandoffRow) -> None:
+    """Check a warmed-up jit instance's result and count its native entries and exits per call."""
+    row.plain_result, row.estimates[PLAIN] = harness.timed(lambda: kernels.call_many(kernels.twelve_locals, *row.args))
+    f = variants.make_variant(kernels.twelve_locals, JIT)
+    label = f"k={row.k}"
+    harness.check(
+        "twelve_locals", JIT, label, harness.warm_up(lambda: kernels.call_many(f, *row.args), f), row.plain_result
+    )
+    call = harness.steady_call(f, lambda: kernels.call_many(f, *row.args))
+    harness.check("twelve_locals", JIT, label, call.result, row.plain_result)
+    row.native_entries_per_call = call.delta("native_entries") / row.calls
+    row.exits_per_call = call.delta("exits_to_interpreter") / row.calls
+    row.mode = call.after["mode"]
+    row.estimates[JIT] = call.seconds
+    if row.native_entries_per_call == 0:
+        print(f"NOTE: twelve_locals ({label}) made no native entries:\n{jit.explain(f)}", file=sys.stderr)
+
+
+def make_builder(variant: str, args: tuple[int, int]) -> Any:
+    def build() -> tuple[Any, tuple[Any, ...]]:
+        f = variants.make_variant(kernels.twelve_locals, variant)
+        harness.warm_up(lambda: kernels.call_many(f, *args), f)
+        return kernels.call_many, (f, *args)
+
+    return build
