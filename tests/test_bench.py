@@ -1,7 +1,9 @@
-"""The benchmark kernels (bench/kernels.py) compute under @jit exactly what they compute as plain CPython, and
-run natively. Small sizes, default options (those the benchmark uses); no timing."""
+"""The benchmark (bench/): its kernels compute under @jit exactly what they compute as plain CPython and run
+natively, and every section produces its table. Small sizes, default options (those the benchmark uses); no
+timing is asserted: a section's timed functions run once each, as a pyperf worker would run them, and their
+seconds stand in for pyperf's results."""
 
-import importlib.util
+import argparse
 import os
 import re
 import subprocess
@@ -13,20 +15,16 @@ import pytest
 from jit import jit
 
 ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))  # the benchmark's modules import one another by their plain names
 
-
-def _load_kernels():
-    name = "tracejit_bench_kernels"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-kernels = _load_kernels()
+import handoff  # noqa: E402
+import kernels  # noqa: E402
+import kernelspeed  # noqa: E402
+import nestcost  # noqa: E402
+import noslowdown  # noqa: E402
+import variants  # noqa: E402
 
 SIZES = {
     "nested_int": 80,
@@ -41,9 +39,12 @@ CASES = [(name, {}) for name in kernels.KERNELS] + [
     (name, {"nesting": False}) for name, (_, nested) in kernels.KERNELS.items() if nested
 ]
 
+HAS_NUMBA = variants.numba_installed()
+
 
 def test_every_kernel_has_a_size():
     assert set(SIZES) == set(kernels.KERNELS)
+    assert set(kernelspeed.SIZES) == set(kernelspeed.QUICK_SIZES) == set(kernels.KERNELS)
 
 
 @pytest.mark.parametrize(("name", "options"), CASES, ids=[f"{n}-{'-'.join(o) or 'default'}" for n, o in CASES])
@@ -75,3 +76,187 @@ def test_example_prints_first_call_and_warmed_up_times():
     assert re.match(r"@jit, after warm-up: +kernel\(300\) = 314968 +[\d.]+ ms +\(\d+x faster", lines[2]), lines
     assert lines[3] == "same result: True"
     assert "native: 1 tree(s)" in proc.stdout
+
+
+# --- every section produces its table ----------------------------------------------------------------------
+
+
+class MeasuredOnce:
+    """Stands in for a pyperf result: one run of the timed function, per inner loop."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def median(self):
+        return self.seconds
+
+    def get_values(self):
+        return [self.seconds]
+
+
+def run_section(section):
+    """What bench.py does with a section, each timing run once in this process instead of in pyperf workers."""
+    section.prepare(1)
+    section.numba_skip = frozenset(section.numba_skipped())
+    timings = section.timings()
+    assert len({t.name for t in timings}) == len(timings), "pyperf benchmark names must be unique"
+    for timing in timings:
+        timing.store(MeasuredOnce(timing.time_func(1) / timing.inner_loops))
+    return timings, section.table()
+
+
+def table_rows(table, first_cells):
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        name = cells[0].removesuffix(" (not native!)")
+        if line.startswith("| ") and name in first_cells:
+            rows[name] = cells
+    assert set(rows) == set(first_cells), table
+    return rows
+
+
+def test_kernels_section_table():
+    section = kernelspeed.KernelSection(quick=True)
+    for row in section.rows:
+        row.size = SIZES[row.name]
+    timings, table = run_section(section)
+    rows = table_rows(table, set(kernels.KERNELS))
+    header = next(line for line in table.splitlines() if line.startswith("| kernel"))
+    for column in ("numba.njit", "Numba first call", "tracejit / Numba", "nesting off", "exits/call"):
+        assert f" {column} |" in header
+    numba_timed = {t.name.split("/")[0] for t in timings if t.name.endswith("/numba")}
+    if HAS_NUMBA:
+        # float_sum calls an lru_cache'd helper: Numba cannot compile it as written, and says why
+        assert rows["float_sum"][8].startswith("- [1]"), rows["float_sum"]
+        assert "float_sum: Numba cannot compile it as written" in table and "float_data" in table
+        assert "float_sum" not in numba_timed and "nested_int" in numba_timed
+        assert rows["nested_int"][10].endswith("x"), rows["nested_int"]  # tracejit / Numba
+        assert "Goal (issue 9): at least 0.7x" in table
+    else:
+        assert not numba_timed
+        assert "Numba is not installed" in table
+
+
+def overflowing(n):
+    """Python ints grow past 64 bits; Numba's int64 wraps around."""
+    x = 1
+    for _ in range(n):
+        x = x * 3 + 1
+    return x
+
+
+def test_kernels_section_marks_numba_results_that_differ(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setattr(kernels, "KERNELS", {"overflowing": (overflowing, False)})
+    monkeypatch.setattr(kernelspeed, "QUICK_SIZES", {"overflowing": 100})
+    section = kernelspeed.KernelSection(quick=True)
+    _, table = run_section(section)
+    row = table_rows(table, {"overflowing"})["overflowing"]
+    assert row[8].endswith("(wrong: wraps)"), row
+    assert row[10] == "-", row  # no speed ratio against a wrong answer
+    assert f"CPython {overflowing(100)!r} (its int64 arithmetic wraps around" in table
+    assert "met on 0 of 0 kernels" in table
+
+
+def test_kernels_section_without_numba(monkeypatch):
+    monkeypatch.setattr(variants, "numba_installed", lambda: False)
+    monkeypatch.setattr(kernels, "KERNELS", {"nested_int": kernels.KERNELS["nested_int"]})
+    monkeypatch.setattr(kernelspeed, "QUICK_SIZES", {"nested_int": 40})
+    timings, table = run_section(kernelspeed.KernelSection(quick=True))
+    assert [t.name for t in timings] == ["nested_int/plain", "nested_int/jit", "nested_int/nesting-off"]
+    assert "No Numba column: Numba is not installed" in table
+    assert table_rows(table, {"nested_int"})["nested_int"][8] == "-"
+
+
+def test_numba_discrepancy_labels():
+    assert variants.numba_discrepancy(3, 3) is None
+    assert variants.numba_discrepancy(0.1 + 0.2, 0.1 + 0.2) is None
+    assert variants.numba_discrepancy(float("nan"), float("nan")) is None
+    assert variants.numba_discrepancy(3**50 - 2**64 * (3**50 // 2**64), 3**50) == "wraps"
+    assert variants.numba_discrepancy(4, 3) == "differs"
+    assert variants.numba_discrepancy(3.0, 3) == "differs"
+
+
+def test_nest_section_table():
+    section = nestcost.NestSection(quick=True)
+    for row in section.rows:
+        row.n, row.n_off = max(1, 256 // max(row.m, 1)), max(1, 16 // max(row.m, 1))
+    timings, table = run_section(section)
+    rows = table_rows(table, {str(m) for m in nestcost.TRIP_COUNTS})
+    for m, cells in rows.items():
+        assert cells[3].endswith(" ns") and cells[4].endswith(" ns") and cells[5].endswith(" ns"), cells
+        assert cells[8].startswith(">= 0.67x" if int(m) >= 8 else ">= 0.33x"), cells
+        assert cells[9].isdigit() and cells[10].isdigit(), cells  # exits per call, from jit.stats
+    assert any(t.name == "nest/m=8/numba" for t in timings) == HAS_NUMBA
+
+
+def test_handoff_section_table():
+    section = handoff.HandoffSection(quick=True)
+    for row in section.rows:
+        row.calls = 100
+    _, table = run_section(section)
+    rows = table_rows(table, {str(k) for k in handoff.TRIP_COUNTS})
+    for row, cells in zip(section.rows, rows.values()):
+        assert cells[4] == f"{row.native_entries_per_call:.2f}"
+        if row.native_entries_per_call:
+            assert cells[6].endswith(" us"), cells
+        else:  # the loop did not run natively: no round trip is derived from it
+            assert cells[6].startswith("- (no native entries"), cells
+
+
+def test_handoff_says_when_there_were_no_native_entries():
+    row = handoff.HandoffRow(1, 100, native_entries_per_call=0.0, mode="tier1")
+    row.times = {"plain": MeasuredOnce(3e-7), "jit": MeasuredOnce(5e-6)}
+    assert row.round_trip_us() is None
+    section = handoff.HandoffSection(quick=True)
+    section.rows = [row]
+    assert "| - (no native entries; mode tier1) |" in section.table()
+    row.native_entries_per_call = 2.0
+    assert row.round_trip_us() == pytest.approx(2.35)
+
+
+def test_ordinary_section_table():
+    section = noslowdown.NoSlowdownSection(quick=True)
+    for row in section.rows:
+        row.size = max(row.size // 20, 3)
+    _, table = run_section(section)
+    table_rows(table, {row.name for row in section.rows})
+
+
+# --- bench.py: options reach pyperf's worker processes -----------------------------------------------------
+
+
+def test_sections_option_and_forwarding():
+    pytest.importorskip("pyperf")
+    import bench
+
+    assert bench.parse_sections("nest, kernels") == ["kernels", "nest"]
+    with pytest.raises(SystemExit, match="unknown section"):
+        bench.parse_sections("kernels,nope")
+    cmd = []
+    bench.add_cmdline_args(cmd, argparse.Namespace(quick=True, sections="nest", numba_skip="kernels/float_sum"))
+    assert cmd == ["--quick", "--sections", "nest", "--numba-skip", "kernels/float_sum"]
+
+
+def test_quick_run_of_one_section_end_to_end(tmp_path):
+    """The real thing, pyperf workers included, on the smallest section (a few seconds)."""
+    pytest.importorskip("pyperf")
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "bench.py"),
+            "--quick",
+            "--sections",
+            "handoff",
+            "--markdown",
+            str(tmp_path / "out.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "## Entry/exit cost" in out.stdout and "## Numeric kernels" not in out.stdout
+    table_rows(out.stdout, {str(k) for k in handoff.TRIP_COUNTS})
