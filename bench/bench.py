@@ -1,6 +1,6 @@
 """tracejit's benchmark: plain CPython against ``@jit`` and ``numba.njit``, timed with pyperf in one run.
 
-    python bench/bench.py                    # default: 3 worker processes x 3 values per benchmark (~4 minutes)
+    python bench/bench.py                    # default: 3 worker processes x 3 values per benchmark (~5 minutes)
     python bench/bench.py --quick            # CI smoke run: small sizes, 1 process x 1 value
     python bench/bench.py --sections nest,handoff   # only some sections (default: all)
     python bench/bench.py --fast             # pyperf's --fast, relative to the defaults above

@@ -65,6 +65,7 @@ class HandoffSection:
     def __init__(self, quick: bool, numba_skip: frozenset[str] = frozenset()) -> None:
         calls = QUICK_CALLS if quick else CALLS
         self.rows = [HandoffRow(k, calls) for k in TRIP_COUNTS]
+        self.numba_skip = numba_skip  # no Numba variant here
 
     def prepare(self, repeats: int) -> None:
         for row in self.rows:

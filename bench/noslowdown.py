@@ -119,6 +119,7 @@ class NoSlowdownSection:
         self.rows = [
             OrdinaryRow(name, case, case.quick_size if quick else case.size) for name, case in ordinary.ORDINARY.items()
         ]
+        self.numba_skip = numba_skip  # no Numba variant here
 
     def prepare(self, repeats: int) -> None:
         for row in self.rows:

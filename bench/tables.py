@@ -48,8 +48,8 @@ def fmt_per_unit(bench: Any, units: int, scale: float, unit: str) -> str:
     if bench is None or units <= 0:
         return "-"
     value = bench.median() / units * scale
-    digits = 0 if value >= 100 else 1 if value >= 10 else 2
-    return f"{value:.{digits}f} {unit}{spread(bench)}"
+    text = f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.3g}"
+    return f"{text} {unit}{spread(bench)}"
 
 
 def speed(slow: Any, fast: Any) -> float | None:
@@ -66,7 +66,7 @@ def fmt_ratio(value: float | None) -> str:
         return f"{value:.0f}x"
     if value >= 0.1:
         return f"{value:.2f}x" if value < 1 else f"{value:.1f}x"
-    return f"{value:.3f}x"
+    return f"{value:.2g}x"
 
 
 def markdown(header: list[str], align: str, rows: list[list[str]]) -> list[str]:
