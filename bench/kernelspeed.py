@@ -254,7 +254,7 @@ class KernelSection:
             "(nesting on) instance.",
         ]
         if self.numba_missing:
-            lines += ["", f"No Numba column: {self.numba_missing} (`pip install -e '.[bench]'` installs it)."]
+            lines += ["", f"Numba column empty: {self.numba_missing} (`pip install -e '.[bench]'` installs it)."]
         else:
             lines += [
                 "",

@@ -164,9 +164,9 @@ class NestSection:
             "call.",
         ]
         if self.numba_missing:
-            lines += ["", f"No Numba column: {self.numba_missing}."]
+            lines += ["", f"Numba column empty: {self.numba_missing}."]
         elif self.numba_failure:
-            lines += ["", f"No Numba column: Numba cannot compile two_level_nest as written: {self.numba_failure}"]
+            lines += ["", f"Numba column empty: Numba cannot compile two_level_nest as written: {self.numba_failure}"]
         wrong = [row for row in self.rows if row.numba_discrepancy]
         for row in wrong:
             lines.append(f"- m={row.m}: numba.njit returned {row.numba_result!r}, CPython {row.plain_result!r}.")

@@ -165,7 +165,7 @@ def test_kernels_section_without_numba(monkeypatch):
     monkeypatch.setattr(kernelspeed, "QUICK_SIZES", {"nested_int": 40})
     timings, table = run_section(kernelspeed.KernelSection(quick=True))
     assert [t.name for t in timings] == ["nested_int/plain", "nested_int/jit", "nested_int/nesting-off"]
-    assert "No Numba column: Numba is not installed" in table
+    assert "Numba column empty: Numba is not installed" in table
     assert table_rows(table, {"nested_int"})["nested_int"][8] == "-"
 
 
