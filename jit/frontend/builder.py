@@ -37,6 +37,7 @@ class FunctionBuilder:
         self.ops: list[int] = []
         self.args: list[Any] = []
         self.lines: list[int] = []
+        self.positions: list[tuple[int, int, int, int]] = []
         self.slot_names: list[str] = list(source.local_names)
         self.local_slots: dict[str, int] = {name: i for i, name in enumerate(source.local_names)}
         self.comprehension_scopes: list[dict[str, int]] = []
@@ -48,6 +49,7 @@ class FunctionBuilder:
         self.depth = 0
         self.max_depth = 0
         self.line = source.node.lineno
+        self.position = node_position(source.node)
         self._constants: dict[Any, Any] | None = None
 
     # --- emission --------------------------------------------------------------------------------------
@@ -56,6 +58,7 @@ class FunctionBuilder:
         self.ops.append(op)
         self.args.append(arg)
         self.lines.append(self.line)
+        self.positions.append(self.position)
         self.depth += I.stack_effect(op, arg)
         assert self.depth >= 0, (I.OPS[op].name, self.depth)
         self.max_depth = max(self.max_depth, self.depth)
@@ -85,12 +88,12 @@ class FunctionBuilder:
     def constant(self, value: Any) -> Any:
         """The object CPython uses for a literal: the equal constant of the function's code object when it is
         there (so `is` on literals and constant tuples answers as under CPython), else one object per value."""
-        key = _const_key(value)
+        key = const_key(value)
         if key is None:
             return value
         if self._constants is None:
             self._constants = {}
-            _collect_consts(self.source.func.__code__, self._constants)
+            collect_consts(self.source.func.__code__, self._constants)
         return self._constants.setdefault(key, value)
 
     # --- slots and names -------------------------------------------------------------------------------
@@ -107,7 +110,9 @@ class FunctionBuilder:
         return self.local_slots.get(name)
 
     # --- loops -----------------------------------------------------------------------------------------
-    def begin_loop(self, kind: str, line: int, hidden: tuple[int, ...]) -> LoopContext:
+    def begin_loop(
+        self, kind: str, line: int, hidden: tuple[int, ...], statement: ast.stmt | None = None
+    ) -> LoopContext:
         assert self.depth == 0, "the operand stack must be empty at a loop header"
         parent = self.loop_stack[-1].info if self.loop_stack else None
         info = LoopInfo(
@@ -117,6 +122,7 @@ class FunctionBuilder:
             hidden=hidden,
             parent=parent.index if parent else None,
             depth=parent.depth + 1 if parent else 0,
+            statement=(statement.lineno, statement.col_offset) if statement is not None else None,
         )
         self.loops.append(info)
         ctx = LoopContext(info, Label())
@@ -141,6 +147,8 @@ class FunctionBuilder:
         for ctx in self.loop_contexts:
             assert ctx.exit.pc is not None
             ctx.info.exit_pc = ctx.exit.pc
+            if ctx.break_label is not None:
+                ctx.info.break_pc = ctx.break_label.pc
         func = self.source.func
         node = self.source.node
         return T1Code(
@@ -151,6 +159,7 @@ class FunctionBuilder:
             ops=tuple(self.ops),
             args=tuple(self.args),
             lines=tuple(self.lines),
+            positions=tuple(self.positions),
             slot_names=tuple(self.slot_names),
             nlocals=len(self.source.local_names),
             nparams=func.__code__.co_argcount + func.__code__.co_kwonlyargcount,
@@ -160,7 +169,7 @@ class FunctionBuilder:
         )
 
 
-def _const_key(value: Any) -> Any:
+def const_key(value: Any) -> Any:
     """A key equal only for constants CPython merges into one object (type-exact; -0.0 apart from 0.0)."""
     kind = type(value)
     if kind is float or kind is complex:
@@ -168,37 +177,49 @@ def _const_key(value: Any) -> Any:
     if kind in (int, bool, str, bytes, type(None), type(Ellipsis)):
         return (kind, value)
     if kind is tuple:
-        keys = tuple(_const_key(v) for v in value)
+        keys = tuple(const_key(v) for v in value)
         return None if any(k is None for k in keys) else (kind, keys)
     return None
 
 
-def _collect_consts(code: types.CodeType, table: dict[Any, Any]) -> None:
+def collect_consts(code: types.CodeType, table: dict[Any, Any]) -> None:
+    """Add code's constants (nested code objects' included) to table, keyed by const_key."""
     pending: list[Any] = list(code.co_consts)
     while pending:
         value = pending.pop()
         if isinstance(value, types.CodeType):
             pending.extend(value.co_consts)
             continue
-        key = _const_key(value)
+        key = const_key(value)
         if key is not None:
             table.setdefault(key, value)
             if type(value) is tuple:
                 pending.extend(value)
 
 
+def node_position(node: ast.AST) -> tuple[int, int, int, int]:
+    """(lineno, end_lineno, col_offset, end_col_offset) of node, as in CPython's co_positions()."""
+    line: int = node.lineno  # type: ignore[attr-defined]
+    end_line = getattr(node, "end_lineno", None) or line
+    return (line, end_line, node.col_offset, getattr(node, "end_col_offset", -1))  # type: ignore[attr-defined]
+
+
 class at_line:
-    """Context manager: instructions emitted inside get node's line."""
+    """Context manager: instructions emitted inside get node's line and position (or position_of's position,
+    for instructions CPython places elsewhere than their node)."""
 
-    __slots__ = ("builder", "line", "saved")
+    __slots__ = ("builder", "line", "position", "saved")
 
-    def __init__(self, builder: FunctionBuilder, node: ast.AST) -> None:
+    def __init__(self, builder: FunctionBuilder, node: ast.AST, position_of: ast.AST | None = None) -> None:
         self.builder = builder
         self.line = getattr(node, "lineno", builder.line)
+        where = position_of if position_of is not None else node
+        self.position = node_position(where) if hasattr(where, "lineno") else builder.position
 
     def __enter__(self) -> None:
-        self.saved = self.builder.line
+        self.saved = (self.builder.line, self.builder.position)
         self.builder.line = self.line
+        self.builder.position = self.position
 
     def __exit__(self, *exc: object) -> None:
-        self.builder.line = self.saved
+        self.builder.line, self.builder.position = self.saved

@@ -138,6 +138,10 @@ class LoopInfo:
     hidden: tuple[int, ...] = ()  # hidden slots this loop owns
     parent: int | None = None  # enclosing loop's index
     depth: int = 0
+    body_pc: int = -1  # the body's first instruction: after the target is stored / the condition held
+    break_pc: int | None = None  # where a `break` of this loop lands (None: the loop has no break)
+    # (lineno, col_offset) of the for/while statement; None for a comprehension's loop
+    statement: tuple[int, int] | None = None
 
     def contains(self, pc: int) -> bool:
         return self.header_pc <= pc < self.body_end
@@ -154,6 +158,9 @@ class T1Code:
     ops: tuple[int, ...]
     args: tuple[Any, ...]
     lines: tuple[int, ...]
+    # per instruction, (lineno, end_lineno, col_offset, end_col_offset) of the AST node it was compiled from,
+    # placed as CPython places the instructions of that node (tracebacks point at the same source text)
+    positions: tuple[tuple[int, int, int, int], ...]
     slot_names: tuple[str, ...]  # user locals first (parameters in order), then hidden slots
     nlocals: int  # number of user locals; slots from here on are hidden
     nparams: int
@@ -166,6 +173,14 @@ class T1Code:
     @property
     def nslots(self) -> int:
         return len(self.slot_names)
+
+    def loop_of_statement(self, node: Any) -> LoopInfo | None:
+        """The loop compiled from a for/while statement node (matched by its position in the source)."""
+        key = (node.lineno, node.col_offset)
+        for loop in self.loops:
+            if loop.statement == key:
+                return loop
+        return None
 
     def format_instr(self, pc: int) -> str:
         op, arg = self.ops[pc], self.args[pc]

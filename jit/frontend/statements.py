@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import opcode
 import sys
 from collections.abc import Callable
 
@@ -252,30 +253,48 @@ def _is_range_call(b: FunctionBuilder, node: ast.expr) -> bool:
     )
 
 
-def compile_loop_head(b: FunctionBuilder, iterable: ast.expr, target: ast.expr) -> LoopContext:
+def _loop_head_at_iterable() -> bool:
+    """Where CPython places a for statement's GET_ITER and FOR_ITER: at the iterable (3.13) or at the
+    whole statement (3.11, 3.12)."""
+    code = compile("for x in y:\n    pass\n", "<probe>", "exec")
+    get_iter = opcode.opmap["GET_ITER"]
+    for unit, position in enumerate(code.co_positions()):
+        if code.co_code[2 * unit] == get_iter:
+            return position == (1, 1, 9, 10)
+    raise AssertionError("no GET_ITER in a for statement")
+
+
+_LOOP_HEAD_AT_ITERABLE = _loop_head_at_iterable()
+
+
+def compile_loop_head(
+    b: FunctionBuilder, iterable: ast.expr, target: ast.expr, statement: ast.For | None = None
+) -> LoopContext:
     """Evaluate a for loop's iterable, open the loop and emit its FOR_RANGE/FOR_ITER (which pushes the next
-    item); the caller stores the item into its target."""
+    item); the caller stores the item into its target. statement: the for statement (None in a
+    comprehension)."""
     line = iterable.lineno
+    head = statement if statement is not None and not _LOOP_HEAD_AT_ITERABLE else None
     if _is_range_call(b, iterable):
         compile_expr(b, iterable)  # calls whatever `range` names at run time; RANGE_SETUP checks the result
         base = b.new_hidden(".range.cur")
         b.new_hidden(".range.stop")
         b.new_hidden(".range.step")
         b.new_hidden(".range.iter")
-        with at_line(b, iterable):
+        with at_line(b, iterable, head):
             b.emit(I.RANGE_SETUP, base)
-        ctx = b.begin_loop("range", line, (base, base + 1, base + 2, base + 3))
-        with at_line(b, iterable):
+        ctx = b.begin_loop("range", line, (base, base + 1, base + 2, base + 3), statement)
+        with at_line(b, iterable, head):
             b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
     else:
         compile_expr(b, iterable)
         base = b.new_hidden(".seq")
         b.new_hidden(".index")
         b.new_hidden(".iter")
-        with at_line(b, iterable):
+        with at_line(b, iterable, head):
             b.emit(I.GET_ITER, base)
-        ctx = b.begin_loop("iter", line, (base, base + 1, base + 2))
-        with at_line(b, iterable):
+        ctx = b.begin_loop("iter", line, (base, base + 1, base + 2), statement)
+        with at_line(b, iterable, head):
             b.emit_jump(I.FOR_ITER, ctx.exit, slot=base)
     return ctx
 
@@ -296,17 +315,19 @@ def _close_loop(b: FunctionBuilder, ctx: LoopContext, orelse: list[ast.stmt]) ->
 
 
 def _for(b: FunctionBuilder, node: ast.For) -> None:
-    ctx = compile_loop_head(b, node.iter, node.target)
+    ctx = compile_loop_head(b, node.iter, node.target, node)
     compile_store(b, node.target)
+    ctx.info.body_pc = len(b.ops)
     compile_block(b, node.body)
     _close_loop(b, ctx, node.orelse)
 
 
 def _while(b: FunctionBuilder, node: ast.While) -> None:
-    ctx = b.begin_loop("while", node.lineno, ())
+    ctx = b.begin_loop("while", node.lineno, (), node)
     always = isinstance(node.test, ast.Constant) and bool(node.test.value)
     if not always:
         compile_jump_if(b, node.test, ctx.exit, False)
+    ctx.info.body_pc = len(b.ops)
     compile_block(b, node.body)
     _close_loop(b, ctx, node.orelse)
 
