@@ -26,9 +26,11 @@ class Frame:
     ``function`` is the function's runtime state (``jit.function.JitFunction``): its tier-1 code, globals,
     builtins, loop counters and the JIT that the interpreter consults at loop headers.
     ``trace_hook`` is set while a trace is being recorded; the interpreter calls it before every instruction.
+    ``error_pc``: when the interpreter runs one loop (``run_loop``) and an exception leaves it, the pc of the
+    instruction that raised.
     """
 
-    __slots__ = ("function", "code", "slots", "stack", "trace_hook")
+    __slots__ = ("function", "code", "slots", "stack", "trace_hook", "error_pc")
 
     def __init__(self, function: Any, code: Any, slots: list[Any]) -> None:
         self.function = function
@@ -36,3 +38,4 @@ class Frame:
         self.slots = slots
         self.stack: list[Any] = []
         self.trace_hook: Any = None
+        self.error_pc: int | None = None

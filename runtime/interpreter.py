@@ -12,6 +12,12 @@ exception types and messages are CPython's. The JIT meets the interpreter in thr
 
 ``run(frame, pc)`` may start at any instruction with any stack in ``frame.stack``: that is how execution
 resumes after a side exit.
+
+``run_loop(frame, loop, pc)`` runs one loop only (CPython runs the rest of the function) and stops when
+execution leaves it. It runs ``run`` on a per-loop copy of the instructions in which the loop's exit and
+break target are replaced by a private LEAVE opcode and its own LOOP_HEADER by OWN_HEADER, which asks
+``function.at_own_header`` whether to go on; leaving a loop always takes a jump, so the whole-function hot
+path pays nothing for this.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from jit.frontend import instructions as I
+from jit.frontend import instrument as instrument_protocol
 from jit.frontend.instructions import (  # opcodes as plain globals: the dispatch compares them often
     BINARY_OP,
     BINARY_SUBSCR,
@@ -66,6 +73,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     SWAP,
     UNARY_OP,
     UNPACK_SEQUENCE,
+    LoopInfo,
     T1Code,
 )
 from runtime import messages
@@ -73,6 +81,30 @@ from runtime.errors import internal, raise_at
 from runtime.frame import UNBOUND, Frame
 
 _MISSING = object()
+
+# what run_loop returns (the protocol of the instrumented code: jit.frontend.instrument)
+CONTINUE, EXHAUSTED, BREAK, RETURN = (
+    instrument_protocol.CONTINUE,
+    instrument_protocol.EXHAUSTED,
+    instrument_protocol.BREAK,
+    instrument_protocol.RETURN,
+)
+
+# private opcodes of run_loop's instruction copies (after every tier-1 opcode)
+_LEAVE = len(I.OPS)  # arg: the _Left to return
+_OWN_HEADER = len(I.OPS) + 1  # arg: the loop's index
+
+
+class _Left:
+    """run() returns one of these when the loop run_loop runs is left (never a user value: private)."""
+
+    __slots__ = ("how",)
+
+    def __init__(self, how: int) -> None:
+        self.how = how
+
+
+_LEFT = {how: _Left(how) for how in (CONTINUE, EXHAUSTED, BREAK)}
 
 
 def prepare_args(code: T1Code) -> tuple[Any, ...]:
@@ -85,13 +117,38 @@ def prepare_args(code: T1Code) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def loop_view(code: T1Code, exec_args: tuple[Any, ...], loop: LoopInfo) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """The instructions and arguments run_loop runs for loop: leaving it returns, its header asks."""
+    ops = list(code.ops)
+    args = list(exec_args)
+    ops[loop.header_pc] = _OWN_HEADER
+    if loop.break_pc is not None:
+        ops[loop.break_pc] = _LEAVE
+        args[loop.break_pc] = _LEFT[BREAK]
+    ops[loop.exit_pc] = _LEAVE  # (after the break target: where they coincide, nothing follows the loop)
+    args[loop.exit_pc] = _LEFT[EXHAUSTED]
+    return tuple(ops), tuple(args)
+
+
 @internal
-def run(frame: Frame, pc: int = 0) -> Any:
-    """Interpret frame's code from pc until it returns; return its value or raise its exception."""
+def run_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
+    """Run loop `loop` of frame's code from pc until execution leaves it: (EXHAUSTED, None) at its exit,
+    (BREAK, None) at its break target, (RETURN, value) when the function returns, (CONTINUE, None) when
+    ``function.at_own_header`` says so at the loop's header. An exception propagates with
+    ``frame.error_pc`` set to the pc of the instruction that raised it."""
+    result = run(frame, pc, frame.function.loop_views[loop])
+    if type(result) is _Left:
+        return result.how, None
+    return RETURN, result
+
+
+@internal
+def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]] | None = None) -> Any:
+    """Interpret frame's code from pc until it returns; return its value or raise its exception.
+    view: the instructions and arguments to run instead of the code's own (see run_loop)."""
     function = frame.function
     code = frame.code
-    ops = code.ops
-    args = function.exec_args
+    ops, args = (code.ops, function.exec_args) if view is None else view
     slots = frame.slots
     stack = frame.stack
     push = stack.append
@@ -344,14 +401,24 @@ def run(frame: Frame, pc: int = 0) -> Any:
                 raise pop()
             elif op == NOP:
                 pass
+            elif op == _OWN_HEADER:
+                pc = function.at_own_header(frame, arg, pc - 1)
+                if pc < 0:
+                    return _LEFT[CONTINUE]
+                hook = frame.trace_hook
+            elif op == _LEAVE:
+                return arg
             else:
                 raise SystemError(f"tracejit: unknown tier-1 opcode {op}")
     except BaseException as exc:
+        if view is not None:  # (run_loop: the loop driver points the user's frame at this pc)
+            frame.error_pc = pc - 1 if pc else 0
         try:
             if frame.trace_hook is not None:
                 frame.trace_hook.abort("an exception was raised while recording")
                 frame.trace_hook = None
-            raise_at(exc, code, pc - 1 if pc else 0)
+            if view is None:
+                raise_at(exc, code, pc - 1 if pc else 0)
         except RecursionError as failed:
             if failed is exc:
                 raise
