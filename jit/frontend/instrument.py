@@ -1,0 +1,566 @@
+"""The instrumented code: the user's function as CPython compiles it, with every loop statement counting its
+iterations and handing itself to the JIT once hot. This is the baseline tier: CPython runs the function, the
+JIT runs only the loops it takes over.
+
+Each loop statement L (its tier-1 ``LoopInfo`` index) keeps one int in the list ``LOOPS`` (``RT.counters``):
+
+* ``> 0``  counting: iterations left before the loop is hot (a COUNTED copy of the loop runs);
+* ``== 0`` hot: at the loop's start, the loop is handed to the JIT at its header;
+* ``< 0``  plain: loop starts left before the JIT looks at this loop again (the PLAIN copy runs: the user's
+  loop exactly as written, with no per-iteration cost).
+
+A hand-off calls ``RT.loop(L, at_body, it, own, values)``: ``at_body`` False at the loop's header (before the
+next item is fetched / the condition is tested), True at the start of the body (the target is assigned / the
+condition held); ``it`` the loop's iterator (None for ``while``), ``own`` whether that iterator is private to
+the loop (created from an iterable by the loop, so the JIT may iterate a copy of its state); ``values`` the
+user's locals in tier-1 slot order, ``UNBOUND`` for unbound ones. It returns ``(how, values, extra)``: how is
+CONTINUE (go on with the loop in CPython, from its header: the runtime has moved the iterator to where the
+JIT left it and chosen the copy through ``RT.counters[L]``), EXHAUSTED (the loop ended: run its else clause),
+BREAK or RETURN (``extra`` is the value); otherwise ``extra`` says whether some local came back unbound
+(such locals are deleted). Exceptions propagate; ``RT.fix(e)`` first makes their traceback show the line
+that failed, as CPython's would.
+
+Objects enter the code as constants: the generated code holds placeholder constants, which ``bind``
+replaces in ``co_consts`` with the real objects, so the function's globals stay the user's globals and the
+code has no free variables. Hidden locals get a prefix no name of the function starts with.
+
+Code growth: a loop's body appears twice (counted and plain copies), and so does its else clause; inner
+loops are instrumented inside both copies. A loop whose body would appear more than ``MAX_COPIES`` times in
+the function gets a single copy instead (the plain one): it then counts loop STARTS, not iterations, and is
+handed to the JIT at its header only. Such deep loops still reach native code when an enclosing loop does.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import types
+from typing import Any
+
+from jit.frontend.builder import collect_consts, const_key
+from jit.frontend.instructions import LoopInfo, T1Code
+from jit.frontend.source import FunctionSource
+
+# what a hand-off tells the instrumented code (plain ints: compared with == on the hot path)
+CONTINUE, EXHAUSTED, BREAK, RETURN = 0, 1, 2, 3
+
+#: how many times the body of the innermost instrumented loop may appear in the generated code
+MAX_COPIES = 8
+
+#: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``loop``,
+#: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``iter`` (the builtin), ``unbound`` (the
+#: tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes:
+#: the user's globals may rebind their names).
+PLACEHOLDERS = ("RT",)
+
+# The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a
+# literal, so RT is only ever an attribute's owner. (LOOPS is not a constant of its own: a list in co_consts
+# would make the code object unhashable, and debuggers and profilers hash code objects.)
+_PLACEHOLDER_VALUES: dict[str, Any] = {"RT": frozenset({"\x00tracejit placeholder RT"})}
+
+
+@dataclasses.dataclass
+class InstrumentedCode:
+    """The instrumented function's code, with placeholders still in its constants."""
+
+    code: types.CodeType
+    tree: ast.Module  # the generated AST
+    prefix: str  # hidden locals start with this
+    single_copy: frozenset[int]  # loops instrumented with one (plain) copy: they count loop starts
+
+    def source(self) -> str:
+        """The generated code as Python source, placeholders shown as <NAME> (a debug view, for tests and
+        golden files)."""
+        text = ast.unparse(self.tree)
+        for name, value in _PLACEHOLDER_VALUES.items():
+            text = text.replace(repr(value), f"<{name}>")
+        return text
+
+    def bind(self, objects: dict[str, Any]) -> types.CodeType:
+        """The code with every placeholder replaced by objects[name] (nested code objects included)."""
+        by_value = {_PLACEHOLDER_VALUES[name]: obj for name, obj in objects.items()}
+        return _replace_constants(self.code, by_value)
+
+
+def _share_constants(code: types.CodeType, table: dict[Any, Any]) -> types.CodeType:
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            const = _share_constants(const, table)
+        else:
+            key = const_key(const)
+            if key is not None:
+                const = table.get(key, const)
+        consts.append(const)
+    return code.replace(co_consts=tuple(consts))
+
+
+def _replace_constants(code: types.CodeType, table: dict[Any, Any]) -> types.CodeType:
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            const = _replace_constants(const, table)
+        elif type(const) is frozenset and const in table:
+            const = table[const]
+        consts.append(const)
+    return code.replace(co_consts=tuple(consts))
+
+
+def instrument(source: FunctionSource, t1: T1Code) -> InstrumentedCode:
+    """Generate the instrumented code of a function the front end compiled to ``t1``."""
+    return _Instrumenter(source, t1).build()
+
+
+# --- templates -------------------------------------------------------------------------------------------
+# Upper-case names are filled in: hidden locals (IT, S, ...), the placeholder RT, L (the loop's
+# index), user code (ITERABLE, TARGET, TEST; statement lists BODY, ORELSE) and hand-offs (HANDOFF_*).
+
+_FOR = """
+try:
+    IT = ITERABLE
+    S = RT.counters[L]
+    if S < 0:
+        RT.counters[L] = S + 1
+    else:
+        OWN = IT
+        IT = RT.iter(OWN)
+        OWN = IT is not OWN
+        HOW = 0
+        if not S:
+            HANDOFF_HEADER
+        if HOW == 0 and RT.counters[L] > 0:
+            HOW = 2
+            for TARGET in IT:
+                C = RT.counters[L] - 1
+                RT.counters[L] = C
+                if not C:
+                    HANDOFF_BODY
+                    if H == 0 and RT.counters[L] > 0:
+                        continue
+                    HOW = H
+                    break
+                BODY
+            else:
+                HOW = 1
+        if HOW:
+            IT = None
+            if HOW == 1:
+                ORELSE
+    if S < 0 or HOW == 0:
+        for TARGET in IT:
+            BODY
+        else:
+            IT = None
+            ORELSE
+        IT = None
+except RT.base_exception:
+    IT = None
+    raise
+"""
+
+_WHILE = """
+S = RT.counters[L]
+if S < 0:
+    RT.counters[L] = S + 1
+else:
+    HOW = 0
+    if not S:
+        HANDOFF_HEADER
+    if HOW == 0 and RT.counters[L] > 0:
+        HOW = 2
+        while TEST:
+            C = RT.counters[L] - 1
+            RT.counters[L] = C
+            if not C:
+                HANDOFF_BODY
+                if H == 0 and RT.counters[L] > 0:
+                    continue
+                HOW = H
+                break
+            BODY
+        else:
+            HOW = 1
+    if HOW == 1:
+        ORELSE
+if S < 0 or HOW == 0:
+    while TEST:
+        BODY
+    else:
+        ORELSE
+"""
+
+# single copy (deep loops): count loop starts towards 0 from either side; hand off at the header only
+_FOR_SINGLE = """
+try:
+    IT = ITERABLE
+    S = RT.counters[L]
+    if S:
+        RT.counters[L] = S - 1 if S > 0 else S + 1
+    else:
+        OWN = IT
+        IT = RT.iter(OWN)
+        OWN = IT is not OWN
+        HANDOFF_HEADER
+        if HOW:
+            IT = None
+            if HOW == 1:
+                ORELSE
+    if S or HOW == 0:
+        for TARGET in IT:
+            BODY
+        else:
+            IT = None
+            ORELSE
+        IT = None
+except RT.base_exception:
+    IT = None
+    raise
+"""
+
+_WHILE_SINGLE = """
+S = RT.counters[L]
+if S:
+    RT.counters[L] = S - 1 if S > 0 else S + 1
+else:
+    HANDOFF_HEADER
+    if HOW == 1:
+        ORELSE
+if S or HOW == 0:
+    while TEST:
+        BODY
+    else:
+        ORELSE
+"""
+
+# the hand-off itself; READS are the reads of possibly-unbound locals, DELETES their deletion
+_HANDOFF = """
+READS
+try:
+    RESULT, VALUES, R = RT.loop(L, AT_BODY, IT, OWN, ARGS)
+except RT.base_exception as E:
+    try:
+        RT.fix(E)
+    except RT.recursion_error:
+        pass
+    raise
+CLEAR
+if RESULT == 3:
+    return R
+"""
+
+# after a hand-off, delete the locals it left unbound (R: whether there are any)
+_DELETES = """
+if R:
+    DELETES
+"""
+
+_READ = """
+try:
+    V = NAME
+except RT.name_error:
+    V = RT.unbound
+"""
+
+_DELETE = """
+if NAME is RT.unbound:
+    del NAME
+"""
+
+
+def _template(text: str) -> list[ast.stmt]:
+    return ast.parse(text).body  # (parsing anew is several times faster than deep-copying a parsed one)
+
+
+class _Fill(ast.NodeTransformer):
+    """Fill in a template: ``names`` renames upper-case names (hidden locals, placeholders), ``exprs`` puts
+    user expressions in place of names, ``stmts`` statement lists in place of a name standing alone as a
+    statement. Template nodes get the position of ``at``; its for/while statements that of ``loop_at``."""
+
+    def __init__(
+        self,
+        at: ast.AST,
+        names: dict[str, str],
+        exprs: dict[str, ast.expr] | None = None,
+        stmts: dict[str, list[ast.stmt]] | None = None,
+        loop_at: ast.AST | None = None,
+    ) -> None:
+        self.at = at
+        self.names = names
+        self.exprs = exprs or {}
+        self.stmts = stmts or {}
+        self.loop_at = loop_at or at
+
+    def fill(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        return self._visit_list(body)
+
+    def _visit_list(self, items: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for item in items:
+            if isinstance(item, ast.AST):
+                result = self.visit(item)
+                out.extend(result if isinstance(result, list) else [result])
+            else:
+                out.append(item)
+        return out
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        ast.copy_location(node, self.loop_at if isinstance(node, (ast.For, ast.While)) else self.at)
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                items = self._visit_list(value)
+                if not items and field == "body":
+                    items = [ast.copy_location(ast.Pass(), self.at)]
+                setattr(node, field, items)
+            elif isinstance(value, ast.AST):
+                setattr(node, field, self.visit(value))
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> Any:
+        if isinstance(node.value, ast.Name) and node.value.id in self.stmts:
+            return self.stmts[node.value.id]
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id in self.exprs:
+            replacement = self.exprs[node.id]
+            if not hasattr(replacement, "lineno"):  # made by the instrumenter: at the template's position
+                for sub in ast.walk(replacement):
+                    if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+                        ast.copy_location(sub, self.at)
+            return replacement
+        if node.id in _PLACEHOLDER_VALUES:
+            return ast.copy_location(ast.Constant(_PLACEHOLDER_VALUES[node.id]), self.at)
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
+        if node.name is not None:
+            node.name = self.names.get(node.name, node.name)
+        return self.generic_visit(node)
+
+
+class _Instrumenter:
+    def __init__(self, source: FunctionSource, t1: T1Code) -> None:
+        self.source = source
+        self.loops: dict[tuple[int, int], LoopInfo] = {
+            loop.statement: loop for loop in t1.loops if loop.statement is not None
+        }
+        self.prefix = _hidden_prefix(source)
+        self.local_names = t1.slot_names[: t1.nlocals]
+        # locals surely bound when each loop starts: the hand-off reads them directly (others under try)
+        self.bound_at = _bound_at_loops(source, set(self.local_names[: t1.nparams]))
+        self.single_copy: set[int] = set()
+
+    def hidden(self, name: str, number: int) -> str:
+        return f"{self.prefix}{name.lower()}{number}"
+
+    def build(self) -> InstrumentedCode:
+        node = self.source.node
+        func = copy.copy(node)  # the def with its decorators (never run: they only give co_firstlineno)
+        func.body = self.block(node.body, 1)
+        inner: ast.stmt = func
+        if self.source.class_name is not None:
+            # private names are mangled as in the user's class: compile the def inside a class of that name
+            inner = ast.copy_location(ast.ClassDef(self.source.class_name, [], [], [func], []), node)
+        tree = ast.Module([inner], [])  # (every node has its position: the user's, or its loop's)
+        flags = _future_flags(self.source)
+        compiled = compile(tree, self.source.filename, "exec", flags=flags, dont_inherit=True)
+        original = self.source.func.__code__
+        code = _find_code(compiled, original.co_name, original.co_firstlineno)
+        if code is None:
+            raise AssertionError(f"the instrumented code of {original.co_qualname} was not found")
+        code = code.replace(co_qualname=original.co_qualname)
+        # the user's literals are the very objects of the function's own code, as in its tier-1 code (so
+        # that `is` between literals answers the same whichever tier made them)
+        table: dict[Any, Any] = {}
+        collect_consts(original, table)
+        code = _share_constants(code, table)
+        return InstrumentedCode(code, tree, self.prefix, frozenset(self.single_copy))
+
+    # --- statements ------------------------------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt], copies: int) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt, copies))
+        return out
+
+    def stmt(self, node: ast.stmt, copies: int) -> list[ast.stmt]:
+        if isinstance(node, (ast.For, ast.While)):
+            loop = self.loops.get((node.lineno, node.col_offset))
+            if loop is None:
+                raise AssertionError(f"no tier-1 loop for the statement at line {node.lineno}")
+            return self.loop(node, loop, copies)
+        if isinstance(node, ast.If):
+            out = copy.copy(node)
+            out.body = self.block(node.body, copies)
+            out.orelse = self.block(node.orelse, copies)
+            return [out]
+        return [node]  # a simple statement (the front end accepts no other compound statement)
+
+    def loop(self, node: ast.For | ast.While, loop: LoopInfo, copies: int) -> list[ast.stmt]:
+        """The statements replacing loop statement `node`; `copies`: how many times it appears."""
+        single = 2 * copies > MAX_COPIES
+        if single:
+            self.single_copy.add(loop.index)
+        body = self.block(node.body, copies if single else 2 * copies)
+        orelse = self.block(node.orelse, 2 * copies)
+        is_for = isinstance(node, ast.For)
+        head = _head_position(node)
+        bound = self.bound_at[(node.lineno, node.col_offset)]
+        targets = _assigned_names(node.target, self.source) if isinstance(node, ast.For) else frozenset()
+        exprs: dict[str, ast.expr] = {"L": ast.Constant(loop.index)}
+        if isinstance(node, ast.For):
+            exprs.update(ITERABLE=node.iter, TARGET=node.target)
+            template = _FOR_SINGLE if single else _FOR
+        else:
+            exprs["TEST"] = node.test
+            template = _WHILE_SINGLE if single else _WHILE
+        stmts = {
+            "BODY": body,
+            "ORELSE": orelse,
+            "HANDOFF_HEADER": self.handoff(loop, False, "HOW", is_for, head, bound),
+            "HANDOFF_BODY": self.handoff(loop, True, "H", is_for, head, bound | targets),
+        }
+        # the copies' for/while statements keep the original's position: CPython then places their
+        # GET_ITER and FOR_ITER exactly as in the user's code
+        return _Fill(head, self.loop_names(loop), exprs, stmts, loop_at=node).fill(_template(template))
+
+    def loop_names(self, loop: LoopInfo) -> dict[str, str]:
+        names = {n: self.hidden(n, loop.index) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E")}
+        return names
+
+    def handoff(
+        self, loop: LoopInfo, at_body: bool, result: str, is_for: bool, head: ast.AST, bound: frozenset[str]
+    ) -> list[ast.stmt]:
+        """The statements of one hand-off; the outcome goes to hidden local `result`; `bound`: the locals
+        surely bound there."""
+        reads: list[ast.stmt] = []
+        args: list[ast.expr] = []
+        deletes: list[ast.stmt] = []
+        temps: list[str] = []
+        for slot, name in enumerate(self.local_names):
+            if name in bound:
+                args.append(ast.Name(name, ast.Load()))
+                continue
+            temp = self.hidden("v", slot)
+            temps.append(temp)
+            local = {"V": temp, "NAME": name}
+            reads.extend(_Fill(head, local).fill(_template(_READ)))
+            deletes.extend(_Fill(head, local).fill(_template(_DELETE)))
+            args.append(ast.Name(temp, ast.Load()))
+        clear: list[ast.stmt] = []
+        if temps:  # the temporaries must not keep the values alive
+            clear = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None))]
+        names = self.loop_names(loop)
+        names["RESULT"] = names[result]
+        exprs: dict[str, ast.expr] = {
+            "VALUES": ast.Tuple([ast.Name(name, ast.Store()) for name in self.local_names], ast.Store()),
+            "L": ast.Constant(loop.index),
+            "AT_BODY": ast.Constant(at_body),
+            "ARGS": ast.Tuple(args, ast.Load()),
+        }
+        if not is_for:
+            exprs.update(IT=ast.Constant(None), OWN=ast.Constant(False))
+        stmts = {"READS": reads, "CLEAR": clear, "DELETES": deletes}
+        if clear:
+            ast.copy_location(clear[0], head)
+            for sub in ast.walk(clear[0]):
+                ast.copy_location(sub, head)
+        return _Fill(head, names, exprs, stmts).fill(_template(_HANDOFF + (_DELETES if deletes else "")))
+
+
+def _head_position(node: ast.For | ast.While) -> ast.AST:
+    """Where the generated bookkeeping of a loop sits: where CPython puts the loop's GET_ITER (so that a
+    non-iterable fails at the same source text), i.e. the whole statement or its iterable."""
+    from jit.frontend.statements import _LOOP_HEAD_AT_ITERABLE
+
+    if isinstance(node, ast.For) and _LOOP_HEAD_AT_ITERABLE:
+        return node.iter
+    return node
+
+
+def _find_code(code: types.CodeType, name: str, firstlineno: int) -> types.CodeType | None:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == firstlineno:
+                return const
+            found = _find_code(const, name, firstlineno)
+            if found is not None:
+                return found
+    return None
+
+
+def _future_flags(source: FunctionSource) -> int:
+    import __future__
+
+    mask = 0
+    for feature in __future__.all_feature_names:
+        mask |= getattr(__future__, feature).compiler_flag
+    return source.func.__code__.co_flags & mask
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            names.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            names.add(sub.arg)
+    return names
+
+
+def _hidden_prefix(source: FunctionSource) -> str:
+    """A prefix no name of the function starts with (as written, or mangled in its class)."""
+    names = _identifiers(source.node)
+    names |= {source.mangle(n) for n in names}
+    names |= set(source.func.__code__.co_varnames) | set(source.func.__code__.co_names)
+    n = 0
+    while True:
+        prefix = f"_tj{n or ''}_"
+        if not any(name.startswith(prefix) for name in names):
+            return prefix
+        n += 1
+
+
+def _assigned_names(target: ast.expr, source: FunctionSource) -> frozenset[str]:
+    """The locals an assignment to target binds (mangled)."""
+    if isinstance(target, ast.Name):
+        return frozenset({source.mangle(target.id)})
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return frozenset().union(*(_assigned_names(e, source) for e in target.elts))
+    return frozenset()  # an attribute or item
+
+
+def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int, int], frozenset[str]]:
+    """For each loop statement (by position), the locals surely bound when it starts: the parameters and
+    what every path assigns before, except any local the function deletes somewhere (a simple, conservative
+    definite-assignment analysis over the statements the front end accepts)."""
+    deleted: set[str] = set()
+    for sub in ast.walk(source.node):
+        if isinstance(sub, ast.Delete):
+            for target in sub.targets:
+                deleted |= {source.mangle(n.id) for n in ast.walk(target) if isinstance(n, ast.Name)}
+    found: dict[tuple[int, int], frozenset[str]] = {}
+
+    def walk(stmts: list[ast.stmt], bound: frozenset[str]) -> frozenset[str]:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.For, ast.While)):
+                found[(stmt.lineno, stmt.col_offset)] = bound
+                inner = bound | _assigned_names(stmt.target, source) if isinstance(stmt, ast.For) else bound
+                walk(stmt.body, inner)
+                walk(stmt.orelse, bound)
+            elif isinstance(stmt, ast.If):
+                bound = walk(stmt.body, bound) & walk(stmt.orelse, bound)
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    bound |= _assigned_names(target, source)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and (
+                not isinstance(stmt, ast.AnnAssign) or stmt.value is not None
+            ):
+                bound |= _assigned_names(stmt.target, source)
+        return bound - deleted
+
+    walk(source.node.body, frozenset(params) - deleted)
+    return found
