@@ -107,3 +107,52 @@ def raise_at(exc: BaseException, code: Any, pc: int) -> NoReturn:
     finally:
         del exc
     raise AssertionError("unreachable")
+
+
+# --- exceptions leaving a loop that CPython handed to the JIT --------------------------------------------
+#
+# The instrumented code (jit.frontend.instrument) calls the loop driver (runtime.loop_driver) from inside the
+# user's own frame. An exception leaving the driver reaches that frame at the hand-off call; the frame's
+# handler calls ``fix_handoff_traceback``, which points the frame's traceback entry at the instruction that
+# failed in tier 1 and drops tracejit's frames, so that the traceback reads as CPython's would.
+
+_driver_codes: set[types.CodeType] = set()
+
+
+def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark the function that runs a handed-off loop: its frame has locals ``self`` (with a method
+    ``traceback_position(code, frame)``) and ``frame`` (the tier-1 frame); it is internal."""
+    _driver_codes.add(fn.__code__)
+    return internal(fn)
+
+
+def fix_handoff_traceback(exc: BaseException) -> None:
+    """Rewrite exc's traceback from its head (the instrumented frame handling it): every user frame entry
+    that called the loop driver gets the failing instruction's position; tracejit's frames go. The walk stops
+    at the first entry already in order, so each frame's handler does a few steps only."""
+    head = exc.__traceback__
+    kept: list[tuple[types.FrameType, int, int]] = []
+    node = head
+    fixed = False
+    while node is not None:
+        code = node.tb_frame.f_code
+        following = node.tb_next
+        if code in _internal_codes:
+            node = following
+            continue
+        if following is None or following.tb_frame.f_code not in _driver_codes:
+            break  # a user frame that did not hand off: from here on the traceback is in order
+        driver = following.tb_frame.f_locals
+        position = driver["self"].traceback_position(code, driver.get("frame"))
+        if position is None:
+            kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
+        else:
+            kept.append((node.tb_frame, *position))
+        fixed = True
+        node = following
+    if not fixed:
+        return
+    rebuilt = node
+    for frame, lasti, lineno in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
+    exc.__traceback__ = rebuilt

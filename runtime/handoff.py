@@ -1,0 +1,97 @@
+"""A loop's state moving between CPython and tier 1.
+
+CPython runs a ``for`` loop with an iterator object; tier 1 keeps the same state in the loop's hidden slots
+(see ``jit.frontend.instructions``): ``cur, stop, step`` for a range, ``sequence, index`` for a list or tuple,
+else the iterator itself. At a hand-off the tier-1 slots are made from CPython's iterator, through the
+pickling interface of the builtin iterators (``__reduce__``); when CPython takes the loop back, its iterator
+is moved to where tier 1 left it (``__setstate__``).
+
+Only an iterator private to the loop (made by the loop from an iterable) is copied this way; an iterator the
+user holds (``for x in it`` with ``it`` an iterator) is shared as it is, so both sides see every ``next``.
+
+``__setstate__`` means an absolute index for list and tuple iterators, and, for range iterators, an absolute
+index on Python 3.11 but a relative advance from 3.12 on (where ``__reduce__`` gives the range still to go).
+Which one is probed at import, per iterator type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit.frontend.instructions import LoopInfo
+from runtime.frame import UNBOUND
+
+RANGE_ITERATOR = type(iter(range(0)))
+LONG_RANGE_ITERATOR = type(iter(range(2**64)))
+LIST_ITERATOR = type(iter([]))
+TUPLE_ITERATOR = type(iter(()))
+
+
+def _setstate_is_absolute(it: Any) -> bool:
+    """Whether __setstate__(n) of it's type moves to index n (True) or n items further (False)."""
+    first = next(it)
+    it.__setstate__(0)
+    return next(it) == first
+
+
+_ABSOLUTE = {
+    RANGE_ITERATOR: _setstate_is_absolute(iter(range(3))),
+    LONG_RANGE_ITERATOR: _setstate_is_absolute(iter(range(2**64, 2**64 + 3))),
+    LIST_ITERATOR: _setstate_is_absolute(iter([0, 1, 2])),
+    TUPLE_ITERATOR: _setstate_is_absolute(iter((0, 1, 2))),
+}
+
+
+def _position(it: Any) -> tuple[Any, int]:
+    """What a builtin iterator walks (as its __reduce__ gives it) and its index there."""
+    reduced = it.__reduce__()
+    walked = reduced[1][0]
+    index = reduced[2] if len(reduced) > 2 and reduced[2] is not None else 0
+    return walked, index
+
+
+def _move(it: Any, index: int, target: int) -> None:
+    """Move a builtin iterator now at index to index target."""
+    it.__setstate__(target if _ABSOLUTE[type(it)] else target - index)
+
+
+def enter(loop: LoopInfo, it: Any, own: bool, slots: list[Any]) -> None:
+    """Fill loop's hidden slots from CPython's iterator `it` (own: private to the loop)."""
+    base = loop.hidden[0]
+    kind = type(it)
+    if loop.kind == "range":
+        if own and (kind is RANGE_ITERATOR or kind is LONG_RANGE_ITERATOR):
+            rng, index = _position(it)
+            slots[base] = rng.start + index * rng.step
+            slots[base + 1] = rng.stop
+            slots[base + 2] = rng.step
+            slots[base + 3] = None
+        else:  # `range` names something else: tier 1 iterates what it returned
+            slots[base] = slots[base + 1] = slots[base + 2] = None
+            slots[base + 3] = it
+    elif loop.kind == "iter":
+        if own and (kind is LIST_ITERATOR or kind is TUPLE_ITERATOR):
+            sequence, index = _position(it)
+            if type(sequence) is list or type(sequence) is tuple:  # (not a subclass: its methods may differ)
+                slots[base] = sequence
+                slots[base + 1] = index
+                slots[base + 2] = None
+                return
+        slots[base] = slots[base + 1] = None
+        slots[base + 2] = it
+
+
+def leave(loop: LoopInfo, it: Any, own: bool, slots: list[Any]) -> None:
+    """Before CPython resumes loop at its header: move its private iterator to where tier 1 left it."""
+    if not own or loop.kind == "while":
+        return
+    base = loop.hidden[0]
+    if loop.kind == "range":
+        step = slots[base + 2]
+        if step is None or step is UNBOUND:
+            return  # tier 1 iterated CPython's iterator itself
+        rng, index = _position(it)
+        _move(it, index, index + (slots[base] - (rng.start + index * rng.step)) // step)
+    elif slots[base + 2] is None:
+        _, index = _position(it)
+        _move(it, index, slots[base + 1])

@@ -1,0 +1,161 @@
+"""The loop driver: ``RT`` of the instrumented code (``jit.frontend.instrument``), running a loop that CPython
+hands over in the tier-1 interpreter, where the JIT hooks of ``jit.function.JitFunction`` enter native code
+at hot loop headers and record traces, and handing it back.
+
+Policy (a reference for now): CPython counts a loop's iterations; after ``threshold`` of them (as the
+interpreter counts back-edges) the loop is hot and is handed over at the start of the next one's body; from then on each start of the loop is handed over at its header. At
+the loop's own header the monitor is asked: if it enters native code or starts recording, the driver goes on;
+otherwise CPython takes the loop back (CONTINUE) and counts again for the monitor's cooldown (or the
+threshold). A loop blacklisted without a tree runs plain, re-probed after a number of loop starts that doubles
+each time. Loops nested in the handed-over loop run inside the driver (and the JIT).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from jit.frontend.instrument import CONTINUE, RETURN
+from runtime.errors import fix_handoff_traceback, internal, loop_driver
+from runtime.frame import UNBOUND, Frame
+from runtime.handoff import enter, leave
+from runtime.interpreter import loop_view, run_loop
+
+NEVER = -(2**62)  # a counter that never reaches 0: the loop stays plain
+FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
+MAX_BACKOFF = 2**20
+
+_UNBOUND_ID = id(UNBOUND)
+
+
+class LoopRuntime:
+    """The ``RT`` object of one function's instrumented code; ``counters`` is its ``LOOPS``."""
+
+    __slots__ = (
+        "function",
+        "t1",
+        "code",
+        "counters",
+        "single_copy",
+        "backoff",
+        "padding",
+        "handoffs",
+        "_offsets",
+        "_line_offsets",
+    )
+
+    # the names the instrumented code reads from RT (besides loop and fix)
+    iter = staticmethod(iter)
+    unbound = UNBOUND
+    name_error = NameError
+    base_exception = BaseException
+    recursion_error = RecursionError
+    fix = staticmethod(fix_handoff_traceback)
+
+    def __init__(self, function: Any, single_copy: frozenset[int] = frozenset()) -> None:
+        self.function = function  # jit.function.JitFunction
+        self.single_copy = single_copy  # loops instrumented with one copy: their counters count loop starts
+        code = function.code
+        self.t1 = code
+        self.code: types.CodeType | None = None  # the instrumented code, once bound (for tracebacks)
+        start = function.hot_threshold if function.hot_threshold > 0 else NEVER
+        self.counters: list[int] = [start] * len(code.loops)  # LOOPS
+        self.backoff = [FIRST_BACKOFF] * len(code.loops)
+        self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
+        self.handoffs = 0
+        self._offsets: dict[Any, int] | None = None
+        self._line_offsets: dict[int, int] = {}
+        function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
+        function.at_own_header = self.at_own_header
+
+    @loop_driver
+    def loop(self, index: int, at_body: bool, it: Any, own: bool, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
+        """Run loop `index` from its header (at_body False) or its body's start, from CPython's state."""
+        function = self.function
+        code = self.t1
+        info = code.loops[index]
+        frame = Frame(function, code, [*values, *self.padding])
+        frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
+        if info.hidden:
+            enter(info, it, own, frame.slots)
+        if at_body:
+            # CPython ran threshold - 1 iterations: the back-edge ending this one makes the loop hot, as in
+            # the interpreter (which then records the next iteration)
+            counts = function.backedge_counts
+            counts[index] = max(counts[index], function.hot_threshold - 1)
+        self.handoffs += 1
+        how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+        slots = frame.slots
+        if how == CONTINUE:
+            leave(info, it, own, slots)
+        values = tuple(slots[: code.nlocals])
+        if how == RETURN:
+            return how, values, value
+        return how, values, _UNBOUND_ID in map(id, values)
+
+    @internal
+    def at_own_header(self, frame: Frame, index: int, pc: int) -> int:
+        """The interpreter is at the header of the loop it runs for CPython: the pc to go on from, or -1 to
+        give the loop back to CPython."""
+        function = self.function
+        if function.hot_loops[index] is None:
+            if function.hot_threshold <= 0 or self.blacklisted(index):
+                self.plain(index)
+                return -1
+            # not hot yet (the loop was left before its hot back-edge)
+            counts = function.backedge_counts
+            if index in self.single_copy:  # counts loop starts: run an iteration here to make it hot
+                counts[index] = max(counts[index], function.hot_threshold - 1)
+                self.counters[index] = function.hot_threshold
+                return pc + 1
+            self.counters[index] = max(function.hot_threshold - counts[index], 1)
+            return -1
+        monitor = function.monitor
+        entries = monitor.native_entries
+        next_pc: int = function.at_loop_header(frame, index, pc)
+        if frame.trace_hook is not None or monitor.native_entries != entries:
+            return next_pc  # recording, or native code ran: the JIT goes on
+        if function.hot_loops[index] is None:
+            self.plain(index)
+        else:
+            state = monitor.loops[index]
+            wait = state.cooldown if state is not None else 0
+            if state is not None:
+                state.cooldown = 0  # CPython waits it out instead, counting iterations
+            self.counters[index] = wait if wait > 0 else max(function.hot_threshold, 1)
+        return -1
+
+    def blacklisted(self, index: int) -> bool:
+        monitor = self.function.monitor
+        state = monitor.loops[index] if monitor is not None else None
+        return state is not None and state.blacklisted and not state.trees
+
+    def plain(self, index: int) -> None:
+        """Run loop `index` plain for a while (for good when the JIT cannot run)."""
+        function = self.function
+        if function.jit_unavailable is not None or function.hot_threshold <= 0:
+            self.counters[index] = NEVER
+            return
+        self.counters[index] = -self.backoff[index]
+        self.backoff[index] = min(2 * self.backoff[index], MAX_BACKOFF)
+
+    def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
+        """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at
+        frame.error_pc raised: an instruction compiled from the same source text, else one of its line."""
+        if code is not self.code or frame is None or frame.error_pc is None:
+            return None
+        position = self.t1.positions[frame.error_pc]
+        offsets = self._offsets
+        if offsets is None:
+            offsets = {}
+            for unit, where in enumerate(code.co_positions()):
+                offsets.setdefault(where, 2 * unit)
+                if where[0] is not None:
+                    self._line_offsets.setdefault(where[0], 2 * unit)
+            self._offsets = offsets
+        offset = offsets.get(position)
+        if offset is None:
+            offset = self._line_offsets.get(position[0])
+            if offset is None:
+                return None
+        return offset, position[0]
