@@ -59,7 +59,7 @@ def _decorate(func: Any, opts: Any) -> Any:
     if isinstance(getattr(func, _STATE, None), JitFunction):
         func = func.py_func  # type: ignore[attr-defined]  # jitting twice: wrap the original again
     state = JitFunction(func, opts, disabled=jit_disabled())
-    wrapper = state.binder
+    wrapper = state.wrapper
     wrapper.py_func = func  # type: ignore[attr-defined]
     setattr(wrapper, _STATE, state)
     return wrapper

@@ -3,67 +3,119 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import opcode
+import sys
 import threading
+import traceback
 import types
 import warnings
 from typing import Any
 
-from jit import binder as binder_mod
 from jit.errors import NativeCodeUnavailableError, NativeCodeUnavailableWarning, TracejitError, UnsupportedFunctionError
 from jit.frontend import T1Code, Unsupported, compile_to_tier1
+from jit.frontend.instrument import InstrumentedCode, instrument
+from jit.frontend.source import locate
 from jit.options import Options
-from runtime.errors import internal
+from jit.wrapper import forwarder, make_wrapper
+from runtime.errors import clean_traceback, internal
 from runtime.frame import UNBOUND, Frame
 from runtime.interpreter import prepare_args, run
+
+# what the code object alone shows the front end refuses
+_NOT_COMPILABLE_FLAGS = (
+    inspect.CO_GENERATOR
+    | inspect.CO_COROUTINE
+    | inspect.CO_ASYNC_GENERATOR
+    | inspect.CO_ITERABLE_COROUTINE
+    | inspect.CO_VARARGS
+    | inspect.CO_VARKEYWORDS
+)
 
 
 class JitFunction:
     """Runtime state of one ``@jit`` function, shared by all its calls and threads.
 
-    ``mode`` is one of ``"pending"`` (not called yet: the front end runs on the first call), ``"tier1"``
-    (runs in tracejit's interpreter, hot loops compiled), ``"plain"`` (runs as plain CPython; ``reason`` says
-    why) or ``"disabled"`` (``JIT_DISABLE=1``). With ``strict=True``, ``refusal`` makes the error every call
-    raises instead of running as plain CPython or without native code.
+    ``wrapper`` is the function ``@jit`` returned; tracejit swaps its code (see ``jit.wrapper``). ``mode`` is
+    one of ``"pending"`` (the front end has not run: it runs on the first call, or for ``jit.explain``),
+    ``"tier1"`` (the front end compiled it: its loops can run natively), ``"plain"`` (runs as plain CPython;
+    ``reason`` says why, found by the front end when asked if the code object alone told) or ``"disabled"``
+    (``JIT_DISABLE=1``). ``baseline`` says what runs a tier-1 function outside native code: ``"cpython"`` (the
+    instrumented code: CPython runs the function and hands hot loops to the JIT; a function with no loop
+    statement keeps its own code) or ``"interpreter"`` (option ``interpreter=True``: the whole function runs in
+    tracejit's tier-1 interpreter, the reference semantics). With ``strict=True``, ``refusal`` makes the error
+    every call raises instead of running as plain CPython or without native code.
     """
+
+    # what the forwarders of jit.wrapper read from this object (the user's globals may rebind these names)
+    base_exception = BaseException
+    recursion_error = RecursionError
 
     def __init__(self, py_func: types.FunctionType, options: Options, disabled: bool) -> None:
         self.py_func = py_func
         self.options = options
         self.mode = "disabled" if disabled else "pending"
+        self.baseline = "interpreter" if options.interpreter else "cpython"
         self.reason: Unsupported | None = None
         self.code: T1Code | None = None
+        self.instrumented: InstrumentedCode | None = None
+        self.loop_runtime: Any = None  # runtime.loop_driver.LoopRuntime (baseline "cpython")
         self.lock = threading.Lock()
         self.globals: dict[str, Any] = py_func.__globals__
         self.builtins: dict[str, Any] = py_func.__builtins__  # type: ignore[attr-defined]
         self.exec_args: tuple[Any, ...] = ()
+        self.loop_views: list[Any] = []  # per loop, what run_loop runs (baseline "cpython")
         self.backedge_counts: list[int] = []
         self.hot_loops: list[Any] = []
         self.hot_threshold = 0
         self.monitor: Any = None  # the JIT's state (jit.monitor.Monitor), made when a loop first gets hot
         self.jit_unavailable: str | None = None
-        self.gave_up: str | None = None  # why calls now go straight to plain CPython
-        self.calls = 0
+        self.gave_up: str | None = None  # why no loop of the function runs natively
+        self.calls = 0  # calls run by the tier-1 interpreter (baseline "interpreter")
         self.refusal: functools.partial[TracejitError] | None = None  # strict=True: makes the error calls raise
-        self.binder = binder_mod.make_binder(py_func, py_func if disabled else self._first_call)
+        self.wrapper = make_wrapper(py_func)
+        code = py_func.__code__
+        if self.mode == "pending":
+            if options.strict and not code.co_freevars:
+                self._set_code(forwarder(py_func, self, "first_call"))  # the front end decides at the first call
+            elif code.co_flags & _NOT_COMPILABLE_FLAGS or code.co_freevars:
+                self.mode = "plain"  # (the front end's reason is found when jit.explain asks)
+            elif self.baseline == "interpreter" or _has_loop(code):
+                self._set_code(forwarder(py_func, self, "first_call"))
+            # else: no loop to hand to the JIT: the function's own code runs (the front end runs for explain)
+
+    def _set_code(self, code: types.CodeType) -> None:
+        self.wrapper.__code__ = code
+        if code.co_filename.startswith("<tracejit "):  # a forwarder: its frames never show in tracebacks
+            internal(self.wrapper)
 
     # --- calls -----------------------------------------------------------------------------------------
     @internal
-    def _first_call(self, *args: Any, **kwonly: Any) -> Any:
+    def first_call(self, *args: Any, **kwonly: Any) -> Any:
+        """The trampoline's target: prepare the function, then call it again with its final code."""
         self.ensure_prepared()
-        return self._current_target()(*args, **kwonly)
+        return self.wrapper(*args, **kwonly)
+
+    def clean_traceback(self) -> None:
+        """Called by a forwarder's except clause: drop its own traceback entry (the head) and tracejit's frames
+        from the exception being handled."""
+        exc = sys.exception()  # type: ignore[attr-defined]
+        if exc is not None and exc.__traceback__ is not None:
+            exc.__traceback__ = exc.__traceback__.tb_next
+            clean_traceback(exc)
 
     def ensure_prepared(self) -> None:
         """Run the front end if it has not run yet (it runs on the first call, or for jit.explain)."""
         with self.lock:
             if self.mode == "pending":
                 self._prepare()
-
-    def _current_target(self) -> Any:
-        if self.refusal is not None:
-            return self._refuse
-        if self.mode == "tier1" and self.gave_up is None:
-            return self.call_tier1
-        return self.py_func
+            elif self.mode == "plain" and self.reason is None:
+                try:
+                    compile_to_tier1(self.py_func)
+                except Unsupported as exc:
+                    self.reason = exc
+                else:  # (the flags and free variables that made it plain always make the front end refuse)
+                    self.reason = Unsupported("generator, coroutine, star-args or closure")
 
     def _prepare(self) -> None:
         strict = self.options.strict
@@ -90,9 +142,42 @@ class JitFunction:
                     self.refusal = functools.partial(NativeCodeUnavailableError, self._refusal_message(reason), reason)
                 else:
                     self.gave_up = f"native code is not available: {self.jit_unavailable}"
-        binder_mod.set_target(self.binder, self._current_target())
+        self._set_code(self._current_code())
         if self.jit_unavailable is not None and not strict:
             warn_native_code_unavailable(self.jit_unavailable)
+
+    def _current_code(self) -> types.CodeType:
+        """The code the wrapper runs, once the front end has run."""
+        if self.refusal is not None:
+            return forwarder(self.py_func, self, "refuse")
+        if self.mode != "tier1" or self.gave_up is not None and self.jit_unavailable is not None:
+            return self.py_func.__code__
+        if self.baseline == "interpreter":
+            return self.py_func.__code__ if self.gave_up is not None else forwarder(self.py_func, self, "call_tier1")
+        assert self.code is not None
+        if not any(loop.statement is not None for loop in self.code.loops):
+            return self.py_func.__code__  # nothing to hand to the JIT
+        if self.instrumented is None:
+            return self._instrument()
+        return self.wrapper.__code__
+
+    def _instrument(self) -> types.CodeType:
+        """The instrumented code, bound to this function's loop runtime (the plain code if that fails)."""
+        from runtime.loop_driver import LoopRuntime
+
+        assert self.code is not None
+        try:
+            self.instrumented = instrument(locate(self.py_func), self.code)
+            runtime = LoopRuntime(self, self.instrumented.single_copy)
+            code = self.instrumented.bind({"RT": runtime})
+        except Exception as exc:  # a bug of the instrumentation must not break the user's program
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            self.reason = Unsupported(f"internal error while instrumenting the code: {detail}")
+            self.mode = "plain"
+            return self.py_func.__code__
+        runtime.code = code
+        self.loop_runtime = runtime
+        return code
 
     def _refusal_message(self, why: Unsupported | str) -> str:
         code = self.py_func.__code__
@@ -110,7 +195,8 @@ class JitFunction:
         )
 
     @internal
-    def _refuse(self, *args: Any, **kwonly: Any) -> Any:
+    def refuse(self, *args: Any, **kwonly: Any) -> Any:
+        """What a strict function's calls run when tracejit cannot compile it."""
         assert self.refusal is not None
         raise self.refusal()
 
@@ -126,9 +212,11 @@ class JitFunction:
         return run(Frame(self, code, slots))
 
     def give_up(self, reason: str) -> None:
-        """Run later calls as plain CPython: the JIT found nothing to compile that pays."""
+        """No loop of the function runs natively. With the interpreter as baseline, or without native code in
+        this process, later calls run as plain CPython; with CPython as baseline, the blacklisted loops already
+        run plain."""
         self.gave_up = reason
-        binder_mod.set_target(self.binder, self._current_target())
+        self._set_code(self._current_code())
 
     # --- hooks of the interpreter ----------------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -154,6 +242,19 @@ class JitFunction:
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
         """Called at the header of a hot loop; returns the pc to continue from."""
         return pc + 1
+
+    def at_own_header(self, frame: Frame, loop: int, pc: int) -> int:
+        """Called by run_loop at the header of the loop it runs (the loop driver replaces this)."""
+        return -1
+
+
+def _has_loop(code: types.CodeType) -> bool:
+    """Whether the code object has a loop (a for or while statement, or a comprehension from 3.12)."""
+    return any(op in _LOOP_OPCODES for op in code.co_code[::2])
+
+
+# a loop's back-edge (3.11 also has conditional ones: POP_JUMP_BACKWARD_IF_TRUE, ...) or a for loop's FOR_ITER
+_LOOP_OPCODES = frozenset(code for name, code in opcode.opmap.items() if "BACKWARD" in name or name == "FOR_ITER")
 
 
 def jit_unavailable() -> str | None:

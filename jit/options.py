@@ -31,6 +31,9 @@ class Options:
     #: calls raise (``jit.UnsupportedFunctionError``, ``jit.NativeCodeUnavailableError``) instead of running as
     #: plain CPython when the front end refuses the function or native code cannot be generated in this process
     strict: bool = False
+    #: run the whole function in tracejit's tier-1 interpreter (the reference semantics; for tests) instead of
+    #: letting CPython run it and hand hot loops to the JIT
+    interpreter: bool = False
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

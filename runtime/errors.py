@@ -137,7 +137,7 @@ def fix_handoff_traceback(exc: BaseException) -> None:
     while node is not None:
         code = node.tb_frame.f_code
         following = node.tb_next
-        if code in _internal_codes:
+        if _is_internal(code):
             node = following
             continue
         if following is None or following.tb_frame.f_code not in _driver_codes:

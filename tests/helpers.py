@@ -94,18 +94,36 @@ def check(
 ) -> Any:
     """Differentially test func on each call (an Args, a tuple of positional arguments, or one argument).
 
-    Every call is made twice under @jit (the second run may find compiled code from the first).
-    native=True: also demand (through jit.stats) that compiled code ran; native=False: that none did.
-    Returns the jitted function, for further assertions through jit.stats."""
-    jitted = jit(**{**TEST_OPTIONS, **(options or {})})(func)
+    func is jitted twice: as CPython runs it (the default: CPython runs the function and hands hot loops to
+    the JIT) and in tracejit's tier-1 interpreter (``interpreter=True``, the reference semantics). Every call
+    is made twice on each (the second run may find compiled code from the first).
+    native=True: also demand (through jit.stats) that compiled code ran in both; native=False: that none did.
+    (The CPython baseline hands only loop STATEMENTS to the JIT: a function whose only loops are
+    comprehensions runs natively only in the interpreter.)
+    Returns the interpreter's jitted function, for further assertions through jit.stats; the CPython one is
+    its attribute ``cpython_baseline``."""
+    options = {**TEST_OPTIONS, **(options or {})}
+    baseline = jit(**{**options, "interpreter": False})(func)
+    jitted = jit(**{**options, "interpreter": True})(func)
     for call in calls:
         call = _as_args(call)
         plain = outcome(func, call)
-        for attempt in range(2):
-            assert_same_outcome(plain, outcome(jitted, call), f"{func.__name__}{call!r} (run {attempt + 1})")
+        for which, variant in (("", jitted), (", CPython baseline", baseline)):
+            for attempt in range(2):
+                what = f"{func.__name__}{call!r} (run {attempt + 1}{which})"
+                assert_same_outcome(plain, outcome(variant, call), what)
     if native is not None:
         assert_native(jitted, native)
+        assert_native(baseline, native and has_loop_statement(baseline))
+    jitted.cpython_baseline = baseline
     return jitted
+
+
+def has_loop_statement(jitted: Any) -> bool:
+    """Whether the front end found a for/while statement in jitted's function (False if it refused it)."""
+    state = jit_module.api.state_of(jitted)
+    state.ensure_prepared()
+    return state.code is not None and any(loop.statement is not None for loop in state.code.loops)
 
 
 def assert_native(jitted: Any, expected: bool = True) -> None:

@@ -22,7 +22,7 @@ from runtime.frame import UNBOUND, Frame
 from runtime.interpreter import run
 
 # interpret only: back-edge counts and resumed frames are then the interpreter's alone
-INTERPRET = {"threshold": 0}
+INTERPRET = {"threshold": 0, "interpreter": True}
 
 
 def prepared(func):

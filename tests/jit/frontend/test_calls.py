@@ -373,11 +373,6 @@ def test_warning_message_and_category_unchanged():
     assert [(w.category, str(w.message)) for w in caught] == [(UserWarning, "careful")] * 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a callee that inspects its caller's frame (warnings.warn's location, logging's findCaller, "
-    "sys._getframe(1)) sees tracejit's interpreter frame instead of the jitted function's",
-)
 def test_warning_attributed_to_user_line():
     from jit import jit
 

@@ -472,11 +472,6 @@ def test_iterator_released_when_loop_left(func):
     assert _closed_after(jit(func), 12) == _closed_after(func, 12) == ["closed"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an exception leaving a for loop keeps the loop's iterator (a hidden slot) alive until the exception "
-    "is freed; CPython pops it from the value stack while unwinding, so a generator's finally runs earlier",
-)
 def test_iterator_released_when_exception_leaves_loop():
     from jit import jit
 
