@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import opcode
 import sys
 import threading
 import traceback
@@ -37,7 +36,7 @@ class JitFunction:
     """Runtime state of one ``@jit`` function, shared by all its calls and threads.
 
     ``wrapper`` is the function ``@jit`` returned; tracejit swaps its code (see ``jit.wrapper``). ``mode`` is
-    one of ``"pending"`` (the front end has not run: it runs on the first call, or for ``jit.explain``),
+    one of ``"pending"`` (not called yet: the front end runs on the first call, or for ``jit.explain``),
     ``"tier1"`` (the front end compiled it: its loops can run natively), ``"plain"`` (runs as plain CPython;
     ``reason`` says why, found by the front end when asked if the code object alone told) or ``"disabled"``
     (``JIT_DISABLE=1``). ``baseline`` says what runs a tier-1 function outside native code: ``"cpython"`` (the
@@ -76,13 +75,10 @@ class JitFunction:
         self.wrapper = make_wrapper(py_func)
         code = py_func.__code__
         if self.mode == "pending":
-            if options.strict and not code.co_freevars:
-                self._set_code(forwarder(py_func, self, "first_call"))  # the front end decides at the first call
-            elif code.co_flags & _NOT_COMPILABLE_FLAGS or code.co_freevars:
+            if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or code.co_freevars:
                 self.mode = "plain"  # (the front end's reason is found when jit.explain asks)
-            elif self.baseline == "interpreter" or _has_loop(code):
+            else:  # the front end runs at the first call (and decides the code of later calls)
                 self._set_code(forwarder(py_func, self, "first_call"))
-            # else: no loop to hand to the JIT: the function's own code runs (the front end runs for explain)
 
     def _set_code(self, code: types.CodeType) -> None:
         self.wrapper.__code__ = code
@@ -150,7 +146,7 @@ class JitFunction:
         """The code the wrapper runs, once the front end has run."""
         if self.refusal is not None:
             return forwarder(self.py_func, self, "refuse")
-        if self.mode != "tier1" or self.gave_up is not None and self.jit_unavailable is not None:
+        if self.mode != "tier1" or (self.gave_up is not None and self.jit_unavailable is not None):
             return self.py_func.__code__
         if self.baseline == "interpreter":
             return self.py_func.__code__ if self.gave_up is not None else forwarder(self.py_func, self, "call_tier1")
@@ -246,15 +242,6 @@ class JitFunction:
     def at_own_header(self, frame: Frame, loop: int, pc: int) -> int:
         """Called by run_loop at the header of the loop it runs (the loop driver replaces this)."""
         return -1
-
-
-def _has_loop(code: types.CodeType) -> bool:
-    """Whether the code object has a loop (a for or while statement, or a comprehension from 3.12)."""
-    return any(op in _LOOP_OPCODES for op in code.co_code[::2])
-
-
-# a loop's back-edge (3.11 also has conditional ones: POP_JUMP_BACKWARD_IF_TRUE, ...) or a for loop's FOR_ITER
-_LOOP_OPCODES = frozenset(code for name, code in opcode.opmap.items() if "BACKWARD" in name or name == "FOR_ITER")
 
 
 def jit_unavailable() -> str | None:

@@ -129,7 +129,12 @@ def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
 def fix_handoff_traceback(exc: BaseException) -> None:
     """Rewrite exc's traceback from its head (the instrumented frame handling it): every user frame entry
     that called the loop driver gets the failing instruction's position; tracejit's frames go. The walk stops
-    at the first entry already in order, so each frame's handler does a few steps only."""
+    at the first entry already in order, so each frame's handler does a few steps only. TRACEJIT_DEBUG=1
+    keeps everything as it is."""
+    from jit import environment  # (not at import: runtime.errors may be imported before jit)
+
+    if environment.debug():
+        return
     head = exc.__traceback__
     kept: list[tuple[types.FrameType, int, int]] = []
     node = head
