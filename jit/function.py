@@ -151,8 +151,8 @@ class JitFunction:
         if self.baseline == "interpreter":
             return self.py_func.__code__ if self.gave_up is not None else forwarder(self.py_func, self, "call_tier1")
         assert self.code is not None
-        if not any(loop.statement is not None for loop in self.code.loops):
-            return self.py_func.__code__  # nothing to hand to the JIT
+        if self.hot_threshold <= 0 or not any(loop.statement is not None for loop in self.code.loops):
+            return self.py_func.__code__  # nothing to hand to the JIT (threshold=0: nothing ever is)
         if self.instrumented is None:
             return self._instrument()
         return self.wrapper.__code__

@@ -21,9 +21,17 @@ def explain_report(state: JitFunction) -> str:
         return "\n".join(lines)
     t1 = state.code
     assert t1 is not None
-    if state.gave_up is not None:
+    cpython = state.baseline == "cpython"
+    if state.gave_up is not None and (not cpython or state.jit_unavailable is not None):
         lines.append(f"  runs as plain CPython from now on: {state.gave_up}")
-    where = "tier-1 code" if state.gave_up is not None else "runs in the tracejit interpreter"
+        where = "tier-1 code"
+    elif cpython and state.loop_runtime is None:
+        lines.append("  runs as plain CPython: no for or while statement to hand to the JIT")
+        where = "tier-1 code"
+    elif cpython:
+        where = "CPython runs it and hands hot loops to the JIT; tier-1 code"
+    else:
+        where = "runs in the tracejit interpreter"
     lines.append(
         f"  {where}: {len(t1.ops)} tier-1 instructions, "
         f"{t1.nslots} slots ({t1.nlocals} locals), {len(t1.loops)} loop(s)"
@@ -32,9 +40,14 @@ def explain_report(state: JitFunction) -> str:
         lines.append(f"  native code is not available: {state.jit_unavailable}")
         lines.extend(_strict_lines(state))
     elif not state.options.threshold:
-        lines.append("  compiling is off (threshold=0): everything is interpreted")
+        lines.append(
+            f"  compiling is off (threshold=0): {'everything is interpreted' if not cpython else 'plain CPython'}"
+        )
     for loop in t1.loops:
-        lines.append(f"  loop {loop.index} ({loop.kind}) at line {loop.line}: {_loop_status(state, loop.index)}")
+        status = _loop_status(state, loop.index)
+        if state.loop_runtime is not None:
+            status = f"{status}; {_cpython_status(state, loop.index)}"
+        lines.append(f"  loop {loop.index} ({loop.kind}) at line {loop.line}: {status}")
     monitor = state.monitor
     if monitor is not None and monitor.abort_reasons:
         lines.append("  recordings that gave up:")
@@ -47,7 +60,10 @@ def _loop_status(state: JitFunction, index: int) -> str:
     count = state.backedge_counts[index]
     monitor = state.monitor
     loop_state = monitor.loops[index] if monitor is not None else None
+    interpreted = "interpreted" if state.baseline == "interpreter" else "in CPython"
     if loop_state is None:
+        if state.baseline == "cpython":
+            return "in CPython, not hot yet"
         return f"interpreted, not hot yet ({count} back-edges)"
     if loop_state.trees:
         sides = sum(len(t.side_traces) for t in loop_state.trees)
@@ -57,8 +73,27 @@ def _loop_status(state: JitFunction, index: int) -> str:
             f"entered {entries} time(s) from the interpreter"
         )
     if loop_state.blacklisted:
-        return f"interpreted: blacklisted after {loop_state.aborts} failed recording(s) (see below)"
-    return f"interpreted: hot, not compiled yet ({loop_state.aborts} failed recording(s))"
+        return f"{interpreted}: blacklisted after {loop_state.aborts} failed recording(s) (see below)"
+    return f"{interpreted}: hot, not compiled yet ({loop_state.aborts} failed recording(s))"
+
+
+def _cpython_status(state: JitFunction, index: int) -> str:
+    """What CPython does at the start of a loop of the instrumented code (its LOOPS counter)."""
+    from jit.frontend.instrument import NEVER
+
+    runtime = state.loop_runtime
+    loop = state.code.loops[index]  # type: ignore[union-attr]
+    if loop.statement is None:
+        return "a comprehension's loop: runs where its statement runs"
+    count = runtime.counters[index]
+    starts = "loop starts" if index in runtime.single_copy else "iterations"
+    if count > 0:
+        return f"CPython counts: hot in {count} {starts}"
+    if count == 0:
+        return "handed to the JIT at its start"
+    if count <= NEVER:
+        return "runs plain in CPython for good"
+    return f"runs plain in CPython for {-count} more loop start(s)"
 
 
 def _strict_lines(state: JitFunction) -> list[str]:

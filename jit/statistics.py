@@ -12,7 +12,10 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": state.mode,
         "gave_up": state.gave_up,
-        "calls": state.calls,
+        "calls": state.calls,  # calls run by the tier-1 interpreter (interpreter=True)
+        # loops CPython handed to the JIT (the CPython baseline), each run from there in the tier-1 interpreter
+        # or native code until it gives the loop back
+        "handoffs": state.loop_runtime.handoffs if state.loop_runtime is not None else 0,
         "traces_compiled": 0,
         "root_traces": 0,
         "side_traces": 0,

@@ -136,7 +136,19 @@ def run_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     (BREAK, None) at its break target, (RETURN, value) when the function returns, (CONTINUE, None) when
     ``function.at_own_header`` says so at the loop's header. An exception propagates with
     ``frame.error_pc`` set to the pc of the instruction that raised it."""
-    result = run(frame, pc, frame.function.loop_views[loop])
+    function = frame.function
+    info = frame.code.loops[loop]
+    if pc == info.header_pc:
+        # the usual hand-off: enter native code at once, and see whether it left the loop, without
+        # dispatching the header and the exit through the interpreter's chain of opcodes
+        pc = function.at_own_header(frame, loop, pc)
+        if pc < 0:
+            return CONTINUE, None
+        if pc == info.exit_pc:
+            return EXHAUSTED, None
+        if pc == info.break_pc:
+            return BREAK, None
+    result = run(frame, pc, function.loop_views[loop])
     if type(result) is _Left:
         return result.how, None
     return RETURN, result

@@ -15,15 +15,14 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from jit.frontend.instrument import CONTINUE, RETURN
+from jit.frontend.instrument import CONTINUE, NEVER, RETURN
 from runtime.errors import fix_handoff_traceback, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, run_loop
 
-NEVER = -(2**62)  # a counter that never reaches 0: the loop stays plain
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
-MAX_BACKOFF = 2**20
+MAX_BACKOFF = 2**16  # past this, plain for good (NEVER: the monitor's blacklist is for good today)
 
 _UNBOUND_ID = id(UNBOUND)
 
@@ -136,8 +135,9 @@ class LoopRuntime:
         if function.jit_unavailable is not None or function.hot_threshold <= 0:
             self.counters[index] = NEVER
             return
-        self.counters[index] = -self.backoff[index]
-        self.backoff[index] = min(2 * self.backoff[index], MAX_BACKOFF)
+        backoff = self.backoff[index]
+        self.counters[index] = -backoff if backoff <= MAX_BACKOFF else NEVER
+        self.backoff[index] = 2 * backoff
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at

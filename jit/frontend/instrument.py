@@ -7,7 +7,10 @@ Each loop statement L (its tier-1 ``LoopInfo`` index) keeps one int in the list 
 * ``> 0``  counting: iterations left before the loop is hot (a COUNTED copy of the loop runs);
 * ``== 0`` hot: at the loop's start, the loop is handed to the JIT at its header;
 * ``< 0``  plain: loop starts left before the JIT looks at this loop again (the PLAIN copy runs: the user's
-  loop exactly as written, with no per-iteration cost).
+  loop exactly as written, with no per-iteration cost); ``NEVER``: plain for good, and not even counted.
+
+The counted copy counts in a local, written back to LOOPS[L] in a ``finally`` however the loop is left (a
+``try`` costs nothing in CPython until something raises).
 
 A hand-off calls ``RT.loop(L, at_body, it, own, values)``: ``at_body`` False at the loop's header (before the
 next item is fetched / the condition is tested), True at the start of the body (the target is assigned / the
@@ -44,6 +47,10 @@ from jit.frontend.source import FunctionSource
 
 # what a hand-off tells the instrumented code (plain ints: compared with == on the hot path)
 CONTINUE, EXHAUSTED, BREAK, RETURN = 0, 1, 2, 3
+
+#: a counter that stays plain for good (no counting: the cheapest loop start); a one-digit int, as CPython's
+#: specialized int operations require
+NEVER = -(2**30) + 1
 
 #: how many times the body of the innermost instrumented loop may appear in the generated code
 MAX_COPIES = 8
@@ -121,7 +128,8 @@ try:
     IT = ITERABLE
     S = RT.counters[L]
     if S < 0:
-        RT.counters[L] = S + 1
+        if S > NEVER:
+            RT.counters[L] = S + 1
     else:
         OWN = IT
         IT = RT.iter(OWN)
@@ -129,25 +137,32 @@ try:
         HOW = 0
         if not S:
             HANDOFF_HEADER
-        if HOW == 0 and RT.counters[L] > 0:
-            HOW = 2
-            for TARGET in IT:
-                C = RT.counters[L] - 1
-                RT.counters[L] = C
-                if not C:
-                    HANDOFF_BODY
-                    if H == 0 and RT.counters[L] > 0:
-                        continue
-                    HOW = H
-                    break
-                BODY
-            else:
-                HOW = 1
+        if HOW == 0:
+            C = RT.counters[L]
+            if C > 0:
+                HOW = 2
+                try:
+                    for TARGET in IT:
+                        C -= 1
+                        if not C:
+                            HANDOFF_BODY
+                            if H == 0 and C > 0:
+                                continue
+                            HOW = H
+                            break
+                        BODY
+                    else:
+                        HOW = 1
+                finally:
+                    RT.counters[L] = C
         if HOW:
+            S = 0
             IT = None
             if HOW == 1:
                 ORELSE
-    if S < 0 or HOW == 0:
+        else:
+            S = -1
+    if S < 0:
         for TARGET in IT:
             BODY
         else:
@@ -162,28 +177,37 @@ except RT.base_exception:
 _WHILE = """
 S = RT.counters[L]
 if S < 0:
-    RT.counters[L] = S + 1
+    if S > NEVER:
+        RT.counters[L] = S + 1
 else:
     HOW = 0
     if not S:
         HANDOFF_HEADER
-    if HOW == 0 and RT.counters[L] > 0:
-        HOW = 2
-        while TEST:
-            C = RT.counters[L] - 1
-            RT.counters[L] = C
-            if not C:
-                HANDOFF_BODY
-                if H == 0 and RT.counters[L] > 0:
-                    continue
-                HOW = H
-                break
-            BODY
-        else:
-            HOW = 1
-    if HOW == 1:
-        ORELSE
-if S < 0 or HOW == 0:
+    if HOW == 0:
+        C = RT.counters[L]
+        if C > 0:
+            HOW = 2
+            try:
+                while TEST:
+                    C -= 1
+                    if not C:
+                        HANDOFF_BODY
+                        if H == 0 and C > 0:
+                            continue
+                        HOW = H
+                        break
+                    BODY
+                else:
+                    HOW = 1
+            finally:
+                RT.counters[L] = C
+    if HOW:
+        S = 0
+        if HOW == 1:
+            ORELSE
+    else:
+        S = -1
+if S < 0:
     while TEST:
         BODY
     else:
@@ -196,7 +220,10 @@ try:
     IT = ITERABLE
     S = RT.counters[L]
     if S:
-        RT.counters[L] = S - 1 if S > 0 else S + 1
+        if S > 0:
+            RT.counters[L] = S - 1
+        elif S > NEVER:
+            RT.counters[L] = S + 1
     else:
         OWN = IT
         IT = RT.iter(OWN)
@@ -206,7 +233,9 @@ try:
             IT = None
             if HOW == 1:
                 ORELSE
-    if S or HOW == 0:
+        else:
+            S = -1
+    if S:
         for TARGET in IT:
             BODY
         else:
@@ -221,12 +250,17 @@ except RT.base_exception:
 _WHILE_SINGLE = """
 S = RT.counters[L]
 if S:
-    RT.counters[L] = S - 1 if S > 0 else S + 1
+    if S > 0:
+        RT.counters[L] = S - 1
+    elif S > NEVER:
+        RT.counters[L] = S + 1
 else:
     HANDOFF_HEADER
     if HOW == 1:
         ORELSE
-if S or HOW == 0:
+    elif not HOW:
+        S = -1
+if S:
     while TEST:
         BODY
     else:
@@ -236,6 +270,7 @@ if S or HOW == 0:
 # the hand-off itself; READS are the reads of possibly-unbound locals, DELETES their deletion
 _HANDOFF = """
 READS
+SAVE
 try:
     RESULT, VALUES, R = RT.loop(L, AT_BODY, IT, OWN, ARGS)
 except RT.base_exception as E:
@@ -245,6 +280,7 @@ except RT.base_exception as E:
         pass
     raise
 CLEAR
+RELOAD
 if RESULT == 3:
     return R
 """
@@ -410,7 +446,7 @@ class _Instrumenter:
         head = _head_position(node)
         bound = self.bound_at[(node.lineno, node.col_offset)]
         targets = _assigned_names(node.target, self.source) if isinstance(node, ast.For) else frozenset()
-        exprs: dict[str, ast.expr] = {"L": ast.Constant(loop.index)}
+        exprs: dict[str, ast.expr] = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
         if isinstance(node, ast.For):
             exprs.update(ITERABLE=node.iter, TARGET=node.target)
             template = _FOR_SINGLE if single else _FOR
@@ -463,7 +499,14 @@ class _Instrumenter:
         }
         if not is_for:
             exprs.update(IT=ast.Constant(None), OWN=ast.Constant(False))
-        stmts = {"READS": reads, "CLEAR": clear, "DELETES": deletes}
+        # a hand-off at the body: the counted copy's counter (0) is the loop's, the runtime may change it
+        save: list[ast.stmt] = []
+        reload: list[ast.stmt] = []
+        if at_body:
+            index = {"L": ast.Constant(loop.index)}
+            save = _Fill(head, names, index).fill(_template("RT.counters[L] = C"))
+            reload = _Fill(head, names, index).fill(_template("C = RT.counters[L]"))
+        stmts = {"READS": reads, "SAVE": save, "CLEAR": clear, "DELETES": deletes, "RELOAD": reload}
         if clear:
             ast.copy_location(clear[0], head)
             for sub in ast.walk(clear[0]):
