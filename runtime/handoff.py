@@ -6,8 +6,9 @@ else the iterator itself. At a hand-off the tier-1 slots are made from CPython's
 pickling interface of the builtin iterators (``__reduce__``); when CPython takes the loop back, its iterator
 is moved to where tier 1 left it (``__setstate__``).
 
-Only an iterator private to the loop (made by the loop from an iterable) is copied this way; an iterator the
-user holds (``for x in it`` with ``it`` an iterator) is shared as it is, so both sides see every ``next``.
+Only an iterator private to the loop (made by the loop from an iterable, which CPython passes along) is
+copied this way; an iterator the user holds (``for x in it`` with ``it`` an iterator) is shared as it is, so
+both sides see every ``next``.
 
 ``__setstate__`` means an absolute index for list and tuple iterators, and, for range iterators, an absolute
 index on Python 3.11 but a relative advance from 3.12 on (where ``__reduce__`` gives the range still to go).
@@ -42,12 +43,14 @@ _ABSOLUTE = {
 }
 
 
-def _position(it: Any) -> tuple[Any, int]:
-    """What a builtin iterator walks (as its __reduce__ gives it) and its index there."""
+def _position(it: Any) -> tuple[Any, int | None]:
+    """What a builtin iterator walks (as its __reduce__ gives it) and its index there (None: exhausted, for
+    good)."""
     reduced = it.__reduce__()
     walked = reduced[1][0]
-    index = reduced[2] if len(reduced) > 2 and reduced[2] is not None else 0
-    return walked, index
+    if len(reduced) < 3:
+        return walked, None  # (an exhausted list or tuple iterator forgets its sequence)
+    return walked, reduced[2] if reduced[2] is not None else 0
 
 
 def _move(it: Any, index: int, target: int) -> None:
@@ -55,35 +58,35 @@ def _move(it: Any, index: int, target: int) -> None:
     it.__setstate__(target if _ABSOLUTE[type(it)] else target - index)
 
 
-def enter(loop: LoopInfo, it: Any, own: bool, slots: list[Any]) -> None:
-    """Fill loop's hidden slots from CPython's iterator `it` (own: private to the loop)."""
+def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
+    """Fill loop's hidden slots from CPython's iterator `it`, made from `iterable` (None: `it` may be the
+    user's own iterator)."""
     base = loop.hidden[0]
-    kind = type(it)
+    kind = type(iterable)
     if loop.kind == "range":
-        if own and (kind is RANGE_ITERATOR or kind is LONG_RANGE_ITERATOR):
+        if kind is range:  # (tier 1's RANGE_SETUP takes exactly a range)
             rng, index = _position(it)
             slots[base] = rng.start + index * rng.step
-            slots[base + 1] = rng.stop
-            slots[base + 2] = rng.step
+            slots[base + 1] = iterable.stop  # (not rng.stop: __reduce__ gives the stop it computes)
+            slots[base + 2] = iterable.step
             slots[base + 3] = None
         else:  # `range` names something else: tier 1 iterates what it returned
             slots[base] = slots[base + 1] = slots[base + 2] = None
             slots[base + 3] = it
     elif loop.kind == "iter":
-        if own and (kind is LIST_ITERATOR or kind is TUPLE_ITERATOR):
-            sequence, index = _position(it)
-            if type(sequence) is list or type(sequence) is tuple:  # (not a subclass: its methods may differ)
-                slots[base] = sequence
-                slots[base + 1] = index
-                slots[base + 2] = None
-                return
-        slots[base] = slots[base + 1] = None
-        slots[base + 2] = it
+        if kind is list or kind is tuple:  # (tier 1's GET_ITER takes exactly these: a subclass may differ)
+            _, index = _position(it)
+            slots[base] = iterable if index is not None else ()
+            slots[base + 1] = index or 0
+            slots[base + 2] = None
+        else:
+            slots[base] = slots[base + 1] = None
+            slots[base + 2] = it
 
 
-def leave(loop: LoopInfo, it: Any, own: bool, slots: list[Any]) -> None:
+def leave(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
     """Before CPython resumes loop at its header: move its private iterator to where tier 1 left it."""
-    if not own or loop.kind == "while":
+    if iterable is None or loop.kind == "while":
         return
     base = loop.hidden[0]
     if loop.kind == "range":
@@ -91,7 +94,9 @@ def leave(loop: LoopInfo, it: Any, own: bool, slots: list[Any]) -> None:
         if step is None or step is UNBOUND:
             return  # tier 1 iterated CPython's iterator itself
         rng, index = _position(it)
+        assert index is not None
         _move(it, index, index + (slots[base] - (rng.start + index * rng.step)) // step)
     elif slots[base + 2] is None:
         _, index = _position(it)
-        _move(it, index, slots[base + 1])
+        if index is not None:
+            _move(it, index, slots[base + 1])

@@ -68,7 +68,7 @@ class LoopRuntime:
         function.at_own_header = self.at_own_header
 
     @loop_driver
-    def loop(self, index: int, at_body: bool, it: Any, own: bool, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
+    def loop(self, index: int, at_body: bool, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
         """Run loop `index` from its header (at_body False) or its body's start, from CPython's state."""
         function = self.function
         code = self.t1
@@ -76,7 +76,7 @@ class LoopRuntime:
         frame = Frame(function, code, [*values, *self.padding])
         frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
         if info.hidden:
-            enter(info, it, own, frame.slots)
+            enter(info, it, iterable, frame.slots)
         if at_body:
             # CPython ran threshold - 1 iterations: the back-edge ending this one makes the loop hot, as in
             # the interpreter (which then records the next iteration)
@@ -86,7 +86,7 @@ class LoopRuntime:
         how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
         slots = frame.slots
         if how == CONTINUE:
-            leave(info, it, own, slots)
+            leave(info, it, iterable, slots)
         values = tuple(slots[: code.nlocals])
         if how == RETURN:
             return how, values, value

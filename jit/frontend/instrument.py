@@ -12,10 +12,12 @@ Each loop statement L (its tier-1 ``LoopInfo`` index) keeps one int in the list 
 The counted copy counts in a local, written back to LOOPS[L] in a ``finally`` however the loop is left (a
 ``try`` costs nothing in CPython until something raises).
 
-A hand-off calls ``RT.loop(L, at_body, it, own, values)``: ``at_body`` False at the loop's header (before the
-next item is fetched / the condition is tested), True at the start of the body (the target is assigned / the
-condition held); ``it`` the loop's iterator (None for ``while``), ``own`` whether that iterator is private to
-the loop (created from an iterable by the loop, so the JIT may iterate a copy of its state); ``values`` the
+A hand-off calls ``RT.loop(L, at_body, it, iterable, values)``: ``at_body`` False at the loop's header (before
+the next item is fetched / the condition is tested), True at the start of the body (the target is assigned /
+the condition held); ``it`` the loop's iterator (None for ``while``), ``iterable`` what the loop made it from,
+if that is not the iterator itself, else None (then the iterator may be the user's: the JIT must call its
+``next`` itself; a private one it may copy the state of, as tier 1 does with a range, list or tuple;
+the iterable is kept meanwhile, from the loop's start to its end, in the counted copy only); ``values`` the
 user's locals in tier-1 slot order, ``UNBOUND`` for unbound ones. It returns ``(how, values, extra)``: how is
 CONTINUE (go on with the loop in CPython, from its header: the runtime has moved the iterator to where the
 JIT left it and chosen the copy through ``RT.counters[L]``), EXHAUSTED (the loop ended: run its else clause),
@@ -133,7 +135,8 @@ try:
     else:
         OWN = IT
         IT = RT.iter(OWN)
-        OWN = IT is not OWN
+        if IT is OWN:
+            OWN = None
         HOW = 0
         if not S:
             HANDOFF_HEADER
@@ -155,6 +158,7 @@ try:
                         HOW = 1
                 finally:
                     RT.counters[L] = C
+        OWN = None
         if HOW:
             S = 0
             IT = None
@@ -170,7 +174,7 @@ try:
             ORELSE
         IT = None
 except RT.base_exception:
-    IT = None
+    IT = OWN = None
     raise
 """
 
@@ -227,8 +231,10 @@ try:
     else:
         OWN = IT
         IT = RT.iter(OWN)
-        OWN = IT is not OWN
+        if IT is OWN:
+            OWN = None
         HANDOFF_HEADER
+        OWN = None
         if HOW:
             IT = None
             if HOW == 1:
@@ -243,7 +249,7 @@ try:
             ORELSE
         IT = None
 except RT.base_exception:
-    IT = None
+    IT = OWN = None
     raise
 """
 
@@ -498,7 +504,7 @@ class _Instrumenter:
             "ARGS": ast.Tuple(args, ast.Load()),
         }
         if not is_for:
-            exprs.update(IT=ast.Constant(None), OWN=ast.Constant(False))
+            exprs.update(IT=ast.Constant(None), OWN=ast.Constant(None))
         # a hand-off at the body: the counted copy's counter (0) is the loop's, the runtime may change it
         save: list[ast.stmt] = []
         reload: list[ast.stmt] = []

@@ -499,3 +499,101 @@ def test_stack_empty_at_loop_headers_while_running(source_name, args):
     frame.trace_hook = checker
     assert repr(run(frame)) == repr(func(*copy.deepcopy(args)))
     assert checker.headers >= 10
+
+
+# --- run_loop: one loop at a time, for the CPython baseline ----------------------------------------------------
+
+ONE_LOOP = """
+def one_loop(n, stop, give):
+    total = 100
+    for i in range(n):
+        if i == stop:
+            break
+        if i == give:
+            return total
+        total += 10 // (i - 7)
+    else:
+        total = -total
+    total += 1
+    return total
+"""
+
+
+def loop_ready(own_header=lambda frame, loop, pc: pc + 1):
+    from runtime.interpreter import loop_view
+
+    jitted, state = prepared(define(ONE_LOOP, "one_loop"))
+    state.loop_views = [loop_view(state.code, state.exec_args, loop) for loop in state.code.loops]
+    state.at_own_header = own_header
+    return state, state.code.loops[0]
+
+
+def loop_frame(state, loop, n, stop, give, start):
+    """A frame as CPython hands the loop over at its header: its range in the hidden slots."""
+    frame = make_frame(state, n, stop, give)
+    frame.slots[slot(state.code, "total")] = 100
+    base = loop.hidden[0]
+    frame.slots[base : base + 4] = [start, n, 1, None]
+    return frame
+
+
+@pytest.mark.parametrize(
+    "stop, give, how, value, total",
+    [
+        (-1, -1, "exhausted", None, 100 + sum(10 // (i - 7) for i in range(2, 5))),
+        (3, -1, "break", None, 100 + sum(10 // (i - 7) for i in range(2, 3))),
+        (-1, 4, "return", 100 + sum(10 // (i - 7) for i in range(2, 4)), None),
+    ],
+)
+def test_run_loop_stops_where_the_loop_is_left(stop, give, how, value, total):
+    from runtime.interpreter import BREAK, EXHAUSTED, RETURN, run_loop
+
+    state, loop = loop_ready()
+    frame = loop_frame(state, loop, 5, stop, give, start=2)
+    result = run_loop(frame, loop.index, loop.header_pc)
+    assert result == ({"exhausted": EXHAUSTED, "break": BREAK, "return": RETURN}[how], value)
+    if total is not None:
+        # stopped at the loop's exit or break target: nothing after the loop ran (not the else clause either)
+        assert frame.slots[slot(state.code, "total")] == total
+        assert frame.stack == []
+
+
+def test_run_loop_from_the_body_start():
+    from runtime.interpreter import EXHAUSTED, run_loop
+
+    state, loop = loop_ready()
+    frame = loop_frame(state, loop, 5, -1, -1, start=3)
+    frame.slots[slot(state.code, "i")] = 2  # CPython fetched 2 and stored it: the body runs for 2, then 3, 4
+    assert run_loop(frame, loop.index, loop.body_pc) == (EXHAUSTED, None)
+    assert frame.slots[slot(state.code, "total")] == 100 + sum(10 // (i - 7) for i in range(2, 5))
+
+
+def test_run_loop_gives_the_loop_back_at_its_header():
+    from runtime.interpreter import CONTINUE, run_loop
+
+    visits = []
+
+    def own_header(frame, loop, pc):
+        visits.append(frame.slots[loop_info.hidden[0]])
+        return pc + 1 if len(visits) < 3 else -1
+
+    state, loop_info = loop_ready(own_header)
+    frame = loop_frame(state, loop_info, 10, -1, -1, start=0)
+    assert run_loop(frame, loop_info.index, loop_info.header_pc) == (CONTINUE, None)
+    assert visits == [0, 1, 2]  # asked at every header: the third time it gave the loop back, before item 2
+    assert frame.slots[slot(state.code, "total")] == 100 + 10 // -7 + 10 // -6
+
+
+def test_run_loop_error_pc():
+    from runtime.interpreter import run_loop
+
+    state, loop = loop_ready()
+    frame = loop_frame(state, loop, 10, -1, -1, start=5)
+    with pytest.raises(ZeroDivisionError) as info:
+        run_loop(frame, loop.index, loop.header_pc)
+    pc = frame.error_pc
+    assert I.OPS[state.code.ops[pc]].name == "BINARY_OP" and "//" in str(state.code.args[pc])
+    assert frame.slots[slot(state.code, "i")] == 7
+    # raise_at adds no frame at the user's line: the loop driver points the user's own frame there instead
+    files = {entry.filename for entry in traceback.extract_tb(info.value.__traceback__)}
+    assert state.code.filename not in files
