@@ -63,22 +63,20 @@ def _raiser(filename: str, name: str, qualname: str, line: int) -> Callable[[Bas
     return fn
 
 
-# (id of an exception, id of the first entry of its traceback) when it was last cleaned: the traceback from
-# that entry on is clean, so an exception leaving n nested jitted calls costs O(n) cleaning, not O(n**2). Ids,
-# not references, so no frame is kept alive; an id reused by chance would only leave some frames in view.
-_last_cleaned = (0, 0)
+# An exception's attribute: the id of the first entry of its traceback when it was last cleaned; the
+# traceback from that entry on is clean, so an exception leaving n nested jitted calls costs O(n) cleaning, not
+# O(n**2). On the exception, not in a global: a new exception and its traceback often reuse the addresses of
+# one just freed. An id, not a reference: no frame is kept alive.
+_CLEANED = "__tracejit_cleaned_from__"
 
 
 def clean_traceback(exc: BaseException) -> None:
     """Drop tracejit's own frames from exc's traceback (the user's frames stay, in order)."""
-    global _last_cleaned
     from jit import environment  # (not at import: runtime.errors may be imported before jit)
 
     if environment.debug():
         return
-    exc_id, clean_from = _last_cleaned
-    if exc_id != id(exc):
-        clean_from = 0
+    clean_from = exc.__dict__.get(_CLEANED, 0)
     head: types.TracebackType | None = None
     kept: types.TracebackType | None = None  # the last entry kept so far
     probe = exc.__traceback__
@@ -95,7 +93,7 @@ def clean_traceback(exc: BaseException) -> None:
     elif kept.tb_next is not probe:
         kept.tb_next = probe
     exc.__traceback__ = head
-    _last_cleaned = (id(exc), id(head))
+    exc.__dict__[_CLEANED] = id(head)
 
 
 @internal
@@ -128,21 +126,21 @@ def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def fix_handoff_traceback(exc: BaseException) -> None:
     """Rewrite exc's traceback from its head (the instrumented frame handling it): every user frame entry
-    that called the loop driver gets the failing instruction's position; tracejit's frames go. The walk stops
-    at the first entry already in order, so each frame's handler does a few steps only. TRACEJIT_DEBUG=1
-    keeps everything as it is."""
+    that called the loop driver gets the failing instruction's position; tracejit's frames go (TRACEJIT_DEBUG=1
+    keeps them). The walk stops at the first entry already in order, so each frame's handler does a few steps
+    only."""
     from jit import environment  # (not at import: runtime.errors may be imported before jit)
 
-    if environment.debug():
-        return
-    head = exc.__traceback__
+    keep_ours = environment.debug()
     kept: list[tuple[types.FrameType, int, int]] = []
-    node = head
+    node = exc.__traceback__
     fixed = False
     while node is not None:
         code = node.tb_frame.f_code
         following = node.tb_next
         if _is_internal(code):
+            if keep_ours:
+                kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
             node = following
             continue
         if following is None or following.tb_frame.f_code not in _driver_codes:
