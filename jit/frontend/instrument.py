@@ -29,10 +29,12 @@ Objects enter the code as constants: the generated code holds placeholder consta
 replaces in ``co_consts`` with the real objects, so the function's globals stay the user's globals and the
 code has no free variables. Hidden locals get a prefix no name of the function starts with.
 
-Code growth: a loop's body appears twice (counted and plain copies), and so does its else clause; inner
-loops are instrumented inside both copies. A loop whose body would appear more than ``MAX_COPIES`` times in
-the function gets a single copy instead (the plain one): it then counts loop STARTS, not iterations, and is
-handed to the JIT at its header only. Such deep loops still reach native code when an enclosing loop does.
+Code growth: a ``for`` loop's body and else clause appear three times (a plain copy over the iterable, the
+counted copy, and a plain copy over the iterator for when the JIT gives the loop back mid-way), a ``while``
+loop's twice (counted, plain); inner loops are instrumented inside every copy. A loop whose body would appear
+more than ``MAX_COPIES`` times in the function gets a single copy instead (the plain one): it then counts loop
+STARTS, not iterations, and is handed to the JIT at its header only. So two nested levels of ``for`` loops are
+fully instrumented, and deeper loops still reach native code when an enclosing loop does.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ CONTINUE, EXHAUSTED, BREAK, RETURN = 0, 1, 2, 3
 NEVER = -(2**30) + 1
 
 #: how many times the body of the innermost instrumented loop may appear in the generated code
-MAX_COPIES = 8
+MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``loop``,
 #: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``iter`` (the builtin), ``unbound`` (the
@@ -126,14 +128,17 @@ def instrument(source: FunctionSource, t1: T1Code) -> InstrumentedCode:
 # index), user code (ITERABLE, TARGET, TEST; statement lists BODY, ORELSE) and hand-offs (HANDOFF_*).
 
 _FOR = """
-try:
-    IT = ITERABLE
-    S = RT.counters[L]
-    if S < 0:
-        if S > NEVER:
-            RT.counters[L] = S + 1
+S = RT.counters[L]
+if S < 0:
+    if S > NEVER:
+        RT.counters[L] = S + 1
+    for TARGET in ITERABLE:
+        BODY
     else:
-        OWN = IT
+        ORELSE
+else:
+    try:
+        OWN = ITERABLE
         IT = RT.iter(OWN)
         if IT is OWN:
             OWN = None
@@ -159,23 +164,20 @@ try:
                 finally:
                     RT.counters[L] = C
         OWN = None
-        if HOW:
-            S = 0
+        if HOW == 0:
+            for TARGET in IT:
+                BODY
+            else:
+                IT = None
+                ORELSE
+        else:
             IT = None
             if HOW == 1:
                 ORELSE
-        else:
-            S = -1
-    if S < 0:
-        for TARGET in IT:
-            BODY
-        else:
-            IT = None
-            ORELSE
         IT = None
-except RT.base_exception:
-    IT = OWN = None
-    raise
+    except RT.base_exception:
+        IT = OWN = None
+        raise
 """
 
 _WHILE = """
@@ -401,7 +403,7 @@ class _Instrumenter:
     def build(self) -> InstrumentedCode:
         node = self.source.node
         func = copy.copy(node)  # the def with its decorators (never run: they only give co_firstlineno)
-        func.body = self.block(node.body, 1)
+        func.body = self.block(node.body, 1, 0)
         inner: ast.stmt = func
         if self.source.class_name is not None:
             # private names are mangled as in the user's class: compile the def inside a class of that name
@@ -422,36 +424,43 @@ class _Instrumenter:
         return InstrumentedCode(code, tree, self.prefix, frozenset(self.single_copy))
 
     # --- statements ------------------------------------------------------------------------------------
-    def block(self, stmts: list[ast.stmt], copies: int) -> list[ast.stmt]:
+    def block(self, stmts: list[ast.stmt], copies: int, level: int) -> list[ast.stmt]:
+        """The statements replacing stmts, which appear `copies` times, inside `level` loop statements (else
+        clauses included): a loop's hidden locals are named by level, so sibling loops share them (the frame
+        stays small) and a loop never shares them with one running inside it."""
         out: list[ast.stmt] = []
         for stmt in stmts:
-            out.extend(self.stmt(stmt, copies))
+            out.extend(self.stmt(stmt, copies, level))
         return out
 
-    def stmt(self, node: ast.stmt, copies: int) -> list[ast.stmt]:
+    def stmt(self, node: ast.stmt, copies: int, level: int) -> list[ast.stmt]:
         if isinstance(node, (ast.For, ast.While)):
             loop = self.loops.get((node.lineno, node.col_offset))
             if loop is None:
                 raise AssertionError(f"no tier-1 loop for the statement at line {node.lineno}")
-            return self.loop(node, loop, copies)
+            return self.loop(node, loop, copies, level)
         if isinstance(node, ast.If):
             out = copy.copy(node)
-            out.body = self.block(node.body, copies)
-            out.orelse = self.block(node.orelse, copies)
+            out.body = self.block(node.body, copies, level)
+            out.orelse = self.block(node.orelse, copies, level)
             return [out]
         return [node]  # a simple statement (the front end accepts no other compound statement)
 
-    def loop(self, node: ast.For | ast.While, loop: LoopInfo, copies: int) -> list[ast.stmt]:
+    def loop(self, node: ast.For | ast.While, loop: LoopInfo, copies: int, level: int) -> list[ast.stmt]:
         """The statements replacing loop statement `node`; `copies`: how many times it appears."""
-        single = 2 * copies > MAX_COPIES
+        # a for loop's body appears 3 times (plain, counted, plain again after the JIT gave the loop back
+        # mid-way: the first plain copy iterates the iterable itself, the cheapest start), a while loop's twice
+        factor = 3 if isinstance(node, ast.For) else 2
+        single = factor * copies > MAX_COPIES
         if single:
             self.single_copy.add(loop.index)
-        body = self.block(node.body, copies if single else 2 * copies)
-        orelse = self.block(node.orelse, 2 * copies)
+        body = self.block(node.body, copies if single else factor * copies, level + 1)
+        orelse = self.block(node.orelse, 2 * copies if single else factor * copies, level + 1)
         is_for = isinstance(node, ast.For)
         head = _head_position(node)
         bound = self.bound_at[(node.lineno, node.col_offset)]
         targets = _assigned_names(node.target, self.source) if isinstance(node, ast.For) else frozenset()
+        targets -= self.bound_at[_DELETED]
         exprs: dict[str, ast.expr] = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
         if isinstance(node, ast.For):
             exprs.update(ITERABLE=node.iter, TARGET=node.target)
@@ -462,19 +471,19 @@ class _Instrumenter:
         stmts = {
             "BODY": body,
             "ORELSE": orelse,
-            "HANDOFF_HEADER": self.handoff(loop, False, "HOW", is_for, head, bound),
-            "HANDOFF_BODY": self.handoff(loop, True, "H", is_for, head, bound | targets),
+            "HANDOFF_HEADER": self.handoff(loop, level, False, "HOW", is_for, head, bound),
+            "HANDOFF_BODY": self.handoff(loop, level, True, "H", is_for, head, bound | targets),
         }
         # the copies' for/while statements keep the original's position: CPython then places their
         # GET_ITER and FOR_ITER exactly as in the user's code
-        return _Fill(head, self.loop_names(loop), exprs, stmts, loop_at=node).fill(_template(template))
+        return _Fill(head, self.loop_names(level), exprs, stmts, loop_at=node).fill(_template(template))
 
-    def loop_names(self, loop: LoopInfo) -> dict[str, str]:
-        names = {n: self.hidden(n, loop.index) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E")}
+    def loop_names(self, level: int) -> dict[str, str]:
+        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E")}
         return names
 
     def handoff(
-        self, loop: LoopInfo, at_body: bool, result: str, is_for: bool, head: ast.AST, bound: frozenset[str]
+        self, loop: LoopInfo, level: int, at_body: bool, result: str, is_for: bool, head: ast.AST, bound: frozenset[str]
     ) -> list[ast.stmt]:
         """The statements of one hand-off; the outcome goes to hidden local `result`; `bound`: the locals
         surely bound there."""
@@ -495,7 +504,7 @@ class _Instrumenter:
         clear: list[ast.stmt] = []
         if temps:  # the temporaries must not keep the values alive
             clear = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None))]
-        names = self.loop_names(loop)
+        names = self.loop_names(level)
         names["RESULT"] = names[result]
         exprs: dict[str, ast.expr] = {
             "VALUES": ast.Tuple([ast.Name(name, ast.Store()) for name in self.local_names], ast.Store()),
@@ -596,7 +605,7 @@ def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int,
     def walk(stmts: list[ast.stmt], bound: frozenset[str]) -> frozenset[str]:
         for stmt in stmts:
             if isinstance(stmt, (ast.For, ast.While)):
-                found[(stmt.lineno, stmt.col_offset)] = bound
+                found[(stmt.lineno, stmt.col_offset)] = bound - deleted
                 inner = bound | _assigned_names(stmt.target, source) if isinstance(stmt, ast.For) else bound
                 walk(stmt.body, inner)
                 walk(stmt.orelse, bound)
@@ -612,4 +621,8 @@ def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int,
         return bound - deleted
 
     walk(source.node.body, frozenset(params) - deleted)
+    found[_DELETED] = frozenset(deleted)
     return found
+
+
+_DELETED = (0, -1)  # (a key of _bound_at_loops' result no statement has: the locals deleted somewhere)

@@ -161,6 +161,16 @@ def tuple_targets(n, stop):
         total += a + b * c
     return total
 
+def deleted_before_the_loop(n, stop):
+    gone = n
+    del gone
+    total = 0
+    for i in range(n):
+        total += i
+        if i == stop:
+            gone = i
+    return total, gone if stop < n else -1
+
 def unbound_both_ways(n, stop):
     total = 0
     for i in range(n):
@@ -184,6 +194,7 @@ NAMES = [
     "while_true",
     "nested",
     "tuple_targets",
+    "deleted_before_the_loop",
     "unbound_both_ways",
 ]
 
