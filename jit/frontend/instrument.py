@@ -350,6 +350,11 @@ class _Fill(ast.NodeTransformer):
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         ast.copy_location(node, self.loop_at if isinstance(node, (ast.For, ast.While)) else self.at)
+        if isinstance(node, ast.Attribute):
+            # CPython moves a method call's or attribute load's start to the end of the attribute's name:
+            # a one-line name right at the start keeps `RT.iter(x)` exactly where the loop's GET_ITER is
+            node.end_lineno = node.lineno
+            node.end_col_offset = node.col_offset + len(node.attr)
         for field, value in ast.iter_fields(node):
             if isinstance(value, list):
                 items = self._visit_list(value)
