@@ -16,7 +16,7 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from jit.kinds import DIRTY, Kind
-from jit.trace import ExitPoint, Snapshot, Trace, Uop, Value
+from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
 
@@ -150,10 +150,10 @@ class LowerContext:
         b = self.builder
         for slot in sorted(trace.written):
             value = snapshot.slots.get(slot)
-            if value is None and trace.kind == "root":
+            if value is None and trace.kind is TraceKind.ROOT:
                 value = trace.entry_slots.get(slot)
             if value is not None:
-                if trace.kind == "side" and trace.entry_slots.get(slot) is value:
+                if trace.kind is TraceKind.SIDE and trace.entry_slots.get(slot) is value:
                     continue  # still what the buffer holds
                 if value.kind != Kind.RANGE:
                     self.store_slot(slot, value.kind, self.value(value))

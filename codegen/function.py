@@ -24,7 +24,7 @@ from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
 from jit.kinds import Kind
-from jit.trace import Trace, Uop
+from jit.trace import Trace, TraceEnd, Uop
 
 
 def build(ctx: LowerContext) -> None:
@@ -37,7 +37,7 @@ def build(ctx: LowerContext) -> None:
         ctx.values[value.id] = ctx.load_word(ctx.layout.stack_word_of(index), value.kind)
     for uop in trace.hoisted:
         _lower(ctx, uop)
-    if trace.end != "loop":
+    if trace.end is not TraceEnd.LOOP:
         for uop in trace.uops:
             _lower(ctx, uop)
         return

@@ -11,7 +11,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from jit.kinds import Kind
-from jit.trace import Trace, Uop, Value
+from jit.trace import Trace, TraceEnd, TraceKind, Uop, Value
 
 if TYPE_CHECKING:
     from jit.monitor import Monitor
@@ -93,7 +93,7 @@ def format_trace(code: Any, trace: Trace, title: str) -> str:
     for uop in trace.uops:
         lines.append(format_uop(code, index, uop))
         index += 1
-    if trace.end == "loop" and trace.end_snapshot is not None:
+    if trace.end is TraceEnd.LOOP and trace.end_snapshot is not None:
         carried = ", ".join(
             f"{code.slot_names[s]}={_value(trace.end_snapshot.slots[s])}"
             for s in sorted(trace.entry_slots)
@@ -109,7 +109,7 @@ def title(monitor: Monitor, compiled: CompiledTrace) -> str:
     code = monitor.code
     loop = trace.loop
     kinds = ", ".join(f"{code.slot_names[s]}:{k.short}" for s, k in trace.entry_kinds.items())
-    if trace.kind == "root":
+    if trace.kind is TraceKind.ROOT:
         what = f"root trace of the loop at line {loop.line}"
     else:
         parent = compiled.parent or trace.parent_exit
@@ -167,7 +167,7 @@ def _tree_lines(monitor: Monitor, tree: Tree, indent: str) -> list[str]:
             if exit.side is not None:
                 side = exit.side
                 end = side.trace.end
-                target = f" -> jumps to {side.trace.end_tree.symbol}" if end == "tree" else f" -> {end}"
+                target = f" -> jumps to {side.trace.end_tree.symbol}" if end is TraceEnd.TREE else f" -> {end}"
                 lines.append(
                     f"{indent}  exit {exit.id} (line {exit.line}) of {compiled.symbol}: side trace {side.symbol}{target}"
                 )

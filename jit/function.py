@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import sys
@@ -32,18 +33,33 @@ _NOT_COMPILABLE_FLAGS = (
 )
 
 
+class Mode(enum.StrEnum):
+    """How a ``@jit`` function runs."""
+
+    PENDING = "pending"  # not called yet: the front end runs on the first call, or for jit.explain
+    TIER1 = "tier1"  # the front end compiled it: its loops can run natively
+    PLAIN = "plain"  # runs as plain CPython (JitFunction.reason says why)
+    DISABLED = "disabled"  # JIT_DISABLE=1
+
+
+class Baseline(enum.StrEnum):
+    """What runs a tier-1 function outside native code."""
+
+    # the instrumented code: CPython runs the function and hands hot loops to the JIT (a function with no loop
+    # statement keeps its own code)
+    CPYTHON = "cpython"
+    # option interpreter=True: the whole function runs in tracejit's tier-1 interpreter, the reference semantics
+    INTERPRETER = "interpreter"
+
+
 class JitFunction:
     """Runtime state of one ``@jit`` function, shared by all its calls and threads.
 
-    ``wrapper`` is the function ``@jit`` returned; tracejit swaps its code (see ``jit.wrapper``). ``mode`` is
-    one of ``"pending"`` (not called yet: the front end runs on the first call, or for ``jit.explain``),
-    ``"tier1"`` (the front end compiled it: its loops can run natively), ``"plain"`` (runs as plain CPython;
-    ``reason`` says why, found by the front end when asked if the code object alone told) or ``"disabled"``
-    (``JIT_DISABLE=1``). ``baseline`` says what runs a tier-1 function outside native code: ``"cpython"`` (the
-    instrumented code: CPython runs the function and hands hot loops to the JIT; a function with no loop
-    statement keeps its own code) or ``"interpreter"`` (option ``interpreter=True``: the whole function runs in
-    tracejit's tier-1 interpreter, the reference semantics). With ``strict=True``, ``refusal`` makes the error
-    every call raises instead of running as plain CPython or without native code.
+    ``wrapper`` is the function ``@jit`` returned; tracejit swaps its code (see ``jit.wrapper``). ``mode`` (a
+    ``Mode``) says how it runs; for ``Mode.PLAIN``, ``reason`` says why, found by the front end when asked if
+    the code object alone told. ``baseline`` (a ``Baseline``) says what runs a tier-1 function outside native
+    code. With ``strict=True``, ``refusal`` makes the error every call raises instead of running as plain
+    CPython or without native code.
     """
 
     # what the forwarders of jit.wrapper read from this object (the user's globals may rebind these names)
@@ -53,30 +69,30 @@ class JitFunction:
     def __init__(self, py_func: types.FunctionType, options: Options, disabled: bool) -> None:
         self.py_func = py_func
         self.options = options
-        self.mode = "disabled" if disabled else "pending"
-        self.baseline = "interpreter" if options.interpreter else "cpython"
+        self.mode = Mode.DISABLED if disabled else Mode.PENDING
+        self.baseline = Baseline.INTERPRETER if options.interpreter else Baseline.CPYTHON
         self.reason: Unsupported | None = None
         self.code: T1Code | None = None
         self.instrumented: InstrumentedCode | None = None
-        self.loop_runtime: Any = None  # runtime.loop_driver.LoopRuntime (baseline "cpython")
+        self.loop_runtime: Any = None  # runtime.loop_driver.LoopRuntime (Baseline.CPYTHON)
         self.lock = threading.Lock()
         self.globals: dict[str, Any] = py_func.__globals__
         self.builtins: dict[str, Any] = py_func.__builtins__  # type: ignore[attr-defined]
         self.exec_args: tuple[Any, ...] = ()
-        self.loop_views: list[Any] = []  # per loop, what run_loop runs (baseline "cpython")
+        self.loop_views: list[Any] = []  # per loop, what run_loop runs (Baseline.CPYTHON)
         self.backedge_counts: list[int] = []
         self.hot_loops: list[Any] = []
         self.hot_threshold = 0
         self.monitor: Any = None  # the JIT's state (jit.monitor.Monitor), made when a loop first gets hot
         self.jit_unavailable: str | None = None
         self.gave_up: str | None = None  # why no loop of the function runs natively
-        self.calls = 0  # calls run by the tier-1 interpreter (baseline "interpreter")
+        self.calls = 0  # calls run by the tier-1 interpreter (Baseline.INTERPRETER)
         self.refusal: functools.partial[TracejitError] | None = None  # strict=True: makes the error calls raise
         self.wrapper = make_wrapper(py_func)
         code = py_func.__code__
-        if self.mode == "pending":
+        if self.mode is Mode.PENDING:
             if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or code.co_freevars:
-                self.mode = "plain"  # (the front end's reason is found when jit.explain asks)
+                self.mode = Mode.PLAIN  # (the front end's reason is found when jit.explain asks)
             else:  # the front end runs at the first call (and decides the code of later calls)
                 self._set_code(forwarder(py_func, self, "first_call"))
 
@@ -103,9 +119,9 @@ class JitFunction:
     def ensure_prepared(self) -> None:
         """Run the front end if it has not run yet (it runs on the first call, or for jit.explain)."""
         with self.lock:
-            if self.mode == "pending":
+            if self.mode is Mode.PENDING:
                 self._prepare()
-            elif self.mode == "plain" and self.reason is None:
+            elif self.mode is Mode.PLAIN and self.reason is None:
                 try:
                     compile_to_tier1(self.py_func)
                 except Unsupported as exc:
@@ -119,7 +135,7 @@ class JitFunction:
             self.code = compile_to_tier1(self.py_func)
         except Unsupported as exc:
             self.reason = exc
-            self.mode = "plain"
+            self.mode = Mode.PLAIN
             if strict:
                 self.refusal = functools.partial(
                     UnsupportedFunctionError, self._refusal_message(exc), exc.reason, exc.line
@@ -131,7 +147,7 @@ class JitFunction:
             # (llvmlite itself is imported only once a loop gets hot, unless strict mode must know now)
             self.jit_unavailable = jit_unavailable() or (llvm_unusable() if strict else None)
             self.hot_threshold = self.options.threshold if self.jit_unavailable is None else 0
-            self.mode = "tier1"
+            self.mode = Mode.TIER1
             if self.jit_unavailable is not None:
                 if strict:
                     reason = self.jit_unavailable
@@ -146,9 +162,9 @@ class JitFunction:
         """The code the wrapper runs, once the front end has run."""
         if self.refusal is not None:
             return forwarder(self.py_func, self, "refuse")
-        if self.mode != "tier1" or (self.gave_up is not None and self.jit_unavailable is not None):
+        if self.mode is not Mode.TIER1 or (self.gave_up is not None and self.jit_unavailable is not None):
             return self.py_func.__code__
-        if self.baseline == "interpreter":
+        if self.baseline is Baseline.INTERPRETER:
             return self.py_func.__code__ if self.gave_up is not None else forwarder(self.py_func, self, "call_tier1")
         assert self.code is not None
         if self.hot_threshold <= 0 or not any(loop.statement is not None for loop in self.code.loops):
@@ -169,7 +185,7 @@ class JitFunction:
         except Exception as exc:  # a bug of the instrumentation must not break the user's program
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.reason = Unsupported(f"internal error while instrumenting the code: {detail}")
-            self.mode = "plain"
+            self.mode = Mode.PLAIN
             return self.py_func.__code__
         runtime.code = code
         self.loop_runtime = runtime

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from codegen import abi
 from jit import environment
+from jit.aborts import Abort, Reason
 from jit.optimizer import optimize
 from jit.recorder import Recorder
-from jit.trace import Trace
+from jit.trace import Trace, TraceKind, WhenHot
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor, describe
 from runtime.frame import Frame
@@ -51,7 +52,8 @@ class Monitor:
         self.active = 0  # native calls in progress
         self.native_entries = 0
         self.exits_to_interpreter = 0
-        self.abort_reasons: Counter[str] = Counter()
+        self.abort_reasons: Counter[str] = Counter()  # by message, with where it happened
+        self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
         self.invalidated = 0
         self.limits_hit: Counter[str] = Counter()
         self.dump_kinds = environment.dump_kinds()
@@ -127,7 +129,7 @@ class Monitor:
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         exit = self.call_native(frame, tree, buffer)
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
-            if exit.when_hot == "invalidate":
+            if exit.when_hot is WhenHot.INVALIDATE:
                 self.invalidate(exit.tree)
             elif exit.can_grow() and exit.side is None and self.options.side_exit_threshold:
                 self.maybe_record_side(frame, exit)
@@ -180,12 +182,14 @@ class Monitor:
         state = self.loops[loop]
         return list(state.trees) if state is not None else []
 
-    def recording_aborted(self, recorder: Recorder, reason: str, retry: bool = False) -> None:
+    def recording_aborted(self, recorder: Recorder, abort: Abort) -> None:
         trace = recorder.trace
         where = f"{trace.kind} trace of the loop at line {trace.loop.line}, at line {recorder.line}"
-        self.abort_reasons[f"{where}: {reason}"] += 1
+        self.abort_reasons[f"{where}: {abort}"] += 1
+        self.abort_codes[abort.reason.code] += 1
+        retry = abort.retry
         options = self.options
-        if trace.kind == "root":
+        if trace.kind is TraceKind.ROOT:
             state = self.loops[trace.loop.index]
             assert state is not None
             state.recording = False
@@ -201,7 +205,7 @@ class Monitor:
             exit = trace.parent_exit
             exit.recording = False
             exit.aborts += 1
-            if exit.aborts >= options.max_aborts or reason == "execution left the loop":
+            if exit.aborts >= options.max_aborts or abort.reason is Reason.LEFT_LOOP:
                 exit.blacklisted = True  # that path leaves the loop: it belongs to an enclosing loop's tree
             else:
                 exit.retry_at = exit.taken + (options.side_exit_threshold << exit.aborts)
@@ -225,11 +229,11 @@ class Monitor:
             compiled = self.compile(trace)  # LLVM releases the GIL: other threads run meanwhile
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.recording_aborted(recorder, f"internal error while compiling: {detail}")
+            self.recording_aborted(recorder, Abort(Reason.COMPILER_ERROR, detail=detail))
             if environment.debug():
                 traceback.print_exc()
             return
-        if trace.kind == "root":
+        if trace.kind is TraceKind.ROOT:
             self.install_root(state, compiled, recorder)
             state.recording = False  # only now: until the tree is installed, no other thread records it
         else:

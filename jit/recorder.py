@@ -21,11 +21,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jit import specialize
+from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind, kind_of
-from jit.specialize import Abort, BadTiming
-from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, Value
+from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS
 from runtime.frame import UNBOUND, Frame
 
@@ -47,7 +47,7 @@ class Recorder:
     ) -> None:
         self.monitor = monitor
         self.code = frame.code
-        self.trace = Trace("side" if parent else "root", loop, start_pc)
+        self.trace = Trace(TraceKind.SIDE if parent else TraceKind.ROOT, loop, start_pc)
         self.slots: dict[int, Value] = {}
         self.stack: list[Value] = []
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
@@ -60,7 +60,7 @@ class Recorder:
         self.finished = False
         if parent is None:
             self.emit("_CHECK_PERIODIC")
-            self.trace.uops[-1].exit.when_hot = "never"  # type: ignore[union-attr]
+            self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
         else:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
@@ -78,18 +78,17 @@ class Recorder:
         try:
             self.record(frame, pc)
         except Abort as exc:
-            self.abort(str(exc), frame, retry=isinstance(exc, BadTiming))
+            self.abort(exc, frame)
         except Exception as exc:  # a recorder bug must never break the user's program
-            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.abort(f"internal error in the recorder: {detail}", frame)
+            self.abort(_internal_error(exc), frame)
 
-    def abort(self, reason: str, frame: Frame | None = None, retry: bool = False) -> None:
+    def abort(self, abort: Abort, frame: Frame | None = None) -> None:
         if self.finished:
             return
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
-        self.monitor.recording_aborted(self, reason, retry)
+        self.monitor.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:
         self.finished = True
@@ -99,18 +98,18 @@ class Recorder:
     def record(self, frame: Frame, pc: int) -> None:
         loop = self.trace.loop
         if not loop.contains(pc):
-            if self.trace.kind == "root":  # the loop ended (condition false, break) while being recorded
-                raise BadTiming("the loop ended while it was being recorded")
-            raise Abort("execution left the loop")
+            if self.trace.kind is TraceKind.ROOT:  # the loop ended (condition false, break) while being recorded
+                raise Abort(Reason.LOOP_ENDED)
+            raise Abort(Reason.LEFT_LOOP)
         if len(self.trace.uops) > self.limit:
-            raise Abort(f"trace longer than max_trace_length ({self.limit} uops)")
+            raise Abort(Reason.TOO_LONG, limit=self.limit)
         self.pc = pc
         self.line = self.code.lines[pc]
         self.pre = Snapshot(pc, dict(self.slots), list(self.stack))
         op = self.code.ops[pc]
         handler = _HANDLERS.get(op)
         if handler is None:
-            raise Abort(f"{I.OPS[op].name} is not compiled")
+            raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
         handler(self, frame, self.code.args[pc])
 
     # --- building blocks -----------------------------------------------------------------------------------
@@ -145,7 +144,7 @@ class Recorder:
     def pop(self) -> Value:
         value = self.stack.pop()
         if value.kind == Kind.RANGE:
-            raise Abort("a range object used other than by a for loop")
+            raise Abort(Reason.RANGE_USED)
         return value
 
     def read_slot(self, frame: Frame, slot: int) -> Value:
@@ -154,16 +153,16 @@ class Recorder:
             return value
         kind = kind_of(frame.slots[slot])
         if kind == Kind.UNBOUND:
-            raise Abort("read of an unbound local")
+            raise Abort(Reason.UNBOUND_READ)
         if kind == Kind.RANGE:
-            raise Abort("a range object in a local")
+            raise Abort(Reason.RANGE_IN_LOCAL)
         trace = self.trace
-        if trace.kind == "side":
+        if trace.kind is TraceKind.SIDE:
             known = trace.known_kinds.get(slot)
             if known is None:
                 self.emit("_GUARD_SLOT_KIND", operand=(slot, kind))
             elif known != kind:
-                raise Abort(f"slot {slot} is {kind.short}, its tree wrote {known.short}")
+                raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=kind.short, known=known.short)
         value = trace.new_value(kind)
         trace.entry_slots[slot] = value
         self.slots[slot] = value
@@ -177,7 +176,7 @@ class Recorder:
 
     def write_slot(self, slot: int, value: Value) -> None:
         if value.kind == Kind.RANGE:
-            raise Abort("a range object stored in a local")
+            raise Abort(Reason.RANGE_STORED)
         self.slots[slot] = value
         self.trace.written.add(slot)
 
@@ -194,10 +193,10 @@ class Recorder:
         """The interpreter is back at the header of the trace's loop."""
         trace = self.trace
         trace.end_snapshot = Snapshot(self.pc, dict(self.slots), [])
-        if trace.kind == "root":
+        if trace.kind is TraceKind.ROOT:
             stable = all(self.slots[s].kind == v.kind for s, v in trace.entry_slots.items())
             if stable:
-                trace.end = "loop"
+                trace.end = TraceEnd.LOOP
                 self.emit("_JUMP_TO_TOP")
             else:
                 self.end_with_link(frame)
@@ -212,11 +211,11 @@ class Recorder:
             if self.matches_entry(frame, tree.entry_kinds):
                 for slot in tree.entry_kinds:
                     self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
-                trace.end = "tree"
+                trace.end = TraceEnd.TREE
                 trace.end_tree = tree
                 self.emit("_JUMP_TO_TREE", operand=tree)
                 return
-        trace.end = "exit"
+        trace.end = TraceEnd.EXIT
         self.emit("_EXIT_TRACE", operand=self.pc)
 
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
@@ -236,7 +235,7 @@ class Recorder:
             # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
             return
         if tree.depth + 1 > self.monitor.options.max_nesting_depth:
-            raise Abort(f"nesting deeper than max_nesting_depth ({self.monitor.options.max_nesting_depth})")
+            raise Abort(Reason.TOO_DEEP, limit=self.monitor.options.max_nesting_depth)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)
         self.pending_tree = tree
@@ -252,16 +251,15 @@ class Recorder:
         try:
             self.record_tree_result(frame, tree, exit, pc)
         except Abort as exc:
-            self.abort(str(exc), frame)
+            self.abort(exc, frame)
         except Exception as exc:
-            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.abort(f"internal error in the recorder: {detail}", frame)
+            self.abort(_internal_error(exc), frame)
         return resume_pc
 
     def record_tree_result(self, frame: Frame, tree: Tree, exit: ExitDescriptor, pc: int) -> None:
         """After an inner tree ran: guard that it left its loop normally, then read back what it wrote."""
         if not exit.is_loop_exit_of(tree):
-            raise Abort("the inner loop's tree left through an exit other than its loop's end")
+            raise Abort(Reason.INNER_EXIT)
         self.depth = max(self.depth, tree.depth)
         trace = self.trace
         self.pc = pc
@@ -286,7 +284,7 @@ class Recorder:
             if not certain:
                 self.emit("_GUARD_SLOT_KIND", operand=(slot, actual), propagate=True)
             elif actual != kind:
-                raise Abort("inner tree wrote a slot of an unexpected kind")
+                raise Abort(Reason.INNER_WROTE_KIND)
             value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
             self.slots[slot] = value  # type: ignore[assignment]
             trace.written.add(slot)
@@ -294,6 +292,11 @@ class Recorder:
         for index, kind in enumerate(exit.stack_kinds):
             value = trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line)
             self.stack.append(value)  # type: ignore[arg-type]
+
+
+def _internal_error(exc: Exception) -> Abort:
+    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return Abort(Reason.RECORDER_ERROR, detail=detail)
 
 
 class _EndHere(Exception):
@@ -363,9 +366,9 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     if value is NO_CONST:
         value = function.builtins.get(name, NO_CONST)
     if value is NO_CONST:
-        raise Abort(f"global name {name!r} is not defined")
+        raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
     if type(function.globals) is not dict:
-        raise Abort("globals are not a plain dict")
+        raise Abort(Reason.GLOBALS_NOT_DICT)
     r.emit("_GUARD_GLOBAL", operand=(name, value))
     r.push(r.const(value))
 
@@ -378,10 +381,10 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
         return
     module = obj.const if obj.is_const else None
     if type(module) is not types.ModuleType:
-        raise Abort(f"attribute .{name} of {obj.kind.short}")
+        raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
     namespace = module.__dict__
     if name not in namespace:
-        raise Abort(f"attribute .{name} not in module {module.__name__}")
+        raise Abort(Reason.MODULE_ATTRIBUTE, name=name, module=module.__name__)
     value = namespace[name]
     r.emit("_GUARD_MODULE_ATTR", operand=(module, name, value))
     r.push(r.const(value))
@@ -436,7 +439,7 @@ def _jump(r: Recorder, frame: Frame, target: int) -> None:
 def _jump_backward(r: Recorder, frame: Frame, target: int) -> None:
     loop = r.code.loops[r.code.args[target]]
     if loop.index != r.trace.loop.index:
-        raise Abort(f"the inner loop at line {loop.line} has no compiled tree (it would be inlined)")
+        raise Abort(Reason.INNER_NOT_COMPILED, line=loop.line)
 
 
 @_handles(I.LOOP_HEADER)
@@ -447,10 +450,10 @@ def _loop_header(r: Recorder, frame: Frame, index: int) -> None:
     try:
         r.inner_header(frame, r.code.loops[index])
     except _EndHere:
-        r.trace.end = "exit"
+        r.trace.end = TraceEnd.EXIT
         r.trace.end_snapshot = Snapshot(r.pc, dict(r.slots), [])
         r.emit("_EXIT_TRACE", operand=r.pc)
-        r.trace.uops[-1].exit.when_hot = "never"  # type: ignore[union-attr]  # the inner loop's tree takes over
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # the inner loop's tree takes over
         r.finish(frame)
 
 
@@ -459,11 +462,11 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     base, _exit_pc = arg
     step_slot = r.read_slot(frame, base + 2)
     if step_slot.kind == Kind.NONE:
-        raise Abort("`range` is rebound to something else")
+        raise Abort(Reason.RANGE_REBOUND)
     cur, stop = r.read_slot(frame, base), r.read_slot(frame, base + 1)
     for v in (cur, stop, step_slot):
         if v.kind != Kind.INT:
-            raise Abort("range bounds beyond 64 bits")
+            raise Abort(Reason.RANGE_BEYOND_64_BITS)
     actual_cur, actual_stop, actual_step = frame.slots[base], frame.slots[base + 1], frame.slots[base + 2]
     more = actual_cur < actual_stop if actual_step > 0 else actual_cur > actual_stop
     own = r.trace.loop.header_pc == r.pc - 1
@@ -475,7 +478,7 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
         r.write_slot(base, following)
     else:
         if own:
-            raise BadTiming("the loop ended while it was being recorded")
+            raise Abort(Reason.LOOP_ENDED)
         r.emit("_GUARD_EXHAUSTED_RANGE", (cur, stop, step_slot))
         for slot in range(base, base + 4):
             r.write_slot(slot, r.const(UNBOUND))
@@ -486,7 +489,7 @@ def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
     value = r.stack.pop()
     parts = r.virtual_ranges.get(value.id)
     if parts is None:
-        raise Abort("for over a range built elsewhere")
+        raise Abort(Reason.RANGE_ELSEWHERE)
     for offset, part in enumerate(parts):
         r.write_slot(base + offset, part)
     r.write_slot(base + 3, r.const(None))
@@ -497,16 +500,16 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     base, _exit_pc = arg
     iterator = r.read_slot(frame, base + 2)
     if iterator.kind != Kind.NONE:
-        raise Abort(f"for over a {type(frame.slots[base + 2]).__name__}")
+        raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
     sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
     if sequence.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
-        raise Abort(f"for over a {sequence.kind.short}")
+        raise Abort(Reason.FOR_OVER, what=sequence.kind.short)
     suffix = "LIST" if sequence.kind == Kind.LIST else "TUPLE"
     actual_sequence, actual_index = frame.slots[base], frame.slots[base + 1]
     own = r.trace.loop.header_pc == r.pc - 1
     if actual_index >= len(actual_sequence):
         if own:
-            raise BadTiming("the loop ended while it was being recorded")
+            raise Abort(Reason.LOOP_ENDED)
         r.emit(f"_GUARD_EXHAUSTED_{suffix}", (sequence, index))
         for slot in range(base, base + 3):
             r.write_slot(slot, r.const(UNBOUND))
@@ -522,7 +525,7 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
 def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
     iterable = r.pop()
     if iterable.kind not in (Kind.LIST, Kind.TUPLE):
-        raise Abort(f"for over a {type(frame.stack[-1]).__name__}")
+        raise Abort(Reason.FOR_OVER, what=type(frame.stack[-1]).__name__)
     r.write_slot(base, iterable)
     r.write_slot(base + 1, r.const(0))
     r.write_slot(base + 2, r.const(None))
@@ -533,9 +536,9 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
     t = type(item)
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
     if kind is None:
-        raise Abort(f"element of type {t.__name__}")
+        raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
     if kind == Kind.OBJECT:
-        raise Abort("element is an int beyond 64 bits")
+        raise Abort(Reason.ELEMENT_BIG_INT)
     checked = r.emit("_GUARD_TYPE", (boxed,), operand=kind, kind=kind if kind.is_pointer else Kind.OBJECT)
     if kind.is_pointer:
         return checked
@@ -549,12 +552,12 @@ def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
     index = specialize.as_int(r, r.pop())
     container = r.pop()
     if container.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
-        raise Abort(f"subscript of {container.kind.short} by {index.kind.short}")
+        raise Abort(Reason.SUBSCRIPT, container=container.kind.short, index=index.kind.short)
     actual_container, actual_index = frame.stack[-2], frame.stack[-1]
     try:
         item = actual_container[actual_index]
     except IndexError:
-        raise Abort("index out of range while recording") from None
+        raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
     name = "_BINARY_SUBSCR_LIST_INT" if container.kind == Kind.LIST else "_BINARY_SUBSCR_TUPLE_INT"
     boxed = r.emit(name, (container, index))
     r.push(_unbox(r, boxed, item))
@@ -566,16 +569,16 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
     container = r.pop()
     value = r.pop()
     if container.kind != Kind.LIST or index.kind != Kind.INT:
-        raise Abort(f"item assignment on {container.kind.short}")
+        raise Abort(Reason.ITEM_ASSIGNMENT, container=container.kind.short)
     if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
-        raise Abort(f"storing a {value.kind.short} into a list")
+        raise Abort(Reason.STORE_KIND, kind=value.kind.short)
     actual_list, actual_index = frame.stack[-2], frame.stack[-1]
     try:
         old = actual_list[actual_index]
     except IndexError:
-        raise Abort("index out of range while recording") from None
+        raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
     if type(old) not in (int, float, bool):
-        raise Abort(f"overwriting a list element of type {type(old).__name__}")
+        raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
     r.emit("_STORE_SUBSCR_LIST_INT", (value, container, index))
 
 
@@ -585,7 +588,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.pop()
     if callee.kind == Kind.APPEND_METHOD:
         if n != 1:
-            raise Abort("list.append() with other than one argument")
+            raise Abort(Reason.APPEND_ARGUMENTS)
         _append(r, callee, args[0])
         r.push(r.const(None))
         return
@@ -594,7 +597,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
     if handler is None:
         name = getattr(fn, "__qualname__", None) or callee.kind.short
-        raise Abort(f"call to {name}")
+        raise Abort(Reason.CALL, name=name)
     r.push(handler(r, args, list(actual)))
 
 
@@ -610,13 +613,13 @@ def _hashable(value: Any) -> bool:
 def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
     target = r.read_slot(frame, slot)
     if target.kind != Kind.LIST:
-        raise Abort(f"append to a {target.kind.short}")
+        raise Abort(Reason.APPEND_TO, kind=target.kind.short)
     _append(r, target, r.pop())
 
 
 def _append(r: Recorder, target: Value, item: Value) -> None:
     if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD):
-        raise Abort(f"appending a {item.kind.short}")
+        raise Abort(Reason.APPEND_VALUE, kind=item.kind.short)
     r.emit("_CALL_LIST_APPEND", (target, item))
 
 
@@ -624,5 +627,5 @@ def _append(r: Recorder, target: Value, item: Value) -> None:
 def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
     op = r.code.ops[r.pc]
     if op == I.RETURN_VALUE:
-        raise Abort("return inside the loop (the trace would leave the frame)")
-    raise Abort(f"{I.OPS[op].name} is not compiled")
+        raise Abort(Reason.RETURN_IN_LOOP)
+    raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)

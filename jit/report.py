@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jit.function import JitFunction
+from jit.function import Baseline, JitFunction, Mode
 
 
 def explain_report(state: JitFunction) -> str:
@@ -10,10 +10,10 @@ def explain_report(state: JitFunction) -> str:
     func = state.py_func
     code = func.__code__
     lines = [f"tracejit: {func.__qualname__} ({code.co_filename}:{code.co_firstlineno})"]
-    if state.mode == "disabled":
+    if state.mode is Mode.DISABLED:
         lines.append("  runs as plain CPython: JIT_DISABLE is set in the environment")
         return "\n".join(lines)
-    if state.mode == "plain":
+    if state.mode is Mode.PLAIN:
         assert state.reason is not None
         where = f" at line {state.reason.line}" if state.reason.line is not None else ""
         lines.append(f"  runs as plain CPython: {state.reason.what}{where}: {state.reason.reason}")
@@ -21,7 +21,7 @@ def explain_report(state: JitFunction) -> str:
         return "\n".join(lines)
     t1 = state.code
     assert t1 is not None
-    cpython = state.baseline == "cpython"
+    cpython = state.baseline is Baseline.CPYTHON
     if state.gave_up is not None and (not cpython or state.jit_unavailable is not None):
         lines.append(f"  runs as plain CPython from now on: {state.gave_up}")
         where = "tier-1 code"
@@ -60,9 +60,9 @@ def _loop_status(state: JitFunction, index: int) -> str:
     count = state.backedge_counts[index]
     monitor = state.monitor
     loop_state = monitor.loops[index] if monitor is not None else None
-    interpreted = "interpreted" if state.baseline == "interpreter" else "in CPython"
+    interpreted = "interpreted" if state.baseline is Baseline.INTERPRETER else "in CPython"
     if loop_state is None:
-        if state.baseline == "cpython":
+        if state.baseline is Baseline.CPYTHON:
             return "in CPython, not hot yet"
         return f"interpreted, not hot yet ({count} back-edges)"
     if loop_state.trees:

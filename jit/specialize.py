@@ -12,21 +12,13 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jit.aborts import Abort, Reason
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 from jit.kinds import INT64_MAX, INT64_MIN, Kind
 from jit.trace import Value
 
 if TYPE_CHECKING:
     from jit.recorder import Recorder
-
-
-class Abort(Exception):
-    """Recording cannot go on; the message says why (shown by jit.stats and jit.explain)."""
-
-
-class BadTiming(Abort):
-    """Recording stopped for a reason that says nothing about the loop (it happened to end while being
-    recorded): try again at the next chance, without backing off."""
 
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
@@ -52,17 +44,17 @@ def observe(what: str, compute: Callable[[], Any], kind: Kind | None = None) -> 
     try:
         result = compute()
     except Exception as exc:
-        raise Abort(f"{what} raises {type(exc).__name__} here") from None
+        raise Abort(Reason.RAISES, what=what, exception=type(exc).__name__) from None
     if kind == I and not (type(result) in (int, bool) and INT64_MIN <= result <= INT64_MAX):
-        raise Abort(f"{what}: int result beyond 64 bits")
+        raise Abort(Reason.INT_RESULT_TOO_BIG, what=what)
     if kind == F and type(result) is not float:
-        raise Abort(f"{what}: result is a {type(result).__name__}")
+        raise Abort(Reason.RESULT_TYPE, what=what, type=type(result).__name__)
     return result
 
 
 def _number(v: Value, what: str) -> None:
     if not v.kind.is_number:
-        raise Abort(f"{what} on {v.kind.short}")
+        raise Abort(Reason.OPERAND_KIND, what=what, kind=v.kind.short)
 
 
 # --- binary operators ------------------------------------------------------------------------------------
@@ -75,26 +67,26 @@ def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: 
     if op in (BinOp.AND, BinOp.OR, BinOp.XOR) and a.kind == B and b.kind == B:
         return r.emit(f"_BINARY_OP_{op.uop_name}_BOOL", (a, b))
     if op == BinOp.MATMUL:
-        raise Abort("operator @ on numbers")
+        raise Abort(Reason.MATMUL)
     what = f"operator {op}"
     if a.kind != F and b.kind != F:
         if op == BinOp.POW and actual_b < 0:
-            raise Abort("int ** negative int (a float result)")
+            raise Abort(Reason.NEGATIVE_INT_POWER)
         if op == BinOp.TRUEDIV:
             observe(what, lambda: op.fn(actual_a, actual_b), F)
             if max(abs(actual_a), abs(actual_b)) > 2**53:
-                raise Abort("int / int beyond 2**53 (CPython divides exactly)")
+                raise Abort(Reason.BIG_INT_DIVISION)
         else:
             observe(what, lambda: op.fn(actual_a, actual_b), I)
         a, b = as_int(r, a), as_int(r, b)
         r.emit("_GUARD_BOTH_INT", (a, b))
         return r.emit(f"_BINARY_OP_{op.uop_name}_INT", (a, b))
     if op in (BinOp.LSHIFT, BinOp.RSHIFT, BinOp.AND, BinOp.OR, BinOp.XOR):
-        raise Abort(f"operator {op} on a float (TypeError)")
+        raise Abort(Reason.FLOAT_BITWISE, op=op)
     x, y = float(actual_a), float(actual_b)
     observe(what, lambda: op.fn(x, y), F)
     if op == BinOp.POW and not _native_float_pow(x, y):
-        raise Abort("float ** outside the cases compiled natively (inf, nan, underflow)")
+        raise Abort(Reason.FLOAT_POWER)
     a, b = as_float(r, a), as_float(r, b)
     r.emit("_GUARD_BOTH_FLOAT", (a, b))
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
@@ -130,7 +122,7 @@ def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         return _identity(r, op, a, b)
     if op in (CompareOp.IN, CompareOp.NOT_IN):
-        raise Abort(f"operator {op}")
+        raise Abort(Reason.OPERATOR, op=op)
     if Kind.NONE in (a.kind, b.kind) and op in (CompareOp.EQ, CompareOp.NE):
         if a.kind.is_number or b.kind.is_number or a.kind == b.kind:
             equal = a.kind == b.kind
@@ -159,7 +151,7 @@ def _identity(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
         return r.emit("_IS_OP", (a, b), operand=invert)
     if a.kind != b.kind and not (a.kind.is_number and b.kind.is_number):
         return r.const(invert)  # values of different kinds are never the same object
-    raise Abort(f"identity ({op}) of {a.kind.short} values")
+    raise Abort(Reason.IDENTITY, op=op, kind=a.kind.short)
 
 
 # --- unary operators and truth ---------------------------------------------------------------------------
@@ -171,7 +163,7 @@ def unary(r: Recorder, op: UnaryOp, v: Value, actual: Any) -> Value:
     _number(v, f"unary {op}")
     if op == UnaryOp.INVERT:
         if v.kind != I:
-            raise Abort(f"~ on {v.kind.short}")
+            raise Abort(Reason.INVERT, kind=v.kind.short)
         return r.emit("_UNARY_INVERT_INT", (v,))
     v = as_int(r, v)
     if op == UnaryOp.POS:
@@ -189,7 +181,7 @@ def truth(r: Recorder, v: Value) -> Value:
         return r.const(False)
     name = {I: "_TO_BOOL_INT", F: "_TO_BOOL_FLOAT", Kind.LIST: "_TO_BOOL_LIST", Kind.TUPLE: "_TO_BOOL_TUPLE"}.get(kind)
     if name is None:
-        raise Abort(f"truth of {kind.short}")
+        raise Abort(Reason.TRUTH, kind=kind.short)
     return r.emit(name, (v,))
 
 
@@ -210,7 +202,7 @@ def _call(*fns: Any) -> Callable[[CallHandler], CallHandler]:
 
 def _arity(args: list[Value], *counts: int, name: str) -> None:
     if len(args) not in counts:
-        raise Abort(f"{name}() with {len(args)} arguments")
+        raise Abort(Reason.ARITY, name=name, count=len(args))
 
 
 @_call(builtins.abs)
@@ -226,7 +218,7 @@ def _abs(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
 def _min_max(r: Recorder, args: list[Value], actual: list[Any], is_max: bool) -> Value:
     name = "max" if is_max else "min"
     if len(args) < 2:
-        raise Abort(f"{name}() of one iterable")
+        raise Abort(Reason.ONE_ITERABLE, name=name)
     for v in args:
         _number(v, f"{name}()")
     # CPython keeps the first of equal items and replaces it only when a later item is strictly better
@@ -277,7 +269,7 @@ def _len(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
         return r.emit("_LEN_LIST", (args[0],))
     if kind == Kind.TUPLE:
         return r.emit("_LEN_TUPLE", (args[0],))
-    raise Abort(f"len() of {kind.short}")
+    raise Abort(Reason.LEN_OF, kind=kind.short)
 
 
 @_call(builtins.pow)
@@ -293,7 +285,7 @@ def _range(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     for v in args:
         v = as_int(r, v)
         if v.kind != I:
-            raise Abort(f"range() of {v.kind.short}")
+            raise Abort(Reason.RANGE_ARGUMENT, kind=v.kind.short)
         ints.append(v)
     if len(ints) == 1:
         ints = [r.const(0), ints[0]]
@@ -303,7 +295,7 @@ def _range(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     if not step.is_const:
         r.emit("_GUARD_NONZERO_INT", (step,))
     elif step.const == 0:
-        raise Abort("range() step 0 (ValueError)")
+        raise Abort(Reason.RANGE_STEP_ZERO)
     return r.virtual_range(ints[0], ints[1], step)
 
 
@@ -340,7 +332,7 @@ def _to_int(uop: str, fn: Callable[[float], int]) -> CallHandler:
         if v.kind == I:
             return v
         if v.kind != F:
-            raise Abort(f"{fn.__name__}() of {v.kind.short}")
+            raise Abort(Reason.CONVERSION_OF, name=fn.__name__, kind=v.kind.short)
         observe(f"{fn.__name__}()", lambda: fn(actual[0]), I)
         return r.emit(uop, (v,))
 
@@ -379,9 +371,9 @@ def _builtin_float(fn: Any) -> CallHandler:
         try:
             result = fn(*actual)
         except Exception as exc:
-            raise Abort(f"math.{fn.__name__}() raises {type(exc).__name__}") from None
+            raise Abort(Reason.MATH_RAISES, name=fn.__name__, exception=type(exc).__name__) from None
         if not isinstance(result, float):
-            raise Abort(f"math.{fn.__name__}() result is not a float")
+            raise Abort(Reason.MATH_NOT_FLOAT, name=fn.__name__)
         return r.emit("_CALL_BUILTIN_FLOAT", tuple(args), operand=fn)
 
     return handler

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from jit.function import JitFunction
+from jit.trace import TraceEnd, TraceKind
 
 
 def stats_of(state: JitFunction) -> dict[str, Any]:
     monitor = state.monitor
     out: dict[str, Any] = {
-        "mode": state.mode,
+        "mode": state.mode.value,
         "gave_up": state.gave_up,
         "calls": state.calls,  # calls run by the tier-1 interpreter (interpreter=True)
         # loops CPython handed to the JIT (the CPython baseline), each run from there in the tier-1 interpreter
@@ -23,6 +24,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "exits_to_interpreter": 0,
         "aborts": {},
         "aborts_total": 0,
+        "aborts_by_code": {},
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
         "code_bytes": 0,
@@ -36,12 +38,13 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         return out
     compiled = monitor.compiled
     out["traces_compiled"] = len(compiled)
-    out["root_traces"] = sum(1 for kind, _, _ in compiled if kind == "root")
-    out["side_traces"] = sum(1 for kind, _, _ in compiled if kind == "side")
+    out["root_traces"] = sum(1 for kind, _, _ in compiled if kind is TraceKind.ROOT)
+    out["side_traces"] = sum(1 for kind, _, _ in compiled if kind is TraceKind.SIDE)
     out["native_entries"] = monitor.native_entries
     out["exits_to_interpreter"] = monitor.exits_to_interpreter
     out["aborts"] = dict(monitor.abort_reasons)
     out["aborts_total"] = sum(monitor.abort_reasons.values())
+    out["aborts_by_code"] = dict(monitor.abort_codes)
     out["compile_ms_per_trace"] = [round(ms, 3) for _, ms, _ in compiled]
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
     out["code_bytes"] = sum(t.module.code_bytes for t in monitor.traces)  # held now
@@ -70,14 +73,14 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     )
                 info = {
                     "symbol": compiled.symbol,
-                    "kind": compiled.trace.kind,
+                    "kind": compiled.trace.kind.value,
                     "uops": len(compiled.trace.uops),
                     "compile_ms": round(compiled.module.compile_ms, 3),
                     "code_bytes": compiled.module.code_bytes,
                     "exits": exits,
                     "calls": [u.operand[0].symbol for u in compiled.trace.uops if u.name == "_CALL_TREE"],
-                    "links_to": compiled.trace.end_tree.symbol if compiled.trace.end == "tree" else None,
-                    "ends_with": compiled.trace.end,
+                    "links_to": compiled.trace.end_tree.symbol if compiled.trace.end is TraceEnd.TREE else None,
+                    "ends_with": compiled.trace.end.value if compiled.trace.end is not None else None,
                 }
                 traces_info.append(info)
             out["trees"].append(

@@ -4,6 +4,7 @@ the interpreter's exact state."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any
 
 from jit.frontend.instructions import LoopInfo
@@ -11,6 +12,31 @@ from jit.kinds import Kind
 from jit.uops import UOPS, VARIES, UopDef
 
 NO_CONST: Any = object()
+
+
+class TraceKind(enum.StrEnum):
+    """A root trace starts at its loop's header; a side trace starts at a side exit of its tree."""
+
+    ROOT = "root"
+    SIDE = "side"
+
+
+class TraceEnd(enum.StrEnum):
+    """How a trace ends: jumping back to its loop's header (``_JUMP_TO_TOP``), tail-jumping into a tree
+    (``_JUMP_TO_TREE``), or leaving to the interpreter (``_EXIT_TRACE``)."""
+
+    LOOP = "loop"
+    TREE = "tree"
+    EXIT = "exit"
+
+
+class WhenHot(enum.StrEnum):
+    """What an exit taken often does: grow a side trace, nothing, or invalidate its tree (a hoisted guard
+    that keeps failing means the tree was specialized on a global that changed for good)."""
+
+    SIDE = "side"
+    NEVER = "never"
+    INVALIDATE = "invalidate"
 
 
 class Value:
@@ -52,9 +78,7 @@ class ExitPoint:
     line: int
     leaves_loop: bool = False  # failing it means the loop ends: it never grows a side trace
     propagate: bool = False  # after a tree call: leave with the inner tree's own exit and state
-    # what a hot exit does: grow a "side" trace, "never" anything, or "invalidate" its tree (a hoisted guard
-    # that keeps failing means the tree was specialized on a global that changed for good)
-    when_hot: str = "side"
+    when_hot: WhenHot = WhenHot.SIDE  # what the exit does once it is hot
     id: int = -1  # the function-wide exit number, given when the trace is compiled
     # an exit whose state an inner tree already wrote to the buffer (it left its loop another way than
     # the one recorded): it resumes at that inner exit, with what the outer trace knew updated by the inner's
@@ -93,7 +117,7 @@ class Trace:
     """A recorded trace. A root trace starts at its loop's header and (normally) jumps back to it; a side
     trace starts at a side exit of its tree and ends by tail-jumping into a tree's root."""
 
-    kind: str  # "root" or "side"
+    kind: TraceKind
     loop: LoopInfo
     start_pc: int
     entry_slots: dict[int, Value] = dataclasses.field(default_factory=dict)  # slot -> value read at the start
@@ -102,9 +126,9 @@ class Trace:
     known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew
     uops: list[Uop] = dataclasses.field(default_factory=list)
     written: set[int] = dataclasses.field(default_factory=set)  # slots the trace assigns
-    end: str = ""  # "loop" (_JUMP_TO_TOP), "tree" (_JUMP_TO_TREE) or "exit" (_EXIT_TRACE)
+    end: TraceEnd | None = None  # set when recording finishes
     end_snapshot: Snapshot | None = None
-    end_tree: Any = None  # the tree a "tree" end jumps into
+    end_tree: Any = None  # the tree a TraceEnd.TREE end jumps into
     hoisted: list[Uop] = dataclasses.field(default_factory=list)  # guards moved to the trace's entry
     parent_exit: Any = None  # side traces: the runtime exit descriptor they hang from
     next_value: int = 0

@@ -12,7 +12,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from jit.kinds import Kind
-from jit.trace import ExitPoint, Trace
+from jit.trace import ExitPoint, Trace, TraceKind, WhenHot
 
 if TYPE_CHECKING:
     from runtime.trees import CompiledTrace, Tree
@@ -27,7 +27,7 @@ class ExitDescriptor:
     known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
     stack_consts: dict[int, Any]  # stack index -> the constant there (a builtin about to be called, ...)
     leaves_loop: bool
-    when_hot: str  # "side", "never" or "invalidate"
+    when_hot: WhenHot
     propagate: bool
     tree: Tree | None = None
     trace: CompiledTrace | None = None
@@ -44,7 +44,7 @@ class ExitDescriptor:
         return self.leaves_loop and self.tree is tree and self.trace is tree.root
 
     def can_grow(self) -> bool:
-        return self.when_hot == "side" and not self.leaves_loop and not self.propagate and not self.blacklisted
+        return self.when_hot is WhenHot.SIDE and not self.leaves_loop and not self.propagate and not self.blacklisted
 
 
 def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
@@ -66,11 +66,11 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
     known.update({slot: v.kind for slot, v in trace.entry_slots.items()})
     for slot in trace.written:
         value = snapshot.slots.get(slot)
-        if value is None and trace.kind == "root":
+        if value is None and trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
         if value is not None:
             known[slot] = value.kind
-        elif trace.kind == "root":
+        elif trace.kind is TraceKind.ROOT:
             known.pop(slot, None)  # written later in the iteration: which value it holds depends
     return ExitDescriptor(
         id=number,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jit.frontend.instructions import LoopInfo
+from jit.frontend.instructions import LoopInfo, LoopKind
 from runtime.frame import UNBOUND
 
 RANGE_ITERATOR = type(iter(range(0)))
@@ -63,7 +63,7 @@ def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
     user's own iterator)."""
     base = loop.hidden[0]
     kind = type(iterable)
-    if loop.kind == "range":
+    if loop.kind is LoopKind.RANGE:
         if kind is range:  # (tier 1's RANGE_SETUP takes exactly a range)
             rng, index = _position(it)
             slots[base] = rng.start + index * rng.step
@@ -73,7 +73,7 @@ def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
         else:  # `range` names something else: tier 1 iterates what it returned
             slots[base] = slots[base + 1] = slots[base + 2] = None
             slots[base + 3] = it
-    elif loop.kind == "iter":
+    elif loop.kind is LoopKind.ITER:
         if kind is list or kind is tuple:  # (tier 1's GET_ITER takes exactly these: a subclass may differ)
             _, index = _position(it)
             slots[base] = iterable if index is not None else ()
@@ -86,10 +86,10 @@ def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
 
 def leave(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
     """Before CPython resumes loop at its header: move its private iterator to where tier 1 left it."""
-    if iterable is None or loop.kind == "while":
+    if iterable is None or loop.kind is LoopKind.WHILE:
         return
     base = loop.hidden[0]
-    if loop.kind == "range":
+    if loop.kind is LoopKind.RANGE:
         step = slots[base + 2]
         if step is None or step is UNBOUND:
             return  # tier 1 iterated CPython's iterator itself

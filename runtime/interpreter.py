@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend import instrument as instrument_protocol
 from jit.frontend.instructions import (  # opcodes as plain globals: the dispatch compares them often
@@ -427,7 +428,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             frame.error_pc = pc - 1 if pc else 0
         try:
             if frame.trace_hook is not None:
-                frame.trace_hook.abort("an exception was raised while recording")
+                frame.trace_hook.abort(Abort(Reason.EXCEPTION_RAISED))
                 frame.trace_hook = None
             if view is None:
                 raise_at(exc, code, pc - 1 if pc else 0)

@@ -11,7 +11,7 @@ import types
 from typing import Any
 
 from jit.frontend import instructions as I
-from jit.frontend.instructions import LoopInfo, T1Code
+from jit.frontend.instructions import LoopInfo, LoopKind, T1Code
 from jit.frontend.source import FunctionSource
 
 
@@ -111,7 +111,7 @@ class FunctionBuilder:
 
     # --- loops -----------------------------------------------------------------------------------------
     def begin_loop(
-        self, kind: str, line: int, hidden: tuple[int, ...], statement: ast.stmt | None = None
+        self, kind: LoopKind, line: int, hidden: tuple[int, ...], statement: ast.stmt | None = None
     ) -> LoopContext:
         assert self.depth == 0, "the operand stack must be empty at a loop header"
         parent = self.loop_stack[-1].info if self.loop_stack else None

@@ -17,6 +17,7 @@ CPython's semantics and the recorder (``jit.recorder``) expands it into uops.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -125,12 +126,20 @@ def jump_target(op: int, arg: Any) -> int | None:
     return None
 
 
+class LoopKind(enum.StrEnum):
+    """What a loop iterates: a ``range`` (split into hidden slots), any other iterable, or a ``while``."""
+
+    RANGE = "range"
+    ITER = "iter"
+    WHILE = "while"
+
+
 @dataclasses.dataclass
 class LoopInfo:
     """One loop of the function: where its header is, which pcs form its body, and its hidden slots."""
 
     index: int
-    kind: str  # "range", "iter" or "while"
+    kind: LoopKind
     line: int
     header_pc: int = -1  # the LOOP_HEADER instruction
     body_end: int = -1  # one past the last instruction of the body (the closing JUMP_BACKWARD)

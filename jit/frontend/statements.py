@@ -283,7 +283,7 @@ def compile_loop_head(
         b.new_hidden(".range.iter")
         with at_line(b, iterable, head):
             b.emit(I.RANGE_SETUP, base)
-        ctx = b.begin_loop("range", line, (base, base + 1, base + 2, base + 3), statement)
+        ctx = b.begin_loop(I.LoopKind.RANGE, line, (base, base + 1, base + 2, base + 3), statement)
         with at_line(b, iterable, head):
             b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
     else:
@@ -293,7 +293,7 @@ def compile_loop_head(
         b.new_hidden(".iter")
         with at_line(b, iterable, head):
             b.emit(I.GET_ITER, base)
-        ctx = b.begin_loop("iter", line, (base, base + 1, base + 2), statement)
+        ctx = b.begin_loop(I.LoopKind.ITER, line, (base, base + 1, base + 2), statement)
         with at_line(b, iterable, head):
             b.emit_jump(I.FOR_ITER, ctx.exit, slot=base)
     return ctx
@@ -323,7 +323,7 @@ def _for(b: FunctionBuilder, node: ast.For) -> None:
 
 
 def _while(b: FunctionBuilder, node: ast.While) -> None:
-    ctx = b.begin_loop("while", node.lineno, (), node)
+    ctx = b.begin_loop(I.LoopKind.WHILE, node.lineno, (), node)
     always = isinstance(node.test, ast.Constant) and bool(node.test.value)
     if not always:
         compile_jump_if(b, node.test, ctx.exit, False)

@@ -6,7 +6,7 @@ checked once per entry instead of once per iteration."""
 
 from __future__ import annotations
 
-from jit.trace import Trace
+from jit.trace import Trace, WhenHot
 
 HOISTABLE = frozenset({"_GUARD_GLOBAL", "_GUARD_MODULE_ATTR"})
 
@@ -24,7 +24,7 @@ def run(trace: Trace) -> None:
         seen.add(key)
         # at the trace's entry nothing has run yet: leave to the interpreter where the trace starts
         uop.exit.snapshot = _entry_snapshot(trace)
-        uop.exit.when_hot = "invalidate"
+        uop.exit.when_hot = WhenHot.INVALIDATE
         trace.hoisted.append(uop)
     trace.uops = kept
 

@@ -1,0 +1,116 @@
+"""Why a recording gives up: every abort reason declared once, with a stable code and a message template.
+
+The recorder and the specializer raise ``Abort(Reason.X, **params)``; the monitor counts each abort under its
+message (``jit.stats(f)["aborts"]``, ``jit.explain``) and under its code (``jit.stats(f)["aborts_by_code"]``).
+A reason's code is its member name and never changes meaning; its template is filled with ``str.format``.
+This module is part of the bottom layer: it imports nothing of tracejit's.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+
+@enum.unique
+class Reason(enum.Enum):
+    """An abort reason: ``template`` is its message, to fill with parameters; ``retry`` marks the reasons that say
+    nothing about the loop (it happened to end while being recorded): the monitor tries again at the next
+    chance without backing off."""
+
+    # --- the trace as a whole ----------------------------------------------------------------------------
+    LOOP_ENDED = ("the loop ended while it was being recorded", True)
+    LEFT_LOOP = "execution left the loop"
+    TOO_LONG = "trace longer than max_trace_length ({limit} uops)"
+    RETURN_IN_LOOP = "return inside the loop (the trace would leave the frame)"
+    NOT_COMPILED = "{instruction} is not compiled"
+    EXCEPTION_RAISED = "an exception was raised while recording"
+    RECORDER_ERROR = "internal error in the recorder: {detail}"
+    COMPILER_ERROR = "internal error while compiling: {detail}"
+
+    # --- nested loops --------------------------------------------------------------------------------------
+    TOO_DEEP = "nesting deeper than max_nesting_depth ({limit})"
+    INNER_NOT_COMPILED = "the inner loop at line {line} has no compiled tree (it would be inlined)"
+    INNER_EXIT = "the inner loop's tree left through an exit other than its loop's end"
+    INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
+    SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"
+
+    # --- locals and ranges ---------------------------------------------------------------------------------
+    UNBOUND_READ = "read of an unbound local"
+    RANGE_USED = "a range object used other than by a for loop"
+    RANGE_IN_LOCAL = "a range object in a local"
+    RANGE_STORED = "a range object stored in a local"
+    RANGE_REBOUND = "`range` is rebound to something else"
+    RANGE_BEYOND_64_BITS = "range bounds beyond 64 bits"
+    RANGE_ELSEWHERE = "for over a range built elsewhere"
+    RANGE_ARGUMENT = "range() of {kind}"
+    RANGE_STEP_ZERO = "range() step 0 (ValueError)"
+    FOR_OVER = "for over a {what}"
+
+    # --- globals and attributes ----------------------------------------------------------------------------
+    GLOBAL_UNDEFINED = "global name {name!r} is not defined"
+    GLOBALS_NOT_DICT = "globals are not a plain dict"
+    ATTRIBUTE = "attribute .{name} of {kind}"
+    MODULE_ATTRIBUTE = "attribute .{name} not in module {module}"
+
+    # --- lists and tuples ----------------------------------------------------------------------------------
+    ELEMENT_TYPE = "element of type {type}"
+    ELEMENT_BIG_INT = "element is an int beyond 64 bits"
+    SUBSCRIPT = "subscript of {container} by {index}"
+    INDEX_OUT_OF_RANGE = "index out of range while recording"
+    ITEM_ASSIGNMENT = "item assignment on {container}"
+    STORE_KIND = "storing a {kind} into a list"
+    OVERWRITE_TYPE = "overwriting a list element of type {type}"
+    APPEND_ARGUMENTS = "list.append() with other than one argument"
+    APPEND_TO = "append to a {kind}"
+    APPEND_VALUE = "appending a {kind}"
+
+    # --- operators -----------------------------------------------------------------------------------------
+    RAISES = "{what} raises {exception} here"
+    INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
+    RESULT_TYPE = "{what}: result is a {type}"
+    OPERAND_KIND = "{what} on {kind}"
+    MATMUL = "operator @ on numbers"
+    NEGATIVE_INT_POWER = "int ** negative int (a float result)"
+    BIG_INT_DIVISION = "int / int beyond 2**53 (CPython divides exactly)"
+    FLOAT_BITWISE = "operator {op} on a float (TypeError)"
+    FLOAT_POWER = "float ** outside the cases compiled natively (inf, nan, underflow)"
+    OPERATOR = "operator {op}"
+    IDENTITY = "identity ({op}) of {kind} values"
+    INVERT = "~ on {kind}"
+    TRUTH = "truth of {kind}"
+
+    # --- calls ---------------------------------------------------------------------------------------------
+    CALL = "call to {name}"
+    ARITY = "{name}() with {count} arguments"
+    ONE_ITERABLE = "{name}() of one iterable"
+    LEN_OF = "len() of {kind}"
+    CONVERSION_OF = "{name}() of {kind}"
+    MATH_RAISES = "math.{name}() raises {exception}"
+    MATH_NOT_FLOAT = "math.{name}() result is not a float"
+
+    def __init__(self, template: str, retry: bool = False) -> None:
+        self.template = template
+        self.retry = retry
+
+    @property
+    def code(self) -> str:
+        """The stable code of the reason (what ``jit.stats(f)["aborts_by_code"]`` counts by)."""
+        return self.name
+
+    def message(self, **params: Any) -> str:
+        return self.template.format(**params)
+
+
+class Abort(Exception):
+    """Recording cannot go on: ``reason`` says why in general, ``str(abort)`` in this case (the message
+    shown by ``jit.stats`` and ``jit.explain``)."""
+
+    def __init__(self, reason: Reason, **params: Any) -> None:
+        super().__init__(reason.message(**params))
+        self.reason = reason
+        self.params = params
+
+    @property
+    def retry(self) -> bool:
+        return self.reason.retry

@@ -1,0 +1,117 @@
+"""Abort reasons are declared once (jit/aborts.py): each has a stable code and a message template, and
+``jit.stats(f)`` counts aborts both by message (``aborts``) and by code (``aborts_by_code``)."""
+
+import string
+import textwrap
+
+import pytest
+from helpers import define
+
+from jit import jit
+from jit.aborts import Abort, Reason
+from jit.statistics import stats_of
+from jit.api import state_of
+
+
+def _fields(template):
+    return [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+
+
+@pytest.mark.parametrize("reason", list(Reason), ids=lambda r: r.code)
+def test_every_template_formats_with_its_own_parameters(reason):
+    params = {name.split("!")[0]: f"<{name}>" for name in _fields(reason.template)}
+    message = reason.message(**params)
+    for value in params.values():
+        assert value in message
+    assert "{" not in message
+
+
+@pytest.mark.parametrize("reason", list(Reason), ids=lambda r: r.code)
+def test_a_template_with_a_missing_parameter_does_not_format(reason):
+    if not _fields(reason.template):
+        assert reason.message() == reason.template
+        return
+    with pytest.raises(KeyError):
+        reason.message()
+
+
+def test_codes_are_the_member_names_and_unique():
+    codes = [reason.code for reason in Reason]
+    assert codes == [reason.name for reason in Reason]
+    assert len(set(codes)) == len(codes)
+    assert len({reason.template for reason in Reason}) == len(codes)
+
+
+def test_only_bad_timing_retries():
+    assert [reason for reason in Reason if reason.retry] == [Reason.LOOP_ENDED]
+
+
+def test_abort_carries_reason_parameters_and_message():
+    abort = Abort(Reason.TOO_LONG, limit=12)
+    assert abort.reason is Reason.TOO_LONG
+    assert abort.params == {"limit": 12}
+    assert str(abort) == "trace longer than max_trace_length (12 uops)"
+    assert not abort.retry
+    assert Abort(Reason.LOOP_ENDED).retry
+
+
+CALLS_HELPER = """
+def helper(x):
+    return x + 1
+
+def f(n):
+    total = 0
+    for i in range(n):
+        total += helper(i)
+    return total
+"""
+
+
+def test_stats_count_aborts_by_code():
+    plain = define(textwrap.dedent(CALLS_HELPER), "f")
+    jitted = jit(threshold=2, side_exit_threshold=2, max_aborts=3, interpreter=True)(plain)
+    for _ in range(10):
+        assert jitted(200) == plain(200)
+    stats = jit.stats(jitted)
+    assert stats["aborts_total"] == 3
+    assert stats["aborts_by_code"] == {"CALL": 3}
+    assert sum(stats["aborts_by_code"].values()) == stats["aborts_total"] == sum(stats["aborts"].values())
+    assert all("call to helper" in message for message in stats["aborts"])
+
+
+def test_stats_by_code_of_several_reasons():
+    source = """
+    def g(n, items):
+        total = 0
+        for i in range(n):
+            total += len(str(i))
+        for x in items:
+            total += x
+        return total
+    """
+    plain = define(textwrap.dedent(source), "g")
+    jitted = jit(threshold=2, side_exit_threshold=2, max_aborts=2, interpreter=True)(plain)
+    items = set(range(100))  # for over a set is not compiled
+    for _ in range(10):
+        assert jitted(50, items) == plain(50, items)
+    by_code = jit.stats(jitted)["aborts_by_code"]
+    assert by_code == {"CALL": 2, "FOR_OVER": 2}, by_code
+
+
+def test_stats_of_a_function_that_never_aborted_has_no_codes():
+    jitted = jit(threshold=2)(define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h"))
+    assert jitted(100) == sum(range(100))
+    stats = stats_of(state_of(jitted))
+    assert stats["aborts_by_code"] == {} and stats["aborts"] == {}
+
+
+def test_stats_states_are_plain_strings():
+    # the states are enums inside tracejit; jit.stats shows their text, as before
+    jitted = jit(threshold=2)(define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h"))
+    assert jitted(100) == sum(range(100))
+    stats = jit.stats(jitted)
+    assert type(stats["mode"]) is str and stats["mode"] == "tier1"
+    (tree,) = stats["trees"]
+    (trace,) = tree["traces"]
+    assert type(trace["kind"]) is str and trace["kind"] == "root"
+    assert type(trace["ends_with"]) is str and trace["ends_with"] == "loop"
