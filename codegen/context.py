@@ -16,7 +16,8 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from jit.kinds import DIRTY, Kind
-from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
+from jit.resume import Hold, exit_resume
+from jit.trace import ExitPoint, Snapshot, Trace, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
 
@@ -145,26 +146,22 @@ class LowerContext:
 
     # --- the interpreter's state -----------------------------------------------------------------------
     def materialize(self, snapshot: Snapshot) -> None:
-        """Write what the interpreter needs at snapshot: every slot the trace assigns, and the stack."""
-        trace = self.trace
+        """Write what the interpreter needs at snapshot (as ``jit.resume`` works it out): the slots whose
+        values the buffer lacks, and the stack."""
         b = self.builder
-        for slot in sorted(trace.written):
-            value = snapshot.slots.get(slot)
-            if value is None and trace.kind is TraceKind.ROOT:
-                value = trace.entry_slots.get(slot)
-            if value is not None:
-                if trace.kind is TraceKind.SIDE and trace.entry_slots.get(slot) is value:
-                    continue  # still what the buffer holds
-                if value.kind != Kind.RANGE:
-                    self.store_slot(slot, value.kind, self.value(value))
-                continue
-            flag = self.valid.get(slot)
-            if flag is not None:  # assigned later in the iteration: the previous iteration's value, if any
-                written, previous = flag
-                kind = self.valid_kinds[slot]
-                with b.if_then(written):
-                    self.store_slot(slot, kind, previous)
-        for index, value in enumerate(snapshot.stack):
+        (frame,) = exit_resume(self.trace, snapshot)
+        for state in frame.slots:
+            if state.hold is Hold.VALUE:
+                assert state.value is not None
+                self.store_slot(state.slot, state.value.kind, self.value(state.value))
+            elif state.hold is Hold.PREVIOUS:
+                flag = self.valid.get(state.slot)
+                if flag is not None:  # the previous iteration's value, once there was one
+                    written, previous = flag
+                    kind = self.valid_kinds[state.slot]
+                    with b.if_then(written):
+                        self.store_slot(state.slot, kind, previous)
+        for index, value in enumerate(frame.stack):
             self.store_word(self.layout.stack_word_of(index), value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY), tag)

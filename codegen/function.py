@@ -53,7 +53,7 @@ def build(ctx: LowerContext) -> None:
         ctx.values[value.id] = phi
         phis[slot] = phi
     assert trace.end_snapshot is not None
-    end = trace.end_snapshot.slots
+    end = trace.end_snapshot.outer.slots
     flags: dict[int, tuple[ir.PhiInstr, ir.PhiInstr]] = {}
     for slot in sorted(trace.written - set(trace.entry_slots)):
         kind = end[slot].kind
@@ -128,7 +128,7 @@ def _holds_borrowed_objects(trace: Trace) -> bool:
     """Does a loop-carried slot hold an object the trace found inside another (a list's element)?"""
     assert trace.end_snapshot is not None
     for slot in trace.written:
-        value = trace.end_snapshot.slots.get(slot)
+        value = trace.end_snapshot.outer.slots.get(slot)
         if value is not None and value.kind.is_pointer and trace.entry_slots.get(slot) is not value:
             if not value.is_const:
                 return True

@@ -137,7 +137,7 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
         for point in uop.alternatives:
             taken = ctx.function.append_basic_block("inner_loop_exit")
             other = ctx.function.append_basic_block()
-            b.cbranch(b.icmp_signed("==", result, _i64(point.prewritten[0])), taken, other)
+            b.cbranch(b.icmp_signed("==", result, _i64(point.prewritten.inner_exit)), taken, other)
             b.position_at_end(taken)
             ctx.exit_stub(point)
             b.position_at_end(other)

@@ -95,9 +95,9 @@ def format_trace(code: Any, trace: Trace, title: str) -> str:
         index += 1
     if trace.end is TraceEnd.LOOP and trace.end_snapshot is not None:
         carried = ", ".join(
-            f"{code.slot_names[s]}={_value(trace.end_snapshot.slots[s])}"
+            f"{code.slot_names[s]}={_value(trace.end_snapshot.outer.slots[s])}"
             for s in sorted(trace.entry_slots)
-            if s in trace.end_snapshot.slots
+            if s in trace.end_snapshot.outer.slots
         )
         lines.append(f"     loop-carried: {carried}")
     lines.append(f"     ({trace.removed_uops} uops removed by the optimizer)")

@@ -2,7 +2,8 @@
 
 It is the interpreter's trace hook: before each tier-1 instruction runs, ``Recorder.__call__`` sees it with the
 real operands on the frame, and keeps an abstract copy of the operand stack and slots made of trace values
-(``jit.trace.Value``). Operations are specialized on the kinds seen (``jit.specialize``); branches become
+(``jit.trace.Value``) in a ``jit.resume.FrameState``; a guard asks ``jit.resume`` for the snapshot of the state
+the instruction started with (taken only then, shared with the previous one when nothing changed). Operations are specialized on the kinds seen (``jit.specialize``); branches become
 guards in the direction taken. Recording ends when the loop's header comes round again (a root trace), or when
 a side trace reaches a loop header it can jump into; it aborts, with a reason, on anything native code cannot
 do. A root trace begins just after its ``LOOP_HEADER``; a side trace begins at the pc of the exit it hangs
@@ -25,7 +26,8 @@ from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind, kind_of
-from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
+from jit.resume import FrameState, Snapshots, prewritten
+from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS
 from runtime.frame import UNBOUND, Frame
 
@@ -48,17 +50,18 @@ class Recorder:
         self.monitor = monitor
         self.code = frame.code
         self.trace = Trace(TraceKind.SIDE if parent else TraceKind.ROOT, loop, start_pc)
-        self.slots: dict[int, Value] = {}
-        self.stack: list[Value] = []
+        # the abstract frame (slot -> value, operand stack), and the snapshots taken of it (jit.resume)
+        self.abstract = FrameState(start_pc)
+        self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
         self.pending_tree: Tree | None = None
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
-        self.pre = Snapshot(start_pc, {}, [])
         self.limit = monitor.options.max_trace_length
         self.depth = 0  # nesting depth of the trees this trace calls
         self.finished = False
         if parent is None:
+            self.snapshots.begin(start_pc)
             self.emit("_CHECK_PERIODIC")
             self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
         else:
@@ -70,8 +73,9 @@ class Recorder:
                 else:
                     value = self.trace.new_value(kind)
                     self.trace.entry_stack[index] = value
-                self.stack.append(value)
-            self.trace.start_stack = list(self.stack)
+                self.abstract.push(value)
+            self.trace.start_stack = list(self.abstract.stack())
+            self.snapshots.begin(start_pc)
 
     # --- the trace hook ----------------------------------------------------------------------------------
     def __call__(self, frame: Frame, pc: int) -> None:
@@ -105,7 +109,7 @@ class Recorder:
             raise Abort(Reason.TOO_LONG, limit=self.limit)
         self.pc = pc
         self.line = self.code.lines[pc]
-        self.pre = Snapshot(pc, dict(self.slots), list(self.stack))
+        self.snapshots.begin(pc)
         op = self.code.ops[pc]
         handler = _HANDLERS.get(op)
         if handler is None:
@@ -125,7 +129,7 @@ class Recorder:
     ) -> Value:
         exit = None
         if UOPS[name].is_guard:
-            exit = ExitPoint(self.pre, self.line, leaves_loop=leaves_loop, propagate=propagate)
+            exit = ExitPoint(self.snapshots.take(), self.line, leaves_loop=leaves_loop, propagate=propagate)
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=self.pc, line=self.line, exit=exit)
         return out  # type: ignore[return-value]
 
@@ -139,16 +143,16 @@ class Recorder:
         return value
 
     def push(self, value: Value) -> None:
-        self.stack.append(value)
+        self.abstract.push(value)
 
     def pop(self) -> Value:
-        value = self.stack.pop()
+        value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
         return value
 
     def read_slot(self, frame: Frame, slot: int) -> Value:
-        value = self.slots.get(slot)
+        value = self.abstract.get(slot)
         if value is not None:
             return value
         kind = kind_of(frame.slots[slot])
@@ -165,19 +169,13 @@ class Recorder:
                 raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=kind.short, known=known.short)
         value = trace.new_value(kind)
         trace.entry_slots[slot] = value
-        self.slots[slot] = value
+        self.abstract.set(slot, value)
         return value
-
-    def known_kinds(self) -> dict[int, Kind]:
-        """The kinds of the slots whose current value the buffer would hold after materializing here."""
-        known = dict(self.trace.known_kinds)
-        known.update({slot: value.kind for slot, value in self.slots.items()})
-        return known
 
     def write_slot(self, slot: int, value: Value) -> None:
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_STORED)
-        self.slots[slot] = value
+        self.abstract.set(slot, value)
         self.trace.written.add(slot)
 
     def guard_branch(self, condition: Value, truth: bool, alternative_pc: int) -> None:
@@ -192,9 +190,9 @@ class Recorder:
     def close_at_header(self, frame: Frame) -> None:
         """The interpreter is back at the header of the trace's loop."""
         trace = self.trace
-        trace.end_snapshot = Snapshot(self.pc, dict(self.slots), [])
+        trace.end_snapshot = self.snapshots.take(empty_stack=True)
         if trace.kind is TraceKind.ROOT:
-            stable = all(self.slots[s].kind == v.kind for s, v in trace.entry_slots.items())
+            stable = all(self.abstract.get(s).kind == v.kind for s, v in trace.entry_slots.items())
             if stable:
                 trace.end = TraceEnd.LOOP
                 self.emit("_JUMP_TO_TOP")
@@ -220,7 +218,7 @@ class Recorder:
 
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
         for slot, kind in entry_kinds.items():
-            value = self.slots.get(slot)
+            value = self.abstract.get(slot)
             have = value.kind if value is not None else kind_of(frame.slots[slot])
             if have != kind:
                 return False
@@ -246,7 +244,7 @@ class Recorder:
         if tree is None or tree.loop.index != loop:
             return pc + 1
         self.pending_tree = None
-        self.emit("_CALL_TREE", operand=(tree, self.pre))
+        self.emit("_CALL_TREE", operand=(tree, self.snapshots.take()))
         exit, resume_pc = self.monitor.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
@@ -266,17 +264,12 @@ class Recorder:
         self.emit("_GUARD_TREE_EXIT", operand=(tree, exit.id), propagate=True)
         guard = trace.uops[-1]
         alternatives = []
+        snapshot = self.snapshots.take()
         for other in tree.loop_exits():
             if other.id == exit.id:
                 continue
-            known = self.known_kinds()
-            for slot, (kind, certain) in tree.writes_at(other).items():
-                if certain:
-                    known[slot] = kind  # type: ignore[assignment]
-                else:
-                    known.pop(slot, None)
-            point = ExitPoint(self.pre, self.line)
-            point.prewritten = (other.id, other.pc, other.stack_kinds, known)
+            point = ExitPoint(snapshot, self.line)
+            point.prewritten = prewritten(trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other))
             alternatives.append(point)
         guard.alternatives = tuple(alternatives)
         for slot, (kind, certain) in tree.writes_at(exit).items():
@@ -286,12 +279,12 @@ class Recorder:
             elif actual != kind:
                 raise Abort(Reason.INNER_WROTE_KIND)
             value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
-            self.slots[slot] = value  # type: ignore[assignment]
+            self.abstract.set(slot, value)  # type: ignore[arg-type]
             trace.written.add(slot)
-        self.stack = []
+        stack = []
         for index, kind in enumerate(exit.stack_kinds):
-            value = trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line)
-            self.stack.append(value)  # type: ignore[arg-type]
+            stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
+        self.abstract.replace_stack(stack)  # type: ignore[arg-type]
 
 
 def _internal_error(exc: Exception) -> Abort:
@@ -351,12 +344,12 @@ def _pop_top(r: Recorder, frame: Frame, arg: Any) -> None:
 
 @_handles(I.COPY)
 def _copy(r: Recorder, frame: Frame, n: int) -> None:
-    r.push(r.stack[-n])
+    r.push(r.abstract.peek(n))
 
 
 @_handles(I.SWAP)
 def _swap(r: Recorder, frame: Frame, n: int) -> None:
-    r.stack[-1], r.stack[-n] = r.stack[-n], r.stack[-1]
+    r.abstract.swap(n)
 
 
 @_handles(I.LOAD_GLOBAL)
@@ -420,7 +413,7 @@ def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
 
 @_handles(I.JUMP_IF_FALSE_OR_POP, I.JUMP_IF_TRUE_OR_POP)
 def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
-    value = r.stack[-1]
+    value = r.abstract.peek()
     condition = specialize.truth(r, value)
     truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.JUMP_IF_TRUE_OR_POP
@@ -451,7 +444,7 @@ def _loop_header(r: Recorder, frame: Frame, index: int) -> None:
         r.inner_header(frame, r.code.loops[index])
     except _EndHere:
         r.trace.end = TraceEnd.EXIT
-        r.trace.end_snapshot = Snapshot(r.pc, dict(r.slots), [])
+        r.trace.end_snapshot = r.snapshots.take(empty_stack=True)
         r.emit("_EXIT_TRACE", operand=r.pc)
         r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # the inner loop's tree takes over
         r.finish(frame)
@@ -486,7 +479,7 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
 
 @_handles(I.RANGE_SETUP)
 def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
-    value = r.stack.pop()
+    value = r.abstract.pop()
     parts = r.virtual_ranges.get(value.id)
     if parts is None:
         raise Abort(Reason.RANGE_ELSEWHERE)

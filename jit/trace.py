@@ -60,14 +60,51 @@ class Value:
         return f"v{self.id}"
 
 
-@dataclasses.dataclass
-class Snapshot:
-    """The tier-1 state at the start of instruction `pc`: the values of the slots the trace has touched and
-    the operand stack. A side exit writes these to the frame buffer and resumes the interpreter at pc."""
+@dataclasses.dataclass(eq=False)
+class FrameSnapshot:
+    """One frame's tier-1 state at the start of instruction `pc`: the values of the slots the trace has touched
+    (read or assigned) and the operand stack. Snapshots taken while nothing changed share these maps, so they
+    are never mutated in place except by the optimizer replacing one value by an equal one everywhere."""
 
     pc: int
     slots: dict[int, Value]
     stack: list[Value]
+
+
+@dataclasses.dataclass(eq=False)
+class Snapshot:
+    """The interpreter's state a trace can resume from: one `FrameSnapshot` per frame, outermost (the traced
+    loop's frame) first, the frame the interpreter resumes in last. Today a trace spans one frame; calls traced
+    through will add the inlined callees' frames. Taken, shared and read only by ``jit.resume``."""
+
+    frames: list[FrameSnapshot]
+
+    @property
+    def outer(self) -> FrameSnapshot:
+        """The traced loop's own frame (its slots are the frame buffer's)."""
+        return self.frames[0]
+
+    @property
+    def inner(self) -> FrameSnapshot:
+        """The frame the interpreter resumes in."""
+        return self.frames[-1]
+
+    @property
+    def pc(self) -> int:
+        """Where the interpreter resumes."""
+        return self.frames[-1].pc
+
+
+@dataclasses.dataclass(eq=False)
+class Prewritten:
+    """The state at an exit that an inner tree already wrote to the buffer (it left its loop another way than
+    the one recorded): the interpreter resumes where that inner exit does, with what the outer trace knew about
+    the slots updated by what the inner tree writes there."""
+
+    inner_exit: int  # the inner tree's exit number (what its call returns)
+    pc: int
+    stack_kinds: list[Kind]
+    known_kinds: dict[int, Kind]
 
 
 @dataclasses.dataclass
@@ -80,9 +117,7 @@ class ExitPoint:
     propagate: bool = False  # after a tree call: leave with the inner tree's own exit and state
     when_hot: WhenHot = WhenHot.SIDE  # what the exit does once it is hot
     id: int = -1  # the function-wide exit number, given when the trace is compiled
-    # an exit whose state an inner tree already wrote to the buffer (it left its loop another way than
-    # the one recorded): it resumes at that inner exit, with what the outer trace knew updated by the inner's
-    prewritten: Any = None  # (inner exit id, pc, stack kinds, known kinds)
+    prewritten: Prewritten | None = None  # the state is in the buffer already (jit.resume.prewritten)
 
 
 class Uop:

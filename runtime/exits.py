@@ -12,7 +12,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from jit.kinds import Kind
-from jit.trace import ExitPoint, Trace, TraceKind, WhenHot
+from jit.resume import exit_resume
+from jit.trace import ExitPoint, Trace, WhenHot
 
 if TYPE_CHECKING:
     from runtime.trees import CompiledTrace, Tree
@@ -29,6 +30,8 @@ class ExitDescriptor:
     leaves_loop: bool
     when_hot: WhenHot
     propagate: bool
+    # slot -> (kind, certain) for every slot the trace assigns: what it may have changed in the buffer
+    writes: dict[int, tuple[Kind | None, bool]] = dataclasses.field(default_factory=dict)
     tree: Tree | None = None
     trace: CompiledTrace | None = None
     index: int = 0  # position in its trace (its counter, its link pointer)
@@ -48,38 +51,30 @@ class ExitDescriptor:
 
 
 def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
+    """The runtime's view of exit point of trace (numbered number), from ``jit.resume``'s account of it."""
     if point.prewritten is not None:
-        _, pc, stack_kinds, known_kinds = point.prewritten
+        state = point.prewritten
         return ExitDescriptor(
             id=number,
-            pc=pc,
+            pc=state.pc,
             line=point.line,
-            stack_kinds=list(stack_kinds),
-            known_kinds=dict(known_kinds),
+            stack_kinds=list(state.stack_kinds),
+            known_kinds=dict(state.known_kinds),
             stack_consts={},
             leaves_loop=False,
             when_hot=point.when_hot,
             propagate=False,
         )
-    snapshot = point.snapshot
-    known = dict(trace.known_kinds)
-    known.update({slot: v.kind for slot, v in trace.entry_slots.items()})
-    for slot in trace.written:
-        value = snapshot.slots.get(slot)
-        if value is None and trace.kind is TraceKind.ROOT:
-            value = trace.entry_slots.get(slot)
-        if value is not None:
-            known[slot] = value.kind
-        elif trace.kind is TraceKind.ROOT:
-            known.pop(slot, None)  # written later in the iteration: which value it holds depends
+    (frame,) = exit_resume(trace, point.snapshot)
     return ExitDescriptor(
         id=number,
-        pc=snapshot.pc,
+        pc=frame.pc,
         line=point.line,
-        stack_kinds=[v.kind for v in snapshot.stack],
-        known_kinds=known,
-        stack_consts={i: v.const for i, v in enumerate(snapshot.stack) if v.is_const},
+        stack_kinds=frame.stack_kinds,
+        known_kinds=frame.known_kinds,
+        stack_consts=frame.stack_consts,
         leaves_loop=point.leaves_loop,
         when_hot=point.when_hot,
         propagate=point.propagate,
+        writes=frame.writes(),
     )

@@ -92,15 +92,10 @@ class Tree:
 
     def writes_at(self, exit: ExitDescriptor) -> dict[int, tuple[Kind | None, bool]]:
         """The slots the tree may have changed in the buffer when it leaves through exit (one of its root's
-        loop exits): slot -> (kind, certain). Slots a root assigns late in an iteration, or only a side
-        trace assigns, are uncertain: a caller checks their tags."""
-        root = self.root.trace
-        point = next(p for p in root.exits() if p.id == exit.id)
-        out: dict[int, tuple[Kind | None, bool]] = {}
-        for slot in sorted(root.written):
-            value = point.snapshot.slots.get(slot) or root.entry_slots.get(slot)
-            out[slot] = (value.kind, True) if value is not None else (None, False)
-        for slot in sorted(self.side_writes - root.written):
+        loop exits): slot -> (kind, certain). Slots a root assigns late in an iteration (``jit.resume`` says
+        which), or only a side trace assigns, are uncertain: a caller checks their tags."""
+        out = dict(exit.writes)
+        for slot in sorted(self.side_writes - self.root.trace.written):
             out[slot] = (None, False)
         return out
 

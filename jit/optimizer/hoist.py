@@ -6,6 +6,7 @@ checked once per entry instead of once per iteration."""
 
 from __future__ import annotations
 
+from jit.resume import entry_snapshot
 from jit.trace import Trace, WhenHot
 
 HOISTABLE = frozenset({"_GUARD_GLOBAL", "_GUARD_MODULE_ATTR"})
@@ -23,13 +24,7 @@ def run(trace: Trace) -> None:
             continue
         seen.add(key)
         # at the trace's entry nothing has run yet: leave to the interpreter where the trace starts
-        uop.exit.snapshot = _entry_snapshot(trace)
+        uop.exit.snapshot = entry_snapshot(trace)
         uop.exit.when_hot = WhenHot.INVALIDATE
         trace.hoisted.append(uop)
     trace.uops = kept
-
-
-def _entry_snapshot(trace: Trace):
-    from jit.trace import Snapshot
-
-    return Snapshot(trace.start_pc, dict(trace.entry_slots), list(trace.start_stack))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jit.resume import needed_values, substitute
 from jit.trace import Snapshot, Trace, Value
 
 
@@ -18,9 +19,7 @@ def used_values(trace: Trace) -> set[int]:
     used: set[int] = set()
     for uop in trace.uops:
         used.update(v.id for v in uop.args)
-    for snap in snapshots(trace):
-        used.update(v.id for v in snap.stack)
-        used.update(v.id for slot, v in snap.slots.items() if slot in trace.written)
+    used.update(v.id for v in needed_values(trace, snapshots(trace)))
     return used
 
 
@@ -37,11 +36,4 @@ def replace(trace: Trace, mapping: dict[int, Value]) -> None:
     for uop in trace.uops:
         if uop.args:
             uop.args = tuple(sub(v) for v in uop.args)
-    seen: set[int] = set()
-    for snap in snapshots(trace):
-        if id(snap) in seen:
-            continue
-        seen.add(id(snap))
-        snap.stack[:] = [sub(v) for v in snap.stack]
-        for slot, v in snap.slots.items():
-            snap.slots[slot] = sub(v)
+    substitute(snapshots(trace), sub)

@@ -1,0 +1,394 @@
+"""Snapshots and resume: the one place that knows what the interpreter's state is where a trace can leave.
+
+Two halves, after LuaJIT's ``lj_snap.c`` and PyPy's ``resume.py``:
+
+Taking snapshots (while recording). The recorder keeps its abstract copy of the frame, slot -> trace value and
+the operand stack, in a `FrameState`, changed only through its methods. Before an instruction runs the recorder
+calls `Snapshots.begin`; when the instruction emits something that can leave the trace (a guard, an inner
+tree's call), it asks `Snapshots.take` for the state at the instruction's start. Nothing is copied for
+instructions that never ask. A snapshot shares its slot map and its stack with the previous snapshot when
+neither changed since, and otherwise hands over the frame's own maps (copy-on-write: the frame copies a map
+only when it next changes it); the changes an instruction made before it asked are undone on a copy.
+
+Resuming (after optimization, for every exit and every point where the buffer must hold the interpreter's
+state). `frame_resume` answers "what does slot s hold here" for every slot the trace assigns, once, for its
+three readers: the lowering writes the buffer from it (``codegen.context.LowerContext.materialize``), the
+runtime describes the exit from it (``runtime.exits.describe``: where to resume, the kinds it knows), and a
+tree tells its callers which slots it wrote at a loop exit (``runtime.trees.Tree.writes_at``).
+`prewritten` makes the outer exits whose state an inner tree's call already wrote to the buffer.
+
+A snapshot is a list of frames, outermost first: calls traced through will add inlined frames. Today a trace
+spans one frame, and the lowering and the runtime handle exactly one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from jit.kinds import Kind
+from jit.trace import FrameSnapshot, Prewritten, Snapshot, Trace, TraceKind, Value
+
+__all__ = [
+    "FrameResume",
+    "FrameState",
+    "Hold",
+    "SlotResume",
+    "Snapshots",
+    "entry_snapshot",
+    "exit_resume",
+    "frame_resume",
+    "needed_values",
+    "prewritten",
+    "substitute",
+]
+
+_MISSING: Any = object()
+
+
+# --- taking snapshots ------------------------------------------------------------------------------------------
+
+
+class FrameState:
+    """The recorder's abstract copy of one interpreter frame: slot -> the trace value it holds (every slot the
+    trace has read or assigned), and the operand stack. Changed only through its methods, which keep what the
+    current instruction changed (to rebuild the state it started with) and copy a map a snapshot holds before
+    changing it."""
+
+    def __init__(self, pc: int, stack: Iterable[Value] = ()) -> None:
+        self.pc = pc  # the current instruction (an outer frame: its call)
+        self._slots: dict[int, Value] = {}
+        self._stack: list[Value] = list(stack)
+        self._slots_shared = False  # a snapshot holds self._slots: copy before changing it
+        self._stack_shared = False
+        self.slots_version = 0  # bumped by every change
+        self.stack_version = 0
+        # the changes of the current instruction: slot -> its value before (or _MISSING); stack undo entries
+        self._slot_undo: dict[int, Any] = {}
+        self._stack_undo: list[tuple[Any, ...]] = []
+        self.copies = 0  # maps copied (copy-on-write, or to undo an instruction's changes)
+
+    # --- reading ---------------------------------------------------------------------------------------------
+    def get(self, slot: int) -> Value | None:
+        """The value slot holds, if the trace has read or assigned it."""
+        return self._slots.get(slot)
+
+    def slots(self) -> Mapping[int, Value]:
+        """Slot -> value, read-only."""
+        return self._slots
+
+    def peek(self, n: int = 1) -> Value:
+        """The n-th value from the top of the stack (1 is the top)."""
+        return self._stack[-n]
+
+    @property
+    def depth(self) -> int:
+        return len(self._stack)
+
+    def stack(self) -> tuple[Value, ...]:
+        return tuple(self._stack)
+
+    # --- changing ----------------------------------------------------------------------------------------------
+    def set(self, slot: int, value: Value) -> None:
+        """slot now holds value (assigned, or read for the first time)."""
+        if self._slots_shared:
+            self._slots = dict(self._slots)
+            self._slots_shared = False
+            self.copies += 1
+        if slot not in self._slot_undo:
+            self._slot_undo[slot] = self._slots.get(slot, _MISSING)
+        self._slots[slot] = value
+        self.slots_version += 1
+
+    def push(self, value: Value) -> None:
+        self._own_stack()
+        self._stack.append(value)
+        self._stack_undo.append(("push",))
+
+    def pop(self) -> Value:
+        self._own_stack()
+        value = self._stack.pop()
+        self._stack_undo.append(("pop", value))
+        return value
+
+    def swap(self, n: int) -> None:
+        """Exchange the top of the stack with the n-th value from the top."""
+        self._own_stack()
+        stack = self._stack
+        top, other = len(stack) - 1, len(stack) - n
+        self._stack_undo.append(("set", top, stack[top]))
+        self._stack_undo.append(("set", other, stack[other]))
+        stack[top], stack[other] = stack[other], stack[top]
+
+    def replace_stack(self, values: Iterable[Value]) -> None:
+        """The whole stack is now values (what an inner tree left)."""
+        self._stack_undo.append(("all", self._stack))
+        self._stack = list(values)
+        self._stack_shared = False
+        self.stack_version += 1
+
+    def _own_stack(self) -> None:
+        if self._stack_shared:
+            self._stack = list(self._stack)
+            self._stack_shared = False
+            self.copies += 1
+        self.stack_version += 1
+
+    # --- the state at the instruction's start ---------------------------------------------------------------------
+    def begin(self) -> None:
+        """A new instruction starts: forget the previous one's changes."""
+        self._slot_undo.clear()
+        self._stack_undo.clear()
+
+    def changed_slots(self) -> bool:
+        return bool(self._slot_undo)
+
+    def changed_stack(self) -> bool:
+        return bool(self._stack_undo)
+
+    def slots_at_start(self) -> dict[int, Value]:
+        """The slot map as the current instruction found it; the frame's own map (then shared) if unchanged."""
+        if not self._slot_undo:
+            self._slots_shared = True
+            return self._slots
+        slots = dict(self._slots)
+        self.copies += 1
+        for slot, old in self._slot_undo.items():
+            if old is _MISSING:
+                del slots[slot]
+            else:
+                slots[slot] = old
+        return slots
+
+    def stack_at_start(self) -> list[Value]:
+        """The stack as the current instruction found it; the frame's own list (then shared) if unchanged."""
+        if not self._stack_undo:
+            self._stack_shared = True
+            return self._stack
+        stack = list(self._stack)
+        self.copies += 1
+        for entry in reversed(self._stack_undo):
+            if entry[0] == "push":
+                stack.pop()
+            elif entry[0] == "pop":
+                stack.append(entry[1])
+            elif entry[0] == "set":
+                stack[entry[1]] = entry[2]
+            else:
+                stack = list(entry[1])
+        return stack
+
+
+class Snapshots:
+    """Takes the snapshots of one recording, sharing what did not change.
+
+    `begin(pc)` before each instruction; `take()` gives the state at the start of the current instruction (the
+    same snapshot however often an instruction asks); `take(empty_stack=True)` the state with an empty stack
+    (where the trace ends at a loop header)."""
+
+    def __init__(self, frames: list[FrameState]) -> None:
+        assert len(frames) == 1, "a trace spans one frame (calls are not traced through yet)"
+        self.frames = frames
+        self._current: Snapshot | None = None
+        # the versions each frame's maps had at the instruction's start, and at the last snapshot taken
+        self._start: list[tuple[int, int]] = [(f.slots_version, f.stack_version) for f in frames]
+        self._last: Snapshot | None = None
+        self._last_versions: list[tuple[int, int]] = []
+        self.taken = 0  # snapshots made
+        self.shared_slots = 0  # ... whose slot map is the previous snapshot's
+        self.shared_stacks = 0  # ... whose stack is the previous snapshot's
+
+    def begin(self, pc: int) -> None:
+        self.frames[-1].pc = pc
+        self._current = None
+        for frame in self.frames:
+            frame.begin()
+        self._start = [(f.slots_version, f.stack_version) for f in self.frames]
+
+    def take(self, empty_stack: bool = False) -> Snapshot:
+        if self._current is not None and not empty_stack:
+            return self._current
+        frames = []
+        last = self._last
+        for index, frame in enumerate(self.frames):
+            start_slots, start_stack = self._start[index]
+            before = last.frames[index] if last is not None else None
+            last_slots, last_stack = self._last_versions[index] if last is not None else (-1, -1)
+            if before is not None and start_slots == last_slots:
+                slots = before.slots
+                self.shared_slots += 1
+            else:
+                slots = frame.slots_at_start()
+            if empty_stack:
+                stack: list[Value] = []
+            elif before is not None and start_stack == last_stack:
+                stack = before.stack
+                self.shared_stacks += 1
+            else:
+                stack = frame.stack_at_start()
+            frames.append(FrameSnapshot(frame.pc, slots, stack))
+        snapshot = Snapshot(frames)
+        self.taken += 1
+        if not empty_stack:
+            self._current = snapshot
+            self._last = snapshot
+            self._last_versions = list(self._start)
+        return snapshot
+
+    def counts(self) -> dict[str, int]:
+        """Snapshots made, maps shared with the previous snapshot, maps copied."""
+        return {
+            "snapshots": self.taken,
+            "shared_slot_maps": self.shared_slots,
+            "shared_stacks": self.shared_stacks,
+            "copies": sum(frame.copies for frame in self.frames),
+        }
+
+
+def entry_snapshot(trace: Trace) -> Snapshot:
+    """The state where the trace starts (nothing has run yet): for guards hoisted to the trace's entry."""
+    return Snapshot([FrameSnapshot(trace.start_pc, dict(trace.entry_slots), list(trace.start_stack))])
+
+
+# --- what the optimizer must keep --------------------------------------------------------------------------------
+
+
+def _maps(snapshots: Iterable[Snapshot]) -> Iterator[list[Value] | dict[int, Value]]:
+    """The stacks and slot maps of snapshots, each once (snapshots share them)."""
+    seen: set[int] = set()
+    for snapshot in snapshots:
+        for frame in snapshot.frames:
+            for shared in (frame.stack, frame.slots):
+                if id(shared) not in seen:
+                    seen.add(id(shared))
+                    yield shared
+
+
+def needed_values(trace: Trace, snapshots: Iterable[Snapshot]) -> Iterator[Value]:
+    """The values resuming at any of snapshots may write: their stacks, and the slots the trace assigns."""
+    written = trace.written
+    for shared in _maps(snapshots):
+        if isinstance(shared, list):
+            yield from shared
+        else:
+            yield from (value for slot, value in shared.items() if slot in written)
+
+
+def substitute(snapshots: Iterable[Snapshot], sub: Callable[[Value], Value]) -> None:
+    """Replace every value v in snapshots by sub(v), in place (the optimizer found them the same)."""
+    for shared in _maps(snapshots):
+        if isinstance(shared, list):
+            shared[:] = [sub(value) for value in shared]
+        else:
+            for slot, value in shared.items():
+                shared[slot] = sub(value)
+
+
+# --- resuming ---------------------------------------------------------------------------------------------------
+
+
+class Hold(enum.Enum):
+    """What a slot the trace assigns holds at a point the interpreter may resume from."""
+
+    VALUE = "value"  # a trace value, which the buffer must be given
+    BUFFER = "buffer"  # what the buffer holds already (a side trace's slot it has not assigned yet)
+    PREVIOUS = "previous"  # a looping root trace assigns it later in the iteration: the previous iteration's
+    #                         value once there was one (the lowering keeps a flag), else the buffer's
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotResume:
+    slot: int
+    hold: Hold
+    value: Value | None  # Hold.VALUE: the value
+    kind: Kind | None  # the kind the slot then has, when the trace knows it
+
+    @property
+    def write(self) -> bool:
+        """Must the buffer be given the value (tagged dirty, so the interpreter re-boxes it)?"""
+        return self.hold is Hold.VALUE
+
+    @property
+    def certain(self) -> bool:
+        """Is the slot's kind the same whichever iteration leaves here?"""
+        return self.kind is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameResume:
+    """What the interpreter's frame holds at a point the trace can leave from."""
+
+    pc: int
+    slots: tuple[SlotResume, ...]  # one per slot the trace assigns, by slot number
+    stack: tuple[Value, ...]
+    known_kinds: dict[int, Kind]  # slot -> kind, for every slot whose buffer value the trace knows
+
+    @property
+    def stack_kinds(self) -> list[Kind]:
+        return [value.kind for value in self.stack]
+
+    @property
+    def stack_consts(self) -> dict[int, Any]:
+        """Stack index -> the constant there (a builtin about to be called, ...)."""
+        return {index: value.const for index, value in enumerate(self.stack) if value.is_const}
+
+    def writes(self) -> dict[int, tuple[Kind | None, bool]]:
+        """Slot -> (kind, certain) for every slot the trace assigns: what a tree tells its callers it may
+        have changed when it leaves here."""
+        return {s.slot: (s.kind, s.certain) for s in self.slots}
+
+
+def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
+    """The state at frame (a snapshot of trace's own frame), worked out for every slot the trace assigns."""
+    root = trace.kind is TraceKind.ROOT
+    known = dict(trace.known_kinds)
+    known.update({slot: value.kind for slot, value in trace.entry_slots.items()})
+    slots = []
+    for slot in sorted(trace.written):
+        value = frame.slots.get(slot)
+        if value is None and root:
+            value = trace.entry_slots.get(slot)  # not assigned yet in this iteration: the value it came with
+        if value is None:
+            if root:
+                state = SlotResume(slot, Hold.PREVIOUS, None, None)
+                known.pop(slot, None)  # which value it holds depends on the iteration
+            else:
+                state = SlotResume(slot, Hold.BUFFER, None, known.get(slot))
+        elif (not root and trace.entry_slots.get(slot) is value) or value.kind == Kind.RANGE:
+            # still what the buffer holds (a range is virtual: the recorder never lets one into a slot)
+            state = SlotResume(slot, Hold.BUFFER, None, value.kind)
+            known[slot] = value.kind
+        else:
+            state = SlotResume(slot, Hold.VALUE, value, value.kind)
+            known[slot] = value.kind
+        slots.append(state)
+    return FrameResume(frame.pc, tuple(slots), tuple(frame.stack), known)
+
+
+def exit_resume(trace: Trace, snapshot: Snapshot) -> list[FrameResume]:
+    """The state at snapshot, frame by frame (outermost first)."""
+    assert len(snapshot.frames) == 1, "a trace spans one frame (calls are not traced through yet)"
+    return [frame_resume(trace, frame) for frame in snapshot.frames]
+
+
+def prewritten(
+    trace: Trace,
+    snapshot: Snapshot,
+    inner_exit: int,
+    pc: int,
+    stack_kinds: Iterable[Kind],
+    inner_writes: Mapping[int, tuple[Kind | None, bool]],
+) -> Prewritten:
+    """An outer exit taken when an inner tree, called at snapshot, left its loop by its exit inner_exit
+    (resuming at pc with a stack of stack_kinds) after writing inner_writes (its `FrameResume.writes` there,
+    with the slots its side traces assign): the state is in the buffer already."""
+    known = frame_resume(trace, snapshot.outer).known_kinds
+    for slot, (kind, certain) in inner_writes.items():
+        if certain:
+            assert kind is not None
+            known[slot] = kind
+        else:
+            known.pop(slot, None)
+    return Prewritten(inner_exit, pc, list(stack_kinds), known)
