@@ -9,8 +9,8 @@ from helpers import define
 
 from jit import jit
 from jit.aborts import Abort, Reason
-from jit.statistics import stats_of
 from jit.api import state_of
+from jit.statistics import stats_of
 
 
 def _fields(template):
@@ -99,7 +99,9 @@ def test_stats_by_code_of_several_reasons():
 
 
 def test_stats_of_a_function_that_never_aborted_has_no_codes():
-    jitted = jit(threshold=2)(define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h"))
+    jitted = jit(threshold=2)(
+        define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h")
+    )
     assert jitted(100) == sum(range(100))
     stats = stats_of(state_of(jitted))
     assert stats["aborts_by_code"] == {} and stats["aborts"] == {}
@@ -107,7 +109,9 @@ def test_stats_of_a_function_that_never_aborted_has_no_codes():
 
 def test_stats_states_are_plain_strings():
     # the states are enums inside tracejit; jit.stats shows their text, as before
-    jitted = jit(threshold=2)(define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h"))
+    jitted = jit(threshold=2)(
+        define("def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", "h")
+    )
     assert jitted(100) == sum(range(100))
     stats = jit.stats(jitted)
     assert type(stats["mode"]) is str and stats["mode"] == "tier1"
