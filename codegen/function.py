@@ -24,6 +24,7 @@ from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
 from jit.kinds import Kind
+from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop
 
 
@@ -55,8 +56,8 @@ def build(ctx: LowerContext) -> None:
     assert trace.end_snapshot is not None
     end = trace.end_snapshot.outer.slots
     flags: dict[int, tuple[ir.PhiInstr, ir.PhiInstr]] = {}
-    for slot in sorted(trace.written - set(trace.entry_slots)):
-        kind = end[slot].kind
+    for slot, value in assigned_late(trace).items():  # exits before their assignment: jit.resume.Hold.PREVIOUS
+        kind = value.kind
         written = b.phi(I1, name=f"assigned{slot}")
         written.add_incoming(ir.Constant(I1, 0), entry_end)
         previous = b.phi(llvm_type(kind), name=f"previous{slot}")

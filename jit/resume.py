@@ -35,6 +35,7 @@ __all__ = [
     "FrameResume",
     "FrameState",
     "Hold",
+    "assigned_late",
     "SlotResume",
     "Snapshots",
     "entry_snapshot",
@@ -365,6 +366,15 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
             known[slot] = value.kind
         slots.append(state)
     return FrameResume(frame.pc, tuple(slots), tuple(frame.stack), known)
+
+
+def assigned_late(trace: Trace) -> dict[int, Value]:
+    """The slots a looping root trace assigns without reading them first, by slot number: an exit before the
+    assignment finds the previous iteration's value there (`Hold.PREVIOUS`), so the lowering carries, per
+    slot, whether it was assigned yet and its last value, which is the one given here (the iteration's end)."""
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.outer.slots
+    return {slot: end[slot] for slot in sorted(trace.written - set(trace.entry_slots))}
 
 
 def exit_resume(trace: Trace, snapshot: Snapshot) -> list[FrameResume]:

@@ -12,6 +12,7 @@ import jit.recorder
 from codegen import abi
 from codegen.context import LowerContext
 from jit import jit as jit_decorator
+from jit import resume
 from jit.kinds import DIRTY, Kind
 from jit.resume import (
     FrameState,
@@ -409,3 +410,12 @@ def test_side_trace_lowering_leaves_the_buffers_values_alone():
     trace.entry_slots[0] = entry
     snap = Snapshot([FrameSnapshot(3, {0: entry}, [])])
     assert _tag_stores(_lowered(trace, snap, flags=True)) == []
+
+
+def test_assigned_late():
+    trace, entry, one, two = root_trace_with_three_slots()
+    trace.end_snapshot = Snapshot([FrameSnapshot(0, {0: two, 1: one, 2: two}, [])])
+    # slot 0 is read before it is assigned (a loop phi); 1 and 2 are not: exits may find older values there
+    assert resume.assigned_late(trace) == {1: one, 2: two}
+    state = frame_resume(trace, FrameSnapshot(3, {0: entry}, []))
+    assert {s.slot for s in state.slots if s.hold is Hold.PREVIOUS} <= set(resume.assigned_late(trace))
