@@ -84,11 +84,8 @@ class FrameState:
         """The n-th value from the top of the stack (1 is the top)."""
         return self._stack[-n]
 
-    @property
-    def depth(self) -> int:
-        return len(self._stack)
-
     def stack(self) -> tuple[Value, ...]:
+        """The operand stack, bottom first."""
         return tuple(self._stack)
 
     # --- changing ----------------------------------------------------------------------------------------------
@@ -142,12 +139,6 @@ class FrameState:
         """A new instruction starts: forget the previous one's changes."""
         self._slot_undo.clear()
         self._stack_undo.clear()
-
-    def changed_slots(self) -> bool:
-        return bool(self._slot_undo)
-
-    def changed_stack(self) -> bool:
-        return bool(self._stack_undo)
 
     def slots_at_start(self) -> dict[int, Value]:
         """The slot map as the current instruction found it; the frame's own map (then shared) if unchanged."""
