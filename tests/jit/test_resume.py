@@ -419,3 +419,26 @@ def test_assigned_late():
     assert resume.assigned_late(trace) == {1: one, 2: two}
     state = frame_resume(trace, FrameSnapshot(3, {0: entry}, []))
     assert {s.slot for s in state.slots if s.hold is Hold.PREVIOUS} <= set(resume.assigned_late(trace))
+
+
+def test_resume_sits_in_the_vocabulary_layer():
+    """jit.resume is read by the recorder, the optimizer, the lowering and the runtime: it imports none of
+    them (only the trace's vocabulary)."""
+    import ast
+    import pathlib
+
+    tree = ast.parse(pathlib.Path(resume.__file__).read_text())
+    ours = {"jit", "codegen", "runtime"}
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ours
+    }
+    imported |= {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.split(".")[0] in ours
+    }
+    assert imported == {"jit.kinds", "jit.trace"}
