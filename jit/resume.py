@@ -101,11 +101,13 @@ class FrameState:
         self.slots_version += 1
 
     def push(self, value: Value) -> None:
+        """Push value on the operand stack."""
         self._own_stack()
         self._stack.append(value)
         self._stack_undo.append(("push",))
 
     def pop(self) -> Value:
+        """Pop the top of the operand stack."""
         self._own_stack()
         value = self._stack.pop()
         self._stack_undo.append(("pop", value))
@@ -193,6 +195,7 @@ class Snapshots:
         self.shared_stacks = 0  # ... whose stack is the previous snapshot's
 
     def begin(self, pc: int) -> None:
+        """The instruction at pc (of the innermost frame) is about to be recorded."""
         self.frames[-1].pc = pc
         self._current = None
         for frame in self.frames:
@@ -200,6 +203,7 @@ class Snapshots:
         self._start = [(f.slots_version, f.stack_version) for f in self.frames]
 
     def take(self, empty_stack: bool = False) -> Snapshot:
+        """The state at the start of the current instruction (with an empty stack if empty_stack)."""
         if self._current is not None and not empty_stack:
             return self._current
         frames = []
