@@ -35,7 +35,7 @@ def compile_trace(
     dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
-            dependencies.append(uop.operand[0].library)
+            dependencies.append(uop.operand.tree.library)
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
     module = llvm.compile(ir_text, exports, sorted(set(dependencies)), opt_level)

@@ -26,6 +26,7 @@ from codegen.lower import LOWERINGS
 from jit.kinds import Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop
+from jit.uops import Lowering
 
 
 def build(ctx: LowerContext) -> None:
@@ -87,6 +88,7 @@ def _lower(ctx: LowerContext, uop: Uop) -> None:
     if uop.name == "_CHECK_PERIODIC":
         _check_periodic(ctx, uop)
         return
+    assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
     out = LOWERINGS[uop.name](ctx, uop)
     if uop.out is not None:
         assert out is not None, uop.name

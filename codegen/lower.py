@@ -100,7 +100,7 @@ def _entry_alloca(ctx: LowerContext, ty: ir.Type) -> ir.Value:
 
 
 # --- structure: slots, stack, constants, tree calls ------------------------------------------------------
-# _LOAD_SLOT, _LOAD_STACK, _CHECK_PERIODIC and _JUMP_TO_TOP belong to the trace's skeleton (codegen.function)
+# the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
 
 
 @lowers("_LOAD_CONST_INLINE")
@@ -110,16 +110,14 @@ def _load_const(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_GUARD_SLOT_KIND")
 def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
-    slot, kind = uop.operand
-    ctx.guard(ctx.slot_kind_matches(slot, kind), uop)
+    ctx.guard(ctx.slot_kind_matches(uop.operand.slot, uop.operand.kind), uop)
 
 
 @lowers("_CALL_TREE")
 def _call_tree(ctx: LowerContext, uop: Uop) -> None:
-    tree, snapshot = uop.operand
-    ctx.materialize(snapshot)
+    ctx.materialize(uop.operand.snapshot)
     ctx.store_fuel()
-    callee = ctx.tree_function(tree.symbol)
+    callee = ctx.tree_function(uop.operand.tree.symbol)
     ctx.call_result = ctx.builder.call(callee, [ctx.buf])
     ctx.load_fuel()
 
@@ -129,7 +127,7 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
     """The inner tree left its loop the recorded way: go on. It left another normal way: that exit of the
     outer trace (the state is in the buffer already; it may grow a side trace). Anything else: hand the
     inner tree's exit to the interpreter as it is."""
-    _tree, exit_id = uop.operand
+    exit_id = uop.operand.exit
     b = ctx.builder
     result = ctx.call_result
 
@@ -186,14 +184,14 @@ def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: obje
 
 @lowers("_GUARD_GLOBAL")
 def _guard_global(ctx: LowerContext, uop: Uop) -> None:
-    name, expected = uop.operand
-    ctx.guard(_dict_entry_is(ctx, ctx.globals, name, expected, ctx.builtins), uop)
+    binding = uop.operand
+    ctx.guard(_dict_entry_is(ctx, ctx.globals, binding.name, binding.value, ctx.builtins), uop)
 
 
 @lowers("_GUARD_MODULE_ATTR")
 def _guard_module_attr(ctx: LowerContext, uop: Uop) -> None:
-    module, name, expected = uop.operand
-    ctx.guard(_dict_entry_is(ctx, module.__dict__, name, expected, None), uop)
+    attr = uop.operand
+    ctx.guard(_dict_entry_is(ctx, attr.module.__dict__, attr.name, attr.value, None), uop)
 
 
 # --- objects: type guards, boxing --------------------------------------------------------------------------
@@ -838,12 +836,14 @@ def _call_builtin_float(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 
 def check_complete() -> None:
-    """Every uop but the skeleton's has exactly one lowering."""
-    from jit.uops import UOPS
+    """The table lowers exactly the uops declared to be lowered by it (``Lowering.TABLE``), each once."""
+    from jit.uops import UOPS, Lowering
 
-    skeleton = {"_LOAD_SLOT", "_LOAD_STACK", "_CHECK_PERIODIC", "_JUMP_TO_TOP", "_GUARD_BOTH_INT", "_GUARD_BOTH_FLOAT"}
-    missing = set(UOPS) - set(LOWERINGS) - skeleton
+    table = {name for name, op in UOPS.items() if op.lowering is Lowering.TABLE}
+    missing = table - set(LOWERINGS)
     assert not missing, f"uops without a lowering: {sorted(missing)}"
+    extra = set(LOWERINGS) - table
+    assert not extra, f"lowerings of uops the table does not lower: {sorted(extra)}"
 
 
 __all__ = ["LOWERINGS", "check_complete", "llvm_type"]

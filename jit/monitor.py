@@ -346,7 +346,7 @@ def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:
     out: list[Tree] = []
     for uop in trace.uops:
         if uop.name == uop_name:
-            tree = uop.operand[0] if uop_name == "_CALL_TREE" else uop.operand
+            tree = uop.operand.tree if uop_name == "_CALL_TREE" else uop.operand
             if tree not in out:
                 out.append(tree)
     return out

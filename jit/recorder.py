@@ -28,7 +28,7 @@ from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
 from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
-from jit.uops import UOPS
+from jit.uops import UOPS, GlobalBinding, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class Recorder:
         if trace.kind is TraceKind.SIDE:
             known = trace.known_kinds.get(slot)
             if known is None:
-                self.emit("_GUARD_SLOT_KIND", operand=(slot, kind))
+                self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, kind))
             elif known != kind:
                 raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=kind.short, known=known.short)
         value = trace.new_value(kind)
@@ -244,7 +244,7 @@ class Recorder:
         if tree is None or tree.loop.index != loop:
             return pc + 1
         self.pending_tree = None
-        self.emit("_CALL_TREE", operand=(tree, self.snapshots.take()))
+        self.emit("_CALL_TREE", operand=TreeCall(tree, self.snapshots.take()))
         exit, resume_pc = self.monitor.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
@@ -261,7 +261,7 @@ class Recorder:
         self.depth = max(self.depth, tree.depth)
         trace = self.trace
         self.pc = pc
-        self.emit("_GUARD_TREE_EXIT", operand=(tree, exit.id), propagate=True)
+        self.emit("_GUARD_TREE_EXIT", operand=TreeExit(tree, exit.id), propagate=True)
         guard = trace.uops[-1]
         alternatives = []
         snapshot = self.snapshots.take()
@@ -275,7 +275,7 @@ class Recorder:
         for slot, (kind, certain) in tree.writes_at(exit).items():
             actual = kind_of(frame.slots[slot])
             if not certain:
-                self.emit("_GUARD_SLOT_KIND", operand=(slot, actual), propagate=True)
+                self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
             elif actual != kind:
                 raise Abort(Reason.INNER_WROTE_KIND)
             value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
@@ -362,7 +362,7 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
     if type(function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    r.emit("_GUARD_GLOBAL", operand=(name, value))
+    r.emit("_GUARD_GLOBAL", operand=GlobalBinding(name, value))
     r.push(r.const(value))
 
 
@@ -379,7 +379,7 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if name not in namespace:
         raise Abort(Reason.MODULE_ATTRIBUTE, name=name, module=module.__name__)
     value = namespace[name]
-    r.emit("_GUARD_MODULE_ATTR", operand=(module, name, value))
+    r.emit("_GUARD_MODULE_ATTR", operand=ModuleAttr(module, name, value))
     r.push(r.const(value))
 
 

@@ -193,6 +193,7 @@ class Trace:
             assert isinstance(out_kind, Kind), f"{name} needs an output kind"
             out = self.new_value(out_kind, const)
         assert (exit is not None) == op.is_guard, f"{name}: guard without exit or exit without guard"
+        assert isinstance(operand, op.operand.type), f"{name}: operand {operand!r} is not {op.operand.doc}"
         self.uops.append(Uop(op, args, out, operand, pc, line, exit))
         return out
 

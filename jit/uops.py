@@ -1,28 +1,120 @@
-"""Every uop, declared once: its name, inputs, output, and what kind of guard it is.
+"""Every uop, declared once: its inputs, output and operand, and the facts the optimizer, the lowering and the
+listing read (is it a guard, is it pure, may it be hoisted, how it folds on constants, who lowers it).
 
 Names follow CPython's tier-2 uops where one exists. The recorder emits them, the optimizer rewrites them,
-and ``codegen.lower`` holds exactly one lowering per uop. A uop's output kind is either fixed here or, for
-the few generic ones (``_LOAD_SLOT``, ``_LOAD_CONST_INLINE``, ``_SELECT``, ...), set by the recorder.
+and ``codegen.lower`` holds exactly one lowering per uop whose ``lowering`` is ``Lowering.TABLE``. A uop's
+output kind is either fixed here or, for the few generic ones (``_LOAD_CONST_INLINE``, ``_SELECT``,
+``_RELOAD_SLOT``, ...), set by the recorder.
 
-Guard kinds:
-  ``NO``      not a guard;
-  ``DEOPT``   on failure, leave to the interpreter at the start of the tier-1 instruction the uop came from,
-              with the state from before that instruction (the interpreter then redoes it exactly: raising
-              the error CPython raises, or going on with Python ints past 2**63);
+Guard kinds (``Guard``):
+  ``NO``       not a guard;
+  ``DEOPT``    on failure, leave to the interpreter at the start of the tier-1 instruction the uop came from,
+               with the state from before that instruction (the interpreter then redoes it exactly: raising
+               the error CPython raises, or going on with Python ints past 2**63);
   ``PERIODIC`` the signal check at a loop header (may leave with KeyboardInterrupt pending).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
 
+from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 
-NO, DEOPT, PERIODIC = "no", "deopt", "periodic"
+
+class Guard(enum.StrEnum):
+    NO = "no"
+    DEOPT = "deopt"
+    PERIODIC = "periodic"
+
+
+class Lowering(enum.Enum):
+    """Who turns a uop into LLVM IR."""
+
+    TABLE = "one entry of codegen.lower's table"
+    SKELETON = "the trace function's skeleton (codegen.function)"
+    NONE = "nobody: the optimizer removes it from every trace"
+
+
+# --- typed operands ------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SlotKind:
+    """_GUARD_SLOT_KIND: the slot holds a value of that kind (an inner tree may have changed it)."""
+
+    slot: int
+    kind: Kind
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GlobalBinding:
+    """_GUARD_GLOBAL: the function's globals, else the builtins, still bind name to that very object."""
+
+    name: str
+    value: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModuleAttr:
+    """_GUARD_MODULE_ATTR: module.name is still that very object."""
+
+    module: Any  # types.ModuleType
+    name: str
+    value: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TreeCall:
+    """_CALL_TREE: the inner loop's compiled tree, and the state to write to the buffer before calling it."""
+
+    tree: Any  # runtime.trees.Tree
+    snapshot: Any  # jit.trace.Snapshot
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TreeExit:
+    """_GUARD_TREE_EXIT: the inner tree called just before left by this exit (its number)."""
+
+    tree: Any  # runtime.trees.Tree
+    exit: int
+
+
+class Operand(enum.Enum):
+    """What a uop's operand is: its Python type (checked when a uop is emitted) and how the listing shows it."""
+
+    NONE = (type(None), "none")
+    SLOT = (int, "a slot number")
+    STACK_INDEX = (int, "an index into the operand stack")
+    PC = (int, "a tier-1 pc")
+    CONST = (object, "a constant")
+    KIND = (Kind, "a kind")
+    COMPARE = (CompareOp, "a comparison")
+    INVERT = (bool, "is the test inverted (`is not`)")
+    MATH_NAME = (str, "the name of a math function")
+    BUILTIN = (object, "a builtin function")
+    TREE = (object, "a compiled tree (runtime.trees.Tree)")
+    SLOT_KIND = (SlotKind, "a slot and a kind")
+    GLOBAL = (GlobalBinding, "a global's name and value")
+    MODULE_ATTR = (ModuleAttr, "a module attribute and its value")
+    TREE_CALL = (TreeCall, "a tree and the state before calling it")
+    TREE_EXIT = (TreeExit, "a tree and one of its exits")
+
+    def __init__(self, type_: type, doc: str) -> None:
+        self.type = type_
+        self.doc = doc
+
 
 I, F, B, L, T, O = Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.LIST, Kind.TUPLE, Kind.OBJECT
 ANY = None  # an input of any kind
 VARIES = "varies"  # output kind set per instance
+
+Fold = Callable[..., Any]  # fold(operand, *constant inputs) -> the result CPython computes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,81 +122,110 @@ class UopDef:
     name: str
     inputs: tuple[Kind | None, ...] | str  # kinds of the inputs, or "n" for a variable count
     output: Kind | str | None
-    guard: str = NO
+    guard: Guard = Guard.NO
     pure: bool = True  # no side effect: may be removed when its output is unused
+    operand: Operand = Operand.NONE
+    fold: Fold | None = None  # how constfold computes the result from constant inputs (CPython's own operation)
+    hoistable: bool = False  # a guard on state only Python code changes: checked once at the trace's entry
+    proves: Kind | None = None  # a type guard that all inputs are of this kind (removed where the kinds prove it)
+    condition: bool | None = None  # a branch guard: it holds while its input's truth is this
+    inline_const: bool = False  # names a constant, materialized where it is used: never kept as a uop
+    lowering: Lowering = Lowering.TABLE
     doc: str = ""
 
     @property
     def is_guard(self) -> bool:
-        return self.guard != NO
+        return self.guard is not Guard.NO
 
 
 UOPS: dict[str, UopDef] = {}
 
 
-def _uop(name: str, inputs: tuple | str, output: Kind | str | None, guard: str = NO, pure: bool = True, doc: str = ""):
+def _uop(name: str, inputs: tuple | str, output: Kind | str | None, guard: Guard = Guard.NO, **facts: Any) -> None:
     assert name not in UOPS, name
-    UOPS[name] = UopDef(name, inputs, output, guard, pure if guard == NO else False, doc)
+    if guard is not Guard.NO:
+        facts["pure"] = False
+    UOPS[name] = UopDef(name, inputs, output, guard, **facts)
 
+
+def _plain(fn: Callable[..., Any]) -> Fold:
+    """The fold of a uop that computes fn of its inputs (its operand plays no part)."""
+
+    def fold(_operand: Any, *values: Any) -> Any:
+        return fn(*values)
+
+    return fold
+
+
+def _compare(op: CompareOp, *values: Any) -> Any:
+    return op.fn(*values)
+
+
+NO, DEOPT, PERIODIC = Guard.NO, Guard.DEOPT, Guard.PERIODIC
+SKELETON, NEVER = Lowering.SKELETON, Lowering.NONE
+SLOT, STACK, TREE, CMP = Operand.SLOT, Operand.STACK_INDEX, Operand.TREE, Operand.COMPARE
 
 # --- trace structure -----------------------------------------------------------------------------------------
-_uop("_LOAD_SLOT", (), VARIES, doc="operand: slot; the slot's value where the trace starts (a loop phi in a root)")
-_uop("_LOAD_STACK", (), VARIES, doc="operand: stack index; a side trace's operand stack where it starts")
-_uop("_GUARD_SLOT_KIND", (), None, DEOPT, doc="operand: (slot, kind); a side trace reading a slot of unknown kind")
-_uop("_CHECK_PERIODIC", (), None, PERIODIC, doc="every so many iterations: pending signals, hoisted guards")
-_uop("_JUMP_TO_TOP", (), None, pure=False, doc="close the loop: the slots' new values flow back to the header")
-_uop("_JUMP_TO_TREE", (), None, pure=False, doc="operand: tree; tail-jump into another tree's root")
-_uop("_EXIT_TRACE", (), None, DEOPT, doc="leave to the interpreter (the end of a trace that does not loop)")
-_uop("_CALL_TREE", (), None, pure=False, doc="operand: tree; call an inner loop's compiled tree on the buffer")
-_uop("_GUARD_TREE_EXIT", (), None, DEOPT, doc="operand: tree, exit; the inner tree left its loop normally")
-_uop("_RELOAD_SLOT", (), VARIES, pure=False, doc="operand: slot; read a slot an inner tree wrote")
-_uop("_RELOAD_STACK", (), VARIES, pure=False, doc="operand: index; read a stack entry an inner tree wrote")
+# _LOAD_SLOT and _LOAD_STACK are never in trace.uops: they are the listing's lines for trace.entry_slots and
+# trace.entry_stack, which the skeleton loads from the buffer (in a looping root, a slot's value is a phi)
+_uop("_LOAD_SLOT", (), VARIES, operand=SLOT, lowering=SKELETON, doc="the slot's value where the trace starts")
+_uop("_LOAD_STACK", (), VARIES, operand=STACK, lowering=SKELETON, doc="a side trace's stack where it starts")
+_uop("_GUARD_SLOT_KIND", (), None, DEOPT, operand=Operand.SLOT_KIND, doc="a slot read of a kind not known")
+_uop("_CHECK_PERIODIC", (), None, PERIODIC, lowering=SKELETON, doc="every so many iterations: signals, hoisted")
+_uop("_JUMP_TO_TOP", (), None, pure=False, lowering=SKELETON, doc="close the loop: new slot values to the phis")
+_uop("_JUMP_TO_TREE", (), None, pure=False, operand=TREE, doc="tail-jump into another tree's root")
+_uop("_EXIT_TRACE", (), None, DEOPT, operand=Operand.PC, doc="leave to the interpreter (a trace that does not loop)")
+_uop("_CALL_TREE", (), None, pure=False, operand=Operand.TREE_CALL, doc="call an inner loop's tree on the buffer")
+_uop("_GUARD_TREE_EXIT", (), None, DEOPT, operand=Operand.TREE_EXIT, doc="the inner tree left its loop normally")
+_uop("_RELOAD_SLOT", (), VARIES, pure=False, operand=SLOT, doc="read a slot an inner tree wrote")
+_uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack entry an inner tree wrote")
 
 # --- constants and names -------------------------------------------------------------------------------------
-_uop("_LOAD_CONST_INLINE", (), VARIES, doc="operand: the constant")
-_uop("_GUARD_GLOBAL", (), None, DEOPT, doc="operand: (name, value); globals/builtins still bind name to value")
-_uop("_GUARD_MODULE_ATTR", (), None, DEOPT, doc="operand: (module, name, value); module.name is still value")
+_uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
+_uop("_GUARD_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, hoistable=True, doc="globals/builtins: same binding")
+_uop("_GUARD_MODULE_ATTR", (), None, DEOPT, operand=Operand.MODULE_ATTR, hoistable=True, doc="module.name: same")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
-_uop("_GUARD_BOTH_INT", (ANY, ANY), None, DEOPT)
-_uop("_GUARD_BOTH_FLOAT", (ANY, ANY), None, DEOPT)
-_uop("_GUARD_TYPE", (O,), VARIES, DEOPT, doc="operand: kind; a boxed object is of that kind (pointer kinds: output)")
+_uop("_GUARD_BOTH_INT", (ANY, ANY), None, DEOPT, proves=I, lowering=NEVER)
+_uop("_GUARD_BOTH_FLOAT", (ANY, ANY), None, DEOPT, proves=F, lowering=NEVER)
+_uop("_GUARD_TYPE", (O,), VARIES, DEOPT, operand=Operand.KIND, doc="a boxed object of that kind (pointers: out)")
 _uop("_UNBOX_INT", (O,), I, DEOPT, doc="a boxed int, leaving if it does not fit in i64")
 _uop("_UNBOX_FLOAT", (O,), F)
 _uop("_UNBOX_BOOL", (O,), B)
-_uop("_CONVERT_INT_TO_FLOAT", (I,), F)
-_uop("_CONVERT_BOOL_TO_INT", (B,), I)
+_uop("_CONVERT_INT_TO_FLOAT", (I,), F, fold=_plain(float))
+_uop("_CONVERT_BOOL_TO_INT", (B,), I, fold=_plain(int))
 
 # --- int arithmetic: i64 with every overflow caught ----------------------------------------------------------
+_BINARY = {op.uop_name: op.fn for op in BinOp if not op.inplace}
 for _name in ("ADD", "SUBTRACT", "MULTIPLY", "FLOOR_DIVIDE", "REMAINDER", "POWER", "LSHIFT", "RSHIFT"):
-    _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, DEOPT)
+    _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, DEOPT, fold=_plain(_BINARY[_name]))
 for _name in ("AND", "OR", "XOR"):
-    _uop(f"_BINARY_OP_{_name}_INT", (I, I), I)
-    _uop(f"_BINARY_OP_{_name}_BOOL", (B, B), B)
-_uop("_BINARY_OP_TRUE_DIVIDE_INT", (I, I), F, DEOPT, doc="exact while both operands are below 2**53")
-_uop("_UNARY_NEGATIVE_INT", (I,), I, DEOPT)
-_uop("_UNARY_INVERT_INT", (I,), I)
-_uop("_COMPARE_OP_INT", (I, I), B, doc="operand: CompareOp")
+    _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, fold=_plain(_BINARY[_name]))
+    _uop(f"_BINARY_OP_{_name}_BOOL", (B, B), B, fold=_plain(_BINARY[_name]))
+_uop("_BINARY_OP_TRUE_DIVIDE_INT", (I, I), F, DEOPT, fold=_plain(operator.truediv), doc="exact below 2**53")
+_uop("_UNARY_NEGATIVE_INT", (I,), I, DEOPT, fold=_plain(operator.neg))
+_uop("_UNARY_INVERT_INT", (I,), I, fold=_plain(operator.invert))
+_uop("_COMPARE_OP_INT", (I, I), B, operand=CMP, fold=_compare)
 
 # --- float arithmetic: IEEE double, Python's rules for //, %, ** --------------------------------------------
 for _name in ("ADD", "SUBTRACT", "MULTIPLY"):
-    _uop(f"_BINARY_OP_{_name}_FLOAT", (F, F), F)
+    _uop(f"_BINARY_OP_{_name}_FLOAT", (F, F), F, fold=_plain(_BINARY[_name]))
 for _name in ("TRUE_DIVIDE", "FLOOR_DIVIDE", "REMAINDER", "POWER"):
-    _uop(f"_BINARY_OP_{_name}_FLOAT", (F, F), F, DEOPT)
-_uop("_UNARY_NEGATIVE_FLOAT", (F,), F)
-_uop("_COMPARE_OP_FLOAT", (F, F), B, doc="operand: CompareOp")
-_uop("_COMPARE_OP_INT_FLOAT", (I, F), B, doc="operand: CompareOp; exact, as CPython compares int and float")
+    _uop(f"_BINARY_OP_{_name}_FLOAT", (F, F), F, DEOPT, fold=_plain(_BINARY[_name]))
+_uop("_UNARY_NEGATIVE_FLOAT", (F,), F, fold=_plain(operator.neg))
+_uop("_COMPARE_OP_FLOAT", (F, F), B, operand=CMP, fold=_compare)
+_uop("_COMPARE_OP_INT_FLOAT", (I, F), B, operand=CMP, fold=_compare, doc="exact, as CPython compares them")
 
 # --- truth, identity, branches -------------------------------------------------------------------------------
-_uop("_TO_BOOL_INT", (I,), B)
-_uop("_TO_BOOL_FLOAT", (F,), B)
+_uop("_TO_BOOL_INT", (I,), B, fold=_plain(bool))
+_uop("_TO_BOOL_FLOAT", (F,), B, fold=_plain(bool))
 _uop("_TO_BOOL_LIST", (L,), B)
 _uop("_TO_BOOL_TUPLE", (T,), B)
-_uop("_UNARY_NOT", (B,), B)
-_uop("_IS_OP", (ANY, ANY), B, doc="operand: invert; identity of two pointers")
+_uop("_UNARY_NOT", (B,), B, fold=_plain(operator.not_))
+_uop("_IS_OP", (ANY, ANY), B, operand=Operand.INVERT, doc="identity of two pointers")
 _uop("_SELECT", (B, ANY, ANY), VARIES, doc="the second input if the first is true, else the third")
-_uop("_GUARD_IS_TRUE_POP", (B,), None, DEOPT)
-_uop("_GUARD_IS_FALSE_POP", (B,), None, DEOPT)
+_uop("_GUARD_IS_TRUE_POP", (B,), None, DEOPT, condition=True)
+_uop("_GUARD_IS_FALSE_POP", (B,), None, DEOPT, condition=False)
 _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 
 # --- loops ---------------------------------------------------------------------------------------------------
@@ -129,12 +250,12 @@ _uop("_CALL_LIST_APPEND", (ANY, ANY), None, DEOPT, doc="inputs: a list (or its b
 _uop("_STORE_SUBSCR_LIST_INT", (ANY, L, I), None, DEOPT, doc="inputs: value, list, index; boxes the value")
 
 # --- builtins and math ---------------------------------------------------------------------------------------
-_uop("_CALL_ABS_INT", (I,), I, DEOPT)
-_uop("_CALL_ABS_FLOAT", (F,), F)
-_uop("_CALL_FLOAT_TO_INT", (F,), I, DEOPT, doc="int(x), math.trunc(x): truncation, leaving for nan/inf/big")
-_uop("_CALL_ROUND_FLOAT", (F,), I, DEOPT, doc="round(x): half to even")
-_uop("_CALL_MATH_FLOOR", (F,), I, DEOPT)
-_uop("_CALL_MATH_CEIL", (F,), I, DEOPT)
-_uop("_CALL_MATH_UNARY", (F,), F, DEOPT, doc="operand: name of a libm function CPython's math module calls")
-_uop("_CALL_MATH_PREDICATE", (F,), B, doc="operand: isnan, isinf or isfinite")
-_uop("_CALL_BUILTIN_FLOAT", "n", F, DEOPT, doc="operand: a pure builtin; called through the C-API, float result")
+_uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))
+_uop("_CALL_ABS_FLOAT", (F,), F, fold=_plain(abs))
+_uop("_CALL_FLOAT_TO_INT", (F,), I, DEOPT, fold=_plain(int), doc="int(x), math.trunc(x); leaving for nan/inf/big")
+_uop("_CALL_ROUND_FLOAT", (F,), I, DEOPT, fold=_plain(round), doc="round(x): half to even")
+_uop("_CALL_MATH_FLOOR", (F,), I, DEOPT, fold=_plain(math.floor))
+_uop("_CALL_MATH_CEIL", (F,), I, DEOPT, fold=_plain(math.ceil))
+_uop("_CALL_MATH_UNARY", (F,), F, DEOPT, operand=Operand.MATH_NAME, doc="a libm function CPython's math module calls")
+_uop("_CALL_MATH_PREDICATE", (F,), B, operand=Operand.MATH_NAME, doc="isnan, isinf or isfinite")
+_uop("_CALL_BUILTIN_FLOAT", "n", F, DEOPT, operand=Operand.BUILTIN, doc="a pure builtin through the C-API: a float")

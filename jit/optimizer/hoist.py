@@ -1,25 +1,27 @@
-"""Guard hoisting: global and module-attribute guards move to the trace's entry.
+"""Guard hoisting: the guards declared ``hoistable`` (global and module-attribute guards) move to the trace's
+entry.
 
 Inside a trace nothing can rebind a global, since native code calls no Python code; the only way is a signal
 handler run by the periodic check, which re-checks the hoisted guards after it runs. So these guards are
-checked once per entry instead of once per iteration."""
+checked once per entry instead of once per iteration; the same guard twice is checked once."""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from jit.resume import entry_snapshot
 from jit.trace import Trace, WhenHot
-
-HOISTABLE = frozenset({"_GUARD_GLOBAL", "_GUARD_MODULE_ATTR"})
 
 
 def run(trace: Trace) -> None:
     seen: set[tuple] = set()
     kept = []
     for uop in trace.uops:
-        if uop.name not in HOISTABLE:
+        if not uop.op.hoistable:
             kept.append(uop)
             continue
-        key = (uop.name, *(id(x) if not isinstance(x, str) else x for x in uop.operand))
+        key = (uop.name, *_identity(uop.operand))
         if key in seen:
             continue
         seen.add(key)
@@ -28,3 +30,11 @@ def run(trace: Trace) -> None:
         uop.exit.when_hot = WhenHot.INVALIDATE
         trace.hoisted.append(uop)
     trace.uops = kept
+
+
+def _identity(operand: Any) -> tuple:
+    """The operand's fields, objects by identity (names by value)."""
+    return tuple(
+        value if isinstance(value, str) else id(value)
+        for value in (getattr(operand, field.name) for field in dataclasses.fields(operand))
+    )

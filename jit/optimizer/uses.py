@@ -4,23 +4,21 @@ from __future__ import annotations
 
 from jit.resume import needed_values, substitute
 from jit.trace import Snapshot, Trace, Value
+from jit.uops import TreeCall
 
 
 def snapshots(trace: Trace) -> list[Snapshot]:
     out = [u.exit.snapshot for u in trace.uops if u.exit is not None]
-    out += [u.operand[1] for u in trace.uops if u.name == "_CALL_TREE"]
+    out += [u.operand.snapshot for u in trace.uops if isinstance(u.operand, TreeCall)]
     if trace.end_snapshot is not None:
         out.append(trace.end_snapshot)
     return out
 
 
-def used_values(trace: Trace) -> set[int]:
-    """Ids of values read by a uop or needed to rebuild the interpreter's state somewhere."""
-    used: set[int] = set()
-    for uop in trace.uops:
-        used.update(v.id for v in uop.args)
-    used.update(v.id for v in needed_values(trace, snapshots(trace)))
-    return used
+def live_at_exits(trace: Trace) -> set[int]:
+    """Ids of the values needed to rebuild the interpreter's state at an exit, an inner tree's call or the
+    trace's end (the operand stack, and the slots the trace assigns)."""
+    return {v.id for v in needed_values(trace, snapshots(trace))}
 
 
 def replace(trace: Trace, mapping: dict[int, Value]) -> None:

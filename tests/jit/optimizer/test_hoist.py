@@ -1,0 +1,130 @@
+"""The `hoist` pass: guards declared hoistable (globals, module attributes) move to the trace's entry, each
+distinct one once, leaving where the trace starts; every other uop stays where it is."""
+
+from jit.optimizer import hoist
+
+from .passes import assert_pass, assert_unchanged
+
+BODY = """
+uops of t:
+   0 _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+   1 _LOAD_SLOT (target=7, operand=1 (x)) -> v1:float
+   2 _CHECK_PERIODIC (target=7, exit=0)                                   # line 4
+   3 _GUARD_GLOBAL (target=9, operand=f is <function f>, exit=1)          # line 5
+   4 _GUARD_MODULE_ATTR (target=11, operand=math.sqrt is <builtin_function_or_method sqrt>, exit=2)  # line 5
+   5 _CALL_MATH_UNARY (v1, target=12, operand=sqrt, exit=3) -> v2:float   # line 5
+   6 _GUARD_GLOBAL (target=14, operand=f is <function f>, exit=4)         # line 6
+   7 _GUARD_GLOBAL (target=15, operand=g is <function f>, exit=5)         # line 6
+   8 _GUARD_MODULE_ATTR (target=16, operand=math.sqrt is <builtin_function_or_method sqrt>, exit=6)  # line 6
+   9 _JUMP_TO_TOP (target=6)                                              # line 4
+     loop-carried: n=v0, x=v2
+"""
+
+
+def test_global_and_module_guards_move_to_the_entry_once_each():
+    assert_pass(
+        hoist.run,
+        BODY,
+        """
+        uops of t:
+           _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+           _LOAD_SLOT (target=7, operand=1 (x)) -> v1:float
+           _GUARD_GLOBAL (target=9, operand=f is <function f>, exit=1)          # line 5 (hoisted to the entry)
+           _GUARD_MODULE_ATTR (target=11, operand=math.sqrt is <builtin_function_or_method sqrt>, exit=2)  # line 5 (hoisted to the entry)
+           _GUARD_GLOBAL (target=15, operand=g is <function f>, exit=5)         # line 6 (hoisted to the entry)
+           _CHECK_PERIODIC (target=7, exit=0)                                   # line 4
+           _CALL_MATH_UNARY (v1, target=12, operand=sqrt, exit=3) -> v2:float   # line 5
+           _JUMP_TO_TOP (target=6)                                              # line 4
+           loop-carried: n=v0, x=v2
+        """,
+    )
+
+
+def test_a_hoisted_guard_leaves_where_the_trace_starts_and_invalidates_when_hot():
+    text = """
+    uops of t:
+      _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+      _BINARY_OP_ADD_INT (v0, 1, target=8, exit=0) -> v1:int      # line 5
+          exit 0 at 8: {0 (n)=v0} [v0, 1]
+      _GUARD_GLOBAL (target=9, operand=f is <function f>, exit=1)  # line 5
+          exit 1 at 9: {0 (n)=v1} [v1]
+      _JUMP_TO_TOP (target=6)
+      loop-carried: n=v1
+    """
+    assert_pass(
+        hoist.run,
+        text,
+        """
+        uops of t:
+          _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+          _GUARD_GLOBAL (target=9, operand=f is <function f>, exit=1)  # line 5 (hoisted to the entry)
+              exit 1 at 7: {0 (n)=v0} [] when-hot=invalidate
+          _BINARY_OP_ADD_INT (v0, 1, target=8, exit=0) -> v1:int      # line 5
+              exit 0 at 8: {0 (n)=v0} [v0, 1]
+          _JUMP_TO_TOP (target=6)
+          loop-carried: n=v1
+        """,
+        snapshots=True,
+    )
+
+
+def test_a_side_trace_hoists_to_where_it_starts_with_its_stack():
+    assert_pass(
+        hoist.run,
+        """
+        # t: side trace from exit 3 (line 7) of the loop at line 6; entry kinds {n:int} [uops]
+        uops of t:
+          _LOAD_SLOT (target=16, operand=0 (n)) -> v1:int
+          _LOAD_STACK (target=16, operand=0) -> v0:bool
+          _GUARD_IS_FALSE_POP (v0, target=16, exit=6)
+              exit 6 at 16: {0 (n)=v1} [v0]
+          _GUARD_GLOBAL (target=20, operand=len is <builtin_function_or_method len>, exit=7)
+              exit 7 at 20: {0 (n)=v1} []
+          _EXIT_TRACE (target=22, operand=22, exit=8)
+              exit 8 at 22: {0 (n)=v1} []
+        """,
+        """
+        # t: side trace from exit 3 (line 7) of the loop at line 6; entry kinds {n:int} [uops]
+        uops of t:
+          _LOAD_SLOT (target=16, operand=0 (n)) -> v1:int
+          _LOAD_STACK (target=16, operand=0) -> v0:bool
+          _GUARD_GLOBAL (target=20, operand=len is <builtin_function_or_method len>, exit=7) (hoisted to the entry)
+              exit 7 at 16: {0 (n)=v1} [v0] when-hot=invalidate
+          _GUARD_IS_FALSE_POP (v0, target=16, exit=6)
+              exit 6 at 16: {0 (n)=v1} [v0]
+          _EXIT_TRACE (target=22, operand=22, exit=8)
+              exit 8 at 22: {0 (n)=v1} []
+        """,
+        snapshots=True,
+    )
+
+
+def test_other_guards_stay_in_place():
+    assert_unchanged(
+        hoist.run,
+        """
+        uops of t:
+          _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+          _LOAD_SLOT (target=7, operand=1 (s)) -> v1:object
+          _CHECK_PERIODIC (target=7, exit=0)
+          _GUARD_TYPE (v1, target=8, operand=float, exit=1) -> v2:object
+          _GUARD_SLOT_KIND (target=9, operand=0 (n) is int, exit=2)
+          _GUARD_NONZERO_INT (v0, target=10, exit=3)
+          _JUMP_TO_TOP (target=6)
+          loop-carried: n=v0, s=v1
+        """,
+    )
+
+
+def test_guards_already_at_the_entry_stay_as_they_are():
+    assert_unchanged(
+        hoist.run,
+        """
+        uops of t:
+          _LOAD_SLOT (target=7, operand=0 (n)) -> v0:int
+          _GUARD_GLOBAL (target=9, operand=f is <function f>, exit=1)  # line 5 (hoisted to the entry)
+          _CHECK_PERIODIC (target=7, exit=0)
+          _JUMP_TO_TOP (target=6)
+          loop-carried: n=v0
+        """,
+    )
