@@ -42,7 +42,7 @@ import dataclasses
 import re
 import sys
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jit.frontend.operators import CompareOp
@@ -133,31 +133,9 @@ def _slot(slot_names: SlotNames, slot: int) -> str:
 
 def format_operand(slot_names: SlotNames, uop: Uop) -> str:
     """The uop's operand as the listing shows it (empty if it has none), by the kind of operand it declares."""
-    operand = uop.operand
-    kind = uop.op.operand
-    if operand is None:
+    if uop.operand is None:
         return ""
-    if kind is Operand.SLOT:
-        return _slot(slot_names, operand)
-    if kind is Operand.SLOT_KIND:
-        return f"{_slot(slot_names, operand.slot)} is {operand.kind.short}"
-    if kind is Operand.GLOBAL:
-        return f"{operand.name} is {describe(operand.value)}"
-    if kind is Operand.MODULE_ATTR:
-        return f"{operand.module.__name__}.{operand.name} is {describe(operand.value)}"
-    if kind is Operand.TREE_CALL:
-        return _tree(operand.tree)
-    if kind is Operand.TREE:
-        return _tree(operand)
-    if kind is Operand.TREE_EXIT:
-        return f"exit {operand.exit} of {operand.tree.symbol}"
-    if kind is Operand.CONST:
-        return describe(operand)
-    if kind is Operand.BUILTIN:
-        return f"{getattr(operand, '__module__', '') or ''}.{operand.__name__}".lstrip(".")
-    if kind is Operand.KIND:
-        return operand.short
-    return str(operand)
+    return OPERAND_TEXT[uop.op.operand].write(slot_names, uop.operand)
 
 
 def _tree(tree: Any) -> str:
@@ -445,44 +423,41 @@ class _Parser:
             return None
         if kind is Operand.NONE:
             raise self.error(f"{op.name} takes no operand")
-        if kind is Operand.SLOT:
-            return self.slot(text)
-        if kind in (Operand.STACK_INDEX, Operand.PC):
-            return int(text)
-        if kind is Operand.SLOT_KIND:
-            slot, _, kind_name = text.rpartition(" is ")
-            return SlotKind(self.slot(slot), self.kind(kind_name))
-        if kind is Operand.GLOBAL:
-            name, _, value = text.partition(" is ")
-            return GlobalBinding(name, self.object(value))
-        if kind is Operand.MODULE_ATTR:
-            attr, _, value = text.partition(" is ")
-            module, _, name = attr.rpartition(".")
-            return ModuleAttr(self.module(module), name, self.object(value))
-        if kind is Operand.TREE_CALL:
-            return TreeCall(self.tree(text), _snapshot(0, {}, []))
-        if kind is Operand.TREE:
-            return self.tree(text)
-        if kind is Operand.TREE_EXIT:
-            match = re.fullmatch(r"exit (\d+) of (\S+)", text)
-            if match is None:
-                raise self.error(f"not an exit of a tree: {text!r}")
-            return TreeExit(self.trees.setdefault(match.group(2), ListedTree(match.group(2))), int(match.group(1)))
-        if kind is Operand.CONST:
-            return self.object(text)
-        if kind is Operand.BUILTIN:
-            return self.builtin(text)
-        if kind is Operand.KIND:
-            return self.kind(text)
-        if kind is Operand.COMPARE:
-            if text not in _COMPARES:
-                raise self.error(f"no comparison {text!r}")
-            return _COMPARES[text]
-        if kind is Operand.INVERT:
-            if text not in ("True", "False"):
-                raise self.error(f"expected True or False, not {text!r}")
-            return text == "True"
-        return text  # Operand.MATH_NAME
+        return OPERAND_TEXT[kind].read(self, text)
+
+    def slot_kind(self, text: str) -> SlotKind:
+        slot, _, kind = text.rpartition(" is ")
+        return SlotKind(self.slot(slot), self.kind(kind))
+
+    def global_binding(self, text: str) -> GlobalBinding:
+        name, _, value = text.partition(" is ")
+        return GlobalBinding(name, self.object(value))
+
+    def module_attr(self, text: str) -> ModuleAttr:
+        attr, _, value = text.partition(" is ")
+        module, _, name = attr.rpartition(".")
+        return ModuleAttr(self.module(module), name, self.object(value))
+
+    def tree_exit(self, text: str) -> TreeExit:
+        match = re.fullmatch(r"exit (\d+) of (\S+)", text)
+        if match is None:
+            raise self.error(f"not an exit of a tree: {text!r}")
+        return TreeExit(self.trees.setdefault(match.group(2), ListedTree(match.group(2))), int(match.group(1)))
+
+    def compare(self, text: str) -> CompareOp:
+        if text not in _COMPARES:
+            raise self.error(f"no comparison {text!r}")
+        return _COMPARES[text]
+
+    def invert(self, text: str) -> bool:
+        if text not in ("True", "False"):
+            raise self.error(f"expected True or False, not {text!r}")
+        return text == "True"
+
+    def number(self, text: str) -> int:
+        if not text.isdigit():
+            raise self.error(f"not a number: {text!r}")
+        return int(text)
 
     # --- snapshots and the trace's end ---
     def snapshot_line(self, text: str) -> None:
@@ -659,6 +634,40 @@ class _Parser:
         tree = self.trees.setdefault(match.group("symbol"), ListedTree(match.group("symbol")))
         tree.loop = ListedLoop(int(match.group("line")))
         return tree
+
+
+@dataclasses.dataclass(frozen=True)
+class OperandText:
+    """How the listing writes an operand of one kind, and how it reads it back."""
+
+    write: Callable[[SlotNames, Any], str]
+    read: Callable[[_Parser, str], Any]
+
+
+OPERAND_TEXT: dict[Operand, OperandText] = {
+    Operand.SLOT: OperandText(_slot, _Parser.slot),
+    Operand.STACK_INDEX: OperandText(lambda _, index: str(index), _Parser.number),
+    Operand.PC: OperandText(lambda _, pc: str(pc), _Parser.number),
+    Operand.CONST: OperandText(lambda _, value: describe(value), _Parser.object),
+    Operand.KIND: OperandText(lambda _, kind: kind.short, _Parser.kind),
+    Operand.COMPARE: OperandText(lambda _, op: str(op), _Parser.compare),
+    Operand.INVERT: OperandText(lambda _, invert: str(invert), _Parser.invert),
+    Operand.MATH_NAME: OperandText(lambda _, name: name, lambda _, text: text),
+    Operand.BUILTIN: OperandText(
+        lambda _, fn: f"{getattr(fn, '__module__', '') or ''}.{fn.__name__}".lstrip("."), _Parser.builtin
+    ),
+    Operand.TREE: OperandText(lambda _, tree: _tree(tree), _Parser.tree),
+    Operand.SLOT_KIND: OperandText(lambda names, o: f"{_slot(names, o.slot)} is {o.kind.short}", _Parser.slot_kind),
+    Operand.GLOBAL: OperandText(lambda _, o: f"{o.name} is {describe(o.value)}", _Parser.global_binding),
+    Operand.MODULE_ATTR: OperandText(
+        lambda _, o: f"{o.module.__name__}.{o.name} is {describe(o.value)}", _Parser.module_attr
+    ),
+    # the state before the call is written under the uop (with snapshots=True), not in the operand
+    Operand.TREE_CALL: OperandText(
+        lambda _, o: _tree(o.tree), lambda parser, text: TreeCall(parser.tree(text), _snapshot(0, {}, []))
+    ),
+    Operand.TREE_EXIT: OperandText(lambda _, o: f"exit {o.exit} of {o.tree.symbol}", _Parser.tree_exit),
+}
 
 
 def _literal(text: str) -> Any:

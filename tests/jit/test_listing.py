@@ -320,3 +320,9 @@ def test_a_listing_of_one_trace_only():
     (golden,) = [p for p in LISTINGS if p.stem == "while_branch"]
     with pytest.raises(ListingError, match="one trace, found 2"):
         parse_listing(golden.read_text())
+
+
+def test_every_kind_of_operand_is_written_and_read():
+    from jit.listing import OPERAND_TEXT
+
+    assert set(OPERAND_TEXT) == set(Operand) - {Operand.NONE}
