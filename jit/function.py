@@ -7,6 +7,7 @@ import functools
 import inspect
 import sys
 import threading
+import time
 import traceback
 import types
 import warnings
@@ -87,6 +88,7 @@ class JitFunction:
         self.jit_unavailable: str | None = None
         self.gave_up: str | None = None  # why no loop of the function runs natively
         self.calls = 0  # calls run by the tier-1 interpreter (Baseline.INTERPRETER)
+        self.frontend_ms = 0.0  # the front end's time at the first call (source, tier-1 code, instrumentation)
         self.refusal: functools.partial[TracejitError] | None = None  # strict=True: makes the error calls raise
         self.wrapper = make_wrapper(py_func)
         code = py_func.__code__
@@ -120,7 +122,9 @@ class JitFunction:
         """Run the front end if it has not run yet (it runs on the first call, or for jit.explain)."""
         with self.lock:
             if self.mode is Mode.PENDING:
+                start = time.perf_counter()
                 self._prepare()
+                self.frontend_ms = (time.perf_counter() - start) * 1000.0
             elif self.mode is Mode.PLAIN and self.reason is None:
                 try:
                     compile_to_tier1(self.py_func)

@@ -25,6 +25,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "aborts": {},
         "aborts_total": 0,
         "aborts_by_code": {},
+        "frontend_ms": round(state.frontend_ms, 3),
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
         "code_bytes": 0,

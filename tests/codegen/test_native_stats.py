@@ -272,6 +272,16 @@ def test_stats_of_a_function_that_never_ran():
     s = jit.stats(jitted)
     assert s["traces_compiled"] == 0 and s["native_entries"] == 0 and s["aborts"] == {}
     assert s["compile_ms_per_trace"] == [] and s["trees"] == []
+    assert s["frontend_ms"] == 0.0  # the front end runs at the first call
+
+
+def test_frontend_ms_is_the_first_calls_front_end_time():
+    jitted = jit(int_sum)
+    jitted(3)
+    first = jit.stats(jitted)["frontend_ms"]
+    assert isinstance(first, float) and first > 0
+    jitted(3)
+    assert jit.stats(jitted)["frontend_ms"] == first  # later calls do not run the front end again
 
 
 def test_stats_rejects_plain_function():
