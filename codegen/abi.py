@@ -4,7 +4,9 @@ layout of the few CPython objects native code reads.
 Frame buffer (one per call of a jitted function, made on its first entry to native code), in 8-byte words::
 
     [EXIT]       the number of the last exit taken (written by every exit stub)
-    [FUEL]       iterations left before the next periodic check (carried across tree calls)
+    [FUEL]       the iteration count-down (carried across tree calls): set to FUEL_START at entry, minus one per
+                 iteration of any tree, a periodic check each time it is a multiple of PERIOD; so
+                 FUEL_START - FUEL at the exit is the number of iterations the entry ran
     [SLOTS + i]  slot i's value: i64, double bits, 0/1 for a bool, a PyObject* for object kinds
     [STACK + k]  operand stack entry k at an exit
   then, bytewise, one tag per slot and per stack entry: the value's Kind, with DIRTY set by native code
@@ -26,7 +28,8 @@ import sysconfig
 EXIT = 0
 FUEL = 1
 SLOTS = 2  # first slot word
-PERIOD = 1 << 14  # iterations between two periodic checks (signals, hoisted guards)
+PERIOD = 1 << 14  # iterations between two periodic checks (signals, hoisted guards): a power of two
+FUEL_START = 1 << 62
 
 WORD = 8
 OB_TYPE = 8  # offset of ob_type in PyObject

@@ -96,35 +96,29 @@ def _lower(ctx: LowerContext, uop: Uop) -> None:
 
 
 def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
-    """Count down the fuel; at zero: let CPython run pending signal handlers (leaving with their exception,
-    e.g. KeyboardInterrupt), then re-check the hoisted guards, which a handler may have invalidated."""
+    """Count down the fuel; every ``abi.PERIOD`` iterations: let CPython run pending signal handlers (leaving
+    with their exception, e.g. KeyboardInterrupt), then re-check the hoisted guards, which a handler may have
+    invalidated. (The fuel is never reset, so what an entry used is the number of iterations it ran.)"""
     b = ctx.builder
     assert ctx.fuel is not None
     fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
-    before = b.block
+    ctx.fuel = fuel
     slow = ctx.function.append_basic_block("periodic")
     cont = ctx.function.append_basic_block("periodic_done")
-    branch = b.cbranch(b.icmp_signed("<=", fuel, ir.Constant(I64, 0)), slow, cont)
+    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, abi.PERIOD - 1)), ir.Constant(I64, 0))
+    branch = b.cbranch(due, slow, cont)
     branch.set_weights([1, abi.PERIOD])
     b.position_at_end(slow)
     pending = ctx.capi("PyErr_CheckSignals")
-    ctx.fuel = fuel
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
     for hoisted in ctx.trace.hoisted:
         _lower(ctx, hoisted)
-    must_leave = _holds_borrowed_objects(ctx.trace)
-    if must_leave:
+    if _holds_borrowed_objects(ctx.trace):
         # a handler might have dropped the last reference to an object a slot points to: leave
         ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
     else:
-        slow_end = b.block
         b.branch(cont)
     b.position_at_end(cont)
-    merged = b.phi(I64, name="fuel")
-    merged.add_incoming(fuel, before)
-    if not must_leave:
-        merged.add_incoming(ir.Constant(I64, abi.PERIOD), slow_end)
-    ctx.fuel = merged
 
 
 def _holds_borrowed_objects(trace: Trace) -> bool:

@@ -51,7 +51,9 @@ class Monitor:
         self.free_buffers: list[NativeBuffer] = []
         self.active = 0  # native calls in progress
         self.native_entries = 0
+        self.native_iterations = 0  # loop iterations those entries ran (trees called included)
         self.exits_to_interpreter = 0
+        self.recordings = 0  # started
         self.abort_reasons: Counter[str] = Counter()  # by message, with where it happened
         self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
         self.invalidated = 0
@@ -81,6 +83,7 @@ class Monitor:
             self.free_buffers.append(buffer)
         if self.may_record(state):
             state.recording = True
+            self.recordings += 1
             frame.trace_hook = Recorder(self, frame, state.loop, pc + 1)
         return pc + 1
 
@@ -96,7 +99,7 @@ class Monitor:
     @internal
     def call_native(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> ExitDescriptor:
         """Run tree on the packed buffer; rebuild the frame from the exit it took and return that exit."""
-        buffer.words[abi.FUEL] = abi.PERIOD
+        buffer.words[abi.FUEL] = abi.FUEL_START
         self.native_entries += 1
         tree.entries += 1
         with self.lock:  # `active` guards freeing code: no lost updates between threads
@@ -114,6 +117,9 @@ class Monitor:
             raise
         with self.lock:
             self.active -= 1
+        iterations = abi.FUEL_START - buffer.words[abi.FUEL]
+        self.native_iterations += iterations
+        tree.iterations += iterations
         exit = self.exits[exit_id]
         self.exits_to_interpreter += 1
         exit.taken += 1
@@ -167,6 +173,7 @@ class Monitor:
         if exit.recording:
             return  # another thread records from this exit right now
         exit.recording = True
+        self.recordings += 1
         frame.trace_hook = Recorder(self, frame, tree.loop, exit.pc, parent=exit)
 
     def tree_for(self, loop: int, frame: Frame) -> Tree | None:

@@ -26,6 +26,9 @@ class Options:
     max_nesting_depth: int = 8
     #: failed recordings at one loop header or exit before it is blacklisted for good
     max_aborts: int = 4
+    #: a loop that CPython hands to the JIT keeps being handed over only while its native code runs at least
+    #: this many iterations per entry on average (else CPython runs it, retried after a back-off); 0: always
+    min_native_iterations: int = 256
     #: LLVM optimization level, 0 to 3
     opt_level: int = 2
     #: calls raise (``jit.UnsupportedFunctionError``, ``jit.NativeCodeUnavailableError``) instead of running as

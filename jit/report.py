@@ -93,7 +93,14 @@ def _cpython_status(state: JitFunction, index: int) -> str:
         return "handed to the JIT at its start"
     if count <= NEVER:
         return "runs plain in CPython for good"
-    return f"runs plain in CPython for {-count} more loop start(s)"
+    plain = f"runs plain in CPython for {-count} more loop start(s)"
+    per_entry = runtime.not_paying[index]
+    if per_entry is not None:
+        plain += (
+            f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
+            f"(min_native_iterations={runtime.min_iterations})"
+        )
+    return plain
 
 
 def _strict_lines(state: JitFunction) -> list[str]:

@@ -21,6 +21,9 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "root_traces": 0,
         "side_traces": 0,
         "native_entries": 0,
+        "native_iterations": 0,  # loop iterations run by those entries
+        # loops CPython runs because their native entries did not pay (min_native_iterations), by line
+        "not_paying_loops": [],
         "exits_to_interpreter": 0,
         "aborts": {},
         "aborts_total": 0,
@@ -42,6 +45,12 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["root_traces"] = sum(1 for kind, _, _ in compiled if kind is TraceKind.ROOT)
     out["side_traces"] = sum(1 for kind, _, _ in compiled if kind is TraceKind.SIDE)
     out["native_entries"] = monitor.native_entries
+    out["native_iterations"] = monitor.native_iterations
+    runtime = state.loop_runtime
+    if runtime is not None:
+        out["not_paying_loops"] = [
+            loop.line for loop, per_entry in zip(state.code.loops, runtime.not_paying) if per_entry is not None
+        ]
     out["exits_to_interpreter"] = monitor.exits_to_interpreter
     out["aborts"] = dict(monitor.abort_reasons)
     out["aborts_total"] = sum(monitor.abort_reasons.values())
@@ -90,6 +99,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "loop_line": tree.loop.line,
                     "entry_kinds": {code.slot_names[s]: k.short for s, k in tree.entry_kinds.items()},
                     "native_entries": tree.entries,
+                    "native_iterations": tree.iterations,
                     "nested_calls": [c.symbol for c in tree.calls],
                     "depth": tree.depth,
                     "side_traces": len(tree.side_traces),

@@ -8,6 +8,14 @@ the loop's own header the monitor is asked: if it enters native code or starts r
 otherwise CPython takes the loop back (CONTINUE) and counts again for the monitor's cooldown (or the
 threshold). A loop blacklisted without a tree runs plain, re-probed after a number of loop starts that doubles
 each time. Loops nested in the handed-over loop run inside the driver (and the JIT).
+
+Entries that pay: a hand-off and a native entry cost microseconds, which a loop's native iterations must win
+back. Over every ``PAY_WINDOW`` hand-offs that entered native code without recording anything (so side traces
+have had their chance), the driver counts the iterations native code ran per native entry (the monitor counts
+them exactly, from the fuel; never wall time, so tests stay deterministic). Fewer than the option
+``min_native_iterations`` on average: the loop runs plain in CPython for a number of loop starts that doubles
+each time it is found not to pay (up to ``MAX_PAY_BACKOFF``, never for good: a change of behaviour wins it back);
+a window that pays resets the back-off. ``min_native_iterations=0`` turns this off.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from runtime.interpreter import loop_view, run_loop
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
 MAX_BACKOFF = 2**16  # past this, plain for good (NEVER: the monitor's blacklist is for good today)
+PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
+MAX_PAY_BACKOFF = 2**14  # loop starts a loop whose entries did not pay runs plain, at most, before a new window
 
 _UNBOUND_ID = id(UNBOUND)
 
@@ -37,6 +47,10 @@ class LoopRuntime:
         "counters",
         "single_copy",
         "backoff",
+        "min_iterations",
+        "windows",
+        "pay_backoff",
+        "not_paying",
         "padding",
         "handoffs",
         "_offsets",
@@ -60,6 +74,12 @@ class LoopRuntime:
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
         self.counters: list[int] = [start] * len(code.loops)  # LOOPS
         self.backoff = [FIRST_BACKOFF] * len(code.loops)
+        self.min_iterations: int = function.options.min_native_iterations
+        # per loop: [hand-offs, native entries, native iterations] of the window being counted
+        self.windows = [[0, 0, 0] for _ in code.loops]
+        self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
+        # per loop: the iterations per native entry of its last window, if that window did not pay
+        self.not_paying: list[float | None] = [None] * len(code.loops)
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs = 0
         self._offsets: dict[Any, int] | None = None
@@ -83,7 +103,13 @@ class LoopRuntime:
             counts = function.backedge_counts
             counts[index] = max(counts[index], function.hot_threshold - 1)
         self.handoffs += 1
-        how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+        monitor = function.monitor
+        if monitor is not None and self.min_iterations:
+            before = (monitor.native_entries, monitor.native_iterations, monitor.recordings)
+            how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+            self.judge(index, monitor, before)
+        else:
+            how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
         slots = frame.slots
         if how == CONTINUE:
             leave(info, it, iterable, slots)
@@ -123,6 +149,33 @@ class LoopRuntime:
                 state.cooldown = 0  # CPython waits it out instead, counting iterations
             self.counters[index] = wait if wait > 0 else max(function.hot_threshold, 1)
         return -1
+
+    def judge(self, index: int, monitor: Any, before: tuple[int, int, int]) -> None:
+        """Count one hand-off of loop `index` towards its window; at the window's end, send the loop back to
+        CPython for a while if its native entries do not pay (the module docstring has the policy)."""
+        entries_before, iterations_before, recordings_before = before
+        window = self.windows[index]
+        if monitor.recordings != recordings_before:
+            window[:] = (0, 0, 0)  # the trees are still growing: judge them once they have
+            return
+        entries = monitor.native_entries - entries_before
+        if entries == 0:
+            return
+        window[0] += 1
+        window[1] += entries
+        window[2] += monitor.native_iterations - iterations_before
+        if window[0] < PAY_WINDOW:
+            return
+        per_entry = window[2] / window[1]
+        window[:] = (0, 0, 0)
+        if per_entry >= self.min_iterations:
+            self.not_paying[index] = None
+            self.pay_backoff[index] = FIRST_BACKOFF
+            return
+        self.not_paying[index] = per_entry
+        backoff = self.pay_backoff[index]
+        self.counters[index] = -backoff
+        self.pay_backoff[index] = min(2 * backoff, MAX_PAY_BACKOFF)
 
     def blacklisted(self, index: int) -> bool:
         monitor = self.function.monitor

@@ -79,6 +79,7 @@ class Tree:
         self.jumpers: list[Tree] = []  # trees with a trace that tail-jumps into this one
         self.valid = True
         self.entries = 0  # from the interpreter
+        self.iterations = 0  # run by those entries (of this tree's loop and of the trees it calls)
         self.side_writes: set[int] = set()  # slots side traces assign
         for tree in calls:
             tree.callers.append(self)

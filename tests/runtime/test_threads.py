@@ -89,6 +89,8 @@ def run_threads(target, args_per_thread):
 
 
 def jitted(func, **options):
+    # (these tests count native entries: short loops must keep being entered)
+    options = {"min_native_iterations": 0, **options}
     return jit(threshold=2, side_exit_threshold=2, **options)(func)
 
 

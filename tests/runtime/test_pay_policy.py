@@ -1,0 +1,190 @@
+"""Entries that pay (runtime.loop_driver): a loop CPython hands to the JIT keeps being handed over only while its
+native entries run at least ``min_native_iterations`` iterations each on average; otherwise CPython runs it,
+with a back-off that lets a change of behaviour win it back. Counted in iterations (never time): exact here."""
+
+from __future__ import annotations
+
+import pytest
+
+from jit import jit
+from jit.api import state_of
+from runtime.loop_driver import FIRST_BACKOFF, MAX_PAY_BACKOFF, PAY_WINDOW
+
+
+def short_sum(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+
+
+def nested_sum(n, m):
+    s = 0
+    for i in range(n):
+        for j in range(m):
+            s += i ^ j
+    return s
+
+
+def digits(n):
+    total = 0
+    while n:
+        total += n % 10
+        n //= 10
+    return total
+
+
+def jitted(func, **options):
+    return jit(threshold=2, side_exit_threshold=2, **options)(func)
+
+
+LOOP_LINE = short_sum.__code__.co_firstlineno + 2
+
+
+# --- counting iterations -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 16383, 16384, 16385, 40000])
+def test_native_iterations_count_each_header_visit(n):
+    """An entry at the loop's header counts each pass through it, the one that finds the range done included,
+    across the periodic checks (every 2**14 iterations) too."""
+    f = jitted(short_sum, min_native_iterations=0)
+    f(100)
+    f(100)  # warm: the next call enters the tree at the header
+    before = jit.stats(f)
+    assert f(n) == short_sum(n)
+    after = jit.stats(f)
+    assert after["native_entries"] - before["native_entries"] == 1
+    assert after["native_iterations"] - before["native_iterations"] == n + 1
+    assert sum(t["native_iterations"] for t in after["trees"]) == after["native_iterations"]
+
+
+def test_native_iterations_of_a_nest_include_the_inner_trees():
+    f = jitted(nested_sum, min_native_iterations=0)
+    for _ in range(4):
+        f(10, 10)
+    before = jit.stats(f)
+    assert f(10, 10) == nested_sum(10, 10)
+    after = jit.stats(f)
+    assert after["native_entries"] - before["native_entries"] == 1
+    assert after["native_iterations"] - before["native_iterations"] == 11 + 10 * 11
+
+
+# --- the policy ----------------------------------------------------------------------------------------------
+
+
+def run_until_not_paying(f, args, limit=200):
+    for calls in range(1, limit + 1):
+        assert f(*args) == f.py_func(*args)
+        if jit.stats(f)["not_paying_loops"]:
+            return calls
+    raise AssertionError(f"the loop kept being entered: {jit.stats(f)}")
+
+
+def test_a_short_loop_goes_back_to_cpython():
+    f = jitted(short_sum)
+    calls = run_until_not_paying(f, (4,))
+    assert calls <= 2 + PAY_WINDOW + 2  # warm-up, recording, then one window
+    s = jit.stats(f)
+    assert s["not_paying_loops"] == [LOOP_LINE]
+    assert s["traces_compiled"] == 1  # the tree stays; it is just not entered from CPython
+    text = jit.explain(f)
+    assert (
+        f"runs plain in CPython for {FIRST_BACKOFF} more loop start(s): its native code ran 5.0 iterations per "
+        "entry, fewer than would pay for entering it (min_native_iterations=256)"
+    ) in text
+    entries = s["native_entries"]
+    for _ in range(FIRST_BACKOFF):  # the first back-off: that many loop starts in plain CPython
+        assert f(4) == short_sum(4)
+    assert jit.stats(f)["native_entries"] == entries
+    f(4)  # the back-off is over: handed over again, to see whether it pays now
+    assert jit.stats(f)["native_entries"] == entries + 1
+
+
+def test_the_back_off_doubles_and_is_bounded():
+    f = jitted(short_sum)
+    run_until_not_paying(f, (4,))
+    runtime = state_of(f).loop_runtime
+    waits = []
+    for _ in range(14):
+        waits.append(-runtime.counters[0])
+        entries = jit.stats(f)["native_entries"]
+        starts = 0
+        while jit.stats(f)["native_entries"] == entries:  # plain until the back-off ends and a window begins
+            assert f(4) == short_sum(4)
+            starts += 1
+            assert starts <= MAX_PAY_BACKOFF + 1
+        for _ in range(PAY_WINDOW - 1):  # the rest of the window
+            assert f(4) == short_sum(4)
+        assert runtime.counters[0] < 0
+    assert waits[:4] == [FIRST_BACKOFF, 2 * FIRST_BACKOFF, 4 * FIRST_BACKOFF, 8 * FIRST_BACKOFF]
+    assert max(waits) == MAX_PAY_BACKOFF
+    assert waits == sorted(waits)
+
+
+def test_a_long_loop_keeps_being_entered():
+    f = jitted(short_sum)
+    for _ in range(3 * PAY_WINDOW):
+        assert f(1000) == short_sum(1000)
+    s = jit.stats(f)
+    assert s["not_paying_loops"] == []
+    entries = s["native_entries"]
+    for _ in range(PAY_WINDOW):
+        f(1000)
+    assert jit.stats(f)["native_entries"] == entries + PAY_WINDOW
+
+
+def test_the_option_off_keeps_entering_short_loops():
+    f = jitted(short_sum, min_native_iterations=0)
+    for _ in range(4 * PAY_WINDOW):
+        assert f(3) == short_sum(3)
+    entries = jit.stats(f)["native_entries"]
+    for _ in range(10):
+        f(3)
+    assert jit.stats(f)["native_entries"] == entries + 10
+    assert jit.stats(f)["not_paying_loops"] == []
+
+
+def test_a_change_of_behaviour_wins_the_loop_back():
+    f = jitted(short_sum)
+    run_until_not_paying(f, (4,))
+    # now the loop's trip count is long: after the back-off, one window that pays puts it back for good
+    for _ in range(FIRST_BACKOFF + PAY_WINDOW):
+        assert f(2000) == short_sum(2000)
+    s = jit.stats(f)
+    assert s["not_paying_loops"] == []
+    entries = s["native_entries"]
+    for _ in range(5):
+        f(2000)
+    assert jit.stats(f)["native_entries"] == entries + 5
+
+
+def test_a_while_loop_with_few_iterations_goes_back_to_cpython():
+    f = jitted(digits)
+    for n in range(1, 200):
+        assert f(n * 7919) == digits(n * 7919)
+    assert jit.stats(f)["not_paying_loops"] == [digits.__code__.co_firstlineno + 2]
+
+
+def test_an_inner_loop_run_by_its_outer_tree_is_judged_with_it():
+    """A short inner loop inside a long outer loop: the hand-off is the outer loop's, and it pays."""
+    f = jitted(nested_sum)
+    for _ in range(3 * PAY_WINDOW):
+        assert f(100, 3) == nested_sum(100, 3)
+    assert jit.stats(f)["not_paying_loops"] == []
+
+
+def test_the_interpreter_baseline_has_no_such_policy():
+    f = jit(threshold=2, side_exit_threshold=2, interpreter=True)(short_sum)
+    for _ in range(4 * PAY_WINDOW):
+        assert f(4) == short_sum(4)
+    entries = jit.stats(f)["native_entries"]
+    f(4)
+    assert jit.stats(f)["native_entries"] == entries + 1
+
+
+def test_option_is_validated():
+    with pytest.raises(ValueError, match="min_native_iterations"):
+        jit(min_native_iterations=-1)
+    with pytest.raises(TypeError, match="min_native_iterations"):
+        jit(min_native_iterations=1.5)
