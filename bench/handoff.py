@@ -1,10 +1,12 @@
 """The entry/exit cost section: what one trip from Python into native code and back costs.
 
 ``twelve_locals(k)`` has a dozen live locals around one loop of k = 1, 2, 4 or 16 iterations; plain Python calls
-it many times (``call_many``), as plain CPython and under ``@jit``. Once its loop has a tree, every call enters
-native code at the loop's header and leaves it at the loop's end, so
+it many times (``call_many``), as plain CPython, under ``@jit`` (whose loop goes back to CPython when its native
+entries do not pay: what a user gets) and under ``@jit(min_native_iterations=0)``, which enters native code at
+every call. Once its loop has a tree, each call of the latter enters native code at the loop's header and leaves
+it at the loop's end, so
 
-    round trip = (@jit's time per call - plain CPython's time per call) / native entries per call
+    round trip = (its time per call - plain CPython's time per call) / native entries per call
 
 charges everything ``@jit`` adds to a call to its native round trips: an upper bound of the cost of entering
 and leaving native code, and that cost itself once the rest of the call runs at CPython's speed (today the
@@ -25,7 +27,7 @@ import harness
 import kernels
 import tables
 import variants
-from variants import JIT, PLAIN
+from variants import ALWAYS_ENTER, JIT, PLAIN
 
 from jit import jit
 
@@ -52,7 +54,7 @@ class HandoffRow:
         return self.calls, self.k
 
     def round_trip_us(self) -> float | None:
-        plain, jitted = self.times.get(PLAIN), self.times.get(JIT)
+        plain, jitted = self.times.get(PLAIN), self.times.get(ALWAYS_ENTER)
         if plain is None or jitted is None or self.native_entries_per_call <= 0:
             return None
         return (jitted.median() - plain.median()) * 1e6 / self.native_entries_per_call
@@ -86,7 +88,7 @@ class HandoffSection:
                 seconds_per_run=row.estimates.get(variant),
             )
             for row in self.rows
-            for variant in (PLAIN, JIT)
+            for variant in (PLAIN, JIT, ALWAYS_ENTER)
         ]
 
     def table(self) -> str:
@@ -94,7 +96,8 @@ class HandoffSection:
             "loop trips k",
             "plain CPython",
             "@jit",
-            "@jit / plain",
+            "@jit speed",
+            "always entering",
             "native entries/call",
             "exits/call",
             "round trip",
@@ -102,7 +105,7 @@ class HandoffSection:
         ]
         body = []
         for row in self.rows:
-            plain, jitted = row.times.get(PLAIN), row.times.get(JIT)
+            plain, jitted, always = row.times.get(PLAIN), row.times.get(JIT), row.times.get(ALWAYS_ENTER)
             trip = row.round_trip_us()
             if trip is None:
                 trip_cell = f"- (no native entries; mode {row.mode})" if row.native_entries_per_call == 0 else "-"
@@ -116,6 +119,7 @@ class HandoffSection:
                     tables.fmt_per_unit(plain, 1, 1e6, "us"),
                     tables.fmt_per_unit(jitted, 1, 1e6, "us"),
                     tables.fmt_ratio(tables.speed(jitted, plain)),
+                    tables.fmt_per_unit(always, 1, 1e6, "us"),
                     f"{row.native_entries_per_call:.2f}",
                     f"{row.exits_per_call:.2f}",
                     trip_cell,
@@ -126,9 +130,10 @@ class HandoffSection:
         lines += [
             "",
             f"`twelve_locals(k)` (a dozen live locals, one loop of k iterations) called {self.rows[0].calls} times "
-            "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). Native "
-            "entries and exits per call come from `jit.stats` around one such run. Round trip = (@jit - plain) / "
-            "native entries per call: everything @jit adds to a call, charged to its trips into native code and "
+            "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). @jit speed = "
+            "plain / @jit (its loop runs in CPython once its native entries are found not to pay); always entering "
+            "= `@jit(min_native_iterations=0)`, whose native entries and exits per call come from `jit.stats` around "
+            "one such run. Round trip = (always entering - plain) / native entries per call: everything @jit adds to a call, charged to its trips into native code and "
             "back (an upper bound of that cost; today it includes the tier-1 interpreter running the rest of "
             f'the call). Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
             "natively, so there is no round trip to derive.",
@@ -137,19 +142,25 @@ class HandoffSection:
 
 
 def measure_jit(row: HandoffRow) -> None:
-    """Check a warmed-up jit instance's result and count its native entries and exits per call."""
+    """Check warmed-up jit instances' results; count the native entries and exits per call of the one that
+    always enters native code."""
     row.plain_result, row.estimates[PLAIN] = harness.timed(lambda: kernels.call_many(kernels.twelve_locals, *row.args))
-    f = variants.make_variant(kernels.twelve_locals, JIT)
     label = f"k={row.k}"
-    harness.check(
-        "twelve_locals", JIT, label, harness.warm_up(lambda: kernels.call_many(f, *row.args), f), row.plain_result
-    )
-    call = harness.steady_call(f, lambda: kernels.call_many(f, *row.args))
-    harness.check("twelve_locals", JIT, label, call.result, row.plain_result)
+    for variant in (JIT, ALWAYS_ENTER):
+        f = variants.make_variant(kernels.twelve_locals, variant)
+        harness.check(
+            "twelve_locals",
+            variant,
+            label,
+            harness.warm_up(lambda f=f: kernels.call_many(f, *row.args), f),
+            row.plain_result,
+        )
+        call = harness.steady_call(f, lambda f=f: kernels.call_many(f, *row.args))
+        harness.check("twelve_locals", variant, label, call.result, row.plain_result)
+        row.estimates[variant] = call.seconds
     row.native_entries_per_call = call.delta("native_entries") / row.calls
     row.exits_per_call = call.delta("exits_to_interpreter") / row.calls
     row.mode = call.after["mode"]
-    row.estimates[JIT] = call.seconds
     if row.native_entries_per_call == 0:
         print(f"NOTE: twelve_locals ({label}) made no native entries:\n{jit.explain(f)}", file=sys.stderr)
 

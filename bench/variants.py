@@ -17,8 +17,16 @@ from typing import Any
 from jit import jit
 
 PLAIN, JIT, NESTING_OFF, NUMBA = "plain", "jit", "nesting-off", "numba"
+#: @jit with the policy of entries that pay off: every hand-off enters native code (to measure what that costs)
+ALWAYS_ENTER = "always-enter"
 #: the header of each variant's column
-LABELS = {PLAIN: "plain CPython", JIT: "@jit", NESTING_OFF: "nesting off", NUMBA: "numba.njit"}
+LABELS = {
+    PLAIN: "plain CPython",
+    JIT: "@jit",
+    NESTING_OFF: "nesting off",
+    NUMBA: "numba.njit",
+    ALWAYS_ENTER: "@jit(min_native_iterations=0)",
+}
 
 
 def make_variant(func: Callable[..., Any], variant: str) -> Callable[..., Any]:
@@ -30,6 +38,8 @@ def make_variant(func: Callable[..., Any], variant: str) -> Callable[..., Any]:
         return jit(func)
     if variant == NESTING_OFF:
         return jit(nesting=False)(func)
+    if variant == ALWAYS_ENTER:
+        return jit(min_native_iterations=0)(func)
     if variant == NUMBA:
         import numba
 
