@@ -1,16 +1,28 @@
-"""From an optimized trace to linked machine code."""
+"""From an optimized trace to linked machine code. The backend returns what it built (``NativeCode``); the
+layer above installs it (``runtime.trees.CompiledTrace.install``, called by the monitor)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from codegen import abi
 from codegen.context import LowerContext
-from codegen.engine import engine
+from codegen.engine import CompiledModule, engine
 from codegen.function import build
 from jit.trace import Trace
-from runtime.exits import ExitDescriptor
-from runtime.trees import CompiledTrace
+
+
+@dataclasses.dataclass(eq=False)
+class NativeCode:
+    """One trace's compiled, linked function ``i64 symbol(i8* buffer)``, with its per-exit counters
+    (``symbol_counts``) and link pointers (``symbol_links``)."""
+
+    symbol: str
+    module: CompiledModule
+    ir: str  # as generated
+    links_address: int  # the array of per-exit link pointers
+    keepalive: list[Any]  # objects the code points to
 
 
 def compile_trace(
@@ -18,13 +30,12 @@ def compile_trace(
     *,
     symbol: str,
     layout: abi.Layout,
-    exits: list[ExitDescriptor],
     globals_: dict[str, Any],
     builtins_: dict[str, Any],
     opt_level: int,
-) -> CompiledTrace:
+) -> NativeCode:
     """Lower trace to an LLVM module, optimize it, compile it and link it against the trees it calls or
-    jumps into. `exits` are the descriptors of trace.exits(), numbered already."""
+    jumps into. Its exit points are numbered already (``ExitPoint.id``: what the code returns)."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
@@ -39,17 +50,10 @@ def compile_trace(
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
     module = llvm.compile(ir_text, exports, sorted(set(dependencies)), opt_level)
-    for index, exit in enumerate(exits):  # both follow trace.exits()
-        exit.index = index
-    compiled = CompiledTrace(
-        trace=trace,
+    return NativeCode(
         symbol=symbol,
         module=module,
         ir=ir_text,
-        exits=exits,
         links_address=module.addresses[f"{symbol}_links"],
         keepalive=ctx.keepalive,
     )
-    for exit in exits:
-        exit.trace = compiled
-    return compiled

@@ -13,6 +13,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import DOUBLE, I1, I32, I64, PTR
 from codegen.context import LowerContext, llvm_type
+from jit import uops
 from jit.frontend.operators import CompareOp
 from jit.kinds import Kind
 from jit.trace import Uop, Value
@@ -837,9 +838,7 @@ def _call_builtin_float(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 def check_complete() -> None:
     """The table lowers exactly the uops declared to be lowered by it (``Lowering.TABLE``), each once."""
-    from jit.uops import UOPS, Lowering
-
-    table = {name for name, op in UOPS.items() if op.lowering is Lowering.TABLE}
+    table = {name for name, op in uops.UOPS.items() if op.lowering is uops.Lowering.TABLE}
     missing = table - set(LOWERINGS)
     assert not missing, f"uops without a lowering: {sorted(missing)}"
     extra = set(LOWERINGS) - table

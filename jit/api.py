@@ -7,9 +7,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from jit import errors
+from jit.dumps import KINDS, dump_trace, trees_text
 from jit.environment import jit_disabled
 from jit.function import JitFunction
 from jit.options import make_options
+from jit.report import explain_report
+from jit.statistics import stats_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,8 +77,6 @@ def state_of(f: Any) -> JitFunction:
 
 def explain(f: Any) -> str:
     """A readable report of how a jitted function runs and why parts of it do not compile."""
-    from jit.report import explain_report
-
     return explain_report(state_of(f))
 
 
@@ -83,15 +84,11 @@ def stats(f: Any) -> dict[str, Any]:
     """Counters of what the JIT did for f (cumulative): traces compiled, native entries, exits to the
     interpreter, aborts with reasons, compile times, per-tree details (every key: ``jit.statistics.stats_of``;
     the README's "Seeing what the JIT did")."""
-    from jit.statistics import stats_of
-
     return stats_of(state_of(f))
 
 
 def dump(f: Any, kind: str = "uops") -> str:
     """The text of every trace compiled for f: kind is "uops", "ir", "opt-ir", "asm" or "trees"."""
-    from jit.dumps import KINDS, dump_trace, trees_text
-
     if kind not in KINDS:
         raise ValueError(f"unknown dump kind {kind!r}; choose from {', '.join(KINDS)}")
     state = state_of(f)

@@ -7,24 +7,32 @@ Kinds: ``"uops"`` (the optimized trace, CPython tier-2 style, one uop a line wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from jit.environment import DUMP_KINDS as KINDS
+from jit.frontend.instructions import T1Code
 from jit.listing import format_body, format_title
+from jit.options import Options
 from jit.trace import TraceEnd
 
-if TYPE_CHECKING:
-    from jit.monitor import Monitor
+if TYPE_CHECKING:  # (runtime.trees imports llvmlite, which jit.dump alone does not need)
     from runtime.trees import CompiledTrace, Tree
 
-KINDS = ("uops", "ir", "opt-ir", "asm", "trees")
+
+class Dumped(Protocol):
+    """What the dumps read of a function's JIT state (``jit.monitor.Monitor``, which calls them as it compiles)."""
+
+    code: T1Code
+    options: Options
+    loops: list[Any]  # per loop header, its state (``runtime.trees.LoopState``) or None (never hot)
 
 
-def title(monitor: Monitor, compiled: CompiledTrace) -> str:
+def title(monitor: Dumped, compiled: CompiledTrace) -> str:
     parent = compiled.parent or compiled.trace.parent_exit
     return format_title(compiled.symbol, compiled.trace, monitor.code.slot_names, parent)
 
 
-def dump_trace(monitor: Monitor, compiled: CompiledTrace, kinds: list[str]) -> str:
+def dump_trace(monitor: Dumped, compiled: CompiledTrace, kinds: list[str]) -> str:
     out = []
     for kind in kinds:
         if kind == "trees":
@@ -35,7 +43,7 @@ def dump_trace(monitor: Monitor, compiled: CompiledTrace, kinds: list[str]) -> s
     return "".join(out)
 
 
-def trace_text(monitor: Monitor, compiled: CompiledTrace, kind: str) -> str:
+def trace_text(monitor: Dumped, compiled: CompiledTrace, kind: str) -> str:
     if kind == "uops":
         return format_body(monitor.code.slot_names, compiled.trace, f"uops of {compiled.symbol}:")
     if kind == "ir":
@@ -43,13 +51,13 @@ def trace_text(monitor: Monitor, compiled: CompiledTrace, kind: str) -> str:
     if kind == "opt-ir":
         return compiled.module.opt_ir
     if kind == "asm":
-        from codegen.engine import engine
+        from codegen.engine import engine  # (llvmlite: imported once a loop gets hot, not by jit.dump alone)
 
         return engine().assembly(compiled.module.opt_ir, monitor.options.opt_level)
     raise ValueError(f"unknown dump kind {kind!r}; choose from {', '.join(KINDS)}")
 
 
-def trees_text(monitor: Monitor) -> str:
+def trees_text(monitor: Dumped) -> str:
     code = monitor.code
     lines = [f"trees of {code.qualname}:"]
     for state in monitor.loops:
@@ -63,7 +71,7 @@ def trees_text(monitor: Monitor) -> str:
     return "\n".join(lines)
 
 
-def _tree_lines(monitor: Monitor, tree: Tree, indent: str) -> list[str]:
+def _tree_lines(monitor: Dumped, tree: Tree, indent: str) -> list[str]:
     code = monitor.code
     kinds = ", ".join(f"{code.slot_names[s]}:{k.short}" for s, k in tree.entry_kinds.items())
     lines = [f"{indent}tree {tree.symbol} (depth {tree.depth}, {tree.entries} entries) entry {{{kinds}}}"]

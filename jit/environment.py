@@ -86,26 +86,28 @@ def _count(name: str, value: str, default: int) -> int:
     return default
 
 
+#: what ``jit.dump`` and ``JIT_DUMP`` can show (``jit.dumps`` makes each)
+DUMP_KINDS = ("uops", "ir", "opt-ir", "asm", "trees")
+
+
 @functools.cache
 def _dump_kinds(value: str) -> tuple[str, ...]:
     if not value.strip():
         return ()
-    from jit.dumps import KINDS
-
     kinds: list[str] = []
     unknown: list[str] = []
     for word in re.split(r"[,\s]+", value.strip()):
         if not word:
             continue
         kind = word.lower().replace("_", "-")
-        if kind not in KINDS:
+        if kind not in DUMP_KINDS:
             unknown.append(word)
         elif kind not in kinds:
             kinds.append(kind)
     if unknown:
         _warn(
             f"tracejit: ignoring unknown JIT_DUMP kind(s) {', '.join(map(repr, unknown))}; "
-            f"valid kinds: {', '.join(KINDS)} (separated by commas, any case)"
+            f"valid kinds: {', '.join(DUMP_KINDS)} (separated by commas, any case)"
         )
     return tuple(kinds)
 

@@ -13,6 +13,7 @@ import types
 import warnings
 from typing import Any
 
+from codegen import abi
 from jit.errors import NativeCodeUnavailableError, NativeCodeUnavailableWarning, TracejitError, UnsupportedFunctionError
 from jit.frontend import T1Code, Unsupported, compile_to_tier1
 from jit.frontend.instrument import InstrumentedCode, instrument
@@ -179,6 +180,7 @@ class JitFunction:
 
     def _instrument(self) -> types.CodeType:
         """The instrumented code, bound to this function's loop runtime (the plain code if that fails)."""
+        # (imported here: runtime.loop_driver imports jit.frontend, whose package jit/__init__ imports this module)
         from runtime.loop_driver import LoopRuntime
 
         assert self.code is not None
@@ -267,8 +269,6 @@ class JitFunction:
 def jit_unavailable() -> str | None:
     """Why native code cannot be generated in this process, or None if it can, as far as the CPython build
     tells (llvmlite itself is imported only once a loop gets hot: see load_monitor)."""
-    from codegen import abi
-
     if abi.FREE_THREADED:
         return "free-threaded CPython build (tracejit needs the GIL)"
     if not abi.JIT_SUPPORTED:

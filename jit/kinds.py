@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from runtime.frame import UNBOUND
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
@@ -73,8 +75,6 @@ def kind_of(value: Any) -> Kind:
     kind = _BY_TYPE.get(t)
     if kind is not None:
         return kind
-    from runtime.frame import UNBOUND
-
     if value is UNBOUND:
         return Kind.UNBOUND
     return Kind.OBJECT

@@ -18,12 +18,16 @@ import sys
 import threading
 import traceback
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from codegen import abi
+from codegen.compile import compile_trace
 from jit import environment
 from jit.aborts import Abort, Reason
+from jit.dumps import dump_trace, trees_text
+from jit.frontend.instructions import T1Code
 from jit.optimizer import optimize
+from jit.options import Options
 from jit.recorder import Recorder
 from jit.trace import Trace, TraceKind, WhenHot
 from runtime.errors import internal
@@ -32,12 +36,23 @@ from runtime.frame import Frame
 from runtime.native import NativeBuffer
 from runtime.trees import CompiledTrace, LoopState, Tree
 
-if TYPE_CHECKING:
-    from jit.function import JitFunction
+
+class Jitted(Protocol):
+    """What the monitor needs of the function it serves (``jit.function.JitFunction``, which makes the monitor
+    once a loop gets hot): its tier-1 code, options and namespaces, the loop headers the interpreter asks about
+    (``hot_loops``), and a way to stop jitting it."""
+
+    code: T1Code
+    options: Options
+    globals: dict[str, Any]
+    builtins: dict[str, Any]
+    hot_loops: list[Any]
+
+    def give_up(self, reason: str) -> None: ...
 
 
 class Monitor:
-    def __init__(self, function: JitFunction) -> None:
+    def __init__(self, function: Jitted) -> None:
         self.function = function
         self.code = function.code
         self.options = function.options
@@ -246,15 +261,10 @@ class Monitor:
         else:
             self.install_side(compiled, recorder)
         if "trees" in self.dump_kinds:
-            from jit.dumps import trees_text
-
             sys.stderr.write(trees_text(self) + "\n")
 
     # --- compiling and installing ----------------------------------------------------------------------
     def compile(self, trace: Trace) -> CompiledTrace:
-        from codegen.compile import compile_trace
-        from jit.dumps import dump_trace
-
         optimize(trace)
         with self.lock:
             exits = []
@@ -265,15 +275,15 @@ class Monitor:
                 exits.append(exit)
         name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
         symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(self.traces)}_{id(self) & 0xFFFF:x}"
-        compiled = compile_trace(
+        native = compile_trace(
             trace,
             symbol=symbol,
             layout=self.layout,
-            exits=exits,
             globals_=self.function.globals,
             builtins_=self.function.builtins,
             opt_level=self.options.opt_level,
         )
+        compiled = CompiledTrace.install(trace, native, exits)
         self.traces.append(compiled)
         self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
         trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)

@@ -19,21 +19,18 @@ from __future__ import annotations
 import traceback
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
+from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
 from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, GlobalBinding, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
-
-if TYPE_CHECKING:
-    from jit.monitor import Monitor
-    from runtime.trees import ExitDescriptor, Tree
 
 _ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Kind.TUPLE}
 
@@ -41,23 +38,23 @@ _ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Ki
 class Recorder:
     def __init__(
         self,
-        monitor: Monitor,
+        host: RecordingHost,
         frame: Frame,
         loop: LoopInfo,
         start_pc: int,
-        parent: ExitDescriptor | None = None,
+        parent: ExitView | None = None,
     ) -> None:
-        self.monitor = monitor
+        self.host = host  # the monitor, seen through jit.interfaces
         self.code = frame.code
         self.trace = Trace(TraceKind.SIDE if parent else TraceKind.ROOT, loop, start_pc)
         # the abstract frame (slot -> value, operand stack), and the snapshots taken of it (jit.resume)
         self.abstract = FrameState(start_pc)
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
-        self.pending_tree: Tree | None = None
+        self.pending_tree: TreeView | None = None
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
-        self.limit = monitor.options.max_trace_length
+        self.limit = host.options.max_trace_length
         self.depth = 0  # nesting depth of the trees this trace calls
         self.finished = False
         if parent is None:
@@ -92,12 +89,12 @@ class Recorder:
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
-        self.monitor.recording_aborted(self, abort)
+        self.host.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:
         self.finished = True
         frame.trace_hook = None
-        self.monitor.recording_finished(self, self.trace)
+        self.host.recording_finished(self, self.trace)
 
     def record(self, frame: Frame, pc: int) -> None:
         loop = self.trace.loop
@@ -205,7 +202,7 @@ class Recorder:
     def end_with_link(self, frame: Frame) -> None:
         """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
         trace = self.trace
-        for tree in self.monitor.trees_at(trace.loop.index):
+        for tree in self.host.trees_at(trace.loop.index):
             if self.matches_entry(frame, tree.entry_kinds):
                 for slot in tree.entry_kinds:
                     self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
@@ -226,14 +223,14 @@ class Recorder:
 
     def inner_header(self, frame: Frame, loop: LoopInfo) -> None:
         """The interpreter reached the header of a loop nested in the trace's loop."""
-        if not self.monitor.options.nesting:
+        if not self.host.options.nesting:
             raise _EndHere()
-        tree = self.monitor.tree_for(loop.index, frame)
+        tree = self.host.tree_for(loop.index, frame)
         if tree is None:
             # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
             return
-        if tree.depth + 1 > self.monitor.options.max_nesting_depth:
-            raise Abort(Reason.TOO_DEEP, limit=self.monitor.options.max_nesting_depth)
+        if tree.depth + 1 > self.host.options.max_nesting_depth:
+            raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)
         self.pending_tree = tree
@@ -245,7 +242,7 @@ class Recorder:
             return pc + 1
         self.pending_tree = None
         self.emit("_CALL_TREE", operand=TreeCall(tree, self.snapshots.take()))
-        exit, resume_pc = self.monitor.run_tree_while_recording(frame, tree)
+        exit, resume_pc = self.host.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
         except Abort as exc:
@@ -254,7 +251,7 @@ class Recorder:
             self.abort(_internal_error(exc), frame)
         return resume_pc
 
-    def record_tree_result(self, frame: Frame, tree: Tree, exit: ExitDescriptor, pc: int) -> None:
+    def record_tree_result(self, frame: Frame, tree: TreeView, exit: ExitView, pc: int) -> None:
         """After an inner tree ran: guard that it left its loop normally, then read back what it wrote."""
         if not exit.is_loop_exit_of(tree):
             raise Abort(Reason.INNER_EXIT)

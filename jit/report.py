@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jit.frontend.instrument import NEVER
 from jit.function import Baseline, JitFunction, Mode
 
 
@@ -79,8 +80,6 @@ def _loop_status(state: JitFunction, index: int) -> str:
 
 def _cpython_status(state: JitFunction, index: int) -> str:
     """What CPython does at the start of a loop of the instrumented code (its LOOPS counter)."""
-    from jit.frontend.instrument import NEVER
-
     runtime = state.loop_runtime
     loop = state.code.loops[index]  # type: ignore[union-attr]
     if loop.statement is None:

@@ -1,6 +1,6 @@
 """Turning one operation on typed trace values into uops, specialized on the kinds observed.
 
-The recorder (``jit.recorder``) tracks the tier-1 stack and slots; this module decides, for an operator or a
+The recorder (``jit.recorder``, seen here as an ``Emitter``) tracks the tier-1 stack and slots; this module decides, for an operator or a
 call, which uops compute it with CPython's exact result, or aborts the recording (``Abort``) when native code
 cannot. Every guard emitted here leaves to the interpreter at the start of the current tier-1 instruction.
 """
@@ -10,27 +10,44 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jit.aborts import Abort, Reason
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 from jit.kinds import INT64_MAX, INT64_MIN, Kind
 from jit.trace import Value
 
-if TYPE_CHECKING:
-    from jit.recorder import Recorder
+
+class Emitter(Protocol):
+    """What this module needs from the recorder (``jit.recorder.Recorder``): emitting uops at the current
+    instruction (a guard's exit resumes there), constants, and virtual ranges (``range(...)`` not built)."""
+
+    def emit(
+        self,
+        name: str,
+        args: tuple[Value, ...] = (),
+        *,
+        kind: Kind | None = None,
+        operand: Any = None,
+        leaves_loop: bool = False,
+        propagate: bool = False,
+    ) -> Value: ...
+
+    def const(self, value: Any) -> Value: ...
+
+    def virtual_range(self, start: Value, stop: Value, step: Value) -> Value: ...
 
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
 
 
-def as_int(r: Recorder, v: Value) -> Value:
+def as_int(r: Emitter, v: Value) -> Value:
     if v.kind == B:
         return r.emit("_CONVERT_BOOL_TO_INT", (v,))
     return v
 
 
-def as_float(r: Recorder, v: Value) -> Value:
+def as_float(r: Emitter, v: Value) -> Value:
     v = as_int(r, v)
     if v.kind == I:
         return r.emit("_CONVERT_INT_TO_FLOAT", (v,))
@@ -60,7 +77,7 @@ def _number(v: Value, what: str) -> None:
 # --- binary operators ------------------------------------------------------------------------------------
 
 
-def binary(r: Recorder, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
+def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
     op = op.base
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
@@ -118,7 +135,7 @@ _MIRROR = {
 }
 
 
-def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         return _identity(r, op, a, b)
     if op in (CompareOp.IN, CompareOp.NOT_IN):
@@ -138,7 +155,7 @@ def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
     return r.emit("_COMPARE_OP_INT_FLOAT", (as_int(r, a), b), operand=op)
 
 
-def _identity(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+def _identity(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     invert = op == CompareOp.IS_NOT
     if a.kind == Kind.NONE or b.kind == Kind.NONE:
         return r.const((a.kind == b.kind) != invert)
@@ -157,7 +174,7 @@ def _identity(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
 # --- unary operators and truth ---------------------------------------------------------------------------
 
 
-def unary(r: Recorder, op: UnaryOp, v: Value, actual: Any) -> Value:
+def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     if op == UnaryOp.NOT:
         return r.emit("_UNARY_NOT", (truth(r, v),))
     _number(v, f"unary {op}")
@@ -173,7 +190,7 @@ def unary(r: Recorder, op: UnaryOp, v: Value, actual: Any) -> Value:
     return r.emit("_UNARY_NEGATIVE_INT" if v.kind == I else "_UNARY_NEGATIVE_FLOAT", (v,))
 
 
-def truth(r: Recorder, v: Value) -> Value:
+def truth(r: Emitter, v: Value) -> Value:
     kind = v.kind
     if kind == B:
         return v
@@ -187,7 +204,7 @@ def truth(r: Recorder, v: Value) -> Value:
 
 # --- calls of builtins -----------------------------------------------------------------------------------
 
-CallHandler = Callable[["Recorder", list[Value], list[Any]], Value]
+CallHandler = Callable[[Emitter, list[Value], list[Any]], Value]
 CALLS: dict[Any, CallHandler] = {}
 
 
@@ -206,7 +223,7 @@ def _arity(args: list[Value], *counts: int, name: str) -> None:
 
 
 @_call(builtins.abs)
-def _abs(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _abs(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="abs")
     v = as_int(r, args[0])
     _number(v, "abs()")
@@ -215,7 +232,7 @@ def _abs(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
     return r.emit("_CALL_ABS_INT" if v.kind == I else "_CALL_ABS_FLOAT", (v,))
 
 
-def _min_max(r: Recorder, args: list[Value], actual: list[Any], is_max: bool) -> Value:
+def _min_max(r: Emitter, args: list[Value], actual: list[Any], is_max: bool) -> Value:
     name = "max" if is_max else "min"
     if len(args) < 2:
         raise Abort(Reason.ONE_ITERABLE, name=name)
@@ -239,30 +256,30 @@ def _min_max(r: Recorder, args: list[Value], actual: list[Any], is_max: bool) ->
 
 
 @_call(builtins.min)
-def _min(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _min(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     return _min_max(r, args, actual, is_max=False)
 
 
 @_call(builtins.max)
-def _max(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _max(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     return _min_max(r, args, actual, is_max=True)
 
 
 @_call(builtins.float)
-def _float(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _float(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="float")
     _number(args[0], "float()")
     return as_float(r, args[0])
 
 
 @_call(builtins.bool)
-def _bool(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _bool(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="bool")
     return truth(r, args[0])
 
 
 @_call(builtins.len)
-def _len(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _len(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="len")
     kind = args[0].kind
     if kind == Kind.LIST:
@@ -273,13 +290,13 @@ def _len(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
 
 
 @_call(builtins.pow)
-def _pow(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _pow(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 2, name="pow")
     return binary(r, BinOp.POW, args[0], args[1], actual[0], actual[1])
 
 
 @_call(builtins.range)
-def _range(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+def _range(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, 2, 3, name="range")
     ints = []
     for v in args:
@@ -308,7 +325,7 @@ _MATH_PURE_FLOAT = "hypot atan2 fmod pow copysign erf erfc gamma lgamma cbrt exp
 
 
 def _math_unary(name: str) -> CallHandler:
-    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
         v = args[0]
         _number(v, f"math.{name}()")
@@ -326,7 +343,7 @@ for _name in _LIBM_UNARY:
 def _to_int(uop: str, fn: Callable[[float], int]) -> CallHandler:
     """int(), round(), math.trunc/floor/ceil: an int stays as it is, a float is rounded by uop."""
 
-    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=fn.__name__)
         v = as_int(r, args[0])
         if v.kind == I:
@@ -347,7 +364,7 @@ CALLS[math.ceil] = _to_int("_CALL_MATH_CEIL", math.ceil)
 
 
 def _math_predicate(name: str) -> CallHandler:
-    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
         v = args[0]
         _number(v, f"math.{name}()")
@@ -365,7 +382,7 @@ for _name in ("isnan", "isinf", "isfinite"):
 def _builtin_float(fn: Any) -> CallHandler:
     """A pure math function returning a float, called through the C-API so its result is CPython's own."""
 
-    def handler(r: Recorder, args: list[Value], actual: list[Any]) -> Value:
+    def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         for v in args:
             _number(v, f"{fn.__name__}()")
         try:

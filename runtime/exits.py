@@ -9,14 +9,11 @@ was taken, and what it links to.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jit.kinds import Kind
 from jit.resume import exit_resume
 from jit.trace import ExitPoint, Trace, WhenHot
-
-if TYPE_CHECKING:
-    from runtime.trees import CompiledTrace, Tree
 
 
 @dataclasses.dataclass(eq=False)
@@ -32,14 +29,15 @@ class ExitDescriptor:
     propagate: bool
     # slot -> (kind, certain) for every slot the trace assigns: what it may have changed in the buffer
     writes: dict[int, tuple[Kind | None, bool]] = dataclasses.field(default_factory=dict)
-    tree: Tree | None = None
-    trace: CompiledTrace | None = None
+    # (runtime.trees builds on this module: the tree and trace an exit belongs to are typed there, not here)
+    tree: Any = None  # the runtime.trees.Tree it belongs to (None once freed)
+    trace: Any = None  # the runtime.trees.CompiledTrace it belongs to (None once freed)
     index: int = 0  # position in its trace (its counter, its link pointer)
     taken: int = 0  # returns to the interpreter through this exit
     aborts: int = 0  # failed recordings of a side trace from it
     blacklisted: bool = False
     recording: bool = False  # a side trace from it is being recorded or compiled
-    side: CompiledTrace | None = None  # the side trace linked to it
+    side: Any = None  # the side trace (runtime.trees.CompiledTrace) linked to it
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def is_loop_exit_of(self, tree: Any) -> bool:

@@ -15,6 +15,7 @@ import dataclasses
 import operator
 from typing import Any
 
+from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
@@ -26,6 +27,9 @@ NATIVE_FUNCTION = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 
 @dataclasses.dataclass(eq=False)
 class CompiledTrace:
+    """An installed trace: what the backend built for it (``codegen.compile.NativeCode``) and its exits'
+    descriptors, in ``trace.exits()`` order."""
+
     trace: Trace
     symbol: str
     module: CompiledModule
@@ -35,6 +39,24 @@ class CompiledTrace:
     keepalive: list[Any]
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
+
+    @classmethod
+    def install(cls, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
+        """The compiled trace of trace from the backend's native code; exits: the descriptors of
+        trace.exits(), numbered already (each learns its position in the trace and its trace)."""
+        compiled = cls(
+            trace=trace,
+            symbol=native.symbol,
+            module=native.module,
+            ir=native.ir,
+            exits=exits,
+            links_address=native.links_address,
+            keepalive=native.keepalive,
+        )
+        for index, exit in enumerate(exits):
+            exit.index = index
+            exit.trace = compiled
+        return compiled
 
     @property
     def address(self) -> int:

@@ -1,6 +1,6 @@
 """The state of compiling one function: emitted instructions, labels, slots, scopes and loops.
 
-``statements`` and ``expressions`` hold the compilation of each construct; they call into this builder.
+``statements``, ``loops`` and ``expressions`` hold the compilation of each construct; they call into this builder.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import types
+from collections.abc import Callable
 from typing import Any
 
 from jit.frontend import instructions as I
@@ -32,8 +33,12 @@ class LoopContext:
 
 
 class FunctionBuilder:
-    def __init__(self, source: FunctionSource) -> None:
+    def __init__(
+        self, source: FunctionSource, lower_comprehension: Callable[[FunctionBuilder, ast.expr], None]
+    ) -> None:
         self.source = source
+        # how a comprehension is lowered (``jit.frontend.loops``, which builds on the expressions that call it)
+        self.lower_comprehension = lower_comprehension
         self.ops: list[int] = []
         self.args: list[Any] = []
         self.lines: list[int] = []

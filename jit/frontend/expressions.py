@@ -271,54 +271,7 @@ def _formatted_value(b: FunctionBuilder, node: ast.FormattedValue) -> None:
 
 
 def _comprehension(b: FunctionBuilder, node: ast.expr) -> None:
-    from jit.frontend.statements import compile_loop_head, compile_store
-
-    kind = {ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict"}[type(node)]
-    generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
-    for gen in generators:
-        if gen.is_async:
-            raise Unsupported("async comprehension", node.lineno)
-    # loop headers need an empty operand stack: park pending operands in hidden slots meanwhile
-    spills = [b.new_hidden(f".spill{i}") for i in range(b.depth)]
-    for slot in reversed(spills):
-        b.emit(I.STORE_FAST, slot)
-    acc = b.new_hidden(f".{kind}comp")
-    build = {"list": I.BUILD_LIST, "set": I.BUILD_SET, "dict": I.BUILD_MAP}[kind]
-    b.emit(build, 0)
-    b.emit(I.STORE_FAST, acc)
-
-    scope: dict[str, int] = {}
-    for gen in generators:
-        for target in ast.walk(gen.target):
-            if isinstance(target, ast.Name) and b.source.mangle(target.id) not in scope:
-                scope[b.source.mangle(target.id)] = b.new_hidden(target.id)
-    contexts = []
-    for i, gen in enumerate(generators):
-        # the first iterable is evaluated in the enclosing scope, the others in the comprehension's
-        ctx = compile_loop_head(b, gen.iter, gen.target)
-        if i == 0:
-            b.comprehension_scopes.append(scope)
-        with at_line(b, gen.target):
-            compile_store(b, gen.target)
-        next_item = Label()
-        contexts.append((ctx, next_item))
-        for cond in gen.ifs:
-            compile_jump_if(b, cond, next_item, False)
-    if kind == "dict":
-        compile_expr(b, node.key)  # type: ignore[attr-defined]
-        compile_expr(b, node.value)  # type: ignore[attr-defined]
-        b.emit(I.MAP_ADD, acc)
-    else:
-        compile_expr(b, node.elt)  # type: ignore[attr-defined]
-        b.emit(I.LIST_APPEND if kind == "list" else I.SET_ADD, acc)
-    for ctx, next_item in reversed(contexts):
-        b.place(next_item)
-        b.end_loop_body(ctx)
-        b.place(ctx.exit)
-    b.comprehension_scopes.pop()
-    for slot in spills:
-        b.emit(I.LOAD_FAST_AND_CLEAR, slot)
-    b.emit(I.LOAD_FAST_AND_CLEAR, acc)
+    b.lower_comprehension(b, node)  # jit.frontend.loops.compile_comprehension (loops build on expressions)
 
 
 _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {

@@ -47,6 +47,7 @@ from typing import Any
 
 from jit.frontend.builder import collect_consts, const_key
 from jit.frontend.instructions import LoopInfo, T1Code
+from jit.frontend.loops import LOOP_HEAD_AT_ITERABLE
 from jit.frontend.source import FunctionSource
 
 # what a hand-off tells the instrumented code (plain ints: compared with == on the hot path)
@@ -537,9 +538,7 @@ class _Instrumenter:
 def _head_position(node: ast.For | ast.While) -> ast.AST:
     """Where the generated bookkeeping of a loop sits: where CPython puts the loop's GET_ITER (so that a
     non-iterable fails at the same source text), i.e. the whole statement or its iterable."""
-    from jit.frontend.statements import _LOOP_HEAD_AT_ITERABLE
-
-    if isinstance(node, ast.For) and _LOOP_HEAD_AT_ITERABLE:
+    if isinstance(node, ast.For) and LOOP_HEAD_AT_ITERABLE:
         return node.iter
     return node
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import opcode
 import sys
 from collections.abc import Callable
 
@@ -11,6 +10,7 @@ from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
 from jit.frontend.expressions import compile_expr, compile_jump_if, compile_subscript_key
 from jit.frontend.instructions import T1Code
+from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
 from jit.frontend.operators import AST_INPLACE
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -34,7 +34,7 @@ _UNSUPPORTED_STATEMENTS[ast.TryStar] = "try/except*"
 
 def compile_function(source: FunctionSource) -> T1Code:
     """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset."""
-    b = FunctionBuilder(source)
+    b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     body = source.node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         if isinstance(body[0].value.value, str):
@@ -61,37 +61,6 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 
 
 # --- assignment --------------------------------------------------------------------------------------------
-
-
-def compile_store(b: FunctionBuilder, target: ast.expr) -> None:
-    """Pop the top of the stack into target."""
-    with at_line(b, target):
-        if isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
-            _name_attribute_or_item(b, target, I.STORE_FAST, I.STORE_ATTR, I.STORE_SUBSCR)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            if any(isinstance(e, ast.Starred) for e in target.elts):
-                raise Unsupported("starred assignment target (a, *b = ...)", target.lineno)
-            b.emit(I.UNPACK_SEQUENCE, len(target.elts))
-            for elt in target.elts:
-                compile_store(b, elt)
-        else:
-            raise Unsupported(f"assignment to {type(target).__name__}", target.lineno)
-
-
-def _name_attribute_or_item(b: FunctionBuilder, target: ast.expr, fast: int, attr: int, item: int) -> None:
-    """Store to or delete a local, an attribute or an item (the op of each kind is given)."""
-    if isinstance(target, ast.Name):
-        slot = b.lookup(target.id)
-        assert slot is not None, f"{target.id} is not a local"
-        b.emit(fast, slot)
-    elif isinstance(target, ast.Attribute):
-        compile_expr(b, target.value)
-        b.emit(attr, b.source.mangle(target.attr))
-    else:
-        assert isinstance(target, ast.Subscript)
-        compile_expr(b, target.value)
-        compile_subscript_key(b, target.slice)
-        b.emit(item)
 
 
 def _assign(b: FunctionBuilder, node: ast.Assign) -> None:
@@ -172,7 +141,7 @@ def _delete(b: FunctionBuilder, node: ast.Delete) -> None:
 def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
     with at_line(b, target):
         if isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
-            _name_attribute_or_item(b, target, I.DELETE_FAST, I.DELETE_ATTR, I.DELETE_SUBSCR)
+            store_or_delete(b, target, I.DELETE_FAST, I.DELETE_ATTR, I.DELETE_SUBSCR)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 _delete_target(b, elt)
@@ -239,64 +208,6 @@ def _if(b: FunctionBuilder, node: ast.If) -> None:
         b.place(end)
     else:
         b.place(orelse)
-
-
-def _is_range_call(b: FunctionBuilder, node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "range"
-        and b.lookup("range") is None
-        and 1 <= len(node.args) <= 3
-        and not node.keywords
-        and not any(isinstance(a, ast.Starred) for a in node.args)
-    )
-
-
-def _loop_head_at_iterable() -> bool:
-    """Where CPython places a for statement's GET_ITER and FOR_ITER: at the iterable (3.13) or at the
-    whole statement (3.11, 3.12)."""
-    code = compile("for x in y:\n    pass\n", "<probe>", "exec")
-    get_iter = opcode.opmap["GET_ITER"]
-    for unit, position in enumerate(code.co_positions()):
-        if code.co_code[2 * unit] == get_iter:
-            return position == (1, 1, 9, 10)
-    raise AssertionError("no GET_ITER in a for statement")
-
-
-_LOOP_HEAD_AT_ITERABLE = _loop_head_at_iterable()
-
-
-def compile_loop_head(
-    b: FunctionBuilder, iterable: ast.expr, target: ast.expr, statement: ast.For | None = None
-) -> LoopContext:
-    """Evaluate a for loop's iterable, open the loop and emit its FOR_RANGE/FOR_ITER (which pushes the next
-    item); the caller stores the item into its target. statement: the for statement (None in a
-    comprehension)."""
-    line = iterable.lineno
-    head = statement if statement is not None and not _LOOP_HEAD_AT_ITERABLE else None
-    if _is_range_call(b, iterable):
-        compile_expr(b, iterable)  # calls whatever `range` names at run time; RANGE_SETUP checks the result
-        base = b.new_hidden(".range.cur")
-        b.new_hidden(".range.stop")
-        b.new_hidden(".range.step")
-        b.new_hidden(".range.iter")
-        with at_line(b, iterable, head):
-            b.emit(I.RANGE_SETUP, base)
-        ctx = b.begin_loop(I.LoopKind.RANGE, line, (base, base + 1, base + 2, base + 3), statement)
-        with at_line(b, iterable, head):
-            b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
-    else:
-        compile_expr(b, iterable)
-        base = b.new_hidden(".seq")
-        b.new_hidden(".index")
-        b.new_hidden(".iter")
-        with at_line(b, iterable, head):
-            b.emit(I.GET_ITER, base)
-        ctx = b.begin_loop(I.LoopKind.ITER, line, (base, base + 1, base + 2), statement)
-        with at_line(b, iterable, head):
-            b.emit_jump(I.FOR_ITER, ctx.exit, slot=base)
-    return ctx
 
 
 def _close_loop(b: FunctionBuilder, ctx: LoopContext, orelse: list[ast.stmt]) -> None:

@@ -1,0 +1,76 @@
+"""What the recorder needs from the layers above it, as small interfaces (``typing.Protocol``s).
+
+The recorder (``jit.recorder``) sits below the runtime and the policy: it may not import the monitor, the
+tree registry or the trees. It sees the one who started the recording as a ``RecordingHost`` (in tracejit,
+``jit.monitor.Monitor``), a compiled tree of an inner loop as a ``TreeView`` (``runtime.trees.Tree``) and a
+side exit as an ``ExitView`` (``runtime.exits.ExitDescriptor``). The layering test
+(``tests/test_layering.py``) keeps it that way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from jit.aborts import Abort
+from jit.frontend.instructions import LoopInfo
+from jit.kinds import Kind
+from jit.options import Options
+from jit.trace import Trace
+from runtime.frame import Frame
+
+
+class ExitView(Protocol):
+    """A side exit of a compiled trace: where the interpreter resumes and what the trace knew there."""
+
+    id: int  # what native code returns when it leaves through this exit
+    pc: int
+    stack_kinds: list[Kind]
+    known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
+    stack_consts: dict[int, Any]  # stack index -> the constant there
+
+    def is_loop_exit_of(self, tree: Any) -> bool:
+        """Is this the normal end of tree's loop?"""
+        ...
+
+
+class TreeView(Protocol):
+    """A compiled tree (an inner loop's, for a call or a jump): its entry type map and what it writes."""
+
+    loop: LoopInfo
+    depth: int  # 1 + the deepest tree it calls
+    entry_kinds: dict[int, Kind]
+
+    def loop_exits(self) -> Sequence[ExitView]:
+        """The root's exits that end the loop normally."""
+        ...
+
+    def writes_at(self, exit: Any) -> dict[int, tuple[Kind | None, bool]]:
+        """slot -> (kind, certain) for the slots the tree may have changed when it leaves through exit."""
+        ...
+
+
+class RecordingHost(Protocol):
+    """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""
+
+    options: Options
+
+    def recording_aborted(self, recorder: Any, abort: Abort) -> None:
+        """The recording stopped without a trace (the recorder has unhooked itself)."""
+        ...
+
+    def recording_finished(self, recorder: Any, trace: Trace) -> None:
+        """The recording produced trace (to optimize, compile and install)."""
+        ...
+
+    def trees_at(self, loop: int) -> Sequence[TreeView]:
+        """The live trees at loop's header."""
+        ...
+
+    def tree_for(self, loop: int, frame: Frame) -> TreeView | None:
+        """The live tree at loop's header whose entry type map matches frame, if any."""
+        ...
+
+    def run_tree_while_recording(self, frame: Frame, tree: Any) -> tuple[ExitView, int]:
+        """Run tree natively on frame (an inner loop of the trace being recorded); its exit and resume pc."""
+        ...
