@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from jit.kinds import Kind
+from jit.lifecycle import Lifecycle
 from jit.resume import exit_resume
 from jit.trace import ExitPoint, Trace, WhenHot
 
@@ -35,14 +36,22 @@ class ExitDescriptor:
     index: int = 0  # position in its trace (its counter, its link pointer)
     taken: int = 0  # returns to the interpreter through this exit
     aborts: int = 0  # failed recordings of a side trace from it
-    blacklisted: bool = False
-    recording: bool = False  # a side trace from it is being recorded or compiled
+    life: Lifecycle = dataclasses.field(default_factory=Lifecycle)  # growing a side trace from it (jit.lifecycle)
     side: Any = None  # the side trace (runtime.trees.CompiledTrace) linked to it
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def is_loop_exit_of(self, tree: Any) -> bool:
         """Is this the normal end of tree's loop (its root trace's loop condition failing)?"""
         return self.leaves_loop and self.tree is tree and self.trace is tree.root
+
+    @property
+    def recording(self) -> bool:
+        """A side trace from it is being recorded or compiled."""
+        return self.life.recording
+
+    @property
+    def blacklisted(self) -> bool:
+        return self.life.blacklisted
 
     def can_grow(self) -> bool:
         return self.when_hot is WhenHot.SIDE and not self.leaves_loop and not self.propagate and not self.blacklisted

@@ -5,7 +5,7 @@ A tree is entered through its root's function; its side traces are reached only 
 the per-exit link pointers patched here) and end by tail-jumping into a root. An outer tree calls an inner
 tree's root directly (linked by symbol). Invalidating a tree invalidates every tree that calls it or jumps
 into it, so no live tree ever runs stale code; invalidated code is freed once no native code of the function
-is running.
+is running. The tree registry (``runtime.registry``) installs, invalidates and frees trees.
 """
 
 from __future__ import annotations
@@ -135,24 +135,3 @@ class Tree:
         new = side.trace.written - self.root.trace.written - self.side_writes
         self.side_writes |= side.trace.written
         return bool(new)
-
-
-class LoopState:
-    """What the JIT knows about one loop header of a function."""
-
-    def __init__(self, loop: LoopInfo, threshold: int) -> None:
-        self.loop = loop
-        self.trees: list[Tree] = []
-        self.recording = False
-        self.aborts = 0
-        self.retries = 0  # recordings cut short by the loop ending meanwhile
-        self.blacklisted = False
-        self.cooldown = 0  # header visits to let pass before the next recording attempt
-        self.made = 0  # trees ever compiled here (invalidated ones included)
-        self.threshold = threshold
-
-    def tree_for(self, tags: bytes) -> Tree | None:
-        for tree in self.trees:
-            if tree.matches(tags):
-                return tree
-        return None

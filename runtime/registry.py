@@ -1,0 +1,130 @@
+"""The tree registry of one function: installs what the backend built, invalidates trees and frees their code.
+
+It numbers exits function-wide (the number is what native code returns), turns the backend's ``NativeCode``
+into an installed ``CompiledTrace``, hangs root traces at their loop header as trees and side traces from their
+parent exit (patching the exit's link pointer), and keeps the graph of calls and jumps between trees, so that
+invalidating a tree invalidates every tree that calls it or jumps into it. Invalidated trees wait in the
+graveyard until no native code of the function runs (``runtime.runner`` frees them then). Which trees to
+record, install or invalidate is the monitor's policy (``jit.monitor``); this module does it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from codegen.compile import NativeCode
+from jit.frontend.instructions import LoopInfo
+from jit.trace import Trace
+from runtime.exits import ExitDescriptor, describe
+from runtime.trees import CompiledTrace, Tree
+
+
+class TreeRegistry:
+    def __init__(self, nloops: int) -> None:
+        self.trees: list[list[Tree]] = [[] for _ in range(nloops)]  # per loop header, its live trees
+        self.exits: list[ExitDescriptor] = []  # every exit of every compiled trace, by number
+        self.traces: list[CompiledTrace] = []  # the traces whose code is held (not yet freed)
+        self.graveyard: list[Tree] = []  # invalidated trees whose code is still held
+        self.invalidated = 0
+        self._numbering = threading.Lock()  # (two threads may compile at once)
+
+    # --- installing ------------------------------------------------------------------------------------
+    def number_exits(self, trace: Trace) -> list[ExitDescriptor]:
+        """Describe and number trace's exits (setting each exit point's id), in trace.exits() order."""
+        with self._numbering:
+            exits = []
+            for point in trace.exits():
+                exit = describe(trace, point, len(self.exits))
+                point.id = exit.id
+                self.exits.append(exit)
+                exits.append(exit)
+        return exits
+
+    def add(self, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
+        """The compiled trace of trace (its exits numbered by number_exits), held until it is freed."""
+        compiled = CompiledTrace.install(trace, native, exits)
+        self.traces.append(compiled)
+        return compiled
+
+    def install_root(self, compiled: CompiledTrace, loop: LoopInfo, depth: int) -> Tree:
+        """A new tree at loop's header, rooted at compiled; depth: how deep the trees it calls nest."""
+        tree = Tree(loop, compiled, depth=1 + depth, calls=_trees_used(compiled.trace, "_CALL_TREE"))
+        for exit in compiled.exits:
+            exit.tree = tree
+        for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
+            target.jumpers.append(tree)
+        self.trees[loop.index].append(tree)
+        return tree
+
+    def install_side(self, compiled: CompiledTrace) -> None:
+        """Hang side trace compiled from its parent exit and link the exit's stub to it. If it assigns slots
+        its tree did not, the trees that call its tree are out of date: they are invalidated."""
+        parent: ExitDescriptor = compiled.trace.parent_exit
+        tree = parent.tree
+        assert tree is not None and parent.trace is not None
+        for exit in compiled.exits:
+            exit.tree = tree
+        for callee in _trees_used(compiled.trace, "_CALL_TREE"):
+            tree.calls.append(callee)
+            callee.callers.append(tree)
+        for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
+            if target is not tree:
+                target.jumpers.append(tree)
+        compiled.parent = parent
+        parent.side = compiled
+        grew = tree.add_side_trace(compiled)
+        parent.trace.link(parent, compiled)
+        if grew:
+            for caller in list(tree.callers):
+                self.invalidate(caller)
+
+    # --- invalidating and freeing ----------------------------------------------------------------------
+    def invalidate(self, tree: Tree) -> None:
+        """Stop using tree and everything that calls it or jumps into it; free their code when idle."""
+        if not tree.valid:
+            return
+        tree.valid = False
+        self.invalidated += 1
+        trees = self.trees[tree.loop.index]
+        if tree in trees:
+            trees.remove(tree)
+        self.graveyard.append(tree)
+        for other in [*tree.callers, *tree.jumpers]:
+            self.invalidate(other)
+
+    def free_graveyard(self) -> None:
+        """Drop invalidated trees' code (only when no native code of this function is running)."""
+        dead = {id(t) for tree in self.graveyard for t in tree.traces()}
+        self.traces = [t for t in self.traces if id(t) not in dead]
+        for tree in self.graveyard:
+            for compiled in tree.traces():
+                for exit in compiled.exits:
+                    exit.trace = exit.tree = exit.side = None
+            for callee in tree.calls:
+                if tree in callee.callers:
+                    callee.callers.remove(tree)
+            for live in self.live_trees():
+                if tree in live.jumpers:
+                    live.jumpers.remove(tree)
+        self.graveyard.clear()
+
+    # --- looking up ------------------------------------------------------------------------------------
+    def live_trees(self) -> list[Tree]:
+        return [tree for trees in self.trees for tree in trees]
+
+    def tree_for(self, loop: int, tags: bytes) -> Tree | None:
+        """The tree at loop's header whose entry type map matches the buffer's tags, if any."""
+        for tree in self.trees[loop]:
+            if tree.matches(tags):
+                return tree
+        return None
+
+
+def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:
+    out: list[Tree] = []
+    for uop in trace.uops:
+        if uop.name == uop_name:
+            tree = uop.operand.tree if uop_name == "_CALL_TREE" else uop.operand
+            if tree not in out:
+                out.append(tree)
+    return out

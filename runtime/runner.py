@@ -1,0 +1,97 @@
+"""Running native code: entering a tree from the interpreter and coming back, and the pool of frame buffers.
+
+``NativeRunner`` keeps a pool of buffers (``runtime.native.NativeBuffer``: their contents only matter from
+packing to unpacking, so they are reused, one per native call in progress: threads, and signal handlers
+calling back in, get their own), calls a tree's function on one, rebuilds the frame from the exit taken,
+counts entries, iterations and exits, and frees invalidated code (the tree registry's graveyard) once no
+native code of the function runs. Whether to enter, and what to do about the exit taken, is the monitor's
+policy (``jit.monitor``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from codegen import abi
+from runtime.errors import internal
+from runtime.exits import ExitDescriptor
+from runtime.frame import Frame
+from runtime.native import NativeBuffer
+from runtime.registry import TreeRegistry
+from runtime.trees import Tree
+
+
+class NativeRunner:
+    """Runs one function's trees (see the module's docstring)."""
+
+    def __init__(self, layout: abi.Layout, registry: TreeRegistry) -> None:
+        self.layout = layout
+        self.registry = registry
+        self.free_buffers: list[NativeBuffer] = []
+        self.lock = threading.Lock()  # `active` guards freeing code: no lost updates between threads
+        self.active = 0  # native calls in progress
+        self.native_entries = 0
+        self.native_iterations = 0  # loop iterations those entries ran (trees called included)
+        self.exits_to_interpreter = 0
+
+    def take_buffer(self) -> NativeBuffer:
+        """A frame buffer (from the pool, or a new one); give it back with give_back, or through call."""
+        try:
+            return self.free_buffers.pop()
+        except IndexError:
+            return NativeBuffer(self.layout)
+
+    def give_back(self, buffer: NativeBuffer) -> None:
+        self.free_buffers.append(buffer)
+
+    def tags(self, frame: Frame) -> bytes:
+        """The kinds of frame's slots as a tree's entry sees them (packed the same way)."""
+        buffer = self.take_buffer()
+        tags = buffer.pack(frame.slots)
+        self.free_buffers.append(buffer)
+        return tags
+
+    @internal
+    def call(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> ExitDescriptor:
+        """Run tree on the packed buffer (given back to the pool afterwards); rebuild the frame from the exit
+        it took and return that exit."""
+        buffer.words[abi.FUEL] = abi.FUEL_START
+        self.native_entries += 1
+        tree.entries += 1
+        with self.lock:
+            self.active += 1
+        exits = self.registry.exits
+        try:
+            exit_id = tree.function(buffer.address)
+        except BaseException:
+            # a signal handler's exception (KeyboardInterrupt): native code left through its periodic exit
+            with self.lock:
+                self.active -= 1
+            exit = exits[buffer.words[abi.EXIT]]
+            self.exits_to_interpreter += 1
+            frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+            self.free_buffers.append(buffer)
+            raise
+        with self.lock:
+            self.active -= 1
+        iterations = abi.FUEL_START - buffer.words[abi.FUEL]
+        self.native_iterations += iterations
+        tree.iterations += iterations
+        exit = exits[exit_id]
+        self.exits_to_interpreter += 1
+        exit.taken += 1
+        frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+        self.free_buffers.append(buffer)
+        registry = self.registry
+        if registry.graveyard:
+            with self.lock:
+                if self.active == 0:
+                    registry.free_graveyard()
+        return exit
+
+    @internal
+    def run(self, frame: Frame, tree: Tree) -> ExitDescriptor:
+        """Pack frame and run tree on it."""
+        buffer = self.take_buffer()
+        buffer.pack(frame.slots)
+        return self.call(frame, tree, buffer)
