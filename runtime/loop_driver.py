@@ -105,7 +105,7 @@ class LoopRuntime:
         self.handoffs += 1
         monitor = function.monitor
         if monitor is not None and self.min_iterations:
-            before = (monitor.native_entries, monitor.native_iterations, monitor.recordings)
+            before = (monitor.runner.native_entries, monitor.runner.native_iterations, monitor.recordings)
             how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
             self.judge(index, monitor, before)
         else:
@@ -136,9 +136,9 @@ class LoopRuntime:
             self.counters[index] = max(function.hot_threshold - counts[index], 1)
             return -1
         monitor = function.monitor
-        entries = monitor.native_entries
+        entries = monitor.runner.native_entries
         next_pc: int = function.at_loop_header(frame, index, pc)
-        if frame.trace_hook is not None or monitor.native_entries != entries:
+        if frame.trace_hook is not None or monitor.runner.native_entries != entries:
             return next_pc  # recording, or native code ran: the JIT goes on
         if function.hot_loops[index] is None:
             self.plain(index)
@@ -158,12 +158,12 @@ class LoopRuntime:
         if monitor.recordings != recordings_before:
             window[:] = (0, 0, 0)  # the trees are still growing: judge them once they have
             return
-        entries = monitor.native_entries - entries_before
+        entries = monitor.runner.native_entries - entries_before
         if entries == 0:
             return
         window[0] += 1
         window[1] += entries
-        window[2] += monitor.native_iterations - iterations_before
+        window[2] += monitor.runner.native_iterations - iterations_before
         if window[0] < PAY_WINDOW:
             return
         per_entry = window[2] / window[1]
