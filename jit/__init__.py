@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from jit import environment
-from jit.api import dump, explain, jit, stats
 from jit.errors import (
     EnvironmentVariableWarning,
     NativeCodeUnavailableError,
@@ -22,6 +23,23 @@ from jit.errors import (
 )
 
 environment.check()  # a value tracejit does not understand is reported at import
+
+if TYPE_CHECKING:
+    from jit.api import dump, explain, jit, stats
+
+_API = ("dump", "explain", "jit", "stats")
+
+
+def __getattr__(name: str) -> Any:
+    """The API (``jit.api``) is imported at its first use, not with the package: every ``jit.x`` module runs
+    this file first, and the vocabulary modules (``jit.kinds``, ...) must not pull in the layers above them."""
+    if name in _API:
+        from jit import api
+
+        value = globals()[name] = getattr(api, name)
+        return value
+    raise AttributeError(f"module 'jit' has no attribute {name!r}")
+
 
 __all__ = [
     "EnvironmentVariableWarning",

@@ -23,6 +23,7 @@ from jit.wrapper import forwarder, make_wrapper
 from runtime.errors import clean_traceback, internal
 from runtime.frame import UNBOUND, Frame
 from runtime.interpreter import prepare_args, run
+from runtime.loop_driver import LoopRuntime
 
 # what the code object alone shows the front end refuses
 _NOT_COMPILABLE_FLAGS = (
@@ -180,9 +181,6 @@ class JitFunction:
 
     def _instrument(self) -> types.CodeType:
         """The instrumented code, bound to this function's loop runtime (the plain code if that fails)."""
-        # (imported here: runtime.loop_driver imports jit.frontend, whose package jit/__init__ imports this module)
-        from runtime.loop_driver import LoopRuntime
-
         assert self.code is not None
         try:
             self.instrumented = instrument(locate(self.py_func), self.code)

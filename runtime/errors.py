@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from jit import environment
+
 # weak: generated code (each jitted function's wrapper) is registered too, and goes with its function
 _internal_codes: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,8 +74,6 @@ _CLEANED = "__tracejit_cleaned_from__"
 
 def clean_traceback(exc: BaseException) -> None:
     """Drop tracejit's own frames from exc's traceback (the user's frames stay, in order)."""
-    from jit import environment  # (not at import: runtime.errors may be imported before jit)
-
     if environment.debug():
         return
     clean_from = exc.__dict__.get(_CLEANED, 0)
@@ -129,8 +129,6 @@ def fix_handoff_traceback(exc: BaseException) -> None:
     that called the loop driver gets the failing instruction's position; tracejit's frames go (TRACEJIT_DEBUG=1
     keeps them). The walk stops at the first entry already in order, so each frame's handler does a few steps
     only."""
-    from jit import environment  # (not at import: runtime.errors may be imported before jit)
-
     keep_ours = environment.debug()
     kept: list[tuple[types.FrameType, int, int]] = []
     node = exc.__traceback__
