@@ -145,7 +145,7 @@ def run_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
         pc = function.at_own_header(frame, loop, pc)
         if pc < 0:
             return CONTINUE, None
-        if pc == info.exit_pc:
+        if pc == info.exit_pc or (pc == info.header_pc + 1 and _range_ends(frame, pc)):
             return EXHAUSTED, None
         if pc == info.break_pc:
             return BREAK, None
@@ -153,6 +153,24 @@ def run_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     if type(result) is _Left:
         return result.how, None
     return RETURN, result
+
+
+def _range_ends(frame: Frame, pc: int) -> bool:
+    """If pc is a FOR_RANGE over a range whose end is reached, execute it (native code leaves a range loop
+    there at its end): whether it did. Saves starting the dispatch loop for one instruction."""
+    code = frame.code
+    if code.ops[pc] != FOR_RANGE:
+        return False
+    base = code.args[pc][0]
+    slots = frame.slots
+    step = slots[base + 2]
+    if step is None or step is UNBOUND:
+        return False
+    cur = slots[base]
+    if cur < slots[base + 1] if step > 0 else cur > slots[base + 1]:
+        return False
+    slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
+    return True
 
 
 @internal

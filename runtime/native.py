@@ -5,11 +5,19 @@ the frame's slots and operand stack from what an exit wrote (only the slots tagg
 slots travel as addresses; every object native code can point to is kept alive by the frame, a trace
 constant, or a container the frame holds, so turning an address back into an object is safe (all objects are
 materialized before any slot is overwritten, so none is freed in between).
+
+Both run on every native entry, so each has a fast path planned once per shape and cached (``Plans``): a
+frame whose slots have the same exact types as one seen before is packed by one ``struct.pack_into`` (an int
+that does not fit in 64 bits makes it fail, and the per-slot path takes over), and an exit whose tags (which
+slots are dirty, and their kinds) were seen before is unpacked by one ``struct.unpack_from`` plus the
+conversion of its bools and objects.
 """
 
 from __future__ import annotations
 
 import ctypes
+import operator
+import struct
 from typing import Any
 
 from codegen import abi
@@ -27,13 +35,91 @@ _INT, _FLOAT, _BOOL, _NONE, _UNBOUND, _OBJECT = (
 )
 
 
+_SLOTS_OFFSET = abi.SLOTS * abi.WORD
+_MAX_PLANS = 256  # per function and direction; past this the cache starts over
+_FORMAT_OF_KIND = {_FLOAT: "d"}  # every other kind's word reads and writes as an i64 ("q")
+
+
+class _PackPlan:
+    __slots__ = ("fmt", "gather", "ids", "tags")
+
+    def __init__(self, fmt: str, picked: list[int], ids: list[int], tags: bytes) -> None:
+        self.fmt = fmt
+        if len(picked) == 1:
+            self.gather: Any = lambda slots, _i=picked[0]: (slots[_i],)
+        elif picked:
+            self.gather = operator.itemgetter(*picked)
+        else:
+            self.gather = lambda slots: ()
+        self.ids = ids  # positions in the gathered values of objects, which travel as addresses
+        self.tags = tags
+
+
+class _UnpackPlan:
+    __slots__ = ("fmt", "fixups", "slots")
+
+    def __init__(self, fmt: str, slots: list[int], fixups: list[tuple[int, int]]) -> None:
+        self.fmt = fmt
+        self.slots = slots  # the dirty slots, in the order of the unpacked values (the stack's follow)
+        self.fixups = fixups  # (position, kind) of values that are not an int or a float as read
+
+
+class Plans:
+    """The pack and unpack plans of one function's buffers (one layout), shared by all its buffers."""
+
+    __slots__ = ("pack", "unpack")
+
+    def __init__(self) -> None:
+        self.pack: dict[tuple[type, ...], _PackPlan | None] = {}
+        self.unpack: dict[bytes, _UnpackPlan] = {}
+
+
+def _plan_pack(slots: list[Any], tags: bytes) -> _PackPlan | None:
+    """How to pack slots of these exact types in one call (None: some type has no such path)."""
+    fmt = ["="]
+    picked: list[int] = []
+    ids: list[int] = []
+    for i, (value, tag) in enumerate(zip(slots, tags)):
+        t = type(value)
+        if t is int and tag != _INT:
+            return None  # a big int: its kind depends on its value, not its type
+        if tag in (_NONE, _UNBOUND):
+            fmt.append("8x")
+            continue
+        if t is not int and t is not float and t is not bool:
+            ids.append(len(picked))
+        picked.append(i)
+        fmt.append(_FORMAT_OF_KIND.get(tag, "q"))
+    return _PackPlan("".join(fmt), picked, ids, tags)
+
+
+def _plan_unpack(tags: bytes, nslots: int) -> _UnpackPlan:
+    fmt = ["="]
+    dirty: list[int] = []
+    fixups: list[tuple[int, int]] = []
+    position = 0
+    for i, tag in enumerate(tags):
+        if i < nslots and not tag & DIRTY:
+            fmt.append("8x")
+            continue
+        kind = tag & 0x7F
+        fmt.append(_FORMAT_OF_KIND.get(kind, "q"))
+        if i < nslots:
+            dirty.append(i)
+        if kind != _INT and kind != _FLOAT:
+            fixups.append((position, kind))
+        position += 1
+    return _UnpackPlan("".join(fmt).rstrip("8x") or "=", dirty, fixups)
+
+
 class NativeBuffer:
     """One frame's buffer (see ``codegen.abi``)."""
 
-    __slots__ = ("address", "doubles", "layout", "raw", "tags", "words")
+    __slots__ = ("address", "doubles", "layout", "plans", "raw", "tags", "words")
 
-    def __init__(self, layout: abi.Layout) -> None:
+    def __init__(self, layout: abi.Layout, plans: Plans | None = None) -> None:
         self.layout = layout
+        self.plans = plans if plans is not None else Plans()
         self.raw = bytearray(layout.size)
         view = memoryview(self.raw)
         self.words = view[: layout.tags_offset].cast("q")
@@ -43,6 +129,32 @@ class NativeBuffer:
 
     def pack(self, slots: list[Any]) -> bytes:
         """Unbox every slot into the buffer; return the tags (one per slot)."""
+        plans = self.plans.pack
+        key = tuple(map(type, slots))
+        plan = plans.get(key)
+        if plan is not None:
+            values = plan.gather(slots)
+            if plan.ids:
+                values = list(values)
+                for position in plan.ids:
+                    values[position] = id(values[position])
+            try:
+                struct.pack_into(plan.fmt, self.raw, _SLOTS_OFFSET, *values)
+            except struct.error:  # an int beyond 64 bits
+                pass
+            else:
+                tags = plan.tags
+                self.tags[: len(tags)] = tags
+                return tags
+        tags = self.pack_each(slots)
+        if key not in plans:
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plans[key] = _plan_pack(slots, tags)
+        return tags
+
+    def pack_each(self, slots: list[Any]) -> bytes:
+        """pack, slot by slot."""
         words, doubles, tags = self.words, self.doubles, self.tags
         word = abi.SLOTS
         for i, value in enumerate(slots):
@@ -72,27 +184,32 @@ class NativeBuffer:
 
     def unpack(self, slots: list[Any], stack_depth: int) -> list[Any]:
         """Rebuild the slots native code changed; return the operand stack an exit wrote."""
-        layout = self.layout
-        tags = self.tags[: layout.nslots + stack_depth].tobytes()
-        box = self._box
-        changed = [(i, box(tag & 0x7F, abi.SLOTS + i)) for i, tag in enumerate(tags[: layout.nslots]) if tag & DIRTY]
-        stack = [box(tags[layout.nslots + k] & 0x7F, layout.stack_word + k) for k in range(stack_depth)]
-        for i, value in changed:
+        nslots = self.layout.nslots
+        key = self.tags[: nslots + stack_depth].tobytes()
+        plans = self.plans.unpack
+        plan = plans.get(key)
+        if plan is None:
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plan = plans[key] = _plan_unpack(key, nslots)
+        values = list(struct.unpack_from(plan.fmt, self.raw, _SLOTS_OFFSET))
+        for position, kind in plan.fixups:
+            values[position] = _convert(kind, values[position])
+        dirty = plan.slots
+        for i, value in zip(dirty, values):
             slots[i] = value
-        return stack
+        return values[len(dirty) :]
 
-    def _box(self, tag: int, word: int) -> Any:
-        if tag == _INT:
-            return self.words[word]
-        if tag == _FLOAT:
-            return self.doubles[word]
-        if tag == _BOOL:
-            return self.words[word] != 0
-        if tag == _NONE:
-            return None
-        if tag == _UNBOUND:
-            return UNBOUND
-        obj = ctypes.cast(self.words[word], ctypes.py_object).value
-        if tag == _APPEND_METHOD:
-            return obj.append  # the bound method the interpreter had pushed
-        return obj
+
+def _convert(kind: int, word: int) -> Any:
+    """The value of a word read as an i64 whose kind is not an int."""
+    if kind == _BOOL:
+        return word != 0
+    if kind == _NONE:
+        return None
+    if kind == _UNBOUND:
+        return UNBOUND
+    obj = ctypes.cast(word, ctypes.py_object).value
+    if kind == _APPEND_METHOD:
+        return obj.append  # the bound method the interpreter had pushed
+    return obj

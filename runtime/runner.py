@@ -16,7 +16,7 @@ from codegen import abi
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor
 from runtime.frame import Frame
-from runtime.native import NativeBuffer
+from runtime.native import NativeBuffer, Plans
 from runtime.registry import TreeRegistry
 from runtime.trees import Tree
 
@@ -28,6 +28,7 @@ class NativeRunner:
         self.layout = layout
         self.registry = registry
         self.free_buffers: list[NativeBuffer] = []
+        self.plans = Plans()  # how to pack and unpack the shapes seen (shared by the buffers)
         self.lock = threading.Lock()  # `active` guards freeing code: no lost updates between threads
         self.active = 0  # native calls in progress
         self.native_entries = 0
@@ -39,7 +40,7 @@ class NativeRunner:
         try:
             return self.free_buffers.pop()
         except IndexError:
-            return NativeBuffer(self.layout)
+            return NativeBuffer(self.layout, self.plans)
 
     def give_back(self, buffer: NativeBuffer) -> None:
         self.free_buffers.append(buffer)
