@@ -96,7 +96,7 @@ class HandoffSection:
             "loop trips k",
             "plain CPython",
             "@jit",
-            "@jit speed",
+            "@jit / plain",
             "always entering",
             "native entries/call",
             "exits/call",
@@ -130,8 +130,8 @@ class HandoffSection:
         lines += [
             "",
             f"`twelve_locals(k)` (a dozen live locals, one loop of k iterations) called {self.rows[0].calls} times "
-            "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). @jit speed = "
-            "plain / @jit (its loop runs in CPython once its native entries are found not to pay); always entering "
+            "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). @jit / plain: how many "
+            "times slower than plain (its loop runs in CPython once its entries are found not to pay); always entering "
             "= `@jit(min_native_iterations=0)`, whose native entries and exits per call come from `jit.stats` around "
             "one such run. Round trip = (always entering - plain) / native entries per call: everything @jit adds to a call, charged to its trips into native code and "
             "back (an upper bound of that cost; today it includes the tier-1 interpreter running the rest of "
