@@ -9,7 +9,7 @@
 matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan, inf, tiny floats...).
 
 The body has at least one loop, and uses: assignments (also chained, tuple and swap assignments, unpacking),
-augmented assignments (also to ``data[...]``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
+augmented assignments (also to ``data[...]``), assignment expressions (``(n := ...)``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
 variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
 early returns, ``acc.append(...)`` on a local list, ``del``; expressions mixing ints and floats: arithmetic,
@@ -235,10 +235,13 @@ class _Gen:
         kind = self.pick(
             (5, "leaf"), (8, "binop"), (2, "unary"), (3, "call"), (3, "convert"), (1, "ifexp"),
             (1, "compare"), (1, "boolop"), (1, "boolbits"), (1, "data"), (2, "shift"), (growth, "pow"),
+            (self.walrus_weight(sc, sc.int_write, growth), "walrus"),
         )  # fmt: skip
         d = depth - 1
         if kind == "leaf":
             return self.int_leaf(sc)
+        if kind == "walrus":
+            return _atom(f"({self.one(sc.int_write)} := {self.int_expr(sc, d, growth).text})")
         if kind == "binop":
             op = self.pick(*INT_BINOPS)
             left = self.int_expr(sc, d, growth)
@@ -283,6 +286,10 @@ class _Gen:
         assert kind == "pow"
         return E(f"{self.int_expr(sc, d, growth).p()} ** {self.int_(0, 3)}")
 
+    def walrus_weight(self, sc: Scope, targets: tuple[str, ...], growth: bool) -> int:
+        """An assignment expression stores its value unmasked: inside loops only where nothing grows."""
+        return 1 if targets and (not sc.in_loop or not growth) else 0
+
     def num_expr(self, sc: Scope, depth: int, growth: bool = True) -> E:
         """An expression whose value is an int, bool or float whenever it evaluates."""
         if depth <= 0:
@@ -290,11 +297,13 @@ class _Gen:
         kind = self.pick(
             (5, "leaf"), (8, "binop"), (3, "int"), (2, "unary"), (3, "call"), (2, "math"), (1, "ifexp"),
             (1, "boolop"), (1, "data"), (1, "sqrtabs"), (self.wide, "comprehension"), (self.wide, "helper"),
-            (1 if growth else 0, "pow"),
+            (1 if growth else 0, "pow"), (self.walrus_weight(sc, sc.num_write, growth), "walrus"),
         )  # fmt: skip
         d = depth - 1
         if kind == "leaf":
             return self.num_leaf(sc)
+        if kind == "walrus":
+            return _atom(f"({self.one(sc.num_write)} := {self.num_expr(sc, d, growth).text})")
         if kind == "binop":
             op = self.one(("+", "-", "*", "/", "//", "%"))
             left = self.num_expr(sc, d, growth)

@@ -25,7 +25,6 @@ def _describe(node: ast.AST) -> str:
     names = {
         ast.Lambda: "lambda",
         ast.GeneratorExp: "generator expression",
-        ast.NamedExpr: "assignment expression (:=)",
         ast.Await: "await",
         ast.Yield: "yield",
         ast.YieldFrom: "yield from",
@@ -56,6 +55,16 @@ def _name(b: FunctionBuilder, node: ast.Name) -> None:
 
 
 _FRAME_BUILTINS = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "breakpoint"})
+
+
+def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:
+    """`target := value`: the value stays pushed. Inside a comprehension the target is the enclosing
+    function's local (CPython forbids rebinding an iteration variable), which is what lookup finds."""
+    compile_expr(b, node.value)
+    b.emit(I.COPY, 1)
+    slot = b.lookup(node.target.id)
+    assert slot is not None, f"{node.target.id} is not a local"
+    b.emit(I.STORE_FAST, slot)
 
 
 def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:
@@ -277,6 +286,7 @@ def _comprehension(b: FunctionBuilder, node: ast.expr) -> None:
 _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Constant: _constant,
     ast.Name: _name,
+    ast.NamedExpr: _named_expr,
     ast.BinOp: _binop,
     ast.UnaryOp: _unaryop,
     ast.BoolOp: _boolop,

@@ -345,20 +345,6 @@ def f(items):
         r"starred",
     ),
     Case(
-        "walrus",
-        """
-def f(items):
-    out = []
-    for x in items:
-        if (y := x * 2) > 4:  #<
-            out.append(y)
-    return out
-""",
-        "f",
-        [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]],
-        r":=",
-    ),
-    Case(
         "generator_expression",
         """
 def f(n):
