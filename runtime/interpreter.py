@@ -43,6 +43,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     COPY,
     DELETE_ATTR,
     DELETE_FAST,
+    DELETE_GLOBAL,
     DELETE_SUBSCR,
     FOR_ITER,
     FOR_RANGE,
@@ -70,6 +71,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     SET_ADD,
     STORE_ATTR,
     STORE_FAST,
+    STORE_GLOBAL,
     STORE_SUBSCR,
     SWAP,
     UNARY_OP,
@@ -419,6 +421,12 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 items = stack[len(stack) - arg :]
                 del stack[len(stack) - arg :]
                 push("".join(items))
+            elif op == STORE_GLOBAL:
+                globals_[arg] = pop()
+            elif op == DELETE_GLOBAL:
+                if arg not in globals_:
+                    raise messages.name_error(arg)
+                del globals_[arg]
             elif op == DELETE_ATTR:
                 delattr(pop(), arg)
             elif op == DELETE_SUBSCR:

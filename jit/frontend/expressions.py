@@ -63,8 +63,10 @@ def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:
     compile_expr(b, node.value)
     b.emit(I.COPY, 1)
     slot = b.lookup(node.target.id)
-    assert slot is not None, f"{node.target.id} is not a local"
-    b.emit(I.STORE_FAST, slot)
+    if slot is not None:
+        b.emit(I.STORE_FAST, slot)
+    else:  # declared global
+        b.emit(I.STORE_GLOBAL, b.source.mangle(node.target.id))
 
 
 def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:

@@ -54,6 +54,8 @@ STORE_FAST = _op("STORE_FAST", -1)
 DELETE_FAST = _op("DELETE_FAST", 0)
 CLEAR_SLOTS = _op("CLEAR_SLOTS", 0, doc="arg = (first, count): empty hidden slots (loop exit)")
 LOAD_GLOBAL = _op("LOAD_GLOBAL", 1, doc="globals, then builtins; NameError")
+STORE_GLOBAL = _op("STORE_GLOBAL", -1, doc="a name the function declares global")
+DELETE_GLOBAL = _op("DELETE_GLOBAL", 0, doc="a name the function declares global; NameError if missing")
 
 # --- objects ---------------------------------------------------------------------------------------------
 LOAD_ATTR = _op("LOAD_ATTR", 0)

@@ -410,6 +410,12 @@ class _Instrumenter:
         node = self.source.node
         func = copy.copy(node)  # the def with its decorators (never run: they only give co_firstlineno)
         func.body = self.block(node.body, 1, 0)
+        declared = [name for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for name in stmt.names]
+        if declared:
+            # one declaration at the top instead of each where the user wrote it: a loop body appears more
+            # than once, and a name used before a later copy's `global` would be a SyntaxError
+            at = 1 if _has_docstring(node.body) else 0
+            func.body.insert(at, ast.copy_location(ast.Global(list(dict.fromkeys(declared))), node.body[0]))
         inner: ast.stmt = func
         if self.source.class_name is not None:
             # private names are mangled as in the user's class: compile the def inside a class of that name
@@ -440,6 +446,8 @@ class _Instrumenter:
         return out
 
     def stmt(self, node: ast.stmt, copies: int, level: int) -> list[ast.stmt]:
+        if isinstance(node, ast.Global):  # (declared once, at the top: see build)
+            return [ast.copy_location(ast.Pass(), node)]
         if isinstance(node, (ast.For, ast.While)):
             loop = self.loops.get((node.lineno, node.col_offset))
             if loop is None:
@@ -584,6 +592,11 @@ def _hidden_prefix(source: FunctionSource) -> str:
         if not any(name.startswith(prefix) for name in names):
             return prefix
         n += 1
+
+
+def _has_docstring(body: list[ast.stmt]) -> bool:
+    first = body[0] if body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
 
 
 def _assigned_names(target: ast.expr, source: FunctionSource) -> frozenset[str]:

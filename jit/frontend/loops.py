@@ -34,8 +34,10 @@ def store_or_delete(b: FunctionBuilder, target: ast.expr, fast: int, attr: int, 
     """Store to or delete a local, an attribute or an item (the op of each kind is given)."""
     if isinstance(target, ast.Name):
         slot = b.lookup(target.id)
-        assert slot is not None, f"{target.id} is not a local"
-        b.emit(fast, slot)
+        if slot is not None:
+            b.emit(fast, slot)
+        else:  # a name the function declares global (the front end refuses nonlocal and closures)
+            b.emit(I.STORE_GLOBAL if fast == I.STORE_FAST else I.DELETE_GLOBAL, b.source.mangle(target.id))
     elif isinstance(target, ast.Attribute):
         compile_expr(b, target.value)
         b.emit(attr, b.source.mangle(target.attr))

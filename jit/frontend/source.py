@@ -110,8 +110,6 @@ def locate(func: types.FunctionType) -> FunctionSource:
     local_names = list(params)
     for sym in fn_table.get_symbols():
         name = sym.get_name()
-        if sym.is_declared_global():
-            raise Unsupported(f"global statement ({name})", _first_line_of(node, ast.Global, line))
         if sym.is_nonlocal():
             raise Unsupported(f"nonlocal statement ({name})", _first_line_of(node, ast.Nonlocal, line))
         if sym.is_free():

@@ -25,7 +25,6 @@ _UNSUPPORTED_STATEMENTS = {
     ast.ClassDef: "class definition inside the function",
     ast.Import: "import statement",
     ast.ImportFrom: "import statement",
-    ast.Global: "global statement",
     ast.Nonlocal: "nonlocal statement",
     ast.Match: "match statement",
 }
@@ -261,6 +260,7 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Delete: _delete,
     ast.Expr: _expr,
     ast.Pass: _pass,
+    ast.Global: _pass,  # (symtable has made its names globals: loads, stores and deletes say so)
     ast.Return: _return,
     ast.Raise: _raise,
     ast.Assert: _assert,

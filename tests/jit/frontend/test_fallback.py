@@ -231,20 +231,6 @@ def f(n):
         r"class",
     ),
     Case(
-        "global",
-        """
-counter = 0
-
-def f(n):
-    global counter  #<
-    counter += n
-    return n * 2
-""",
-        "f",
-        [3],
-        r"global.*counter",
-    ),
-    Case(
         "import",
         """
 def f(n):
