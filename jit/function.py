@@ -234,6 +234,11 @@ class JitFunction:
         self.gave_up = reason
         self._set_code(self._current_code())
 
+    def revive(self) -> None:
+        """A blacklisted loop records again (the CPython baseline retries them): the give-up is over."""
+        if self.jit_unavailable is None and self.baseline is Baseline.CPYTHON:
+            self.gave_up = None
+
     # --- hooks of the interpreter ----------------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
         """Called by the interpreter when a loop's back-edge count reaches the threshold."""

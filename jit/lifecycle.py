@@ -5,7 +5,8 @@ A place that records traces, a loop header (root traces) or a side exit (a side 
     IDLE ──start──► RECORDING ──compile──► COMPILING ──installed──► IDLE (a header may record another tree)
      ▲                  │                      │
      └────aborted───────┴──────────────────────┘  (the monitor then backs off, or blacklists)
-    any ──blacklist──► BLACKLISTED (never recorded again; a recording still under way there ends quietly)
+    any ──blacklist──► BLACKLISTED (a recording still under way there ends quietly)
+    BLACKLISTED ──reprobe──► IDLE (a loop header, once CPython has run it plain for a back-off: try again)
 
 ``Lifecycle`` makes only these moves; any other is a bug of tracejit's and raises ``IllegalTransition``.
 ``start`` is the one move two threads may race for: it is atomic and says whether this thread won. When to
@@ -26,7 +27,7 @@ class Phase(enum.Enum):
     IDLE = "idle"  # may record (once hot, and once a back-off is over)
     RECORDING = "recording"  # a recorder follows the interpreter
     COMPILING = "compiling"  # the trace goes through the optimizer and LLVM (other threads may run meanwhile)
-    BLACKLISTED = "blacklisted"  # never recorded again
+    BLACKLISTED = "blacklisted"  # not recorded again (a loop header: until the loop driver reprobes it)
 
 
 class IllegalTransition(RuntimeError):
@@ -77,6 +78,12 @@ class Lifecycle:
     def blacklist(self) -> None:
         """Never record here again."""
         self.phase = Phase.BLACKLISTED
+
+    def reprobe(self) -> None:
+        """Blacklisted until now: may record again (the caller decides when, and how many tries)."""
+        if self.phase is not Phase.BLACKLISTED:
+            raise IllegalTransition(f"recording life cycle: reprobe in phase {self.phase.value}")
+        self.phase = Phase.IDLE
 
     def _move(self, event: str) -> None:
         phase = self.phase

@@ -45,7 +45,7 @@ from runtime.trees import CompiledTrace, Tree
 class Jitted(Protocol):
     """What the monitor needs of the function it serves (``jit.function.JitFunction``, which makes the monitor
     once a loop gets hot): its tier-1 code, options and namespaces, the loop headers the interpreter asks about
-    (``hot_loops``), and a way to stop jitting it."""
+    (``hot_loops``), and a way to stop jitting it (and to take that back)."""
 
     code: T1Code
     options: Options
@@ -54,6 +54,8 @@ class Jitted(Protocol):
     hot_loops: list[Any]
 
     def give_up(self, reason: str) -> None: ...
+
+    def revive(self) -> None: ...
 
 
 class Monitor:
@@ -193,6 +195,19 @@ class Monitor:
             lines = ", ".join(str(s.loop.line) for s in hot)
             self.function.give_up(f"no loop compiles (loops at line {lines} were blacklisted)")
 
+    def reprobe(self, loop: int) -> None:
+        """Let blacklisted loop `loop` (which has no tree) record again, once: what made its recordings fail
+        may be gone (the CPython baseline's loop driver calls this after running the loop plain for a
+        back-off, so no decision not to compile is for good)."""
+        state = self.loops[loop]
+        assert state is not None and state.blacklisted and not state.trees
+        state.reprobe()
+        state.aborts = max(self.options.max_aborts - 1, 0)  # one more failure blacklists it again
+        state.retries = 0
+        state.cooldown = 0
+        self.function.hot_loops[loop] = state
+        self.function.revive()
+
     # --- what to do with a recorded trace --------------------------------------------------------------
     def recording_finished(self, recorder: Recorder, trace: Trace) -> None:
         life = self._life(trace)
@@ -224,7 +239,8 @@ class Monitor:
         registry = self.registry
         exits = registry.number_exits(trace)
         name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
-        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{id(self) & 0xFFFF:x}"
+        # (fixed width: listings align their columns on symbol lengths, and golden tests compare them)
+        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{id(self) & 0xFFFF:04x}"
         native = compile_trace(
             trace,
             symbol=symbol,

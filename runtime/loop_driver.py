@@ -6,8 +6,9 @@ Policy (a reference for now): CPython counts a loop's iterations; after ``thresh
 interpreter counts back-edges) the loop is hot and is handed over at the start of the next one's body; from then on each start of the loop is handed over at its header. At
 the loop's own header the monitor is asked: if it enters native code or starts recording, the driver goes on;
 otherwise CPython takes the loop back (CONTINUE) and counts again for the monitor's cooldown (or the
-threshold). A loop blacklisted without a tree runs plain, re-probed after a number of loop starts that doubles
-each time. Loops nested in the handed-over loop run inside the driver (and the JIT).
+threshold). A loop blacklisted without a tree runs plain for a number of loop starts that doubles each time (up
+to ``MAX_BACKOFF``), then is reprobed: handed over again, it may record once more (``Monitor.reprobe``), so
+no decision not to compile is for good. Loops nested in the handed-over loop run inside the driver (and the JIT).
 
 Entries that pay: a hand-off and a native entry cost microseconds, which a loop's native iterations must win
 back. Over every ``PAY_WINDOW`` hand-offs that entered native code without recording anything (so side traces
@@ -30,7 +31,7 @@ from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, run_loop
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
-MAX_BACKOFF = 2**16  # past this, plain for good (NEVER: the monitor's blacklist is for good today)
+MAX_BACKOFF = 2**16  # loop starts a blacklisted loop runs plain, at most, before it is reprobed
 PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
 MAX_PAY_BACKOFF = 2**14  # loop starts a loop whose entries did not pay runs plain, at most, before a new window
 
@@ -51,6 +52,7 @@ class LoopRuntime:
         "windows",
         "pay_backoff",
         "not_paying",
+        "waited",
         "padding",
         "handoffs",
         "_offsets",
@@ -80,6 +82,8 @@ class LoopRuntime:
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
         # per loop: the iterations per native entry of its last window, if that window did not pay
         self.not_paying: list[float | None] = [None] * len(code.loops)
+        # per loop: blacklisted, and sent to run plain since (its next hand-off reprobes it)
+        self.waited = [False] * len(code.loops)
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs = 0
         self._offsets: dict[Any, int] | None = None
@@ -123,8 +127,13 @@ class LoopRuntime:
         """The interpreter is at the header of the loop it runs for CPython: the pc to go on from, or -1 to
         give the loop back to CPython."""
         function = self.function
+        if function.hot_loops[index] is None and self.blacklisted(index) and self.waited[index]:
+            # it has run plain for its back-off: what made its recordings fail may be gone
+            self.waited[index] = False
+            function.monitor.reprobe(index)
         if function.hot_loops[index] is None:
             if function.hot_threshold <= 0 or self.blacklisted(index):
+                self.waited[index] = True
                 self.plain(index)
                 return -1
             # not hot yet (the loop was left before its hot back-edge)
@@ -189,8 +198,8 @@ class LoopRuntime:
             self.counters[index] = NEVER
             return
         backoff = self.backoff[index]
-        self.counters[index] = -backoff if backoff <= MAX_BACKOFF else NEVER
-        self.backoff[index] = 2 * backoff
+        self.counters[index] = -backoff
+        self.backoff[index] = min(2 * backoff, MAX_BACKOFF)
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at

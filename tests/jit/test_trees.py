@@ -9,6 +9,7 @@ from helpers import Args, check
 import jit as jit_module
 from jit import jit
 from jit.api import state_of
+from runtime.loop_driver import FIRST_BACKOFF
 
 OPTS = {"threshold": 8, "side_exit_threshold": 4}
 
@@ -271,11 +272,54 @@ def test_failing_loop_is_blacklisted_with_back_off():
     f = jit(threshold=2, max_aborts=3)(calls_python)
     for _ in range(20):
         assert f(200) == calls_python(200)
+        if jit_module.stats(f)["blacklisted_loops"]:
+            break
     stats = jit_module.stats(f)
-    assert stats["aborts_total"] == 3  # backed off, then blacklisted: no further attempts
-    assert stats["blacklisted_loops"]
+    assert stats["aborts_total"] == 3  # backed off, then blacklisted
     assert "call to str" in "".join(stats["aborts"])
     assert "blacklisted" in jit_module.explain(f)
+    # CPython runs it plain for a back-off of loop starts that doubles, then the loop may try once more
+    for backoff in (FIRST_BACKOFF, 2 * FIRST_BACKOFF):
+        aborts = jit_module.stats(f)["aborts_total"]
+        for _ in range(backoff):
+            assert f(200) == calls_python(200)
+        assert jit_module.stats(f)["aborts_total"] == aborts
+        assert f(200) == calls_python(200)
+        assert jit_module.stats(f)["aborts_total"] == aborts + 1
+        assert jit_module.stats(f)["blacklisted_loops"]
+
+
+def test_a_blacklisted_loop_compiles_once_what_failed_is_gone():
+    """No decision not to compile is for good: a loop blacklisted on a call whose data the recorder cannot
+    handle compiles on later calls whose data it can, after the back-off."""
+
+    def total(data):
+        s = 0.0
+        for x in data:
+            s += x * 2.5
+        return s
+
+    class Number:
+        def __init__(self, v):
+            self.v = v
+
+        def __rmul__(self, other):
+            return self.v * other
+
+        def __mul__(self, other):
+            return self.v * other
+
+    f = jit(threshold=2, max_aborts=2)(total)
+    odd = [Number(1.5)] * 50
+    while not jit_module.stats(f)["blacklisted_loops"]:
+        assert f(odd) == total(odd)
+    assert jit_module.stats(f)["gave_up"] is not None
+    floats = [1.5] * 50
+    for _ in range(FIRST_BACKOFF + 2):
+        assert f(floats) == total(floats)
+    stats = jit_module.stats(f)
+    assert stats["blacklisted_loops"] == [] and stats["traces_compiled"] == 1
+    assert stats["native_entries"] >= 1 and stats["gave_up"] is None
 
 
 def deep(n):
