@@ -53,6 +53,7 @@ class LoopRuntime:
         "pay_backoff",
         "not_paying",
         "waited",
+        "boost",
         "padding",
         "handoffs",
         "_offsets",
@@ -84,6 +85,7 @@ class LoopRuntime:
         self.not_paying: list[float | None] = [None] * len(code.loops)
         # per loop: blacklisted, and sent to run plain since (its next hand-off reprobes it)
         self.waited = [False] * len(code.loops)
+        self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs = 0
         self._offsets: dict[Any, int] | None = None
@@ -113,7 +115,13 @@ class LoopRuntime:
             how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
             self.judge(index, monitor, before)
         else:
+            entries = monitor.runner.native_entries if monitor is not None else 0
             how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+            before = (entries, 0, 0)
+        parent = info.parent
+        if parent is not None and function.monitor is not None:
+            if function.monitor.runner.native_entries != before[0]:
+                self.boost[parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
         slots = frame.slots
         if how == CONTINUE:
             leave(info, it, iterable, slots)

@@ -61,7 +61,8 @@ NEVER = -(2**30) + 1
 MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``loop``,
-#: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``iter`` (the builtin), ``unbound`` (the
+#: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
+#: it ran native code, so that it gets hot at its next iteration), ``iter`` (the builtin), ``unbound`` (the
 #: tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes:
 #: the user's globals may rebind their names).
 PLACEHOLDERS = ("RT",)
@@ -290,8 +291,17 @@ except RT.base_exception as E:
     raise
 CLEAR
 RELOAD
+BOOST
 if RESULT == 3:
     return R
+"""
+
+# in a loop nested in a counted copy: once the inner loop ran native code, let the outer loop get hot at its
+# next iteration (its body already did much work per iteration: TraceMonkey records such outer loops soon)
+_BOOST = """
+if RT.boost[P]:
+    RT.boost[P] = 0
+    CP = 1
 """
 
 # after a hand-off, delete the locals it left unbound (R: whether there are any)
@@ -402,6 +412,7 @@ class _Instrumenter:
         # locals surely bound when each loop starts: the hand-off reads them directly (others under try)
         self.bound_at = _bound_at_loops(source, set(self.local_names[: t1.nparams]))
         self.single_copy: set[int] = set()
+        self.levels: dict[int, int] = {}  # loop index -> its nesting level (see block)
 
     def hidden(self, name: str, number: int) -> str:
         return f"{self.prefix}{name.lower()}{number}"
@@ -468,6 +479,7 @@ class _Instrumenter:
         single = factor * copies > MAX_COPIES
         if single:
             self.single_copy.add(loop.index)
+        self.levels[loop.index] = level
         body = self.block(node.body, copies if single else factor * copies, level + 1)
         orelse = self.block(node.orelse, 2 * copies if single else factor * copies, level + 1)
         is_for = isinstance(node, ast.For)
@@ -535,7 +547,12 @@ class _Instrumenter:
             index = {"L": ast.Constant(loop.index)}
             save = _Fill(head, names, index).fill(_template("RT.counters[L] = C"))
             reload = _Fill(head, names, index).fill(_template("C = RT.counters[L]"))
-        stmts = {"READS": reads, "SAVE": save, "CLEAR": clear, "DELETES": deletes, "RELOAD": reload}
+        boost: list[ast.stmt] = []
+        parent = loop.parent
+        if parent is not None and parent not in self.single_copy and self.levels.get(parent) == level - 1:
+            counter = {"P": ast.Constant(parent)}
+            boost = _Fill(head, {"CP": self.hidden("C", level - 1)}, counter).fill(_template(_BOOST))
+        stmts = {"READS": reads, "SAVE": save, "CLEAR": clear, "DELETES": deletes, "RELOAD": reload, "BOOST": boost}
         if clear:
             ast.copy_location(clear[0], head)
             for sub in ast.walk(clear[0]):

@@ -301,3 +301,25 @@ def test_other_shapes_compile(source, name):
     code = instrumented(func).code
     assert code.co_argcount == func.__code__.co_argcount
     assert code.co_consts[0] == func.__code__.co_consts[0]  # the docstring, or whatever else comes first
+
+
+NESTED = """
+def nested(n):
+    total = 0
+    for i in range(n):
+        for j in range(n):
+            total += i * j
+    return total
+"""
+
+
+def test_an_inner_hand_off_lets_its_counting_outer_loop_get_hot():
+    """Each hand-off of the inner loop (in every copy of the outer body) ends by spending the outer loop's
+    boost: the outer loop's counter local set to 1, so that its next iteration hands it over."""
+    inst = instrumented(define(NESTED, "nested"))
+    text = inst.source()
+    counter = f"{inst.prefix}c0"
+    boosts = text.count("if <RT>.boost[0]:")
+    assert boosts == text.count("<RT>.loop(1,") == 6  # one per hand-off of the inner loop, in each copy
+    assert text.count(f"{counter} = 1") == boosts
+    assert "<RT>.boost[1]" not in text  # the outer loop has no enclosing loop to boost
