@@ -20,9 +20,8 @@ class Reason(enum.Enum):
 
     # --- the trace as a whole ----------------------------------------------------------------------------
     LOOP_ENDED = ("the loop ended while it was being recorded", True)
-    LEFT_LOOP = "execution left the loop"
     TOO_LONG = "trace longer than max_trace_length ({limit} uops)"
-    RETURN_IN_LOOP = "return inside the loop (the trace would leave the frame)"
+    RETURN_IN_LOOP = ("the function returned in the iteration being recorded", True)
     NOT_COMPILED = "{instruction} is not compiled"
     EXCEPTION_RAISED = "an exception was raised while recording"
     RECORDER_ERROR = "internal error in the recorder: {detail}"
@@ -31,7 +30,7 @@ class Reason(enum.Enum):
     # --- nested loops --------------------------------------------------------------------------------------
     TOO_DEEP = "nesting deeper than max_nesting_depth ({limit})"
     INNER_NOT_COMPILED = "the inner loop at line {line} has no compiled tree (it would be inlined)"
-    INNER_EXIT = "the inner loop's tree left through an exit other than its loop's end"
+    INNER_EXIT = "the inner loop's tree left through an exit of a tree it calls"
     INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
     SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"
 

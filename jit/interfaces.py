@@ -29,8 +29,9 @@ class ExitView(Protocol):
     known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
     stack_consts: dict[int, Any]  # stack index -> the constant there
 
-    def is_loop_exit_of(self, tree: Any) -> bool:
-        """Is this the normal end of tree's loop?"""
+    def follows_from(self, tree: Any) -> bool:
+        """Is this one of tree's own exits (not one of a tree it calls, handed on), so that a trace calling
+        tree can go on from it?"""
         ...
 
 
@@ -42,7 +43,7 @@ class TreeView(Protocol):
     entry_kinds: dict[int, Kind]
 
     def loop_exits(self) -> Sequence[ExitView]:
-        """The root's exits that end the loop normally."""
+        """The exits of the tree's traces that leave its loop (its end, a `break`)."""
         ...
 
     def writes_at(self, exit: Any) -> dict[int, tuple[Kind | None, bool]]:

@@ -76,14 +76,17 @@ class Lifecycle:
         self._move("aborted")
 
     def blacklist(self) -> None:
-        """Never record here again."""
+        """Stop recording here (until someone reprobes it)."""
         self.phase = Phase.BLACKLISTED
 
-    def reprobe(self) -> None:
-        """Blacklisted until now: may record again (the caller decides when, and how many tries)."""
-        if self.phase is not Phase.BLACKLISTED:
-            raise IllegalTransition(f"recording life cycle: reprobe in phase {self.phase.value}")
-        self.phase = Phase.IDLE
+    def reprobe(self) -> bool:
+        """Blacklisted until now: may record again (the caller decides when, and how many tries). False if
+        the place was not blacklisted (another thread reprobed it first)."""
+        with _STARTING:
+            if self.phase is not Phase.BLACKLISTED:
+                return False
+            self.phase = Phase.IDLE
+            return True
 
     def _move(self, event: str) -> None:
         phase = self.phase

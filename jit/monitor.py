@@ -179,8 +179,8 @@ class Monitor:
             exit = trace.parent_exit
             exit.life.aborted()
             exit.aborts += 1
-            if exit.aborts >= options.max_aborts or abort.reason is Reason.LEFT_LOOP:
-                exit.life.blacklist()  # that path leaves the loop: it belongs to an enclosing loop's tree
+            if exit.aborts >= options.max_aborts:
+                exit.life.blacklist()
             else:
                 exit.retry_at = exit.taken + (options.side_exit_threshold << exit.aborts)
 
@@ -200,8 +200,8 @@ class Monitor:
         may be gone (the CPython baseline's loop driver calls this after running the loop plain for a
         back-off, so no decision not to compile is for good)."""
         state = self.loops[loop]
-        assert state is not None and state.blacklisted and not state.trees
-        state.reprobe()
+        if state is None or state.trees or not state.reprobe():
+            return  # another thread reprobed it a moment ago
         state.aborts = max(self.options.max_aborts - 1, 0)  # one more failure blacklists it again
         state.retries = 0
         state.cooldown = 0

@@ -11,7 +11,9 @@ from, with the state that exit wrote.
 
 Inner loops are never inlined: reaching the header of an inner loop that has a compiled tree records one
 ``_CALL_TREE`` (the interpreter runs the tree meanwhile, so recording sees its result), and reaching one that
-has none aborts, so the inner loop compiles first.
+has none aborts, so the inner loop compiles first. Recording goes on from whichever exit the inner tree took
+(its loop's end, a `break`, a `return`, a guard in the middle of an iteration, whose iteration the trace then
+finishes). A side trace ends with an exit where it leaves its loop or returns.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class Recorder:
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
         self.pending_tree: TreeView | None = None
+        # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
+        # iteration, and its back-edge to the header (where the tree is called again) is allowed once
+        self.finishing_inner: set[int] = set()
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
@@ -101,7 +106,11 @@ class Recorder:
         if not loop.contains(pc):
             if self.trace.kind is TraceKind.ROOT:  # the loop ended (condition false, break) while being recorded
                 raise Abort(Reason.LOOP_ENDED)
-            raise Abort(Reason.LEFT_LOOP)
+            self.pc = pc
+            self.line = self.code.lines[pc]
+            self.snapshots.begin(pc)
+            self.end_with_exit(frame, leaves_loop=True)  # a side trace that ends the loop (a `break`)
+            return
         if len(self.trace.uops) > self.limit:
             raise Abort(Reason.TOO_LONG, limit=self.limit)
         self.pc = pc
@@ -199,6 +208,17 @@ class Recorder:
             self.end_with_link(frame)
         self.finish(frame)
 
+    def end_with_exit(self, frame: Frame, *, leaves_loop: bool = False, when_hot: WhenHot = WhenHot.NEVER) -> None:
+        """End the trace by leaving to the interpreter at the current pc, with the operand stack as it is (a
+        side trace leaving its loop, a `return`): for the tree, one more way out, which trees calling it
+        follow (``record_tree_result``)."""
+        trace = self.trace
+        trace.end = TraceEnd.EXIT
+        trace.end_snapshot = self.snapshots.take()
+        self.emit("_EXIT_TRACE", operand=self.pc, leaves_loop=leaves_loop)
+        trace.uops[-1].exit.when_hot = when_hot  # type: ignore[union-attr]
+        self.finish(frame)
+
     def end_with_link(self, frame: Frame) -> None:
         """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
         trace = self.trace
@@ -252,12 +272,16 @@ class Recorder:
         return resume_pc
 
     def record_tree_result(self, frame: Frame, tree: TreeView, exit: ExitView, pc: int) -> None:
-        """After an inner tree ran: guard that it left its loop normally, then read back what it wrote."""
-        if not exit.is_loop_exit_of(tree):
+        """After an inner tree ran: guard that it left through the exit it took (its loop's end, a `break`, a
+        `return`, a guard in the middle of an iteration), read back what it wrote, and go on recording from
+        there. At run time, the tree leaving its loop another way is an exit of this trace (which may grow a
+        side trace); any other exit is handed to the interpreter as the inner tree left it."""
+        if not exit.follows_from(tree):
             raise Abort(Reason.INNER_EXIT)
         self.depth = max(self.depth, tree.depth)
         trace = self.trace
         self.pc = pc
+        self.line = self.code.lines[pc]
         self.emit("_GUARD_TREE_EXIT", operand=TreeExit(tree, exit.id), propagate=True)
         guard = trace.uops[-1]
         alternatives = []
@@ -280,8 +304,13 @@ class Recorder:
             trace.written.add(slot)
         stack = []
         for index, kind in enumerate(exit.stack_kinds):
-            stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
+            if index in exit.stack_consts:  # a constant the inner trace did not write (a builtin to call, ...)
+                stack.append(self.const(exit.stack_consts[index]))
+            else:
+                stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
         self.abstract.replace_stack(stack)  # type: ignore[arg-type]
+        if tree.loop.contains(exit.pc):
+            self.finishing_inner.add(tree.loop.index)
 
 
 def _internal_error(exc: Exception) -> Abort:
@@ -327,6 +356,13 @@ def _store_fast(r: Recorder, frame: Frame, slot: int) -> None:
 def _delete_fast(r: Recorder, frame: Frame, slot: int) -> None:
     r.read_slot(frame, slot)
     r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.CLEAR_SLOTS)
+def _clear_slots(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    first, count = arg
+    for slot in range(first, first + count):
+        r.write_slot(slot, r.const(UNBOUND))
 
 
 @_handles(I.LOAD_CONST)
@@ -429,6 +465,9 @@ def _jump(r: Recorder, frame: Frame, target: int) -> None:
 def _jump_backward(r: Recorder, frame: Frame, target: int) -> None:
     loop = r.code.loops[r.code.args[target]]
     if loop.index != r.trace.loop.index:
+        if loop.index in r.finishing_inner:  # the end of an iteration its tree left midway
+            r.finishing_inner.discard(loop.index)
+            return
         raise Abort(Reason.INNER_NOT_COMPILED, line=loop.line)
 
 
@@ -613,9 +652,15 @@ def _append(r: Recorder, target: Value, item: Value) -> None:
     r.emit("_CALL_LIST_APPEND", (target, item))
 
 
-@_handles(I.UNPACK_SEQUENCE, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RETURN_VALUE, I.RAISE)
-def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
-    op = r.code.ops[r.pc]
-    if op == I.RETURN_VALUE:
+@_handles(I.RETURN_VALUE)
+def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
+    """A side trace ends here, leaving to the interpreter with the value on the stack, which returns it. A
+    root trace whose iteration returns has no loop to compile: it is recorded again at the next chance."""
+    if r.trace.kind is TraceKind.ROOT:
         raise Abort(Reason.RETURN_IN_LOOP)
-    raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
+    r.end_with_exit(frame)
+
+
+@_handles(I.UNPACK_SEQUENCE, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RAISE)
+def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
+    raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)

@@ -30,6 +30,7 @@ class ExitDescriptor:
     propagate: bool
     # slot -> (kind, certain) for every slot the trace assigns: what it may have changed in the buffer
     writes: dict[int, tuple[Kind | None, bool]] = dataclasses.field(default_factory=dict)
+    exact_writes: bool = True  # False when the state was written by an inner tree (``writes`` is empty then)
     # (runtime.trees builds on this module: the tree and trace an exit belongs to are typed there, not here)
     tree: Any = None  # the runtime.trees.Tree it belongs to (None once freed)
     trace: Any = None  # the runtime.trees.CompiledTrace it belongs to (None once freed)
@@ -40,9 +41,10 @@ class ExitDescriptor:
     side: Any = None  # the side trace (runtime.trees.CompiledTrace) linked to it
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
-    def is_loop_exit_of(self, tree: Any) -> bool:
-        """Is this the normal end of tree's loop (its root trace's loop condition failing)?"""
-        return self.leaves_loop and self.tree is tree and self.trace is tree.root
+    def follows_from(self, tree: Any) -> bool:
+        """Is this one of tree's own exits (not one of a tree it calls, handed on), so that a trace calling
+        tree can go on from it?"""
+        return self.tree is tree and not self.propagate
 
     @property
     def recording(self) -> bool:
@@ -71,6 +73,7 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
             leaves_loop=False,
             when_hot=point.when_hot,
             propagate=False,
+            exact_writes=False,
         )
     (frame,) = exit_resume(trace, point.snapshot)
     return ExitDescriptor(

@@ -57,8 +57,9 @@ class TreeRegistry:
         return tree
 
     def install_side(self, compiled: CompiledTrace) -> None:
-        """Hang side trace compiled from its parent exit and link the exit's stub to it. If it assigns slots
-        its tree did not, the trees that call its tree are out of date: they are invalidated."""
+        """Hang side trace compiled from its parent exit and link the exit's stub to it. The trees that call
+        its tree are out of date, and invalidated, if it assigns slots its tree did not, if it leaves the loop
+        (a way out they do not follow yet), or if they follow its parent exit (which no longer returns)."""
         parent: ExitDescriptor = compiled.trace.parent_exit
         tree = parent.tree
         assert tree is not None and parent.trace is not None
@@ -74,8 +75,9 @@ class TreeRegistry:
         parent.side = compiled
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
-        if grew:
-            for caller in list(tree.callers):
+        leaves = any(exit.leaves_loop for exit in compiled.exits)
+        for caller in list(tree.callers):
+            if grew or leaves or _follows(caller, parent.id):
                 self.invalidate(caller)
 
     # --- invalidating and freeing ----------------------------------------------------------------------
@@ -118,6 +120,15 @@ class TreeRegistry:
             if tree.matches(tags):
                 return tree
         return None
+
+
+def _follows(caller: Tree, exit_id: int) -> bool:
+    """Does a trace of caller go on after a tree call that left through exit exit_id?"""
+    for compiled in caller.traces():
+        for uop in compiled.trace.uops:
+            if uop.name == "_GUARD_TREE_EXIT" and uop.operand.exit == exit_id:
+                return True
+    return False
 
 
 def _trees_used(trace: Trace, uop_name: str) -> list[Tree]:

@@ -114,18 +114,33 @@ class Tree:
         return [self.root, *self.side_traces]
 
     def writes_at(self, exit: ExitDescriptor) -> dict[int, tuple[Kind | None, bool]]:
-        """The slots the tree may have changed in the buffer when it leaves through exit (one of its root's
-        loop exits): slot -> (kind, certain). Slots a root assigns late in an iteration (``jit.resume`` says
-        which), or only a side trace assigns, are uncertain: a caller checks their tags."""
-        out = dict(exit.writes)
-        for slot in sorted(self.side_writes - self.root.trace.written):
-            out[slot] = (None, False)
+        """The slots the tree may have changed in the buffer when it leaves through exit (one of its own):
+        slot -> (kind, certain). At an exit of the root, slots it assigns late in an iteration (``jit.resume``
+        says which), or only a side trace assigns, are uncertain; at any other exit (of a side trace, or one
+        the root takes after a tree it calls left another way than recorded), every slot the tree or a tree
+        it calls may assign is, unless the exit knows its kind. A caller checks the uncertain ones' tags."""
+        if exit.trace is self.root and exit.exact_writes:
+            out = dict(exit.writes)
+            for slot in sorted(self.side_writes - self.root.trace.written):
+                out[slot] = (None, False)
+            return out
+        out = {}
+        for slot in sorted(self.slots_written()):
+            kind = exit.known_kinds.get(slot)
+            out[slot] = (kind, kind is not None)
+        return out
+
+    def slots_written(self) -> set[int]:
+        """Every slot a trace of this tree, or of a tree it calls, may assign."""
+        out = self.root.trace.written | self.side_writes
+        for callee in self.calls:
+            out |= callee.slots_written()
         return out
 
     def loop_exits(self) -> list[ExitDescriptor]:
-        """The root's exits that end the loop normally (a range or iterator running out, a while condition
-        turning false)."""
-        return [e for e in self.root.exits if e.leaves_loop]
+        """The exits of the tree's traces that leave its loop: its end (a range or iterator running out, a
+        while condition turning false), and side traces ending at a `break`."""
+        return [e for trace in self.traces() for e in trace.exits if e.leaves_loop]
 
     def add_side_trace(self, side: CompiledTrace) -> bool:
         """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's

@@ -54,6 +54,15 @@ def test_start_is_won_by_one_thread() -> None:
     assert sorted(won) == [False] * 7 + [True]
 
 
+def test_reprobe_is_won_by_one_thread() -> None:
+    """Two threads may both see a loop blacklisted and reprobe it: the second does nothing."""
+    life = Lifecycle()
+    life.blacklist()
+    assert life.reprobe() is True and life.phase is Phase.IDLE
+    assert life.start()
+    assert life.reprobe() is False and life.phase is Phase.RECORDING
+
+
 @pytest.mark.parametrize(
     ("before", "event"),
     [

@@ -359,7 +359,41 @@ def test_tree_writes_at_a_loop_exit():
     tree.root = Root()  # type: ignore[assignment]
     tree.root.trace = trace  # type: ignore[attr-defined]
     tree.side_writes = {1, 9}
+    tree.calls = []
+    exit.trace = tree.root
     assert tree.writes_at(exit) == {0: (Kind.INT, True), 1: (Kind.FLOAT, True), 2: (None, False), 9: (None, False)}
+
+
+def test_tree_writes_at_another_exit_are_everything_it_may_assign():
+    """At an exit of a side trace, or one whose state an inner tree wrote, every slot the tree or a tree it
+    calls may assign may have changed; only the kinds the exit knows are certain."""
+    from runtime.trees import Tree
+
+    trace, entry, one, _two = root_trace_with_three_slots()
+    point = ExitPoint(Snapshot([FrameSnapshot(6, {0: entry, 1: one}, [])]), line=1)
+    exit = describe(trace, point, 0)
+    exit.known_kinds = {0: Kind.INT, 5: Kind.FLOAT}
+
+    class Root:
+        pass
+
+    def tree_of(written: set[int], side_writes: set[int], calls: list) -> Tree:
+        tree = Tree.__new__(Tree)
+        tree.root = Root()  # type: ignore[assignment]
+        tree.root.trace = Trace(TraceKind.ROOT, trace.loop, 0)  # type: ignore[attr-defined]
+        tree.root.trace.written = written  # type: ignore[attr-defined]
+        tree.side_writes = side_writes
+        tree.calls = calls
+        return tree
+
+    inner = tree_of({5, 7}, set(), [])
+    tree = tree_of({0}, {3}, [inner])
+    exit.trace = object()  # a side trace's
+    expected = {0: (Kind.INT, True), 3: (None, False), 5: (Kind.FLOAT, True), 7: (None, False)}
+    assert tree.writes_at(exit) == expected
+    exit.trace = tree.root
+    exit.exact_writes = False  # the root's, after an inner tree left another way than recorded
+    assert tree.writes_at(exit) == expected
 
 
 def _lowered(trace: Trace, snapshot: Snapshot, flags: bool = False) -> str:
