@@ -30,8 +30,8 @@ class ExitView(Protocol):
     stack_consts: dict[int, Any]  # stack index -> the constant there
 
     def follows_from(self, tree: Any) -> bool:
-        """Is this one of tree's own exits (not one of a tree it calls, handed on), so that a trace calling
-        tree can go on from it?"""
+        """Is this an exit of tree, or of a tree it calls (handed on by tree as it was), so that a trace
+        calling tree can go on from it?"""
         ...
 
 

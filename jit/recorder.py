@@ -309,8 +309,10 @@ class Recorder:
             else:
                 stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
         self.abstract.replace_stack(stack)  # type: ignore[arg-type]
-        if tree.loop.contains(exit.pc):
-            self.finishing_inner.add(tree.loop.index)
+        own = trace.loop.index
+        for loop in self.code.loops:  # the inner loops (the tree's, or deeper) whose iteration the exit left
+            if loop.index != own and loop.contains(exit.pc) and trace.loop.contains(loop.header_pc):
+                self.finishing_inner.add(loop.index)
 
 
 def _internal_error(exc: Exception) -> Abort:

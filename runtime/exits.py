@@ -42,9 +42,11 @@ class ExitDescriptor:
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def follows_from(self, tree: Any) -> bool:
-        """Is this one of tree's own exits (not one of a tree it calls, handed on), so that a trace calling
-        tree can go on from it?"""
-        return self.tree is tree and not self.propagate
+        """Is this an exit of tree, or of a tree it calls (handed on by tree as it was), so that a trace
+        calling tree can go on from it? (Not one of tree's exits that only hand such an exit on.)"""
+        if self.propagate or self.tree is None:
+            return False
+        return self.tree is tree or tree.calls_into(self.tree)
 
     @property
     def recording(self) -> bool:

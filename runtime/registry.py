@@ -77,7 +77,10 @@ class TreeRegistry:
         parent.trace.link(parent, compiled)
         leaves = any(exit.leaves_loop for exit in compiled.exits)
         for caller in list(tree.callers):
-            if grew or leaves or _follows(caller, parent.id):
+            if grew or leaves:
+                self.invalidate(caller)
+        for caller in tree.callers_all():  # (a caller's caller may go on from an exit its callee hands on)
+            if caller.valid and _follows(caller, parent.id):
                 self.invalidate(caller)
 
     # --- invalidating and freeing ----------------------------------------------------------------------

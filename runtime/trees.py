@@ -130,6 +130,19 @@ class Tree:
             out[slot] = (kind, kind is not None)
         return out
 
+    def calls_into(self, other: Tree) -> bool:
+        """Does this tree call other, directly or through the trees it calls?"""
+        return any(callee is other or callee.calls_into(other) for callee in self.calls)
+
+    def callers_all(self) -> list[Tree]:
+        """The trees that call this one, directly or through trees that call it."""
+        out: list[Tree] = []
+        for caller in self.callers:
+            for tree in (caller, *caller.callers_all()):
+                if tree not in out:
+                    out.append(tree)
+        return out
+
     def slots_written(self) -> set[int]:
         """Every slot a trace of this tree, or of a tree it calls, may assign."""
         out = self.root.trace.written | self.side_writes
