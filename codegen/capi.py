@@ -29,6 +29,8 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "Py_DecRef": (ir.VoidType(), (PTR,)),
     "PyObject_Vectorcall": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
     "PyList_Append": (I32, (PTR, PTR)),
+    "PyFunction_GetCode": (PTR, (PTR,)),
+    "PyFunction_GetDefaults": (PTR, (PTR,)),
 }
 
 

@@ -186,13 +186,27 @@ def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: obje
 @lowers("_GUARD_GLOBAL")
 def _guard_global(ctx: LowerContext, uop: Uop) -> None:
     binding = uop.operand
-    ctx.guard(_dict_entry_is(ctx, ctx.globals, binding.name, binding.value, ctx.builtins), uop)
+    namespace = ctx.globals if binding.namespace is None else binding.namespace
+    builtins = ctx.builtins if binding.builtins is None else binding.builtins
+    ctx.guard(_dict_entry_is(ctx, namespace, binding.name, binding.value, builtins), uop)
 
 
 @lowers("_GUARD_MODULE_ATTR")
 def _guard_module_attr(ctx: LowerContext, uop: Uop) -> None:
     attr = uop.operand
     ctx.guard(_dict_entry_is(ctx, attr.module.__dict__, attr.name, attr.value, None), uop)
+
+
+@lowers("_GUARD_CALLEE")
+def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
+    callee = uop.operand
+    b = ctx.builder
+    function = ctx.pointer(callee.function)
+    code = ctx.capi("PyFunction_GetCode", function)
+    defaults = ctx.capi("PyFunction_GetDefaults", function)
+    expected = ctx.pointer(callee.defaults) if callee.defaults is not None else ir.Constant(PTR, None)
+    same = b.and_(b.icmp_unsigned("==", code, ctx.pointer(callee.code)), b.icmp_unsigned("==", defaults, expected))
+    ctx.guard(same, uop)
 
 
 # --- objects: type guards, boxing --------------------------------------------------------------------------

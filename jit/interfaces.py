@@ -72,6 +72,11 @@ class RecordingHost(Protocol):
         """The live tree at loop's header whose entry type map matches frame, if any."""
         ...
 
+    def run_inlined(self, function: Any, code: Any, slots: list[Any], hook: Any) -> Any:
+        """Run an inlined callee's tier-1 code on slots in the interpreter with hook as its trace hook (the
+        dry run of ``jit.inline``); its return value."""
+        ...
+
     def run_tree_while_recording(self, frame: Frame, tree: Any) -> tuple[ExitView, int]:
         """Run tree natively on frame (an inner loop of the trace being recorded); its exit and resume pc."""
         ...

@@ -28,6 +28,7 @@ from jit import environment
 from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
+from jit.inline import CalleeFunction
 from jit.lifecycle import Lifecycle, LoopState
 from jit.optimizer import optimize
 from jit.options import Options
@@ -36,6 +37,7 @@ from jit.trace import Trace, TraceKind, WhenHot
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor
 from runtime.frame import Frame
+from runtime.interpreter import prepare_args, run
 from runtime.native import NativeBuffer
 from runtime.registry import TreeRegistry
 from runtime.runner import NativeRunner
@@ -116,6 +118,11 @@ class Monitor:
 
     # --- what the recorder asks (jit.interfaces.RecordingHost) -----------------------------------------
     @internal
+    def run_inlined(self, function: Any, code: T1Code, slots: list[Any], hook: Any) -> Any:
+        frame = Frame(CalleeFunction(function, prepare_args(code)), code, slots)
+        frame.trace_hook = hook
+        return run(frame)
+
     def run_tree_while_recording(self, frame: Frame, tree: Tree) -> tuple[ExitDescriptor, int]:
         exit = self.runner.run(frame, tree)
         return exit, exit.pc

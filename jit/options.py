@@ -24,6 +24,8 @@ class Options:
     max_trees_per_loop: int = 4
     #: loops nested inside one another through tree calls
     max_nesting_depth: int = 8
+    #: calls of Python functions recorded into a trace (their bodies inlined), nested at most this deep (0: none)
+    max_inline_depth: int = 3
     #: failed recordings at one loop header or exit before it is blacklisted for good
     max_aborts: int = 4
     #: a loop that CPython hands to the JIT keeps being handed over only while its native code runs at least

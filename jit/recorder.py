@@ -23,7 +23,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from jit import specialize
+from jit import inline, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
@@ -31,7 +31,7 @@ from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
 from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
-from jit.uops import UOPS, GlobalBinding, ModuleAttr, SlotKind, TreeCall, TreeExit
+from jit.uops import UOPS, Callee, GlobalBinding, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
 _ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Kind.TUPLE}
@@ -57,6 +57,8 @@ class Recorder:
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
         self.finishing_inner: set[int] = set()
+        self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
+        self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
@@ -101,6 +103,65 @@ class Recorder:
         frame.trace_hook = None
         self.host.recording_finished(self, self.trace)
 
+    def record_inlined(self, frame: Frame, pc: int) -> None:
+        """The hook of an inlined callee's frame (``jit.inline``): record its instruction at pc."""
+        if len(self.trace.uops) > self.limit:
+            raise Abort(Reason.TOO_LONG, limit=self.limit)
+        self.pc = pc
+        op = self.code.ops[pc]
+        handler = _HANDLERS.get(op)
+        if handler is None:
+            raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
+        handler(self, frame, self.code.args[pc])
+
+    def inline_call(self, frame: Frame, target: types.FunctionType, args: list[Value], n: int) -> Value:
+        """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
+        arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline)."""
+        options = self.host.options
+        name = target.__qualname__
+        if len(self.inlined) >= options.max_inline_depth:
+            why = f"calls nested deeper than max_inline_depth ({options.max_inline_depth})"
+            raise Abort(Reason.NOT_INLINED, name=name, why=why)
+        if any(call.function is target for call in self.inlined):
+            raise Abort(Reason.NOT_INLINED, name=name, why="recursion")
+        code = inline.callee_code(target, n)
+        actual = list(frame.stack[len(frame.stack) - n :]) if n else []
+        slots = inline.initial_slots(target, code, actual)
+        site = self.inlined[0] if self.inlined else None
+        callee_frame = FrameState(0)
+        call = inline.InlinedCall(
+            function=target,
+            code=code,
+            abstract=callee_frame,
+            site=site.site if site else self.site_snapshot,
+            site_pc=site.site_pc if site else self.pc,
+            site_line=site.site_line if site else self.line,
+            saved=(self.code, self.abstract, self.pc, self.line),
+        )
+        self.inlined.append(call)
+        self.code, self.abstract = code, callee_frame
+        try:
+            for slot, value in enumerate(args):
+                callee_frame.set(slot, value)
+            for slot in range(n, target.__code__.co_argcount):
+                callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
+            self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
+            try:
+                result = self.host.run_inlined(target, code, slots, _InlinedHook(self))
+            except Abort:
+                raise
+            except Exception as exc:
+                raise Abort(
+                    Reason.NOT_INLINED, name=name, why=f"it raised {type(exc).__name__} while recorded"
+                ) from None
+        finally:
+            self.inlined.pop()
+            self.code, self.abstract, self.pc, self.line = call.saved
+        if call.result is None:
+            raise Abort(Reason.NOT_INLINED, name=name, why="it did not return")
+        frame.stack[len(frame.stack) - n - 1] = inline.Returns(result)  # the caller's CALL gets the result
+        return call.result
+
     def record(self, frame: Frame, pc: int) -> None:
         loop = self.trace.loop
         if not loop.contains(pc):
@@ -134,14 +195,24 @@ class Recorder:
         propagate: bool = False,
     ) -> Value:
         exit = None
-        if UOPS[name].is_guard:
-            exit = ExitPoint(self.snapshots.take(), self.line, leaves_loop=leaves_loop, propagate=propagate)
-        out = self.trace.emit(name, args, kind=kind, operand=operand, pc=self.pc, line=self.line, exit=exit)
+        op = UOPS[name]
+        pc, line = self.pc, self.line
+        if self.inlined:  # (jit.inline) every exit of an inlined body makes the outermost call again
+            if op.mutates:
+                raise Abort(Reason.INLINED_MUTATES, name=self.inlined[-1].function.__qualname__)
+            site = self.inlined[0]
+            pc, line = site.site_pc, site.site_line
+            if op.is_guard:
+                exit = ExitPoint(site.site, line, propagate=propagate)
+        elif op.is_guard:
+            exit = ExitPoint(self.snapshots.take(), line, leaves_loop=leaves_loop, propagate=propagate)
+        out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         return out  # type: ignore[return-value]
 
     def const(self, value: Any) -> Value:
         kind = Kind.UNBOUND if value is UNBOUND else kind_of(value)
-        return self.trace.emit("_LOAD_CONST_INLINE", kind=kind, operand=value, pc=self.pc, line=self.line, const=value)  # type: ignore[return-value]
+        pc, line = (self.inlined[0].site_pc, self.inlined[0].site_line) if self.inlined else (self.pc, self.line)
+        return self.trace.emit("_LOAD_CONST_INLINE", kind=kind, operand=value, pc=pc, line=line, const=value)  # type: ignore[return-value]
 
     def virtual_range(self, start: Value, stop: Value, step: Value) -> Value:
         value = self.trace.new_value(Kind.RANGE)
@@ -161,6 +232,8 @@ class Recorder:
         value = self.abstract.get(slot)
         if value is not None:
             return value
+        if self.inlined:  # an inlined callee's local not assigned yet
+            return self.const(UNBOUND)
         kind = kind_of(frame.slots[slot])
         if kind == Kind.UNBOUND:
             raise Abort(Reason.UNBOUND_READ)
@@ -182,7 +255,8 @@ class Recorder:
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_STORED)
         self.abstract.set(slot, value)
-        self.trace.written.add(slot)
+        if not self.inlined:  # (an inlined callee's locals live only in the trace)
+            self.trace.written.add(slot)
 
     def guard_branch(self, condition: Value, truth: bool, alternative_pc: int) -> None:
         """Guard that condition (a bool value) stays as observed; alternative_pc is where the other
@@ -320,6 +394,22 @@ def _internal_error(exc: Exception) -> Abort:
     return Abort(Reason.RECORDER_ERROR, detail=detail)
 
 
+class _InlinedHook:
+    """The trace hook of an inlined callee's frame: its instructions go to the recorder of the trace. An
+    abort raises out of the callee's dry run (the instruction does not run) and aborts the whole recording."""
+
+    __slots__ = ("recorder",)
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __call__(self, frame: Frame, pc: int) -> None:
+        self.recorder.record_inlined(frame, pc)
+
+    def abort(self, abort: Abort) -> None:
+        pass  # (the exception that stopped the dry run reaches Recorder.inline_call, which decides)
+
+
 class _EndHere(Exception):
     """Nesting is off: the outer trace ends at the inner loop's header and leaves to the interpreter."""
 
@@ -397,7 +487,11 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
     if type(function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    r.emit("_GUARD_GLOBAL", operand=GlobalBinding(name, value))
+    if r.inlined:  # an inlined callee's globals (maybe another module's)
+        binding = GlobalBinding(name, value, function.globals, function.builtins)
+    else:
+        binding = GlobalBinding(name, value)
+    r.emit("_GUARD_GLOBAL", operand=binding)
     r.push(r.const(value))
 
 
@@ -615,17 +709,24 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
 
 @_handles(I.CALL)
 def _call(r: Recorder, frame: Frame, n: int) -> None:
+    callee = r.abstract.peek(n + 1)
+    fn = callee.const if callee.is_const else None
+    handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
+    target = inline.target_of(fn) if handler is None and callee.kind != Kind.APPEND_METHOD else None
+    if target is not None and not r.inlined:
+        r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
     args = [r.pop() for _ in range(n)][::-1]
-    callee = r.pop()
+    r.pop()
     if callee.kind == Kind.APPEND_METHOD:
         if n != 1:
             raise Abort(Reason.APPEND_ARGUMENTS)
         _append(r, callee, args[0])
         r.push(r.const(None))
         return
+    if target is not None:
+        r.push(r.inline_call(frame, target, args, n))
+        return
     actual = frame.stack[len(frame.stack) - n :] if n else []
-    fn = callee.const if callee.is_const else None
-    handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
     if handler is None:
         name = getattr(fn, "__qualname__", None) or callee.kind.short
         raise Abort(Reason.CALL, name=name)
@@ -658,6 +759,9 @@ def _append(r: Recorder, target: Value, item: Value) -> None:
 def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
     """A side trace ends here, leaving to the interpreter with the value on the stack, which returns it. A
     root trace whose iteration returns has no loop to compile: it is recorded again at the next chance."""
+    if r.inlined:  # an inlined callee returns to the caller's trace
+        r.inlined[-1].result = r.pop()
+        return
     if r.trace.kind is TraceKind.ROOT:
         raise Abort(Reason.RETURN_IN_LOOP)
     r.end_with_exit(frame)

@@ -54,10 +54,13 @@ class SlotKind:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GlobalBinding:
-    """_GUARD_GLOBAL: the function's globals, else the builtins, still bind name to that very object."""
+    """_GUARD_GLOBAL: the function's globals, else the builtins, still bind name to that very object.
+    namespace and builtins: those of an inlined callee from another module (None: the trace's function's)."""
 
     name: str
     value: Any
+    namespace: dict | None = None
+    builtins: dict | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -67,6 +70,15 @@ class ModuleAttr:
     module: Any  # types.ModuleType
     name: str
     value: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Callee:
+    """_GUARD_CALLEE: an inlined function still has that code and those defaults (``jit.inline``)."""
+
+    function: Any  # types.FunctionType
+    code: Any  # types.CodeType
+    defaults: tuple | None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -102,6 +114,7 @@ class Operand(enum.Enum):
     SLOT_KIND = (SlotKind, "a slot and a kind")
     GLOBAL = (GlobalBinding, "a global's name and value")
     MODULE_ATTR = (ModuleAttr, "a module attribute and its value")
+    CALLEE = (Callee, "an inlined function, with its code and defaults")
     TREE_CALL = (TreeCall, "a tree and the state before calling it")
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
 
@@ -131,6 +144,7 @@ class UopDef:
     condition: bool | None = None  # a branch guard: it holds while its input's truth is this
     inline_const: bool = False  # names a constant, materialized where it is used: never kept as a uop
     lowering: Lowering = Lowering.TABLE
+    mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
     doc: str = ""
 
     @property
@@ -184,6 +198,7 @@ _uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack e
 _uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
 _uop("_GUARD_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, hoistable=True, doc="globals/builtins: same binding")
 _uop("_GUARD_MODULE_ATTR", (), None, DEOPT, operand=Operand.MODULE_ATTR, hoistable=True, doc="module.name: same")
+_uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
 _uop("_GUARD_BOTH_INT", (ANY, ANY), None, DEOPT, proves=I, lowering=NEVER)
@@ -246,8 +261,8 @@ _uop("_BINARY_SUBSCR_TUPLE_INT", (T, I), O, DEOPT)
 _uop("_LEN_LIST", (L,), I)
 _uop("_LEN_TUPLE", (T,), I)
 _uop("_BIND_APPEND", (L,), Kind.APPEND_METHOD, doc="lst.append, not called yet (the same pointer as lst)")
-_uop("_CALL_LIST_APPEND", (ANY, ANY), None, DEOPT, doc="inputs: a list (or its bound append), the item")
-_uop("_STORE_SUBSCR_LIST_INT", (ANY, L, I), None, DEOPT, doc="inputs: value, list, index; boxes the value")
+_uop("_CALL_LIST_APPEND", (ANY, ANY), None, DEOPT, mutates=True, doc="inputs: a list (or its bound append), the item")
+_uop("_STORE_SUBSCR_LIST_INT", (ANY, L, I), None, DEOPT, mutates=True, doc="inputs: value, list, index; boxes it")
 
 # --- builtins and math ---------------------------------------------------------------------------------------
 _uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))

@@ -55,6 +55,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.listing",
         "jit.interfaces",
         "jit.specialize",
+        "jit.inline",
         "jit.recorder",
         "jit.lifecycle",
         "jit.optimizer.uses",

@@ -76,6 +76,19 @@ SOURCES = {
         """,
         (100,),
     ),
+    "inlined": (
+        """
+        def norm(x, y):
+            return (x * x + y * y) ** 0.5
+
+        def inlined(n):
+            acc = 0.0
+            for i in range(n):
+                acc += norm(i * 0.5, 2.0)
+            return acc
+        """,
+        (50,),
+    ),
     "nested": (
         """
         def nested(n, m):

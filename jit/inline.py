@@ -1,0 +1,142 @@
+"""Calls traced through: a call of a plain Python function (or of another ``@jit`` function) from a trace
+being recorded is recorded into the trace, its body inlined, when the callee fits the way inlined exits work.
+
+An inlined call has no frame in native code. Every guard in its body leaves to the interpreter at the
+caller's CALL instruction (the outermost one, when inlined calls nest), with the callee and its arguments on
+the stack, so that the interpreter makes the call for real: CPython runs it, and its exceptions and
+tracebacks are CPython's. That is exact because the inlined body does nothing Python code could see before
+such a guard: it may not change memory (uops declared ``mutates``: a list store, an append), and the recording
+aborts before such an instruction runs. Callees with loops, recursion, keyword or star arguments, closures,
+generators, and functions the front end refuses are not inlined: the recording aborts, naming the call and
+why (a real call from native code needs the generic object path, not built yet).
+
+While the caller is recorded, the callee runs once in the tier-1 interpreter under the recorder's hook (each
+instruction is recorded before it runs, and nothing that mutates runs), and its result is handed to the
+caller's CALL instead of calling the function a second time, so the call happens exactly once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+import weakref
+from typing import Any
+
+from jit.aborts import Abort, Reason
+from jit.frontend import Unsupported, compile_to_tier1
+from jit.frontend.instructions import T1Code
+from jit.resume import FrameState
+from jit.trace import Snapshot, Value
+from runtime.frame import UNBOUND
+
+_REFUSED_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+_REFUSED_FLAGS |= inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+# function -> (its code object when compiled, its tier-1 code or why it cannot be inlined)
+_compiled: weakref.WeakKeyDictionary[types.FunctionType, tuple[types.CodeType, T1Code | str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@dataclasses.dataclass
+class InlinedCall:
+    """One call being recorded into the trace: the callee's abstract frame replaces the caller's while its
+    body is recorded (``saved`` holds the caller's), and ``result`` is what its RETURN_VALUE returned."""
+
+    function: types.FunctionType
+    code: T1Code
+    abstract: FrameState
+    site: Snapshot  # the state at the outermost call: where every exit of an inlined body resumes
+    site_pc: int
+    site_line: int
+    saved: tuple[Any, FrameState, int, int]  # the caller's code, abstract frame, pc and line
+    result: Value | None = None
+
+
+def target_of(fn: Any) -> types.FunctionType | None:
+    """The plain function a call of fn runs: fn itself, or the function a ``@jit`` wrapper decorates (with
+    the wrapper's defaults, which may have been assigned after decoration)."""
+    if type(fn) is not types.FunctionType:
+        return None
+    if hasattr(fn, "__tracejit__"):
+        inner = getattr(fn, "__wrapped__", None)
+        if type(inner) is not types.FunctionType:
+            return None
+        if inner.__defaults__ != fn.__defaults__ or inner.__kwdefaults__ != fn.__kwdefaults__:
+            return None  # (rare: defaults reassigned on the wrapper; not worth a copy of the function)
+        return inner
+    return fn
+
+
+def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
+    """fn's tier-1 code, if a call of fn with nargs positional arguments can be inlined; else Abort."""
+    name = fn.__qualname__
+    code = fn.__code__
+    why = None
+    if code.co_flags & _REFUSED_FLAGS:
+        why = "a generator, coroutine, or *args/**kwargs function"
+    elif fn.__closure__ or code.co_cellvars or code.co_freevars:
+        why = "it has a closure"
+    elif code.co_kwonlyargcount:
+        why = "keyword-only parameters"
+    elif not (code.co_argcount - len(fn.__defaults__ or ()) <= nargs <= code.co_argcount):
+        why = "it is called with a wrong number of arguments"
+    if why is None:
+        cached = _compiled.get(fn)
+        if cached is None or cached[0] is not code:
+            try:
+                compiled: T1Code | str = compile_to_tier1(fn)
+            except Unsupported as exc:
+                compiled = f"the front end refuses it: {exc}"
+            except Exception as exc:  # (no source: a lambda made by exec, a builtin-like function...)
+                compiled = f"the front end cannot read it ({type(exc).__name__})"
+            else:
+                if compiled.loops:
+                    compiled = "it has a loop"
+            cached = (code, compiled)
+            _compiled[fn] = cached
+        if isinstance(cached[1], str):
+            why = cached[1]
+        else:
+            return cached[1]
+    raise Abort(Reason.NOT_INLINED, name=name, why=why)
+
+
+def initial_slots(fn: types.FunctionType, code: T1Code, args: list[Any]) -> list[Any]:
+    """The callee frame's slots for a call with positional args: parameters, defaults, then unbound."""
+    slots = list(args)
+    defaults = fn.__defaults__ or ()
+    missing = fn.__code__.co_argcount - len(args)
+    if missing:
+        slots.extend(defaults[len(defaults) - missing :])
+    slots.extend([UNBOUND] * (code.nslots - len(slots)))
+    return slots
+
+
+class Returns:
+    """Stands in for the callee on the caller's stack once the dry run computed the call's result: the
+    caller's CALL instruction calls it and gets that result, so the function runs once."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self, *args: Any) -> Any:
+        return self.value
+
+
+class CalleeFunction:
+    """What the tier-1 interpreter needs of a function to run an inlined callee's code (it has no loops)."""
+
+    def __init__(self, fn: types.FunctionType, exec_args: tuple[Any, ...]) -> None:
+        self.globals = fn.__globals__
+        self.builtins = fn.__builtins__  # type: ignore[attr-defined]
+        self.exec_args = exec_args
+        self.backedge_counts: list[int] = []
+        self.hot_loops: list[Any] = []
+        self.hot_threshold = 0
+
+
+__all__ = ["CalleeFunction", "InlinedCall", "Returns", "callee_code", "initial_slots", "target_of"]

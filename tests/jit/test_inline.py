@@ -1,0 +1,218 @@
+"""Calls traced through (issue 8 item 3, jit.inline): calls of small Python functions from a hot loop are
+recorded into the trace, and every result, exception and mutation is CPython's."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import types
+
+import pytest
+from helpers import check, define
+
+import jit as jit_module
+from jit import jit
+
+HELPERS = """
+LIMIT = 10
+
+def dist(x, y):
+    return (x * x + y * y) ** 0.5
+
+def h(p, q):
+    return p - q if p > q else q - p
+
+def scale(v, k=3):
+    return v * k
+
+def clamp(v):
+    return LIMIT if v > LIMIT else v
+
+def twice(v):
+    return h(v, 1) + h(1, v)
+
+def inverse(x):
+    return 1 / x
+
+def push(acc, v):
+    acc.append(v)
+    return v
+
+def fact(n):
+    return 1 if n <= 1 else n * fact(n - 1)
+
+def first(row):
+    return row[0]
+
+def grid(n):
+    total = 0.0
+    for i in range(n):
+        for j in range(40):
+            total += dist(i * 0.5, j * 0.25)
+    return total
+
+def mixed(n):
+    total = 0
+    for i in range(n):
+        total += h(i, 37) + scale(i) + scale(i, 2) + clamp(i) + twice(i)
+    return total
+
+def ints_and_floats(values):
+    total = 0.0
+    for v in values:
+        total += scale(v) + h(v, 2)
+    return total
+
+def inverses(values):
+    total = 0.0
+    for v in values:
+        total += inverse(v)
+    return total
+
+def pushes(n):
+    acc = []
+    total = 0
+    for i in range(n):
+        total += push(acc, i)
+    return total, acc
+
+def factorials(n):
+    total = 0
+    for i in range(n):
+        total += fact(i % 8)
+    return total
+
+def firsts(rows):
+    total = 0
+    for row in rows:
+        total += first(row)
+    return total
+"""
+
+
+def helpers(name, namespace=None):
+    return define(HELPERS, name, namespace)
+
+
+@pytest.mark.parametrize(
+    "name, calls",
+    [
+        ("grid", [(30,), (0,), (5,)]),
+        ("mixed", [(300,), (50,)]),
+        ("ints_and_floats", [([1, 2.5, 3, -4.0, 5] * 20,), ([7] * 50,), ([0.5] * 50 + [1] * 50,)]),
+        ("firsts", [([[k, 1] for k in range(100)],), ([[1.5]] * 40,)]),
+    ],
+)
+def test_inlined_calls_give_cpythons_results_natively(name, calls):
+    jitted = check(helpers(name), *calls, native=True)
+    aborts = jit_module.stats(jitted)["aborts_by_code"]
+    assert not {"CALL", "NOT_INLINED"} & set(aborts), aborts
+
+
+def test_a_helper_in_an_inner_loop_costs_one_native_entry():
+    f = jit(helpers("grid"))
+    for _ in range(3):
+        f(40)
+    before = jit_module.stats(f)["native_entries"]
+    assert f(40) == helpers("grid")(40)
+    assert jit_module.stats(f)["native_entries"] - before == 1
+
+
+def test_an_exception_in_an_inlined_callee_is_cpythons():
+    """The guard before the division leaves at the caller's CALL, which makes the call for real: the
+    traceback goes through the helper's own line."""
+    plain = helpers("inverses")
+    values = [1.0, 2.0, 4.0] * 30 + [0.0]
+    check(plain, (values,), ([0.5] * 50,), native=True)
+    f = jit(threshold=2, side_exit_threshold=2)(helpers("inverses"))
+    f([0.5] * 50)
+    with pytest.raises(ZeroDivisionError) as info:
+        f(values)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert frames[-1].name == "inverse" and frames[-1].line == "return 1 / x"
+    assert frames[-2].name == "inverses"
+
+
+def test_a_mutating_callee_is_not_inlined_and_runs_once():
+    jitted = check(helpers("pushes"), (100,), (3,))
+    stats = jit_module.stats(jitted)
+    assert "INLINED_MUTATES" in stats["aborts_by_code"], stats["aborts_by_code"]
+
+
+def test_recursion_is_not_inlined():
+    jitted = check(helpers("factorials"), (100,))
+    assert "NOT_INLINED" in jit_module.stats(jitted)["aborts_by_code"]
+
+
+def test_a_global_of_the_callee_rebound_between_calls():
+    namespace: dict = {}
+    f = jit(threshold=2, side_exit_threshold=2)(helpers("mixed", namespace))
+    plain_namespace: dict = {}
+    plain = helpers("mixed", plain_namespace)
+    for limit in (10, 10, 1000, -5, 10):
+        namespace["LIMIT"] = plain_namespace["LIMIT"] = limit
+        assert f(200) == plain(200)
+
+
+def test_code_or_defaults_of_an_inlined_function_reassigned_between_calls():
+    namespace: dict = {}
+    f = jit(threshold=2, side_exit_threshold=2)(helpers("mixed", namespace))
+    plain_namespace: dict = {}
+    plain = helpers("mixed", plain_namespace)
+    assert f(200) == plain(200)
+    for ns in (namespace, plain_namespace):
+        ns["scale"].__defaults__ = (5,)
+    assert f(200) == plain(200)
+    for ns in (namespace, plain_namespace):
+        ns["h"].__code__ = ns["scale"].__code__  # h(p, q) is now p * q
+    assert f(200) == plain(200)
+    assert jit_module.stats(f)["native_entries"] > 0
+
+
+def test_a_callee_from_another_module_is_guarded_on_its_own_globals():
+    module = types.ModuleType("tracejit_test_other_module")
+    exec(compile("OFFSET = 1\ndef shift(v):\n    return v + OFFSET\n", "<other>", "exec"), module.__dict__)
+    module.shift.__code__ = module.shift.__code__.replace(co_filename=__file__)  # (source for the front end)
+    source = "def run(n):\n    total = 0\n    for i in range(n):\n        total += shift(i)\n    return total\n"
+    # the caller's module has its own OFFSET, bound to the same object: only the callee's may be guarded
+    caller = define(source, "run", {"shift": _source_backed_shift(module), "OFFSET": 1})
+    f = jit(threshold=2, side_exit_threshold=2)(caller)
+    expected = caller(100)
+    assert f(100) == expected
+    module.OFFSET = 7  # rebinds the callee's global, not the caller's
+    assert f(100) == caller(100) != expected
+    assert jit_module.stats(f)["native_entries"] > 0
+
+
+def _source_backed_shift(module: types.ModuleType) -> types.FunctionType:
+    """shift, defined from real source (define) but with the other module's globals."""
+    made = define("def shift(v):\n    return v + OFFSET\n", "shift")
+    return types.FunctionType(made.__code__, module.__dict__, "shift")
+
+
+def test_a_jit_callee_is_inlined():
+    namespace: dict = {}
+    helper = jit(helpers("dist", namespace))
+    namespace["dist"] = helper
+    caller = jit(threshold=2)(helpers("grid", namespace))
+    plain = helpers("grid")
+    assert caller(20) == plain(20)
+    stats = jit_module.stats(caller)
+    assert stats["native_entries"] > 0 and not stats["aborts_by_code"].keys() & {"CALL", "NOT_INLINED"}
+
+
+def test_objects_read_by_an_inlined_callee_keep_their_reference_counts():
+    marker = float("1.25")  # one float object, read through every row
+    rows = [[marker, k] for k in range(100)]
+    f = jit(threshold=2, min_native_iterations=0)(helpers("firsts"))
+    before = sys.getrefcount(marker), [sys.getrefcount(row) for row in rows[:5]]
+    for _ in range(1000):
+        f(rows)
+    assert (sys.getrefcount(marker), [sys.getrefcount(row) for row in rows[:5]]) == before
+    assert jit_module.stats(f)["native_iterations"] >= 100_000 - 1000
+
+
+def test_inlining_can_be_turned_off():
+    f = jit(threshold=2, max_inline_depth=0)(helpers("grid"))
+    assert f(10) == helpers("grid")(10)
+    assert "NOT_INLINED" in jit_module.stats(f)["aborts_by_code"]
