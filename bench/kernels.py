@@ -94,6 +94,86 @@ def nested3(n: int) -> int:
     return s
 
 
+# --- code written without knowing tracejit: the constructs that used to leave native code (issue 8) ---------
+
+
+def primes_break(n: int) -> int:
+    """Count primes below n by trial division: an inner ``while`` that ends by ``break`` or by its ``else``."""
+    count = 0
+    for k in range(2, n):
+        d = 2
+        while d * d <= k:
+            if k % d == 0:
+                break
+            d += 1
+        else:
+            count += 1
+    return count
+
+
+def _dist(x: float, y: float) -> float:
+    return (x * x + y * y) ** 0.5
+
+
+def helper_calls(n: int) -> float:
+    """A small helper function called from an inner loop."""
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            total += _dist(i * 0.5, j * 0.25)
+    return total
+
+
+def big_ints(n: int) -> int:
+    """Modular arithmetic whose intermediate products leave 64 bits (a hash with a large prime modulus)."""
+    modulus = (1 << 61) - 1
+    h = 0
+    for i in range(n):
+        h = (h * 1_000_003 + i) % modulus
+    return h
+
+
+def list_swaps(n: int) -> int:
+    """Reverse a list in place, many times, with ``a[i], a[j] = a[j], a[i]``."""
+    a = list(range(n))
+    for _ in range(20):
+        i = 0
+        j = n - 1
+        while i < j:
+            a[i], a[j] = a[j], a[i]
+            i += 1
+            j -= 1
+    return a[0] * 1000 + a[-1]
+
+
+def list_of_lists(n: int) -> int:
+    """Build a list of lists (rows of a multiplication table), then sum it."""
+    rows = []
+    for i in range(n):
+        row = []
+        for j in range(n):
+            row.append(i * j % 7)
+        rows.append(row)
+    total = 0
+    for row in rows:
+        for x in row:
+            total += x
+    return total
+
+
+def word_counts(n: int) -> int:
+    """Count words in a dict (the generic object path: strings and a dict)."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"]
+    counts: dict[str, int] = {}
+    for i in range(n):
+        word = words[(i * 7 + i // 3) % len(words)]
+        counts[word] = counts.get(word, 0) + 1
+    total = 0
+    for word in counts:
+        total += len(word) * counts[word]
+    return total
+
+
 #: name -> (kernel, whether it is a nested-loop kernel that is also run with nesting=False)
 KERNELS = {
     "nested_int": (nested_int, True),
@@ -102,6 +182,12 @@ KERNELS = {
     "float_sum": (float_sum, False),
     "nested2_branchy": (nested2_branchy, True),
     "nested3": (nested3, True),
+    "primes_break": (primes_break, True),
+    "helper_calls": (helper_calls, True),
+    "big_ints": (big_ints, False),
+    "list_swaps": (list_swaps, False),
+    "list_of_lists": (list_of_lists, True),
+    "word_counts": (word_counts, False),
 }
 
 

@@ -30,6 +30,12 @@ SIZES = {
     "float_sum": 300_000,
     "nested2_branchy": 600,
     "nested3": 70,
+    "primes_break": 30_000,
+    "helper_calls": 400,
+    "big_ints": 300_000,
+    "list_swaps": 20_000,
+    "list_of_lists": 600,
+    "word_counts": 200_000,
 }
 #: --quick: small sizes for a smoke run (~1-5 ms of plain CPython per call)
 QUICK_SIZES = {
@@ -39,6 +45,12 @@ QUICK_SIZES = {
     "float_sum": 20_000,
     "nested2_branchy": 100,
     "nested3": 20,
+    "primes_break": 3000,
+    "helper_calls": 60,
+    "big_ints": 20_000,
+    "list_swaps": 2000,
+    "list_of_lists": 60,
+    "word_counts": 20_000,
 }
 NUMBA_GOAL = 0.7
 

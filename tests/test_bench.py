@@ -33,7 +33,16 @@ SIZES = {
     "float_sum": 2000,
     "nested2_branchy": 80,
     "nested3": 12,
+    "primes_break": 400,
+    "helper_calls": 30,
+    "big_ints": 2000,
+    "list_swaps": 300,
+    "list_of_lists": 30,
+    "word_counts": 2000,
 }
+#: kernels whose hot loop does not run natively yet, and the abort that says why (issue 8 item 2, the generic
+#: object path: big ints, strings and dicts); when one of them starts running natively, move it out of here
+NOT_NATIVE_YET = {"big_ints": "INT_RESULT_TOO_BIG", "word_counts": "ELEMENT_TYPE"}
 
 CASES = [(name, {}) for name in kernels.KERNELS] + [
     (name, {"nesting": False}) for name, (_, nested) in kernels.KERNELS.items() if nested
@@ -59,6 +68,9 @@ def test_kernel_jitted_equals_plain_and_runs_natively(name, options):
         assert got == expected, (call, got, expected)
     stats = jit.stats(fast)
     assert stats["mode"] == "tier1", jit.explain(fast)
+    if name in NOT_NATIVE_YET:
+        assert NOT_NATIVE_YET[name] in stats["aborts_by_code"], stats["aborts_by_code"]
+        return
     assert stats["traces_compiled"] > 0, stats
     assert stats["native_entries"] > 0, stats
 
