@@ -22,6 +22,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyErr_CheckSignals": (I32, ()),
     "PyErr_Clear": (ir.VoidType(), ()),
     "PyDict_GetItem": (PTR, (PTR, PTR)),
+    "PyDict_SetItem": (I32, (PTR, PTR, PTR)),
     "PyLong_AsLongLongAndOverflow": (I64, (PTR, I32.as_pointer())),
     "PyLong_FromLongLong": (PTR, (I64,)),
     "PyFloat_FromDouble": (PTR, (DOUBLE,)),

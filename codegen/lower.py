@@ -197,6 +197,38 @@ def _guard_module_attr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(_dict_entry_is(ctx, attr.module.__dict__, attr.name, attr.value, None), uop)
 
 
+@lowers("_LOAD_GLOBAL_VALUE")
+def _load_global_value(ctx: LowerContext, uop: Uop) -> ir.Value:
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name))
+    ctx.guard(ctx.builder.icmp_unsigned("!=", found, ir.Constant(PTR, None)), uop)
+    return found
+
+
+@lowers("_STORE_GLOBAL")
+def _store_global(ctx: LowerContext, uop: Uop) -> None:
+    """globals[name] = the value, boxed. The value it replaces must free without running Python code (an
+    int, float, bool or None), else the interpreter makes the store."""
+    b = ctx.builder
+    namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
+    old = ctx.capi("PyDict_GetItem", namespace, key)
+    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
+    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
+    plain = missing
+    for cls in (int, float, bool, type(None)):
+        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
+    ctx.guard(plain, uop)
+    (value,) = _args(ctx, uop)
+    new = _same_object(ctx, uop.args[0])
+    boxed_here = new is None
+    if new is None:
+        new = _box(ctx, uop.args[0].kind, value)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    status = ctx.capi("PyDict_SetItem", namespace, key, new)  # (takes its own reference)
+    if boxed_here:
+        ctx.capi("Py_DecRef", new)
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
 @lowers("_GUARD_CALLEE")
 def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
     callee = uop.operand
@@ -260,15 +292,18 @@ def _bool_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.zext(ctx.value(uop.args[0]), I64)
 
 
+_FREES_OBJECTS = ("_STORE_SUBSCR_LIST_INT", "_STORE_GLOBAL")  # uops that drop a reference to an element or a global
+
+
 def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
     """A borrowed pointer to the object CPython would have at hand for v, if v was not computed: a
     constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items:
-    that could have freed the object.)"""
+    or globals: that could have freed the object.)"""
     if v.kind == Kind.NONE:
         return ctx.pointer(None)
     if v.is_const and v.kind.is_number:
         return ctx.pointer(v.const)
-    if v.boxed is not None and not any(u.name == "_STORE_SUBSCR_LIST_INT" for u in ctx.trace.uops):
+    if v.boxed is not None and not any(u.name in _FREES_OBJECTS for u in ctx.trace.uops):
         return ctx.value(v.boxed)
     return None
 

@@ -49,6 +49,7 @@ class Reason(enum.Enum):
     # --- globals and attributes ----------------------------------------------------------------------------
     GLOBAL_UNDEFINED = "global name {name!r} is not defined"
     GLOBALS_NOT_DICT = "globals are not a plain dict"
+    GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
     ATTRIBUTE = "attribute .{name} of {kind}"
     MODULE_ATTRIBUTE = "attribute .{name} not in module {module}"
 

@@ -49,7 +49,18 @@ from jit.frontend.operators import CompareOp
 from jit.kinds import Kind, kind_of
 from jit.resume import entry_snapshot
 from jit.trace import NO_CONST, ExitPoint, FrameSnapshot, Snapshot, Trace, TraceEnd, TraceKind, Uop, Value, WhenHot
-from jit.uops import UOPS, Callee, GlobalBinding, ModuleAttr, Operand, SlotKind, TreeCall, TreeExit, UopDef
+from jit.uops import (
+    UOPS,
+    Callee,
+    GlobalBinding,
+    GlobalName,
+    ModuleAttr,
+    Operand,
+    SlotKind,
+    TreeCall,
+    TreeExit,
+    UopDef,
+)
 from runtime.frame import UNBOUND
 
 SlotNames = Sequence[str] | Mapping[int, str]
@@ -662,6 +673,7 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.MODULE_ATTR: OperandText(
         lambda _, o: f"{o.module.__name__}.{o.name} is {describe(o.value)}", _Parser.module_attr
     ),
+    Operand.GLOBAL_NAME: OperandText(lambda _, o: o.name, lambda _, text: GlobalName(text)),
     Operand.CALLEE: OperandText(
         lambda _, o: describe(o.function), lambda parser, text: Callee(parser.object(text), None, None)
     ),

@@ -31,7 +31,7 @@ from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
 from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
-from jit.uops import UOPS, Callee, GlobalBinding, ModuleAttr, SlotKind, TreeCall, TreeExit
+from jit.uops import UOPS, Callee, GlobalBinding, GlobalName, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
 _ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Kind.TUPLE}
@@ -59,6 +59,11 @@ class Recorder:
         self.finishing_inner: set[int] = set()
         self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
         self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
+        # globals the loop (or a loop nested in it) stores: read from the dict each time, not pinned by a guard;
+        # and the values this trace stored last (until a tree call, which may store them too)
+        self.globals = frame.function.globals
+        self.stored_globals = _stored_globals(self.code, loop)
+        self.global_values: dict[str, Value] = {}
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
@@ -336,6 +341,7 @@ class Recorder:
             return pc + 1
         self.pending_tree = None
         self.emit("_CALL_TREE", operand=TreeCall(tree, self.snapshots.take()))
+        self.global_values.clear()  # (the inner loop may store the globals this trace stored)
         exit, resume_pc = self.host.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
@@ -477,9 +483,46 @@ def _swap(r: Recorder, frame: Frame, n: int) -> None:
     r.abstract.swap(n)
 
 
+def _stored_globals(code: Any, loop: LoopInfo) -> frozenset[str]:
+    return frozenset(
+        code.args[pc]
+        for pc in range(loop.header_pc, loop.body_end)
+        if code.ops[pc] in (I.STORE_GLOBAL, I.DELETE_GLOBAL)
+    )
+
+
+@_handles(I.STORE_GLOBAL)
+def _store_global(r: Recorder, frame: Frame, name: str) -> None:
+    value = r.pop()
+    if type(frame.function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+        raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
+    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name))
+    r.global_values[name] = value
+
+
+def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
+    """A global the loop itself stores: the value this trace stored last, else read from the dict."""
+    known = r.global_values.get(name)
+    if known is not None:
+        r.push(known)
+        return
+    function = frame.function
+    if type(function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    if name not in function.globals:
+        raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+    boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
+    r.push(_unbox(r, boxed, function.globals[name]))
+
+
 @_handles(I.LOAD_GLOBAL)
 def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     function = frame.function
+    if name in r.stored_globals and function.globals is r.globals:  # (an inlined callee may share them)
+        _load_stored_global(r, frame, name)
+        return
     value = function.globals.get(name, NO_CONST) if type(function.globals) is dict else NO_CONST
     if value is NO_CONST:
         value = function.builtins.get(name, NO_CONST)

@@ -64,6 +64,13 @@ class GlobalBinding:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class GlobalName:
+    """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the loop stores, in the function's globals."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class ModuleAttr:
     """_GUARD_MODULE_ATTR: module.name is still that very object."""
 
@@ -115,6 +122,7 @@ class Operand(enum.Enum):
     GLOBAL = (GlobalBinding, "a global's name and value")
     MODULE_ATTR = (ModuleAttr, "a module attribute and its value")
     CALLEE = (Callee, "an inlined function, with its code and defaults")
+    GLOBAL_NAME = (GlobalName, "the name of a global the loop stores")
     TREE_CALL = (TreeCall, "a tree and the state before calling it")
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
 
@@ -198,6 +206,8 @@ _uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack e
 _uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
 _uop("_GUARD_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, hoistable=True, doc="globals/builtins: same binding")
 _uop("_GUARD_MODULE_ATTR", (), None, DEOPT, operand=Operand.MODULE_ATTR, hoistable=True, doc="module.name: same")
+_uop("_LOAD_GLOBAL_VALUE", (), O, DEOPT, operand=Operand.GLOBAL_NAME, doc="a global the loop stores (borrowed)")
+_uop("_STORE_GLOBAL", (ANY,), None, DEOPT, mutates=True, operand=Operand.GLOBAL_NAME, doc="box it into the globals")
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------

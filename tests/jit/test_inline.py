@@ -208,7 +208,8 @@ def test_objects_read_by_an_inlined_callee_keep_their_reference_counts():
     before = sys.getrefcount(marker), [sys.getrefcount(row) for row in rows[:5]]
     for _ in range(1000):
         f(rows)
-    assert (sys.getrefcount(marker), [sys.getrefcount(row) for row in rows[:5]]) == before
+    after = sys.getrefcount(marker), [sys.getrefcount(row) for row in rows[:5]]  # (outside the assert)
+    assert after == before
     assert jit_module.stats(f)["native_iterations"] >= 100_000 - 1000
 
 

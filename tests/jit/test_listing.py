@@ -89,6 +89,17 @@ SOURCES = {
         """,
         (50,),
     ),
+    "stores_a_global": (
+        """
+        def stores_a_global(n):
+            global COUNTER
+            COUNTER = 0
+            for i in range(n):
+                COUNTER = COUNTER + i
+            return COUNTER
+        """,
+        (50,),
+    ),
     "nested": (
         """
         def nested(n, m):
@@ -110,7 +121,7 @@ def listings_of(name):
     source, args = SOURCES[name]
     if name == "lists":
         args = (args[0], args[0][4])
-    plain = define(textwrap.dedent(source), name, {"math": math})
+    plain = define(textwrap.dedent(source), name, {"math": math, "COUNTER": 0})
     jitted = jit(threshold=2, side_exit_threshold=2)(plain)
     assert jitted(*args) == plain(*args)
     monitor = state_of(jitted).monitor
