@@ -183,7 +183,7 @@ def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: obje
     return b.icmp_unsigned("==", found, ctx.pointer(expected))
 
 
-@lowers("_GUARD_GLOBAL")
+@lowers("_GUARD_GLOBAL", "_CHECK_GLOBAL")
 def _guard_global(ctx: LowerContext, uop: Uop) -> None:
     binding = uop.operand
     namespace = ctx.globals if binding.namespace is None else binding.namespace
@@ -292,9 +292,6 @@ def _bool_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.zext(ctx.value(uop.args[0]), I64)
 
 
-_FREES_OBJECTS = ("_STORE_SUBSCR_LIST_INT", "_STORE_GLOBAL")  # uops that drop a reference to an element or a global
-
-
 def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
     """A borrowed pointer to the object CPython would have at hand for v, if v was not computed: a
     constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items:
@@ -303,7 +300,7 @@ def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
         return ctx.pointer(None)
     if v.is_const and v.kind.is_number:
         return ctx.pointer(v.const)
-    if v.boxed is not None and not any(u.name in _FREES_OBJECTS for u in ctx.trace.uops):
+    if v.boxed is not None and not any(u.op.drops for u in ctx.trace.uops):
         return ctx.value(v.boxed)
     return None
 

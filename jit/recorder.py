@@ -59,10 +59,10 @@ class Recorder:
         self.finishing_inner: set[int] = set()
         self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
         self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
-        # globals the loop (or a loop nested in it) stores: read from the dict each time, not pinned by a guard;
-        # and the values this trace stored last (until a tree call, which may store them too)
+        # globals the function stores: read from the dict each time, not pinned by a guard; and the values this
+        # trace stored last (until a tree call, which may store them too)
         self.globals = frame.function.globals
-        self.stored_globals = _stored_globals(self.code, loop)
+        self.stored_globals = _stored_globals(self.code)
         self.global_values: dict[str, Value] = {}
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
@@ -483,12 +483,12 @@ def _swap(r: Recorder, frame: Frame, n: int) -> None:
     r.abstract.swap(n)
 
 
-def _stored_globals(code: Any, loop: LoopInfo) -> frozenset[str]:
-    return frozenset(
-        code.args[pc]
-        for pc in range(loop.header_pc, loop.body_end)
-        if code.ops[pc] in (I.STORE_GLOBAL, I.DELETE_GLOBAL)
-    )
+def _stored_globals(code: Any) -> frozenset[str]:
+    """The globals any instruction of the function stores or deletes. Not only its loop's: a loop's trees run
+    inside the trees of the loops around it, whose stores would fail an identity guard hoisted to the inner
+    tree's entry at every call (and invalidate it), and a name stored before the loop (a table built per
+    call) would fail it at every call."""
+    return frozenset(arg for op, arg in zip(code.ops, code.args) if op in (I.STORE_GLOBAL, I.DELETE_GLOBAL))
 
 
 @_handles(I.STORE_GLOBAL)
@@ -502,6 +502,11 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
     r.global_values[name] = value
 
 
+@_handles(I.DELETE_GLOBAL)
+def _delete_global(r: Recorder, frame: Frame, name: str) -> None:
+    raise Abort(Reason.GLOBAL_DELETED, name=name)
+
+
 def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
     """A global the loop itself stores: the value this trace stored last, else read from the dict."""
     known = r.global_values.get(name)
@@ -511,10 +516,21 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
     function = frame.function
     if type(function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    if name not in function.globals:
-        raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+    value = function.globals.get(name, NO_CONST)
+    if value is NO_CONST or type(value) not in (int, float, bool, list, tuple):
+        # a builtin until the function stores the name, a function, a module...: that very object, checked at
+        # every read (the store may come before the next one)
+        if value is NO_CONST:
+            value = function.builtins.get(name, NO_CONST)
+        if value is NO_CONST:
+            raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+        r.emit("_CHECK_GLOBAL", operand=GlobalBinding(name, value))
+        r.push(r.const(value))
+        return
+    if type(value) is int and kind_of(value) == Kind.OBJECT:
+        raise Abort(Reason.GLOBAL_BIG_INT, name=name)
     boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
-    r.push(_unbox(r, boxed, function.globals[name]))
+    r.push(_unbox(r, boxed, value))
 
 
 @_handles(I.LOAD_GLOBAL)
@@ -523,13 +539,13 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     if name in r.stored_globals and function.globals is r.globals:  # (an inlined callee may share them)
         _load_stored_global(r, frame, name)
         return
-    value = function.globals.get(name, NO_CONST) if type(function.globals) is dict else NO_CONST
+    if type(function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    value = function.globals.get(name, NO_CONST)
     if value is NO_CONST:
         value = function.builtins.get(name, NO_CONST)
     if value is NO_CONST:
         raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
-    if type(function.globals) is not dict:
-        raise Abort(Reason.GLOBALS_NOT_DICT)
     if r.inlined:  # an inlined callee's globals (maybe another module's)
         binding = GlobalBinding(name, value, function.globals, function.builtins)
     else:
@@ -550,6 +566,8 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     namespace = module.__dict__
     if name not in namespace:
         raise Abort(Reason.MODULE_ATTRIBUTE, name=name, module=module.__name__)
+    if namespace is r.globals and name in r.stored_globals:
+        raise Abort(Reason.MODULE_ATTRIBUTE_STORED, name=name, module=module.__name__)
     value = namespace[name]
     r.emit("_GUARD_MODULE_ATTR", operand=ModuleAttr(module, name, value))
     r.push(r.const(value))

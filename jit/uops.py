@@ -65,7 +65,7 @@ class GlobalBinding:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GlobalName:
-    """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the loop stores, in the function's globals."""
+    """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the function stores, in its globals."""
 
     name: str
 
@@ -122,7 +122,7 @@ class Operand(enum.Enum):
     GLOBAL = (GlobalBinding, "a global's name and value")
     MODULE_ATTR = (ModuleAttr, "a module attribute and its value")
     CALLEE = (Callee, "an inlined function, with its code and defaults")
-    GLOBAL_NAME = (GlobalName, "the name of a global the loop stores")
+    GLOBAL_NAME = (GlobalName, "the name of a global the function stores")
     TREE_CALL = (TreeCall, "a tree and the state before calling it")
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
 
@@ -153,6 +153,7 @@ class UopDef:
     inline_const: bool = False  # names a constant, materialized where it is used: never kept as a uop
     lowering: Lowering = Lowering.TABLE
     mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
+    drops: bool = False  # may free an object the trace read: borrowed pointers read before it may dangle after it
     doc: str = ""
 
     @property
@@ -206,8 +207,18 @@ _uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack e
 _uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
 _uop("_GUARD_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, hoistable=True, doc="globals/builtins: same binding")
 _uop("_GUARD_MODULE_ATTR", (), None, DEOPT, operand=Operand.MODULE_ATTR, hoistable=True, doc="module.name: same")
+_uop("_CHECK_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, doc="_GUARD_GLOBAL of a name stored: not hoisted")
 _uop("_LOAD_GLOBAL_VALUE", (), O, DEOPT, operand=Operand.GLOBAL_NAME, doc="a global the loop stores (borrowed)")
-_uop("_STORE_GLOBAL", (ANY,), None, DEOPT, mutates=True, operand=Operand.GLOBAL_NAME, doc="box it into the globals")
+_uop(
+    "_STORE_GLOBAL",
+    (ANY,),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    operand=Operand.GLOBAL_NAME,
+    doc="box it into the globals",
+)
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
@@ -272,7 +283,15 @@ _uop("_LEN_LIST", (L,), I)
 _uop("_LEN_TUPLE", (T,), I)
 _uop("_BIND_APPEND", (L,), Kind.APPEND_METHOD, doc="lst.append, not called yet (the same pointer as lst)")
 _uop("_CALL_LIST_APPEND", (ANY, ANY), None, DEOPT, mutates=True, doc="inputs: a list (or its bound append), the item")
-_uop("_STORE_SUBSCR_LIST_INT", (ANY, L, I), None, DEOPT, mutates=True, doc="inputs: value, list, index; boxes it")
+_uop(
+    "_STORE_SUBSCR_LIST_INT",
+    (ANY, L, I),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="inputs: value, list, index; boxes it",
+)
 
 # --- builtins and math ---------------------------------------------------------------------------------------
 _uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))

@@ -1,9 +1,12 @@
 """Guard hoisting: the guards declared ``hoistable`` (global and module-attribute guards) move to the trace's
 entry.
 
-Inside a trace nothing can rebind a global, since native code calls no Python code; the only way is a signal
-handler run by the periodic check, which re-checks the hoisted guards after it runs. So these guards are
-checked once per entry instead of once per iteration; the same guard twice is checked once."""
+Inside a trace nothing can rebind a global, since native code calls no Python code, except the trace's own
+``_STORE_GLOBAL``; the only other way is a signal handler run by the periodic check, which re-checks the
+hoisted guards after it runs. The names a function stores are never guarded by identity with a hoistable
+guard (the recorder reads them from the dict every time: ``_LOAD_GLOBAL_VALUE``, ``_CHECK_GLOBAL``), so no
+hoisted guard is about a name a store could change. These guards are checked once per entry instead of once
+per iteration; the same guard twice is checked once."""
 
 from __future__ import annotations
 

@@ -66,6 +66,19 @@ SOURCES = {
         """,
         (100,),
     ),
+    "global_store": (
+        """
+        count = 0
+
+        def global_store(n):
+            global count
+            count = 0
+            for i in range(n):
+                count += i * 3 - 1
+            return count
+        """,
+        (100,),
+    ),
     "nested_loops": (
         """
         def nested_loops(n, m):
