@@ -44,6 +44,7 @@ class LowerContext:
         self.function.attributes.add("nounwind")
         self.buf = self.function.args[0]
         self.builder = ir.IRBuilder(self.function.append_basic_block("entry"))
+        self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
         self.values: dict[int, ir.Value] = {}
         self.fuel: ir.Value | None = None
         self.call_result: ir.Value | None = None  # the last inner tree's exit number
@@ -65,6 +66,10 @@ class LowerContext:
         self.tail: ir.Block | None = None
         self.tail_index: Any = None
         self.tail_fuel: Any = None
+        # per snapshot (while the values it names mean the same: codegen.function starts over at the loop):
+        # the block that writes its state, shared by the exits that resume there, with phis of their number
+        # and fuel (less IR per guard, and less for LLVM to compile)
+        self.state_writers: dict[int, tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
         self.globals: dict[str, Any] = {}
         self.builtins: dict[str, Any] = {}
 
@@ -94,7 +99,7 @@ class LowerContext:
 
     # --- the frame buffer ------------------------------------------------------------------------------
     def word(self, index: int) -> ir.Value:
-        words = self.builder.bitcast(self.buf, I64.as_pointer())
+        words = self.words
         return self.builder.gep(words, [ir.Constant(I64, index)], inbounds=True)
 
     def load_word(self, index: int, kind: Kind) -> ir.Value:
@@ -191,12 +196,31 @@ class LowerContext:
             assert self.call_result is not None
             b.ret(self.call_result)
             return
-        if exit.prewritten is None:
+        fuel = self.fuel if self.fuel is not None else ir.Constant(I64, 0)
+        if exit.prewritten is not None:  # the state is in the buffer already
+            tail = self.exit_tail()
+            self.tail_index.add_incoming(ir.Constant(I64, index), b.block)
+            self.tail_fuel.add_incoming(fuel, b.block)
+            b.branch(tail)
+            return
+        writer = self.state_writers.get(id(exit.snapshot))
+        if writer is None:
+            here = b.block
+            block = self.function.append_basic_block("exit_state")
+            b.position_at_end(block)
+            number, fuel_phi = b.phi(I64, name="exit_number"), b.phi(I64, name="exit_fuel_in")
             self.materialize(exit.snapshot)
-        tail = self.exit_tail()
-        self.tail_index.add_incoming(ir.Constant(I64, index), b.block)
-        self.tail_fuel.add_incoming(self.fuel if self.fuel is not None else ir.Constant(I64, 0), b.block)
-        b.branch(tail)
+            tail = self.exit_tail()
+            self.tail_index.add_incoming(number, b.block)
+            self.tail_fuel.add_incoming(fuel_phi, b.block)
+            b.branch(tail)
+            writer = (block, number, fuel_phi)
+            self.state_writers[id(exit.snapshot)] = writer
+            b.position_at_end(here)
+        block, number, fuel_phi = writer
+        number.add_incoming(ir.Constant(I64, index), b.block)
+        fuel_phi.add_incoming(fuel, b.block)
+        b.branch(block)
 
     def exit_tail(self) -> ir.Block:
         """One block for the end of every exit of the trace: count it, record its number, and tail-jump into

@@ -69,6 +69,7 @@ def build(ctx: LowerContext) -> None:
     fuel = b.phi(I64, name="fuel")
     fuel.add_incoming(ctx.fuel, entry_end)
     ctx.fuel = fuel
+    ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
 
     for uop in trace.uops:
         if uop.name == "_JUMP_TO_TOP":
