@@ -243,7 +243,16 @@ def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
 
 # --- objects: type guards, boxing --------------------------------------------------------------------------
 
-_TYPE_OF_KIND = {Kind.INT: int, Kind.FLOAT: float, Kind.BOOL: bool, Kind.LIST: list, Kind.TUPLE: tuple}
+_TYPE_OF_KIND = {
+    Kind.INT: int,
+    Kind.FLOAT: float,
+    Kind.BOOL: bool,
+    Kind.LIST: list,
+    Kind.TUPLE: tuple,
+    Kind.STR: str,
+    Kind.DICT: dict,
+    Kind.NONE: type(None),
+}
 
 
 def _load_at(ctx: LowerContext, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
@@ -464,6 +473,78 @@ def _invert_int(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _compare_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     x, y = _args(ctx, uop)
     return ctx.builder.icmp_signed(_ICMP[uop.operand], x, y)
+
+
+# --- strs and dicts ----------------------------------------------------------------------------------------
+
+
+@lowers("_LEN_STR")
+def _len_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.capi("PyUnicode_GetLength", ctx.value(uop.args[0]))
+
+
+@lowers("_LEN_DICT")
+def _len_dict(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.capi("PyDict_Size", ctx.value(uop.args[0]))
+
+
+@lowers("_COMPARE_OP_STR")
+def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    x, y = _args(ctx, uop)
+    order = ctx.capi("PyUnicode_Compare", x, y)  # -1, 0 or 1 (exact strs: it cannot fail)
+    return ctx.builder.icmp_signed(_ICMP[uop.operand], order, ir.Constant(I32, 0))
+
+
+@lowers("_DICT_LOOKUP_STR")
+def _dict_lookup_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    mapping, key = _args(ctx, uop)
+    return ctx.capi("PyDict_GetItem", mapping, key)
+
+
+@lowers("_GUARD_FOUND")
+def _guard_found(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("!=", ctx.value(uop.args[0]), ir.Constant(PTR, None)), uop)
+
+
+@lowers("_GUARD_MISSING")
+def _guard_missing(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), ir.Constant(PTR, None)), uop)
+
+
+@lowers("_CONTAINS_DICT_STR")
+def _contains_dict_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    mapping, key = _args(ctx, uop)
+    return ctx.builder.icmp_unsigned("!=", ctx.capi("PyDict_GetItem", mapping, key), ir.Constant(PTR, None))
+
+
+@lowers("_BIND_DICT_GET")
+def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.value(uop.args[0])
+
+
+@lowers("_STORE_SUBSCR_DICT_STR")
+def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
+    """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
+    None), else the interpreter makes the store."""
+    b = ctx.builder
+    value, mapping, key = _args(ctx, uop)
+    old = ctx.capi("PyDict_GetItem", mapping, key)
+    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
+    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
+    plain = missing
+    for cls in (int, float, bool, type(None)):
+        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
+    ctx.guard(plain, uop)
+    kind = uop.args[0].kind
+    new = value if kind.is_pointer else _same_object(ctx, uop.args[0])
+    boxed_here = new is None
+    if new is None:
+        new = _box(ctx, kind, value)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
+    if boxed_here:
+        ctx.capi("Py_DecRef", new)
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 
 
 # --- float arithmetic --------------------------------------------------------------------------------------

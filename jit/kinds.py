@@ -23,9 +23,12 @@ class Kind(enum.IntEnum):
     UNBOUND = 5
     LIST = 6
     TUPLE = 7
+    STR = 8  # an exact str (borrowed: kept alive by a container, a constant or the frame)
+    DICT = 9  # an exact dict
     OBJECT = 10  # any other object (a big int, a str, a module, a function, ...): only moved or compared by identity
     RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
     APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
+    DICT_GET_METHOD = 13  # `d.get` about to be called: held as the dict's pointer, likewise
 
     @property
     def is_number(self) -> bool:
@@ -40,7 +43,9 @@ class Kind(enum.IntEnum):
         return _SHORT[self]
 
 
-POINTER_KINDS = frozenset({Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.APPEND_METHOD})
+POINTER_KINDS = frozenset(
+    {Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.APPEND_METHOD, Kind.DICT_GET_METHOD}
+)
 _SHORT = {
     Kind.INT: "int",
     Kind.FLOAT: "float",
@@ -49,9 +54,12 @@ _SHORT = {
     Kind.UNBOUND: "unbound",
     Kind.LIST: "list",
     Kind.TUPLE: "tuple",
+    Kind.STR: "str",
+    Kind.DICT: "dict",
     Kind.OBJECT: "object",
     Kind.RANGE: "range",
     Kind.APPEND_METHOD: "list.append",
+    Kind.DICT_GET_METHOD: "dict.get",
 }
 
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
@@ -63,6 +71,8 @@ _BY_TYPE: dict[type, Kind] = {
     type(None): Kind.NONE,
     list: Kind.LIST,
     tuple: Kind.TUPLE,
+    str: Kind.STR,
+    dict: Kind.DICT,
     range: Kind.RANGE,
 }
 

@@ -34,7 +34,14 @@ from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, Wh
 from jit.uops import UOPS, Callee, GlobalBinding, GlobalName, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
-_ELEMENT_TYPES = {float: Kind.FLOAT, bool: Kind.BOOL, list: Kind.LIST, tuple: Kind.TUPLE}
+_ELEMENT_TYPES = {
+    float: Kind.FLOAT,
+    bool: Kind.BOOL,
+    list: Kind.LIST,
+    tuple: Kind.TUPLE,
+    str: Kind.STR,
+    dict: Kind.DICT,
+}
 
 
 class Recorder:
@@ -560,6 +567,9 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
         r.push(r.emit("_BIND_APPEND", (obj,)))
         return
+    if obj.kind == Kind.DICT and name == "get":
+        r.push(r.emit("_BIND_DICT_GET", (obj,)))
+        return
     module = obj.const if obj.is_const else None
     if type(module) is not types.ModuleType:
         raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
@@ -720,6 +730,9 @@ def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
 def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
     """Guard a boxed element's type as observed and give its native value."""
     t = type(item)
+    if item is None:
+        r.emit("_GUARD_TYPE", (boxed,), operand=Kind.NONE, kind=Kind.OBJECT)
+        return r.const(None)
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
     if kind is None:
         raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
@@ -735,6 +748,9 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
 
 @_handles(I.BINARY_SUBSCR)
 def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    if r.abstract.peek(2).kind == Kind.DICT:
+        _dict_subscr(r, frame)
+        return
     index = specialize.as_int(r, r.pop())
     container = r.pop()
     if container.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
@@ -749,8 +765,49 @@ def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
     r.push(_unbox(r, boxed, item))
 
 
+def _dict_subscr(r: Recorder, frame: Frame) -> None:
+    """d[key] with a str key: the lookup must find it (a missing key leaves, and the interpreter raises)."""
+    key = r.pop()
+    mapping = r.pop()
+    if key.kind != Kind.STR:
+        raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
+    actual_mapping, actual_key = frame.stack[-2], frame.stack[-1]
+    if actual_key not in actual_mapping:
+        raise Abort(Reason.INDEX_OUT_OF_RANGE)
+    found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
+    r.emit("_GUARD_FOUND", (found,))
+    r.push(_unbox(r, found, actual_mapping[actual_key]))
+
+
+def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actual: list[Any]) -> Value:
+    """d.get(key[, default]) with a str key: found or not as observed (a guard), then the value or default."""
+    if not 1 <= len(args) <= 2:
+        raise Abort(Reason.ARITY, name="dict.get", count=len(args))
+    key = args[0]
+    if key.kind != Kind.STR:
+        raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
+    actual_mapping = frame.stack[len(frame.stack) - len(args) - 1].__self__
+    found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
+    if actual[0] in actual_mapping:
+        r.emit("_GUARD_FOUND", (found,))
+        return _unbox(r, found, actual_mapping[actual[0]])
+    r.emit("_GUARD_MISSING", (found,))
+    return args[1] if len(args) == 2 else r.const(None)
+
+
 @_handles(I.STORE_SUBSCR)
 def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    if r.abstract.peek(2).kind == Kind.DICT:
+        key, mapping, value = r.pop(), r.pop(), r.pop()
+        if key.kind != Kind.STR:
+            raise Abort(Reason.ITEM_ASSIGNMENT, container="dict")
+        if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.STR):
+            raise Abort(Reason.STORE_KIND, kind=value.kind.short)
+        old = frame.stack[-2].get(frame.stack[-1])
+        if old is not None and type(old) not in (int, float, bool):
+            raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+        r.emit("_STORE_SUBSCR_DICT_STR", (value, mapping, key))
+        return
     index = specialize.as_int(r, r.pop())
     container = r.pop()
     value = r.pop()
@@ -773,11 +830,15 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.abstract.peek(n + 1)
     fn = callee.const if callee.is_const else None
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
-    target = inline.target_of(fn) if handler is None and callee.kind != Kind.APPEND_METHOD else None
+    bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
+    target = inline.target_of(fn) if handler is None and not bound else None
     if target is not None and not r.inlined:
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
     args = [r.pop() for _ in range(n)][::-1]
     r.pop()
+    if callee.kind == Kind.DICT_GET_METHOD:
+        r.push(_dict_get(r, frame, callee, args, list(frame.stack[len(frame.stack) - n :])))
+        return
     if callee.kind == Kind.APPEND_METHOD:
         if n != 1:
             raise Abort(Reason.APPEND_ARGUMENTS)
@@ -811,7 +872,7 @@ def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
 
 
 def _append(r: Recorder, target: Value, item: Value) -> None:
-    if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD):
+    if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.APPEND_VALUE, kind=item.kind.short)
     r.emit("_CALL_LIST_APPEND", (target, item))
 

@@ -340,7 +340,9 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
     """The state at frame (a snapshot of trace's own frame), worked out for every slot the trace assigns."""
     root = trace.kind is TraceKind.ROOT
     known = dict(trace.known_kinds)
-    known.update({slot: value.kind for slot, value in trace.entry_slots.items()})
+    if root:  # (a root's entry kinds are checked where it is entered; a side trace guards each slot it reads
+        #        that its parent did not know where it reads it, so an exit before that read must not claim it)
+        known.update({slot: value.kind for slot, value in trace.entry_slots.items()})
     slots = []
     for slot in sorted(trace.written):
         value = frame.slots.get(slot)

@@ -139,7 +139,12 @@ def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         return _identity(r, op, a, b)
     if op in (CompareOp.IN, CompareOp.NOT_IN):
+        if a.kind == Kind.STR and b.kind == Kind.DICT:
+            found = r.emit("_CONTAINS_DICT_STR", (b, a))
+            return found if op == CompareOp.IN else r.emit("_UNARY_NOT", (found,))
         raise Abort(Reason.OPERATOR, op=op)
+    if a.kind == Kind.STR and b.kind == Kind.STR and op not in (CompareOp.IS, CompareOp.IS_NOT):
+        return r.emit("_COMPARE_OP_STR", (a, b), operand=op)
     if Kind.NONE in (a.kind, b.kind) and op in (CompareOp.EQ, CompareOp.NE):
         if a.kind.is_number or b.kind.is_number or a.kind == b.kind:
             equal = a.kind == b.kind
@@ -286,6 +291,10 @@ def _len(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         return r.emit("_LEN_LIST", (args[0],))
     if kind == Kind.TUPLE:
         return r.emit("_LEN_TUPLE", (args[0],))
+    if kind == Kind.STR:
+        return r.emit("_LEN_STR", (args[0],))
+    if kind == Kind.DICT:
+        return r.emit("_LEN_DICT", (args[0],))
     raise Abort(Reason.LEN_OF, kind=kind.short)
 
 

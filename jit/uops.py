@@ -132,6 +132,7 @@ class Operand(enum.Enum):
 
 
 I, F, B, L, T, O = Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.LIST, Kind.TUPLE, Kind.OBJECT
+S, D = Kind.STR, Kind.DICT
 ANY = None  # an input of any kind
 VARIES = "varies"  # output kind set per instance
 
@@ -291,6 +292,25 @@ _uop(
     mutates=True,
     drops=True,
     doc="inputs: value, list, index; boxes it",
+)
+
+# --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
+_uop("_LEN_STR", (S,), I)
+_uop("_LEN_DICT", (D,), I)
+_uop("_COMPARE_OP_STR", (S, S), B, operand=CMP, fold=_compare, doc="by code points, as str compares")
+_uop("_DICT_LOOKUP_STR", (D, S), O, doc="the value at a str key (borrowed), or NULL if missing")
+_uop("_GUARD_FOUND", (O,), None, DEOPT, doc="a lookup found its key")
+_uop("_GUARD_MISSING", (O,), None, DEOPT, doc="a lookup did not find its key")
+_uop("_CONTAINS_DICT_STR", (D, S), B, doc="key in dict")
+_uop("_BIND_DICT_GET", (D,), Kind.DICT_GET_METHOD, doc="d.get, not called yet (the same pointer as d)")
+_uop(
+    "_STORE_SUBSCR_DICT_STR",
+    (ANY, D, S),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="inputs: value, dict, key; the value it replaces must be a number or None",
 )
 
 # --- builtins and math ---------------------------------------------------------------------------------------

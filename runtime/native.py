@@ -25,6 +25,7 @@ from jit.kinds import DIRTY, INT64_MAX, INT64_MIN, Kind, kind_of
 from runtime.frame import UNBOUND
 
 _APPEND_METHOD = int(Kind.APPEND_METHOD)
+_DICT_GET_METHOD = int(Kind.DICT_GET_METHOD)
 _INT, _FLOAT, _BOOL, _NONE, _UNBOUND, _OBJECT = (
     int(Kind.INT),
     int(Kind.FLOAT),
@@ -212,4 +213,6 @@ def _convert(kind: int, word: int) -> Any:
     obj = ctypes.cast(word, ctypes.py_object).value
     if kind == _APPEND_METHOD:
         return obj.append  # the bound method the interpreter had pushed
+    if kind == _DICT_GET_METHOD:
+        return obj.get
     return obj

@@ -41,8 +41,8 @@ SIZES = {
     "word_counts": 2000,
 }
 #: kernels whose hot loop does not run natively yet, and the abort that says why (issue 8 item 2, the generic
-#: object path: big ints, strings and dicts); when one of them starts running natively, move it out of here
-NOT_NATIVE_YET = {"big_ints": "INT_RESULT_TOO_BIG", "word_counts": "ELEMENT_TYPE"}
+#: object path: big ints); when one of them starts running natively, move it out of here
+NOT_NATIVE_YET = {"big_ints": "INT_RESULT_TOO_BIG"}
 
 CASES = [(name, {}) for name in kernels.KERNELS] + [
     (name, {"nesting": False}) for name, (_, nested) in kernels.KERNELS.items() if nested

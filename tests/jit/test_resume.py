@@ -476,3 +476,25 @@ def test_resume_sits_in_the_vocabulary_layer():
         if alias.name.split(".")[0] in ours
     }
     assert imported == {"jit.kinds", "jit.trace"}
+
+
+def test_an_exit_before_a_side_traces_first_read_of_a_slot_does_not_claim_its_kind():
+    """A side trace guards the kind of a slot its parent did not know where it first reads it; an exit
+    before that read (a branch) must not claim the kind, or a side trace grown from it would trust it: here
+    `total` was a float when the traces were recorded and is an int in a later call."""
+    from helpers import check, define
+
+    source = (
+        "def skip_then_mixed(xs):\n"
+        "    total = 0\n"
+        "    for x in xs:\n"
+        "        if x < 0:\n"
+        "            continue\n"
+        "        if x > 100:\n"
+        "            total += 0.5\n"
+        "        else:\n"
+        "            total += x\n"
+        "    return total\n"
+    )
+    func = define(source, "skip_then_mixed")
+    check(func, ([-1] * 5 + [200, 3] * 4,), ([-1, -1, -1, 1, -1, 200, 1],), ([1, -1, 200, 1] * 3,), native=True)
