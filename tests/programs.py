@@ -12,7 +12,8 @@ The body has at least one loop, and uses: assignments (also chained, tuple and s
 augmented assignments (also to ``data[...]``), assignment expressions (``(n := ...)``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
 variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
-early returns, ``acc.append(...)`` on a local list, ``del``; expressions mixing ints and floats: arithmetic,
+early returns, ``acc.append(...)`` on a local list, ``del``, module globals ``G`` and ``GS`` that ``f``
+declares ``global`` (and assigns first, so that every call starts alike) used as variables; expressions mixing ints and floats: arithmetic,
 bitwise operators, (chained) comparisons, ``and``/``or``/``not``, conditional expressions,
 ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads of ``data`` and of a
 local tuple, list comprehensions, calls of ``h``. It ends with ``return (every variable)``, so that any wrong
@@ -59,6 +60,8 @@ NUM_LOCALS = ("s", "t")
 LOOP_VARS = ("i", "j", "k")
 ITEM_VARS = ("vi", "vj", "vk")  # `for vi in data`
 MAYBE_UNBOUND = "u"  # a local with no initial value (reading it may raise UnboundLocalError)
+INT_GLOBALS = ("G",)  # module globals f declares `global` and uses as variables (it assigns them first)
+NUM_GLOBALS = ("GS",)
 COMP_VAR = "c"  # comprehension variable
 HELPER = "def h(p, q):\n    return p - q if p > q else q - p\n"  # a Python function f may call
 DATA_MAX = 6  # longest `data` list arguments() draws
@@ -142,6 +145,7 @@ class _Gen:
         self.wide = True  # False: a "narrow" program (see NARROW_INT_CONSTS)
         self.use_tuple = False  # a local tuple `tup` of 3 numbers
         self.use_list = False  # a local list `acc`, appended to
+        self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
 
     # --- choices -----------------------------------------------------------------------------------------
     def int_(self, lo: int, hi: int) -> int:
@@ -652,8 +656,12 @@ class _Gen:
         self.wide = self.flag(40)
         # the initial values (tup, acc and u do not exist yet)
         init_sc = Scope(int_read=INT_PARAMS, int_write=(), num_read=NUM_PARAMS, num_write=())
-        lines = [f"{v} = {self.int_expr(init_sc, self.int_(0, 1)).text}" for v in INT_LOCALS]
-        lines += [f"{v} = {self.num_expr(init_sc, self.int_(0, 1)).text}" for v in NUM_LOCALS]
+        self.use_globals = self.flag(30)
+        int_vars = INT_LOCALS + INT_GLOBALS * self.use_globals
+        num_vars = NUM_LOCALS + NUM_GLOBALS * self.use_globals
+        lines = [f"global {', '.join(INT_GLOBALS + NUM_GLOBALS)}"] if self.use_globals else []
+        lines += [f"{v} = {self.int_expr(init_sc, self.int_(0, 1)).text}" for v in int_vars]
+        lines += [f"{v} = {self.num_expr(init_sc, self.int_(0, 1)).text}" for v in num_vars]
         init_loop_vars = not self.flag(20)
         if init_loop_vars:
             lines.append(" = ".join(LOOP_VARS) + " = 0")
@@ -666,10 +674,10 @@ class _Gen:
         self.use_unbound = self.flag(20)
         loop_vars = LOOP_VARS if init_loop_vars else ()
         sc = Scope(
-            int_read=INT_PARAMS + INT_LOCALS + loop_vars,
-            int_write=INT_PARAMS + INT_LOCALS + loop_vars,
-            num_read=NUM_PARAMS + NUM_LOCALS,
-            num_write=NUM_PARAMS + NUM_LOCALS + ((MAYBE_UNBOUND,) if self.use_unbound else ()),
+            int_read=INT_PARAMS + int_vars + loop_vars,
+            int_write=INT_PARAMS + int_vars + loop_vars,
+            num_read=NUM_PARAMS + num_vars,
+            num_write=NUM_PARAMS + num_vars + ((MAYBE_UNBOUND,) if self.use_unbound else ()),
         )
         # at least one loop at the top level: tracejit is about loops
         lines += self.block(sc, 0, 2) if self.flag(50) else []
