@@ -86,7 +86,9 @@ class Reason(enum.Enum):
     # --- calls ---------------------------------------------------------------------------------------------
     CALL = "call to {name}"
     NOT_INLINED = "call to {name} not inlined: {why}"
-    INLINED_MUTATES = "call to {name}: an inlined function may not change a list (its exits make the call again)"
+    INLINED_MUTATES = (
+        "call to {name}: an inlined function may not change a list or a global (its exits make the call again)"
+    )
     ARITY = "{name}() with {count} arguments"
     ONE_ITERABLE = "{name}() of one iterable"
     LEN_OF = "len() of {kind}"

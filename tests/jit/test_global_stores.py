@@ -132,6 +132,21 @@ def store_a_list(n, values):
     return result
 
 
+def bump():
+    global count
+    count += 1
+    return count
+
+
+def calls_a_function_that_stores(n):
+    global count
+    count = 0
+    s = 0
+    for i in range(n):
+        s += bump()
+    return s, count
+
+
 def delete_in_loop(n):
     global seen
     s = 0
@@ -245,6 +260,11 @@ def accumulate(n):
     [
         ("store_a_list", "GLOBAL_STORE_KIND", "storing a list into the global seen"),
         ("delete_in_loop", "GLOBAL_DELETED", "del of the global seen is not compiled"),
+        (
+            "calls_a_function_that_stores",
+            "INLINED_MUTATES",
+            "call to bump: an inlined function may not change a list or a global",
+        ),
     ],
 )
 def test_what_still_aborts_says_why(name, code, text):
