@@ -210,13 +210,14 @@ def _store_global(ctx: LowerContext, uop: Uop) -> None:
     int, float, bool or None), else the interpreter makes the store."""
     b = ctx.builder
     namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
-    old = ctx.capi("PyDict_GetItem", namespace, key)
-    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
-    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
-    plain = missing
-    for cls in (int, float, bool, type(None)):
-        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
-    ctx.guard(plain, uop)
+    if not uop.operand.over_number:  # (else the trace read or stored a number there, and nothing ran since)
+        old = ctx.capi("PyDict_GetItem", namespace, key)
+        missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
+        old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
+        plain = missing
+        for cls in (int, float, bool, type(None)):
+            plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
+        ctx.guard(plain, uop)
     (value,) = _args(ctx, uop)
     new = _same_object(ctx, uop.args[0])
     boxed_here = new is None

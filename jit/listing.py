@@ -647,6 +647,9 @@ class _Parser:
         return tree
 
 
+_OVER_NUMBER = " (over a number)"  # a global store that need not check the value it replaces
+
+
 @dataclasses.dataclass(frozen=True)
 class OperandText:
     """How the listing writes an operand of one kind, and how it reads it back."""
@@ -673,7 +676,10 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.MODULE_ATTR: OperandText(
         lambda _, o: f"{o.module.__name__}.{o.name} is {describe(o.value)}", _Parser.module_attr
     ),
-    Operand.GLOBAL_NAME: OperandText(lambda _, o: o.name, lambda _, text: GlobalName(text)),
+    Operand.GLOBAL_NAME: OperandText(
+        lambda _, o: f"{o.name}{_OVER_NUMBER if o.over_number else ''}",
+        lambda _, text: GlobalName(text.removesuffix(_OVER_NUMBER), text.endswith(_OVER_NUMBER)),
+    ),
     Operand.CALLEE: OperandText(
         lambda _, o: describe(o.function), lambda parser, text: Callee(parser.object(text), None, None)
     ),

@@ -71,6 +71,9 @@ class Recorder:
         self.globals = frame.function.globals
         self.stored_globals = _stored_globals(self.code)
         self.global_values: dict[str, Value] = {}
+        # globals whose value in the dict the trace knows is an int, float or bool (it read or stored one):
+        # storing over it needs no check that freeing the old value runs no Python code
+        self.number_globals: set[str] = set()
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
@@ -349,6 +352,7 @@ class Recorder:
         self.pending_tree = None
         self.emit("_CALL_TREE", operand=TreeCall(tree, self.snapshots.take()))
         self.global_values.clear()  # (the inner loop may store the globals this trace stored)
+        self.number_globals.clear()
         exit, resume_pc = self.host.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
@@ -505,8 +509,9 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBALS_NOT_DICT)
     if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
         raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
-    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name))
+    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=name in r.number_globals))
     r.global_values[name] = value
+    r.number_globals.add(name)
 
 
 @_handles(I.DELETE_GLOBAL)
@@ -538,6 +543,8 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBAL_BIG_INT, name=name)
     boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
     r.push(_unbox(r, boxed, value))
+    if type(value) in (int, float, bool):
+        r.number_globals.add(name)
 
 
 @_handles(I.LOAD_GLOBAL)

@@ -65,9 +65,11 @@ class GlobalBinding:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GlobalName:
-    """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the function stores, in its globals."""
+    """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the function stores, in its globals. over_number: (a store)
+    the trace has read or stored an int, float or bool there since anything could change it."""
 
     name: str
+    over_number: bool = False
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
