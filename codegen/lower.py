@@ -204,6 +204,18 @@ def _load_global_value(ctx: LowerContext, uop: Uop) -> ir.Value:
     return found
 
 
+@lowers("_GUARD_GLOBAL_NUMBER")
+def _guard_global_number(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name))
+    missing = b.icmp_unsigned("==", found, ir.Constant(PTR, None))
+    found_type = _load_at(ctx, b.select(missing, ctx.pointer(None), found), abi.OB_TYPE, PTR)
+    number = b.icmp_unsigned("==", found_type, ctx.pointer(int))
+    for cls in (float, bool):
+        number = b.or_(number, b.icmp_unsigned("==", found_type, ctx.pointer(cls)))
+    ctx.guard(number, uop)
+
+
 @lowers("_STORE_GLOBAL")
 def _store_global(ctx: LowerContext, uop: Uop) -> None:
     """globals[name] = the value, boxed. The value it replaces must free without running Python code (an

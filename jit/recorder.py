@@ -74,6 +74,9 @@ class Recorder:
         # globals whose value in the dict the trace knows is an int, float or bool (it read or stored one):
         # storing over it needs no check that freeing the old value runs no Python code
         self.number_globals: set[str] = set()
+        # globals a hoisted _GUARD_GLOBAL_NUMBER keeps a number while the trace runs (native code stores only
+        # numbers, and checks them again after running signal handlers): every store over them is over a number
+        self.numbers_throughout: set[str] = set()
         self.pc = start_pc
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
@@ -509,7 +512,9 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBALS_NOT_DICT)
     if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
         raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
-    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=name in r.number_globals))
+    _number_throughout(r, frame, name)
+    over_number = name in r.number_globals or name in r.numbers_throughout
+    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=over_number))
     r.global_values[name] = value
     r.number_globals.add(name)
 
@@ -517,6 +522,17 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
 @_handles(I.DELETE_GLOBAL)
 def _delete_global(r: Recorder, frame: Frame, name: str) -> None:
     raise Abort(Reason.GLOBAL_DELETED, name=name)
+
+
+def _number_throughout(r: Recorder, frame: Frame, name: str) -> None:
+    """At the trace's first use of a global it stores: if it is a number, guard (hoisted to the entry) that it
+    is one there (so the first use sees what the trace was entered with, unless an inner tree called before
+    stored one: then the guard only leaves more often than needed)."""
+    if name in r.numbers_throughout or r.inlined or frame.function.globals is not r.globals:
+        return
+    if type(frame.function.globals.get(name)) in (int, float, bool):
+        r.emit("_GUARD_GLOBAL_NUMBER", operand=GlobalName(name))
+        r.numbers_throughout.add(name)
 
 
 def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
@@ -528,6 +544,7 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
     function = frame.function
     if type(function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
+    _number_throughout(r, frame, name)
     value = function.globals.get(name, NO_CONST)
     if value is NO_CONST or type(value) not in (int, float, bool, list, tuple):
         # a builtin until the function stores the name, a function, a module...: that very object, checked at

@@ -210,6 +210,15 @@ _uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack e
 _uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
 _uop("_GUARD_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, hoistable=True, doc="globals/builtins: same binding")
 _uop("_GUARD_MODULE_ATTR", (), None, DEOPT, operand=Operand.MODULE_ATTR, hoistable=True, doc="module.name: same")
+_uop(
+    "_GUARD_GLOBAL_NUMBER",
+    (),
+    None,
+    DEOPT,
+    operand=Operand.GLOBAL_NAME,
+    hoistable=True,
+    doc="a global the function stores is an int, float or bool (native code stores nothing else)",
+)
 _uop("_CHECK_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, doc="_GUARD_GLOBAL of a name stored: not hoisted")
 _uop("_LOAD_GLOBAL_VALUE", (), O, DEOPT, operand=Operand.GLOBAL_NAME, doc="a global the loop stores (borrowed)")
 _uop(

@@ -5,7 +5,8 @@ Inside a trace nothing can rebind a global, since native code calls no Python co
 ``_STORE_GLOBAL``; the only other way is a signal handler run by the periodic check, which re-checks the
 hoisted guards after it runs. The names a function stores are never guarded by identity with a hoistable
 guard (the recorder reads them from the dict every time: ``_LOAD_GLOBAL_VALUE``, ``_CHECK_GLOBAL``), so no
-hoisted guard is about a name a store could change. These guards are checked once per entry instead of once
+hoisted guard is about a name a store could change, except ``_GUARD_GLOBAL_NUMBER``, which every store
+keeps true (native code stores only numbers). These guards are checked once per entry instead of once
 per iteration; the same guard twice is checked once."""
 
 from __future__ import annotations

@@ -225,7 +225,9 @@ def test_a_read_after_a_store_uses_the_stored_value():
     jitted(100)
     listing = jit_module.dump(jitted, "uops")
     assert "_STORE_GLOBAL" in listing
-    assert "_LOAD_GLOBAL" not in listing and "_GUARD_GLOBAL" not in listing
+    assert "_LOAD_GLOBAL_VALUE" not in listing and "seen is" not in listing  # (read neither from the dict nor pinned)
+    assert "_GUARD_GLOBAL_NUMBER (target=" in listing  # (stored over a number: no look-up of the value replaced)
+    assert "operand=seen (over a number)" in listing
 
 
 def test_a_stored_name_is_not_pinned_by_a_hoisted_guard():
