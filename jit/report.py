@@ -69,9 +69,19 @@ def _loop_status(state: JitFunction, index: int) -> str:
     if loop_state.trees:
         sides = sum(len(t.side_traces) for t in loop_state.trees)
         entries = sum(t.entries for t in loop_state.trees)
+        inlined = sorted(
+            {
+                uop.operand.function.__qualname__
+                for tree in loop_state.trees
+                for compiled in tree.traces()
+                for uop in [*compiled.trace.hoisted, *compiled.trace.uops]
+                if uop.name == "_GUARD_CALLEE"
+            }
+        )
+        calls = f", with the calls of {', '.join(inlined)} inlined" if inlined else ""
         return (
             f"native: {len(loop_state.trees)} tree(s), {sides} side trace(s), "
-            f"entered {entries} time(s) from the interpreter"
+            f"entered {entries} time(s) from the interpreter{calls}"
         )
     if loop_state.blacklisted:
         return f"{interpreted}: blacklisted after {loop_state.aborts} failed recording(s) (see below)"

@@ -109,6 +109,13 @@ def test_inlined_calls_give_cpythons_results_natively(name, calls):
     assert not {"CALL", "NOT_INLINED"} & set(aborts), aborts
 
 
+def test_explain_names_the_inlined_calls():
+    f = jit(threshold=2)(helpers("mixed"))
+    f(300)
+    text = jit_module.explain(f)
+    assert "with the calls of clamp, h, scale, twice inlined" in text, text
+
+
 def test_a_helper_in_an_inner_loop_costs_one_native_entry():
     f = jit(helpers("grid"))
     for _ in range(3):
@@ -130,7 +137,7 @@ def test_an_exception_in_an_inlined_callee_is_cpythons():
         f(values)
     frames = traceback.extract_tb(info.value.__traceback__)
     assert frames[-1].name == "inverse" and frames[-1].line == "return 1 / x"
-    assert frames[-2].name == "inverses"
+    assert frames[-2].name == "inverses" and frames[-2].line == "total += inverse(v)"
 
 
 def test_a_mutating_callee_is_not_inlined_and_runs_once():

@@ -5,6 +5,7 @@ strs. Every result, exception and mutation is CPython's, and the loops run nativ
 from __future__ import annotations
 
 import sys
+import traceback
 import tracemalloc
 
 import pytest
@@ -110,6 +111,8 @@ def test_a_missing_key_raises_cpythons_key_error():
     with pytest.raises(KeyError) as info:
         f(TABLE, WORDS * 20 + ["missing"])
     assert info.value.args == ("missing",)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert frames[-1].name == "lookups" and frames[-1].line == "total += table[key]"  # the line that failed
     assert jit_module.stats(f)["native_iterations"] > 0
 
 
