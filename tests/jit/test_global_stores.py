@@ -86,6 +86,19 @@ def outer_stores_inner_reads(n, m):
 
 
 
+def three_levels(n):
+    global count, total
+    count = 0
+    total = 0.0
+    for i in range(n):
+        total += count * 0.5
+        for j in range(4):
+            count += 1
+            for k in range(5):
+                count += i ^ (j * k)
+    return count, total
+
+
 def float_to_int(n):
     global total
     total = 1.5
@@ -179,6 +192,7 @@ def native_iterations(jitted) -> int:
         ("read_by_a_helper", [4, 300]),
         ("outer_stores_inner_reads", [(3, 4), (20, 30)]),
         ("table_per_call", [3, 40]),
+        ("three_levels", [2, 30]),
     ],
 )
 def test_stores_run_natively_like_cpython(name, calls):
@@ -202,7 +216,9 @@ def test_a_global_changing_type_leaves_native_code_cleanly(name, calls):
     assert native_iterations(jitted) > 0
 
 
-@pytest.mark.parametrize("name, args", [("outer_stores_inner_reads", (20, 30)), ("table_per_call", (40,))])
+@pytest.mark.parametrize(
+    "name, args", [("outer_stores_inner_reads", (20, 30)), ("table_per_call", (40,)), ("three_levels", (30,))]
+)
 def test_warm_calls_enter_native_code_once_and_invalidate_nothing(name, args):
     # the outer loop stores what the inner loop reads, or the function rebuilds a table global per call: an
     # identity guard of it hoisted to the inner tree's entry would fail at every call
