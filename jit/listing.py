@@ -48,7 +48,19 @@ from typing import Any
 from jit.frontend.operators import CompareOp
 from jit.kinds import Kind, kind_of
 from jit.resume import entry_snapshot
-from jit.trace import NO_CONST, ExitPoint, FrameSnapshot, Snapshot, Trace, TraceEnd, TraceKind, Uop, Value, WhenHot
+from jit.trace import (
+    NO_CONST,
+    ExitPoint,
+    FrameSnapshot,
+    Snapshot,
+    Trace,
+    TraceEnd,
+    TraceKind,
+    Uop,
+    Value,
+    WhenHot,
+    hoisted_when_hot,
+)
 from jit.uops import (
     UOPS,
     Callee,
@@ -420,7 +432,7 @@ class _Parser:
             uop.out = self.define(out[0], out[1], operand if op.inline_const else NO_CONST)
         if hoisted:
             exit.snapshot = entry_snapshot(self.trace)  # type: ignore[union-attr]
-            exit.when_hot = WhenHot.INVALIDATE  # type: ignore[union-attr]
+            exit.when_hot = hoisted_when_hot(op)  # type: ignore[union-attr]
             self.trace.hoisted.append(uop)
         else:
             self.trace.uops.append(uop)

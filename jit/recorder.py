@@ -559,7 +559,9 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
     if type(value) is int and kind_of(value) == Kind.OBJECT:
         raise Abort(Reason.GLOBAL_BIG_INT, name=name)
     boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
-    r.push(_unbox(r, boxed, value))
+    loaded = _unbox(r, boxed, value)
+    r.global_values[name] = loaded  # (nothing but a store or a tree call changes it)
+    r.push(loaded)
     if type(value) in (int, float, bool):
         r.number_globals.add(name)
 

@@ -39,6 +39,13 @@ class WhenHot(enum.StrEnum):
     INVALIDATE = "invalidate"
 
 
+def hoisted_when_hot(op: UopDef) -> WhenHot:
+    """What a hoisted guard's exit does when taken often: invalidate the tree (it was specialized on a global
+    that changed for good), or, for a transient guard (a global holding None until the loop's first store),
+    grow a side trace from the entry that does that iteration."""
+    return WhenHot.SIDE if op.transient else WhenHot.INVALIDATE
+
+
 class Value:
     """An SSA value of the trace, of a fixed kind; `const` is its Python value when known; `boxed` is the
     object a number was unboxed from (moving the number on unchanged moves that very object, as CPython

@@ -151,6 +151,7 @@ class UopDef:
     operand: Operand = Operand.NONE
     fold: Fold | None = None  # how constfold computes the result from constant inputs (CPython's own operation)
     hoistable: bool = False  # a guard on state only Python code changes: checked once at the trace's entry
+    transient: bool = False  # (hoistable) failing at the entry is a passing state: grow a side trace, not invalidate
     proves: Kind | None = None  # a type guard that all inputs are of this kind (removed where the kinds prove it)
     condition: bool | None = None  # a branch guard: it holds while its input's truth is this
     inline_const: bool = False  # names a constant, materialized where it is used: never kept as a uop
@@ -217,6 +218,7 @@ _uop(
     DEOPT,
     operand=Operand.GLOBAL_NAME,
     hoistable=True,
+    transient=True,
     doc="a global the function stores is an int, float or bool (native code stores nothing else)",
 )
 _uop("_CHECK_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, doc="_GUARD_GLOBAL of a name stored: not hoisted")

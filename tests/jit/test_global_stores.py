@@ -99,6 +99,15 @@ def three_levels(n):
     return count, total
 
 
+def best_so_far(xs):
+    global best
+    best = None
+    for x in xs:
+        if best is None or x < best:
+            best = x
+    return best
+
+
 def float_to_int(n):
     global total
     total = 1.5
@@ -234,6 +243,19 @@ def test_warm_calls_enter_native_code_once_and_invalidate_nothing(name, args):
     assert stats["exits_to_interpreter"] - before["exits_to_interpreter"] == 1
     assert stats["invalidated_trees"] == 0
     assert any(tree["nested_calls"] for tree in stats["trees"])
+
+
+def test_a_global_that_is_none_until_the_loop_stores_it():
+    # the trace is recorded with a number in `best`: its hoisted _GUARD_GLOBAL_NUMBER fails at each call's
+    # entry (None), which grows a side trace from the entry (that first iteration) instead of invalidating
+    xs = [((i * 7919) % 1000) * 0.5 for i in range(300)]
+    jitted = check(module()["best_so_far"], (xs,), ([3.5],), native=True)
+    stats = jit_module.stats(jitted)
+    assert stats["invalidated_trees"] == 0
+    before = stats["native_entries"]
+    assert jitted(xs) == min(xs)
+    assert jit_module.stats(jitted)["native_entries"] - before == 1
+    assert "side trace from exit 0" in jit_module.dump(jitted, "uops")
 
 
 def test_a_read_after_a_store_uses_the_stored_value():
