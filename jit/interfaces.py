@@ -30,7 +30,7 @@ class ExitView(Protocol):
     stack_consts: dict[int, Any]  # stack index -> the constant there
 
     def follows_from(self, tree: Any) -> bool:
-        """Is this an exit of tree, or of a tree it calls (handed on by tree as it was), so that a trace
+        """Is this an exit of tree, or of a tree a call of it may run (handed on as it was), so that a trace
         calling tree can go on from it?"""
         ...
 

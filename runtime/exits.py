@@ -42,11 +42,12 @@ class ExitDescriptor:
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def follows_from(self, tree: Any) -> bool:
-        """Is this an exit of tree, or of a tree it calls (handed on by tree as it was), so that a trace
-        calling tree can go on from it? (Not one of tree's exits that only hand such an exit on.)"""
+        """Is this an exit of tree, or of a tree a call of it may run (one it calls or tail-jumps into,
+        handed on as it was), so that a trace calling tree can go on from it? (Not an exit that only hands
+        such an exit on, nor one of code freed since.)"""
         if self.propagate or self.tree is None:
             return False
-        return self.tree is tree or tree.calls_into(self.tree)
+        return self.tree is tree or self.tree in tree.reached()
 
     @property
     def recording(self) -> bool:

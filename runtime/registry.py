@@ -53,6 +53,7 @@ class TreeRegistry:
             exit.tree = tree
         for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
             target.jumpers.append(tree)
+            tree.jumps_to.append(target)
         self.trees[loop.index].append(tree)
         return tree
 
@@ -71,6 +72,8 @@ class TreeRegistry:
         for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"):
             if target is not tree:
                 target.jumpers.append(tree)
+                if target not in tree.jumps_to:
+                    tree.jumps_to.append(target)
         compiled.parent = parent
         parent.side = compiled
         grew = tree.add_side_trace(compiled)
@@ -79,7 +82,7 @@ class TreeRegistry:
         for caller in list(tree.callers):
             if grew or leaves:
                 self.invalidate(caller)
-        for caller in tree.callers_all():  # (a caller's caller may go on from an exit its callee hands on)
+        for caller in tree.observers():  # (a caller's caller, or a caller of a tree jumping here, may follow it)
             if caller.valid and _follows(caller, parent.id):
                 self.invalidate(caller)
 
@@ -111,6 +114,8 @@ class TreeRegistry:
             for live in self.live_trees():
                 if tree in live.jumpers:
                     live.jumpers.remove(tree)
+                if tree in live.jumps_to:
+                    live.jumps_to.remove(tree)
         self.graveyard.clear()
 
     # --- looking up ------------------------------------------------------------------------------------

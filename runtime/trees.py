@@ -99,6 +99,7 @@ class Tree:
         self.calls = calls
         self.callers: list[Tree] = []
         self.jumpers: list[Tree] = []  # trees with a trace that tail-jumps into this one
+        self.jumps_to: list[Tree] = []  # the trees a trace of this one tail-jumps into
         self.valid = True
         self.entries = 0  # from the interpreter
         self.iterations = 0  # run by those entries (of this tree's loop and of the trees it calls)
@@ -130,24 +131,33 @@ class Tree:
             out[slot] = (kind, kind is not None)
         return out
 
-    def calls_into(self, other: Tree) -> bool:
-        """Does this tree call other, directly or through the trees it calls?"""
-        return any(callee is other or callee.calls_into(other) for callee in self.calls)
+    def reached(self) -> list[Tree]:
+        """The trees whose code a call of this one may run: those it calls or tail-jumps into (a peer tree of
+        its loop), and theirs, transitively (itself first)."""
+        out: list[Tree] = [self]
+        for tree in out:  # (grows while it is walked)
+            for other in (*tree.calls, *tree.jumps_to):
+                if other not in out:
+                    out.append(other)
+        return out
 
-    def callers_all(self) -> list[Tree]:
-        """The trees that call this one, directly or through trees that call it."""
+    def observers(self) -> list[Tree]:
+        """The trees whose traces may see this tree's exits come back from a call: its callers, the callers
+        of the trees that jump into it, and theirs, transitively."""
         out: list[Tree] = []
-        for caller in self.callers:
-            for tree in (caller, *caller.callers_all()):
-                if tree not in out:
-                    out.append(tree)
+        todo = [self]
+        for tree in todo:  # (grows while it is walked)
+            for other in (*tree.callers, *tree.jumpers):
+                if other not in todo:
+                    todo.append(other)
+                    out.append(other)
         return out
 
     def slots_written(self) -> set[int]:
-        """Every slot a trace of this tree, or of a tree it calls, may assign."""
-        out = self.root.trace.written | self.side_writes
-        for callee in self.calls:
-            out |= callee.slots_written()
+        """Every slot a trace of this tree, or of a tree a call of it may run, may assign."""
+        out: set[int] = set()
+        for tree in self.reached():
+            out |= tree.root.trace.written | tree.side_writes
         return out
 
     def loop_exits(self) -> list[ExitDescriptor]:

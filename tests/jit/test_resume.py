@@ -359,7 +359,7 @@ def test_tree_writes_at_a_loop_exit():
     tree.root = Root()  # type: ignore[assignment]
     tree.root.trace = trace  # type: ignore[attr-defined]
     tree.side_writes = {1, 9}
-    tree.calls = []
+    tree.calls, tree.jumps_to = [], []
     exit.trace = tree.root
     assert tree.writes_at(exit) == {0: (Kind.INT, True), 1: (Kind.FLOAT, True), 2: (None, False), 9: (None, False)}
 
@@ -383,7 +383,7 @@ def test_tree_writes_at_another_exit_are_everything_it_may_assign():
         tree.root.trace = Trace(TraceKind.ROOT, trace.loop, 0)  # type: ignore[attr-defined]
         tree.root.trace.written = written  # type: ignore[attr-defined]
         tree.side_writes = side_writes
-        tree.calls = calls
+        tree.calls, tree.jumps_to = calls, []
         return tree
 
     inner = tree_of({5, 7}, set(), [])

@@ -219,3 +219,47 @@ def test_a_break_ends_a_side_trace_at_the_loop_exit():
     assert "LEFT_LOOP" not in stats["aborts_by_code"]
     inner = [tree for tree in stats["trees"] if tree["loop_line"] == first_square_over.__code__.co_firstlineno + 3]
     assert inner and inner[0]["side_traces"] >= 1, stats["trees"]
+
+
+PEER_TREES = """
+LIMIT = 9223372036854775807
+
+
+def f(a, b, x, y, data):
+    n = LIMIT - b
+    s = 0.1
+    t = 2.5
+    for i in range(-9223372036854775765, -9223372036854775761, 2):
+        if not ((data[b % len(data)] < y) or (t != s)):
+            b -= len(data)
+        else:
+            w0 = 0
+            while True:
+                w0 += 1
+                if w0 > 3:
+                    break
+                for k in range(-5, -5, 1):
+                    y **= 0
+                b, n, i = n, i, b
+    return (a, b, n, x, y, s, t)
+"""
+
+
+def test_an_exit_of_a_peer_tree_the_inner_tree_jumped_into_is_followed():
+    """(Found by the program generator.) The inner loop has two trees, for two type maps; the one called
+    tail-jumps into the other, whose exit comes back from the call: the outer recording goes on from it."""
+    from helpers import TEST_OPTIONS, define
+
+    func = define(PEER_TREES, "f")
+    nan = float("nan")
+    calls = [
+        (-1, -(2**63), nan, 1e16, [4.7e16, -3.7e16, -5.3e16, 2.9e87, 9.2e18]),
+        (-7, -84986779, 9.1e-205, -1.3e-218, [-2, 4611686018427387871, 2**64, 9]),
+    ]
+    jitted = check(func, *calls)
+    f = jit(**TEST_OPTIONS)(define(PEER_TREES, "f"))
+    for args in calls:
+        for _ in range(2):
+            f(*args)
+    assert "INNER_EXIT" not in jit_module.stats(f)["aborts_by_code"], jit_module.stats(f)["aborts"]
+    assert jitted is not None
