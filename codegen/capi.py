@@ -26,6 +26,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyDict_Size": (I64, (PTR,)),
     "PyUnicode_GetLength": (I64, (PTR,)),
     "PyUnicode_Compare": (I32, (PTR, PTR)),
+    "PyUnicode_Contains": (I32, (PTR, PTR)),
     "PyLong_AsLongLongAndOverflow": (I64, (PTR, I32.as_pointer())),
     "PyLong_FromLongLong": (PTR, (I64,)),
     "PyFloat_FromDouble": (PTR, (DOUBLE,)),

@@ -530,6 +530,13 @@ def _contains_dict_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.icmp_unsigned("!=", ctx.capi("PyDict_GetItem", mapping, key), ir.Constant(PTR, None))
 
 
+@lowers("_CONTAINS_STR")
+def _contains_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    text, part = _args(ctx, uop)
+    found = ctx.capi("PyUnicode_Contains", text, part)  # 1 or 0 (exact strs: it cannot fail)
+    return ctx.builder.icmp_signed("==", found, ir.Constant(I32, 1))
+
+
 @lowers("_BIND_DICT_GET")
 def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.value(uop.args[0])

@@ -139,8 +139,9 @@ def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         return _identity(r, op, a, b)
     if op in (CompareOp.IN, CompareOp.NOT_IN):
-        if a.kind == Kind.STR and b.kind == Kind.DICT:
-            found = r.emit("_CONTAINS_DICT_STR", (b, a))
+        if a.kind == Kind.STR and b.kind in (Kind.DICT, Kind.STR):
+            name = "_CONTAINS_DICT_STR" if b.kind == Kind.DICT else "_CONTAINS_STR"
+            found = r.emit(name, (b, a))
             return found if op == CompareOp.IN else r.emit("_UNARY_NOT", (found,))
         raise Abort(Reason.OPERATOR, op=op)
     if a.kind == Kind.STR and b.kind == Kind.STR and op not in (CompareOp.IS, CompareOp.IS_NOT):
@@ -201,6 +202,9 @@ def truth(r: Emitter, v: Value) -> Value:
         return v
     if kind == Kind.NONE:
         return r.const(False)
+    if kind in (Kind.STR, Kind.DICT):  # not empty
+        size = r.emit("_LEN_STR" if kind == Kind.STR else "_LEN_DICT", (v,))
+        return r.emit("_TO_BOOL_INT", (size,))
     name = {I: "_TO_BOOL_INT", F: "_TO_BOOL_FLOAT", Kind.LIST: "_TO_BOOL_LIST", Kind.TUPLE: "_TO_BOOL_TUPLE"}.get(kind)
     if name is None:
         raise Abort(Reason.TRUTH, kind=kind.short)

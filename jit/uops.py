@@ -315,6 +315,7 @@ _uop("_DICT_LOOKUP_STR", (D, S), O, doc="the value at a str key (borrowed), or N
 _uop("_GUARD_FOUND", (O,), None, DEOPT, doc="a lookup found its key")
 _uop("_GUARD_MISSING", (O,), None, DEOPT, doc="a lookup did not find its key")
 _uop("_CONTAINS_DICT_STR", (D, S), B, doc="key in dict")
+_uop("_CONTAINS_STR", (S, S), B, doc="inputs: the str searched, the substring")
 _uop("_BIND_DICT_GET", (D,), Kind.DICT_GET_METHOD, doc="d.get, not called yet (the same pointer as d)")
 _uop(
     "_STORE_SUBSCR_DICT_STR",

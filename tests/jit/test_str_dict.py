@@ -73,6 +73,21 @@ def store_strs(keys):
     return names
 
 
+def truth_and_substrings(words, table):
+    found = 0
+    empty = 0
+    for w in words:
+        if not w:
+            empty += 1
+        if "a" in w:
+            found += 1
+        if w not in "alphabet soup":
+            found += 2
+        if table:
+            table[w] += 1
+    return found, empty
+
+
 def overwrite(table, keys):
     for key in keys:
         table[key] = 1.5
@@ -96,6 +111,7 @@ def fn(name):
         ("compare_strs", [(WORDS * 20, "delta"), (WORDS * 20, ""), (WORDS * 20, "日本"), (["b", "a", "c"] * 30, "b")]),
         ("defaults", [(TABLE, WORDS * 10 + ["gone"] * 20), ({"a": None, "b": 2.5}, ["a", "b", "c"] * 30)]),
         ("store_strs", [(WORDS * 20,)]),
+        ("truth_and_substrings", [(WORDS * 20, dict.fromkeys(WORDS, 0)), (WORDS * 20, {})]),
         ("overwrite", [(dict(TABLE), WORDS * 20), ({"a": "str", "b": 1}, ["a", "b"] * 40)]),
     ],
 )
