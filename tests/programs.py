@@ -12,7 +12,8 @@ The body has at least one loop, and uses: assignments (also chained, tuple and s
 augmented assignments (also to ``data[...]``), assignment expressions (``(n := ...)``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
 variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
-early returns, ``acc.append(...)`` on a local list, ``del``, module globals ``G`` and ``GS`` that ``f``
+early returns, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
+``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables; expressions mixing ints and floats: arithmetic,
 bitwise operators, (chained) comparisons, ``and``/``or``/``not``, conditional expressions,
 ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads of ``data`` and of a
@@ -60,6 +61,7 @@ NUM_LOCALS = ("s", "t")
 LOOP_VARS = ("i", "j", "k")
 ITEM_VARS = ("vi", "vj", "vk")  # `for vi in data`
 MAYBE_UNBOUND = "u"  # a local with no initial value (reading it may raise UnboundLocalError)
+WORDS = ("a", "bb", "", "a b", "ünï")  # the strs a program's dict `tally` counts under
 INT_GLOBALS = ("G",)  # module globals f declares `global` and uses as variables (it assigns them first)
 NUM_GLOBALS = ("GS",)
 COMP_VAR = "c"  # comprehension variable
@@ -145,6 +147,7 @@ class _Gen:
         self.wide = True  # False: a "narrow" program (see NARROW_INT_CONSTS)
         self.use_tuple = False  # a local tuple `tup` of 3 numbers
         self.use_list = False  # a local list `acc`, appended to
+        self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
 
     # --- choices -----------------------------------------------------------------------------------------
@@ -169,9 +172,16 @@ class _Gen:
 
     # --- expressions -------------------------------------------------------------------------------------
     def int_leaf(self, sc: Scope) -> E:
-        kind = self.pick((12, "var"), (6, "const"), (2, "len"), (1, "global"), (self.use_list, "len_acc"))
+        kind = self.pick(
+            (12, "var"), (6, "const"), (2, "len"), (1, "global"), (self.use_list, "len_acc"),
+            (self.use_dict, "len_tally"), (self.use_dict, "in_tally"),
+        )  # fmt: skip
         if kind == "var":
             return _atom(self.one(sc.int_read))
+        if kind == "len_tally":
+            return _atom("len(tally)")
+        if kind == "in_tally":
+            return E(f"{self.word(sc)} {self.one(('in', 'not in'))} tally")
         if kind == "len_acc":
             return _atom("len(acc)")
         if kind == "const":
@@ -183,8 +193,10 @@ class _Gen:
     def num_leaf(self, sc: Scope) -> E:
         kind = self.pick(
             (10, "var"), (6, "int"), (4, "const"), (2, "data"), (1, "global"), (self.use_unbound, "unbound"),
-            (2 * self.use_tuple, "tuple"), (self.use_list, "last"),
+            (2 * self.use_tuple, "tuple"), (self.use_list, "last"), (self.use_dict, "tally"),
         )  # fmt: skip
+        if kind == "tally":
+            return _atom(f"tally.get({self.word(sc)}, {self.one(('0', '0.5', '-1'))})")
         if kind == "var":
             return _atom(self.one(sc.num_read))
         if kind == "tuple":
@@ -426,7 +438,7 @@ class _Gen:
         kind = self.pick(
             (6, "assign"), (4, "augassign"), (3 if compound else 0, "if"), (3 if loops else 0, "for"),
             (2 if loops else 0, "while"), (1, "store"), (1 if sc.in_loop else 0, "exit"), (1, "return"),
-            (1, "tuple"), (1, "chain"), (self.use_list, "append"),
+            (1, "tuple"), (1, "chain"), (self.use_list, "append"), (2 * self.use_dict, "tally"),
         )  # fmt: skip
         if kind == "chain" and self.use_unbound and self.flag(15):
             kind = "del"
@@ -481,6 +493,17 @@ class _Gen:
         if not is_int and self.flag(20):
             targets[-1] = f"data[{self.data_index(sc, 1)}]"
         return [f"{' = '.join(targets)} = {self.rhs(sc, is_int)}"]
+
+    def word(self, sc: Scope) -> str:
+        """One of the strs of `words` (a str read from a tuple)."""
+        return f"words[{self.int_leaf(sc).p()} % {len(WORDS)}]"
+
+    def stmt_tally(self, sc: Scope) -> list[str]:
+        key = self.word(sc)
+        if self.flag(30):
+            return [f"tally[{key}] = {self.num_expr(sc, self.int_(0, 1), growth=False).text}"]
+        step = self.num_expr(sc, self.int_(0, 1), growth=False).text
+        return [f"tally[{key}] = tally.get({key}, 0) + {step}"]
 
     def stmt_append(self, sc: Scope) -> list[str]:
         return [f"acc.append({self.num_expr(sc, self.int_(0, 2), growth=not sc.in_loop).text})"]
@@ -671,6 +694,10 @@ class _Gen:
         if self.flag(25):
             lines.append("acc = []")
             self.use_list = True
+        if self.flag(20):
+            lines.append(f"words = {WORDS!r}")
+            lines.append("tally = {}")
+            self.use_dict = True
         self.use_unbound = self.flag(20)
         loop_vars = LOOP_VARS if init_loop_vars else ()
         sc = Scope(
@@ -685,7 +712,7 @@ class _Gen:
         lines += self.block(sc, 0, 3) if self.flag(50) else []
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
-        final += ("acc",) * self.use_list
+        final += ("acc",) * self.use_list + ("tally",) * self.use_dict
         lines.append(f"return ({', '.join(final)})")
         body = "".join(f"    {line}\n" for line in lines)
         func = f"def f({', '.join(PARAMS)}):\n{body}"
