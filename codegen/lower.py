@@ -220,23 +220,34 @@ def _guard_global_number(ctx: LowerContext, uop: Uop) -> None:
 def _store_global(ctx: LowerContext, uop: Uop) -> None:
     """globals[name] = the value, boxed. The value it replaces must free without running Python code (an
     int, float, bool or None), else the interpreter makes the store."""
-    b = ctx.builder
     namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
     if not uop.operand.over_number:  # (else the trace read or stored a number there, and nothing ran since)
-        old = ctx.capi("PyDict_GetItem", namespace, key)
-        missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
-        old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
-        plain = missing
-        for cls in (int, float, bool, type(None)):
-            plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
-        ctx.guard(plain, uop)
+        _guard_entry_drops_plainly(ctx, uop, namespace, key)
     (value,) = _args(ctx, uop)
-    new = _same_object(ctx, uop.args[0])
+    _dict_set(ctx, uop, namespace, key, uop.args[0], value)
+
+
+def _guard_entry_drops_plainly(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value) -> None:
+    """Leave unless mapping[key] is missing or holds a number or None: replacing it then runs no Python code."""
+    b = ctx.builder
+    old = ctx.capi("PyDict_GetItem", mapping, key)
+    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
+    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
+    plain = missing
+    for cls in (int, float, bool, type(None)):
+        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
+    ctx.guard(plain, uop)
+
+
+def _dict_set(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, v: Value, native: ir.Value) -> None:
+    """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails."""
+    b = ctx.builder
+    new = native if v.kind.is_pointer else _same_object(ctx, v)
     boxed_here = new is None
     if new is None:
-        new = _box(ctx, uop.args[0].kind, value)
+        new = _box(ctx, v.kind, native)
         ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    status = ctx.capi("PyDict_SetItem", namespace, key, new)  # (takes its own reference)
+    status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
     if boxed_here:
         ctx.capi("Py_DecRef", new)
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
@@ -546,25 +557,9 @@ def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
     None), else the interpreter makes the store."""
-    b = ctx.builder
     value, mapping, key = _args(ctx, uop)
-    old = ctx.capi("PyDict_GetItem", mapping, key)
-    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
-    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
-    plain = missing
-    for cls in (int, float, bool, type(None)):
-        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
-    ctx.guard(plain, uop)
-    kind = uop.args[0].kind
-    new = value if kind.is_pointer else _same_object(ctx, uop.args[0])
-    boxed_here = new is None
-    if new is None:
-        new = _box(ctx, kind, value)
-        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
-    if boxed_here:
-        ctx.capi("Py_DecRef", new)
-    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    _dict_set(ctx, uop, mapping, key, uop.args[0], value)
 
 
 # --- float arithmetic --------------------------------------------------------------------------------------

@@ -121,17 +121,6 @@ class Recorder:
         frame.trace_hook = None
         self.host.recording_finished(self, self.trace)
 
-    def record_inlined(self, frame: Frame, pc: int) -> None:
-        """The hook of an inlined callee's frame (``jit.inline``): record its instruction at pc."""
-        if len(self.trace.uops) > self.limit:
-            raise Abort(Reason.TOO_LONG, limit=self.limit)
-        self.pc = pc
-        op = self.code.ops[pc]
-        handler = _HANDLERS.get(op)
-        if handler is None:
-            raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
-        handler(self, frame, self.code.args[pc])
-
     def inline_call(self, frame: Frame, target: types.FunctionType, args: list[Value], n: int) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline)."""
@@ -181,20 +170,22 @@ class Recorder:
         return call.result
 
     def record(self, frame: Frame, pc: int) -> None:
-        loop = self.trace.loop
-        if not loop.contains(pc):
-            if self.trace.kind is TraceKind.ROOT:  # the loop ended (condition false, break) while being recorded
-                raise Abort(Reason.LOOP_ENDED)
+        inside = self.trace.loop.contains(pc)
+        if not inside and self.trace.kind is TraceKind.ROOT:  # the loop ended (condition false, break)
+            raise Abort(Reason.LOOP_ENDED)
+        self.line = self.code.lines[pc]
+        self.snapshots.begin(pc)
+        if not inside:
             self.pc = pc
-            self.line = self.code.lines[pc]
-            self.snapshots.begin(pc)
             self.end_with_exit(frame, leaves_loop=True)  # a side trace that ends the loop (a `break`)
             return
+        self.record_instruction(frame, pc)
+
+    def record_instruction(self, frame: Frame, pc: int) -> None:
+        """Record the instruction at pc of the code being recorded (the trace's, or an inlined callee's)."""
         if len(self.trace.uops) > self.limit:
             raise Abort(Reason.TOO_LONG, limit=self.limit)
         self.pc = pc
-        self.line = self.code.lines[pc]
-        self.snapshots.begin(pc)
         op = self.code.ops[pc]
         handler = _HANDLERS.get(op)
         if handler is None:
@@ -424,7 +415,7 @@ class _InlinedHook:
         self.recorder = recorder
 
     def __call__(self, frame: Frame, pc: int) -> None:
-        self.recorder.record_inlined(frame, pc)
+        self.recorder.record_instruction(frame, pc)
 
     def abort(self, abort: Abort) -> None:
         pass  # (the exception that stopped the dry run reaches Recorder.inline_call, which decides)
