@@ -159,6 +159,7 @@ def test_a_global_of_the_callee_rebound_between_calls():
     for limit in (10, 10, 1000, -5, 10):
         namespace["LIMIT"] = plain_namespace["LIMIT"] = limit
         assert f(200) == plain(200)
+    assert jit_module.stats(f)["native_entries"] > 0
 
 
 def test_code_or_defaults_of_an_inlined_function_reassigned_between_calls():
