@@ -78,6 +78,10 @@ class JitFunction:
         self.code: T1Code | None = None
         self.instrumented: InstrumentedCode | None = None
         self.loop_runtime: Any = None  # runtime.loop_driver.LoopRuntime (Baseline.CPYTHON)
+        # the versions of the instrumented code, by the loops parked in them (see runtime.parking), and the
+        # one new calls run
+        self.versions: dict[frozenset[int], types.CodeType] = {}
+        self.version: frozenset[int] | None = None
         self.lock = threading.Lock()
         self.globals: dict[str, Any] = py_func.__globals__
         self.builtins: dict[str, Any] = py_func.__builtins__  # type: ignore[attr-defined]
@@ -191,9 +195,35 @@ class JitFunction:
             self.reason = Unsupported(f"internal error while instrumenting the code: {detail}")
             self.mode = Mode.PLAIN
             return self.py_func.__code__
-        runtime.code = code
+        runtime.codes.append(code)
         self.loop_runtime = runtime
+        self.version = frozenset()
+        self.versions[self.version] = code
         return code
+
+    def can_park(self) -> bool:
+        """Whether new calls run the instrumented code, so that a version of it can take over."""
+        return self.version is not None and self.wrapper.__code__ is self.versions[self.version]
+
+    def run_version(self, parked: frozenset[int]) -> None:
+        """Make new calls run the version of the instrumented code in which the loops `parked` have no counter
+        (the user's own code when every loop is parked). Runs from a garbage collection callback too: takes no
+        lock (the GIL makes each step atomic; a race leaves a loop counted or uncounted until its next park or
+        wake, never wrong)."""
+        if not self.can_park():
+            return
+        code = self.versions.get(parked)
+        if code is None:
+            assert self.code is not None and self.loop_runtime is not None
+            if all(loop.index in parked for loop in self.code.loops if loop.statement is not None):
+                code = self.py_func.__code__
+            else:
+                version = instrument(locate(self.py_func), self.code, parked)
+                code = version.bind({"RT": self.loop_runtime})
+                self.loop_runtime.codes.append(code)
+            self.versions[parked] = code
+        self.version = parked
+        self.wrapper.__code__ = code
 
     def _refusal_message(self, why: Unsupported | str) -> str:
         code = self.py_func.__code__

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jit.frontend.instrument import NEVER
 from jit.function import Baseline, JitFunction, Mode
+from runtime.parking import collections_left
 
 
 def explain_report(state: JitFunction) -> str:
@@ -96,20 +97,24 @@ def _cpython_status(state: JitFunction, index: int) -> str:
         return "a comprehension's loop: runs where its statement runs"
     count = runtime.counters[index]
     starts = "loop starts" if index in runtime.single_copy else "iterations"
+    per_entry = runtime.not_paying[index]
+    paying = (
+        f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
+        f"(min_native_iterations={runtime.min_iterations})"
+        if per_entry is not None
+        else ""
+    )
+    if index in runtime.parked:
+        left = collections_left(runtime, index)
+        when = f"for {left} more garbage collection(s)" if left is not None else "until it wakes"
+        return f"parked: new calls run it as plain CPython, with no counter, {when}{paying}"
     if count > 0:
         return f"CPython counts: hot in {count} {starts}"
     if count == 0:
         return "handed to the JIT at its start"
     if count <= NEVER:
         return "runs plain in CPython for good"
-    plain = f"runs plain in CPython for {-count} more loop start(s)"
-    per_entry = runtime.not_paying[index]
-    if per_entry is not None:
-        plain += (
-            f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
-            f"(min_native_iterations={runtime.min_iterations})"
-        )
-    return plain
+    return f"runs plain in CPython for {-count} more loop start(s){paying}"
 
 
 def _strict_lines(state: JitFunction) -> list[str]:

@@ -24,6 +24,10 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "native_iterations": 0,  # loop iterations run by those entries
         # loops CPython runs because their native entries did not pay (min_native_iterations), by line
         "not_paying_loops": [],
+        # loops new calls run as the user wrote them, with no counter, until they wake (runtime.parking)
+        "parked_loops": sorted(state.code.loops[i].line for i in state.loop_runtime.parked)
+        if state.loop_runtime is not None
+        else [],
         "exits_to_interpreter": 0,
         "aborts": {},
         "aborts_total": 0,

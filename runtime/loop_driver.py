@@ -17,6 +17,10 @@ them exactly, from the fuel; never wall time, so tests stay deterministic). Fewe
 ``min_native_iterations`` on average: the loop runs plain in CPython for a number of loop starts that doubles
 each time it is found not to pay (up to ``MAX_PAY_BACKOFF``, never for good: a change of behaviour wins it back);
 a window that pays resets the back-off. ``min_native_iterations=0`` turns this off.
+
+Parking: once either back-off has been at its longest, the loop is parked instead (``runtime.parking``): new
+calls run a version of the code in which the loop has no counter at all, until enough garbage collections
+have passed for the loop to be tried again.
 """
 
 from __future__ import annotations
@@ -25,15 +29,16 @@ import types
 from typing import Any
 
 from jit.frontend.instrument import CONTINUE, NEVER, RETURN
+from runtime import parking
 from runtime.errors import fix_handoff_traceback, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, run_loop
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
-MAX_BACKOFF = 2**16  # loop starts a blacklisted loop runs plain, at most, before it is reprobed
+MAX_BACKOFF = 2**10  # the longest back-off of a blacklisted loop, in loop starts; the next one parks it
 PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
-MAX_PAY_BACKOFF = 2**14  # loop starts a loop whose entries did not pay runs plain, at most, before a new window
+MAX_PAY_BACKOFF = 2**10  # the longest back-off of a loop whose entries did not pay; the next one parks it
 
 _UNBOUND_ID = id(UNBOUND)
 
@@ -44,7 +49,7 @@ class LoopRuntime:
     __slots__ = (
         "function",
         "t1",
-        "code",
+        "codes",
         "counters",
         "single_copy",
         "backoff",
@@ -56,8 +61,11 @@ class LoopRuntime:
         "boost",
         "padding",
         "handoffs",
-        "_offsets",
-        "_line_offsets",
+        "parked",
+        "park_for",
+        "busy",
+        "_positions",
+        "__weakref__",
     )
 
     # the names the instrumented code reads from RT (besides loop and fix)
@@ -73,7 +81,7 @@ class LoopRuntime:
         self.single_copy = single_copy  # loops instrumented with one copy: their counters count loop starts
         code = function.code
         self.t1 = code
-        self.code: types.CodeType | None = None  # the instrumented code, once bound (for tracebacks)
+        self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
         self.counters: list[int] = [start] * len(code.loops)  # LOOPS
         self.backoff = [FIRST_BACKOFF] * len(code.loops)
@@ -88,8 +96,11 @@ class LoopRuntime:
         self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs = 0
-        self._offsets: dict[Any, int] | None = None
-        self._line_offsets: dict[int, int] = {}
+        self.parked: set[int] = set()  # loops parked (see runtime.parking)
+        self.park_for = [parking.FIRST_PARK] * len(code.loops)  # garbage collections of a loop's next parking
+        self.busy = False  # changing the code: not now, says the runtime to the parking clock
+        # per version of the code: (position -> offset, line -> offset), for tracebacks
+        self._positions: dict[int, tuple[dict[Any, int], dict[int, int]]] = {}
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
 
@@ -188,11 +199,16 @@ class LoopRuntime:
         if per_entry >= self.min_iterations:
             self.not_paying[index] = None
             self.pay_backoff[index] = FIRST_BACKOFF
+            self.park_for[index] = parking.FIRST_PARK
             return
         self.not_paying[index] = per_entry
         backoff = self.pay_backoff[index]
+        if backoff > MAX_PAY_BACKOFF:
+            self.counters[index] = -MAX_PAY_BACKOFF  # (for frames running a version that counts this loop)
+            self.park(index)
+            return
         self.counters[index] = -backoff
-        self.pay_backoff[index] = min(2 * backoff, MAX_PAY_BACKOFF)
+        self.pay_backoff[index] = 2 * backoff
 
     def blacklisted(self, index: int) -> bool:
         monitor = self.function.monitor
@@ -206,26 +222,56 @@ class LoopRuntime:
             self.counters[index] = NEVER
             return
         backoff = self.backoff[index]
+        if backoff > MAX_BACKOFF:
+            self.counters[index] = -MAX_BACKOFF  # (for frames running a version that counts this loop)
+            self.park(index)
+            return
         self.counters[index] = -backoff
-        self.backoff[index] = min(2 * backoff, MAX_BACKOFF)
+        self.backoff[index] = 2 * backoff
+
+    def park(self, index: int) -> None:
+        """Take loop `index` out of the code new calls run, for a while (see runtime.parking)."""
+        if index in self.parked or not self.function.can_park():
+            return
+        self.busy = True
+        try:
+            self.parked.add(index)
+            parking.park(self, index, self.park_for[index])
+            self.park_for[index] = min(2 * self.park_for[index], parking.MAX_PARK)
+            self.function.run_version(frozenset(self.parked))
+        finally:
+            self.busy = False
+
+    def wake(self, index: int) -> None:
+        """Loop `index` has been parked long enough: back in the code, handed to the JIT at its next start but
+        one (called by the parking clock)."""
+        self.busy = True
+        try:
+            self.parked.discard(index)
+            self.counters[index] = -1
+            self.function.run_version(frozenset(self.parked))
+        finally:
+            self.busy = False
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at
         frame.error_pc raised: an instruction compiled from the same source text, else one of its line."""
-        if code is not self.code or frame is None or frame.error_pc is None:
+        if frame is None or frame.error_pc is None or not any(code is version for version in self.codes):
             return None
         position = self.t1.positions[frame.error_pc]
-        offsets = self._offsets
-        if offsets is None:
-            offsets = {}
+        known = self._positions.get(id(code))
+        if known is None:
+            offsets: dict[Any, int] = {}
+            line_offsets: dict[int, int] = {}
             for unit, where in enumerate(code.co_positions()):
                 offsets.setdefault(where, 2 * unit)
                 if where[0] is not None:
-                    self._line_offsets.setdefault(where[0], 2 * unit)
-            self._offsets = offsets
+                    line_offsets.setdefault(where[0], 2 * unit)
+            known = self._positions[id(code)] = (offsets, line_offsets)
+        offsets, line_offsets = known
         offset = offsets.get(position)
         if offset is None:
-            offset = self._line_offsets.get(position[0])
+            offset = line_offsets.get(position[0])
             if offset is None:
                 return None
         return offset, position[0]

@@ -82,6 +82,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "runtime.errors",
         "runtime.interpreter",
         "runtime.handoff",
+        "runtime.parking",
         "runtime.loop_driver",
         "runtime.exits",
         "runtime.trees",

@@ -120,9 +120,11 @@ def _replace_constants(code: types.CodeType, table: dict[Any, Any]) -> types.Cod
     return code.replace(co_consts=tuple(consts))
 
 
-def instrument(source: FunctionSource, t1: T1Code) -> InstrumentedCode:
-    """Generate the instrumented code of a function the front end compiled to ``t1``."""
-    return _Instrumenter(source, t1).build()
+def instrument(source: FunctionSource, t1: T1Code, parked: frozenset[int] = frozenset()) -> InstrumentedCode:
+    """Generate the instrumented code of a function the front end compiled to ``t1``. The loops in ``parked``
+    (tier-1 loop indices) appear as the user wrote them, with no counter (their inner loops are instrumented):
+    a loop that has not paid for a long time costs nothing at its start (``runtime.parking``)."""
+    return _Instrumenter(source, t1, parked).build()
 
 
 # --- templates -------------------------------------------------------------------------------------------
@@ -402,8 +404,9 @@ class _Fill(ast.NodeTransformer):
 
 
 class _Instrumenter:
-    def __init__(self, source: FunctionSource, t1: T1Code) -> None:
+    def __init__(self, source: FunctionSource, t1: T1Code, parked: frozenset[int]) -> None:
         self.source = source
+        self.parked = parked
         self.loops: dict[tuple[int, int], LoopInfo] = {
             loop.statement: loop for loop in t1.loops if loop.statement is not None
         }
@@ -482,6 +485,13 @@ class _Instrumenter:
         self.levels[loop.index] = level
         body = self.block(node.body, copies if single else factor * copies, level + 1)
         orelse = self.block(node.orelse, 2 * copies if single else factor * copies, level + 1)
+        if loop.index in self.parked:
+            # the user's statement, one copy; its inner loops as in the other copies (so a loop's counter
+            # means the same in every version of the code: see runtime.parking)
+            plain = copy.copy(node)
+            plain.body = body
+            plain.orelse = orelse
+            return [plain]
         is_for = isinstance(node, ast.For)
         head = _head_position(node)
         bound = self.bound_at[(node.lineno, node.col_offset)]

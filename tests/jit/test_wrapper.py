@@ -40,7 +40,7 @@ def test_calls_run_the_function_directly():
     # the first call goes through the trampoline once; then the caller calls the instrumented code itself
     assert later[1] == ["looped", name, later[1][2]]
     assert first[1][0] == "looped" and first[1] != later[1]
-    assert jitted.__code__ is state_of(jitted).loop_runtime.code
+    assert jitted.__code__ is state_of(jitted).loop_runtime.codes[0]
     assert jitted.__code__.co_name == "looped" and jitted.__code__.co_filename == func.__code__.co_filename
 
 
