@@ -36,6 +36,16 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyList_Append": (I32, (PTR, PTR)),
     "PyFunction_GetCode": (PTR, (PTR,)),
     "PyFunction_GetDefaults": (PTR, (PTR,)),
+    "PyNumber_Add": (PTR, (PTR, PTR)),
+    "PyNumber_Subtract": (PTR, (PTR, PTR)),
+    "PyNumber_Multiply": (PTR, (PTR, PTR)),
+    "PyNumber_FloorDivide": (PTR, (PTR, PTR)),
+    "PyNumber_Remainder": (PTR, (PTR, PTR)),
+    "PyNumber_Lshift": (PTR, (PTR, PTR)),
+    "PyNumber_Rshift": (PTR, (PTR, PTR)),
+    "PyNumber_And": (PTR, (PTR, PTR)),
+    "PyNumber_Or": (PTR, (PTR, PTR)),
+    "PyNumber_Xor": (PTR, (PTR, PTR)),
 }
 
 

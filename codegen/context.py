@@ -15,7 +15,8 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
-from jit.kinds import DIRTY, Kind
+from codegen.ownership import ENTRY, Ownership
+from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from jit.resume import Hold, exit_resume
 from jit.trace import ExitPoint, Snapshot, Trace, Uop, Value
 
@@ -72,6 +73,10 @@ class LowerContext:
         self.state_writers: dict[int, tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
         self.globals: dict[str, Any] = {}
         self.builtins: dict[str, Any] = {}
+        # the values that own their reference (codegen.ownership), and the position (index in trace.uops) of
+        # the uop being lowered
+        self.ownership = Ownership(trace)
+        self.position = ENTRY
 
     # --- values ----------------------------------------------------------------------------------------
     def value(self, v: Value) -> ir.Value:
@@ -130,9 +135,10 @@ class LowerContext:
     def tag_address(self, offset: int) -> ir.Value:
         return self.builder.gep(self.buf, [ir.Constant(I64, offset)], inbounds=True)
 
-    def store_slot(self, slot: int, kind: Kind, value: ir.Value) -> None:
+    def store_slot(self, slot: int, kind: Kind, value: ir.Value, owned: bool = False) -> None:
         self.store_word(self.layout.slot_word(slot), kind, value)
-        self.builder.store(ir.Constant(I8, int(kind) | DIRTY), self.tag_address(self.layout.slot_tag(slot)))
+        tag = int(kind) | DIRTY | (OWNED if owned else 0)
+        self.builder.store(ir.Constant(I8, tag), self.tag_address(self.layout.slot_tag(slot)))
 
     def load_slot(self, slot: int, kind: Kind) -> ir.Value:
         return self.load_word(self.layout.slot_word(slot), kind)
@@ -140,7 +146,7 @@ class LowerContext:
     def slot_kind_matches(self, slot: int, kind: Kind) -> ir.Value:
         b = self.builder
         tag = b.load(self.tag_address(self.layout.slot_tag(slot)))
-        return b.icmp_unsigned("==", b.and_(tag, ir.Constant(I8, 0x7F)), ir.Constant(I8, int(kind)))
+        return b.icmp_unsigned("==", b.and_(tag, ir.Constant(I8, KIND_BITS)), ir.Constant(I8, int(kind)))
 
     def load_fuel(self) -> None:
         self.fuel = self.builder.load(self.word(abi.FUEL))
@@ -155,10 +161,12 @@ class LowerContext:
         values the buffer lacks, and the stack."""
         b = self.builder
         (frame,) = exit_resume(self.trace, snapshot)
+        handed: set[int] = set()  # owned values handed over already: one more reference for each other place
         for state in frame.slots:
             if state.hold is Hold.VALUE:
                 assert state.value is not None
-                self.store_slot(state.slot, state.value.kind, self.value(state.value))
+                owned = self.hand_over(state.value, handed)
+                self.store_slot(state.slot, state.value.kind, self.value(state.value), owned)
             elif state.hold is Hold.PREVIOUS:
                 flag = self.valid.get(state.slot)
                 if flag is not None:  # the previous iteration's value, once there was one
@@ -167,9 +175,24 @@ class LowerContext:
                     with b.if_then(written):
                         self.store_slot(state.slot, kind, previous)
         for index, value in enumerate(frame.stack):
+            owned = self.hand_over(value, handed)
             self.store_word(self.layout.stack_word_of(index), value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
-            b.store(ir.Constant(I8, int(value.kind) | DIRTY), tag)
+            b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
+
+    def hand_over(self, value: Value, handed: set[int]) -> bool:
+        """Whether value, written into the interpreter's state, goes with a reference of its own (taking one
+        more if the state holds it somewhere already)."""
+        if value.id not in self.ownership.defined:
+            return False
+        if value.id in handed:
+            self.capi("Py_IncRef", self.value(value))
+        handed.add(value.id)
+        return True
+
+    def release(self, values: list[Value]) -> None:
+        for value in values:
+            self.capi("Py_DecRef", self.value(value))
 
     # --- guards and exits ------------------------------------------------------------------------------
     def guard(self, ok: ir.Value, uop: Uop, before_exit: Callable[[], None] | None = None) -> None:
@@ -190,6 +213,12 @@ class LowerContext:
         """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""
         b = self.builder
         index = self.exit_index[id(exit)]
+        live = self.ownership.live_at(self.position)
+        if live:
+            # owned values the exit's state does not hold are released here (the others are handed over)
+            assert not exit.propagate and exit.prewritten is None, "an owned value across an inner tree's call"
+            in_state = self.ownership.state(self.trace, exit.snapshot)
+            self.release([value for value in live if value.id not in in_state])
         if exit.propagate:
             counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
             b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)

@@ -40,8 +40,8 @@ def build(ctx: LowerContext) -> None:
     for uop in trace.hoisted:
         _lower(ctx, uop)
     if trace.end is not TraceEnd.LOOP:
-        for uop in trace.uops:
-            _lower(ctx, uop)
+        for position, uop in enumerate(trace.uops):
+            _lower(ctx, uop, position)
         return
 
     entry_end = b.block
@@ -71,8 +71,9 @@ def build(ctx: LowerContext) -> None:
     ctx.fuel = fuel
     ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
 
-    for uop in trace.uops:
+    for position, uop in enumerate(trace.uops):
         if uop.name == "_JUMP_TO_TOP":
+            assert not ctx.ownership.live_at(position), "an owned value across the loop's back-edge"
             latch = b.block
             for slot, phi in phis.items():
                 phi.add_incoming(ctx.value(end[slot]), latch)
@@ -82,10 +83,14 @@ def build(ctx: LowerContext) -> None:
             fuel.add_incoming(ctx.fuel, latch)
             b.branch(loop)
         else:
-            _lower(ctx, uop)
+            _lower(ctx, uop, position)
 
 
-def _lower(ctx: LowerContext, uop: Uop) -> None:
+def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
+    """Lower one uop; position: its index in trace.uops (None for a hoisted guard), after which the owned
+    values it last needs are released (codegen.ownership)."""
+    if position is not None:
+        ctx.position = position
     if uop.name == "_CHECK_PERIODIC":
         _check_periodic(ctx, uop)
         return
@@ -94,6 +99,10 @@ def _lower(ctx: LowerContext, uop: Uop) -> None:
     if uop.out is not None:
         assert out is not None, uop.name
         ctx.values[uop.out.id] = out
+    if position is not None:
+        released = ctx.ownership.released.get(position)
+        if released and not ctx.builder.block.is_terminated:
+            ctx.release(released)
 
 
 def _check_periodic(ctx: LowerContext, uop: Uop) -> None:

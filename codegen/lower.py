@@ -350,6 +350,48 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     return obj
 
 
+# --- ints past 64 bits: int objects the trace owns (codegen.ownership releases them) -----------------------
+
+_NUMBER_FUNCTION = {
+    "ADD": "PyNumber_Add",
+    "SUBTRACT": "PyNumber_Subtract",
+    "MULTIPLY": "PyNumber_Multiply",
+    "FLOOR_DIVIDE": "PyNumber_FloorDivide",
+    "REMAINDER": "PyNumber_Remainder",
+    "LSHIFT": "PyNumber_Lshift",
+    "RSHIFT": "PyNumber_Rshift",
+    "AND": "PyNumber_And",
+    "OR": "PyNumber_Or",
+    "XOR": "PyNumber_Xor",
+}
+
+
+def _guard_made(ctx: LowerContext, uop: Uop, obj: ir.Value) -> None:
+    """Leave if a C-API call failed (NULL), clearing its exception: the interpreter does the instruction again
+    and raises it (exact: these operations on ints run no Python code and change nothing)."""
+    ok = ctx.builder.icmp_unsigned("!=", obj, ir.Constant(PTR, None))
+    ctx.guard(ok, uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
+@lowers("_BOX_INT")
+def _box_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.capi("PyLong_FromLongLong", ctx.value(uop.args[0]))
+    _guard_made(ctx, uop, obj)
+    return obj
+
+
+@lowers("_BINARY_OP_INT_OBJECT")
+def _binary_op_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.capi(_NUMBER_FUNCTION[uop.operand.uop_name], *_args(ctx, uop))
+    _guard_made(ctx, uop, obj)
+    return obj
+
+
+@lowers("_NARROW_INT_OBJECT")
+def _narrow_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _unbox_int(ctx, uop)
+
+
 # --- int arithmetic ----------------------------------------------------------------------------------------
 
 

@@ -71,6 +71,7 @@ class Reason(enum.Enum):
     # --- operators -----------------------------------------------------------------------------------------
     RAISES = "{what} raises {exception} here"
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
+    INT_OBJECT_ACROSS_LOOP = "an int beyond 64 bits on the operand stack at an inner loop"
     RESULT_TYPE = "{what}: result is a {type}"
     OPERAND_KIND = "{what} on {kind}"
     MATMUL = "operator @ on numbers"

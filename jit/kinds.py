@@ -29,6 +29,9 @@ class Kind(enum.IntEnum):
     RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
     APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
     DICT_GET_METHOD = 13  # `d.get` about to be called: held as the dict's pointer, likewise
+    # an exact int held as an object: a result that left 64 bits (or an operand on its way to one). Only ever
+    # an operand-stack temporary, never in a slot: native code owns its reference (see OWNED)
+    INT_OBJECT = 14
 
     @property
     def is_number(self) -> bool:
@@ -44,7 +47,16 @@ class Kind(enum.IntEnum):
 
 
 POINTER_KINDS = frozenset(
-    {Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.APPEND_METHOD, Kind.DICT_GET_METHOD}
+    {
+        Kind.LIST,
+        Kind.TUPLE,
+        Kind.STR,
+        Kind.DICT,
+        Kind.OBJECT,
+        Kind.APPEND_METHOD,
+        Kind.DICT_GET_METHOD,
+        Kind.INT_OBJECT,
+    }
 )
 _SHORT = {
     Kind.INT: "int",
@@ -60,10 +72,15 @@ _SHORT = {
     Kind.RANGE: "range",
     Kind.APPEND_METHOD: "list.append",
     Kind.DICT_GET_METHOD: "dict.get",
+    Kind.INT_OBJECT: "int_object",
 }
 
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
 DIRTY = 0x80
+# marks a buffer tag whose object native code hands over with a reference of its own (an owned temporary at an
+# exit): the interpreter releases that reference once it holds the object
+OWNED = 0x40
+KIND_BITS = 0x3F
 
 _BY_TYPE: dict[type, Kind] = {
     float: Kind.FLOAT,

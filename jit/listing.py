@@ -45,7 +45,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jit.frontend.operators import CompareOp
+from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind, kind_of
 from jit.resume import entry_snapshot
 from jit.trace import (
@@ -81,6 +81,7 @@ COMMENT_COLUMN = 88  # where a uop's `# line` comment starts
 HOISTED = " (hoisted to the entry)"
 _KINDS = {kind.short: kind for kind in Kind}
 _COMPARES = {op.symbol: op for op in CompareOp}
+_BINARY_OPS = {op.symbol: op for op in BinOp if not op.inplace}
 
 
 class ListingError(ValueError):
@@ -472,6 +473,11 @@ class _Parser:
             raise self.error(f"no comparison {text!r}")
         return _COMPARES[text]
 
+    def binary_op(self, text: str) -> BinOp:
+        if text not in _BINARY_OPS:
+            raise self.error(f"no binary operator {text!r}")
+        return _BINARY_OPS[text]
+
     def invert(self, text: str) -> bool:
         if text not in ("True", "False"):
             raise self.error(f"expected True or False, not {text!r}")
@@ -677,6 +683,7 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.CONST: OperandText(lambda _, value: describe(value), _Parser.object),
     Operand.KIND: OperandText(lambda _, kind: kind.short, _Parser.kind),
     Operand.COMPARE: OperandText(lambda _, op: str(op), _Parser.compare),
+    Operand.BINARY_OP: OperandText(lambda _, op: str(op), _Parser.binary_op),
     Operand.INVERT: OperandText(lambda _, invert: str(invert), _Parser.invert),
     Operand.MATH_NAME: OperandText(lambda _, name: name, lambda _, text: text),
     Operand.BUILTIN: OperandText(

@@ -78,6 +78,7 @@ class Recorder:
         # numbers, and checks them again after running signal handlers): every store over them is over a number
         self.numbers_throughout: set[str] = set()
         self.pc = start_pc
+        self.frame: Frame | None = None  # the frame whose instruction is being recorded
         self.line = self.code.lines[start_pc]
         self.limit = host.options.max_trace_length
         self.depth = 0  # nesting depth of the trees this trace calls
@@ -186,6 +187,7 @@ class Recorder:
         if len(self.trace.uops) > self.limit:
             raise Abort(Reason.TOO_LONG, limit=self.limit)
         self.pc = pc
+        self.frame = frame
         op = self.code.ops[pc]
         handler = _HANDLERS.get(op)
         if handler is None:
@@ -218,8 +220,9 @@ class Recorder:
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         return out  # type: ignore[return-value]
 
-    def const(self, value: Any) -> Value:
-        kind = Kind.UNBOUND if value is UNBOUND else kind_of(value)
+    def const(self, value: Any, kind: Kind | None = None) -> Value:
+        if kind is None:
+            kind = Kind.UNBOUND if value is UNBOUND else kind_of(value)
         pc, line = (self.inlined[0].site_pc, self.inlined[0].site_line) if self.inlined else (self.pc, self.line)
         return self.trace.emit("_LOAD_CONST_INLINE", kind=kind, operand=value, pc=pc, line=line, const=value)  # type: ignore[return-value]
 
@@ -231,10 +234,18 @@ class Recorder:
     def push(self, value: Value) -> None:
         self.abstract.push(value)
 
-    def pop(self) -> Value:
+    def pop(self, objects: bool = False) -> Value:
+        """The value on top of the operand stack. An int object (``Kind.INT_OBJECT``) is narrowed to an int
+        (a guard that it fits in 64 bits) unless the consumer takes `objects`: only int arithmetic does, so an
+        int object never reaches a slot, a call or a container."""
         value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
+        if value.kind == Kind.INT_OBJECT and not objects:
+            depth = len(self.abstract.stack())
+            stack = self.frame.stack if self.frame is not None else []
+            actual = stack[depth] if depth < len(stack) else None
+            return specialize.narrow(self, value, actual, "this use of an int")
         return value
 
     def read_slot(self, frame: Frame, slot: int) -> Value:
@@ -334,6 +345,8 @@ class Recorder:
             return
         if tree.depth + 1 > self.host.options.max_nesting_depth:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
+        if any(value.kind == Kind.INT_OBJECT for value in self.abstract.stack()):
+            raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)
         self.pending_tree = tree
@@ -602,8 +615,8 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
 
 @_handles(I.BINARY_OP)
 def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
-    b = r.pop()
-    a = r.pop()
+    b = r.pop(objects=True)
+    a = r.pop(objects=True)
     r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
 
 

@@ -33,7 +33,7 @@ class Emitter(Protocol):
         propagate: bool = False,
     ) -> Value: ...
 
-    def const(self, value: Any) -> Value: ...
+    def const(self, value: Any, kind: Kind | None = None) -> Value: ...
 
     def virtual_range(self, start: Value, stop: Value, step: Value) -> Value: ...
 
@@ -69,6 +69,28 @@ def observe(what: str, compute: Callable[[], Any], kind: Kind | None = None) -> 
     return result
 
 
+def fits_int64(value: Any) -> bool:
+    return type(value) in (int, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+def narrow(r: Emitter, v: Value, actual: Any, what: str) -> Value:
+    """An int object as an int: a guard that it fits in 64 bits (it must here, or recording stops)."""
+    if v.kind != Kind.INT_OBJECT:
+        return v
+    if not fits_int64(actual):
+        raise Abort(Reason.INT_RESULT_TOO_BIG, what=what)
+    return r.emit("_NARROW_INT_OBJECT", (v,))
+
+
+def as_int_object(r: Emitter, v: Value) -> Value:
+    """An int (or bool) as an int object: boxed by native code, or the constant object itself."""
+    if v.kind == Kind.INT_OBJECT:
+        return v
+    if v.is_const:
+        return r.const(int(v.const), Kind.INT_OBJECT)
+    return r.emit("_BOX_INT", (as_int(r, v),))
+
+
 def _number(v: Value, what: str) -> None:
     if not v.kind.is_number:
         raise Abort(Reason.OPERAND_KIND, what=what, kind=v.kind.short)
@@ -77,15 +99,37 @@ def _number(v: Value, what: str) -> None:
 # --- binary operators ------------------------------------------------------------------------------------
 
 
+# int operations CPython's own int type computes past 64 bits, natively through the C-API
+_INT_OBJECT_OPS = frozenset(
+    {
+        BinOp.ADD,
+        BinOp.SUB,
+        BinOp.MUL,
+        BinOp.FLOORDIV,
+        BinOp.MOD,
+        BinOp.LSHIFT,
+        BinOp.RSHIFT,
+        BinOp.AND,
+        BinOp.OR,
+        BinOp.XOR,
+    }
+)
+_INTEGRAL = (I, B, Kind.INT_OBJECT)
+
+
 def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
     op = op.base
+    what = f"operator {op}"
+    if Kind.INT_OBJECT in (a.kind, b.kind):
+        if op in _INT_OBJECT_OPS and a.kind in _INTEGRAL and b.kind in _INTEGRAL:
+            return _int_object_op(r, op, a, b, actual_a, actual_b)
+        a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
     if op in (BinOp.AND, BinOp.OR, BinOp.XOR) and a.kind == B and b.kind == B:
         return r.emit(f"_BINARY_OP_{op.uop_name}_BOOL", (a, b))
     if op == BinOp.MATMUL:
         raise Abort(Reason.MATMUL)
-    what = f"operator {op}"
     if a.kind != F and b.kind != F:
         if op == BinOp.POW and actual_b < 0:
             raise Abort(Reason.NEGATIVE_INT_POWER)
@@ -93,6 +137,9 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
             observe(what, lambda: op.fn(actual_a, actual_b), F)
             if max(abs(actual_a), abs(actual_b)) > 2**53:
                 raise Abort(Reason.BIG_INT_DIVISION)
+        elif op in _INT_OBJECT_OPS:
+            if not fits_int64(observe(what, lambda: op.fn(actual_a, actual_b))):
+                return _int_object_op(r, op, a, b, actual_a, actual_b)  # past 64 bits: an int object
         else:
             observe(what, lambda: op.fn(actual_a, actual_b), I)
         a, b = as_int(r, a), as_int(r, b)
@@ -107,6 +154,13 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     a, b = as_float(r, a), as_float(r, b)
     r.emit("_GUARD_BOTH_FLOAT", (a, b))
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
+
+
+def _int_object_op(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
+    """An int operation as CPython's int type computes it, on int objects (its result is one too: narrowed
+    back to an int where it is stored or used as one)."""
+    observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    return r.emit("_BINARY_OP_INT_OBJECT", (as_int_object(r, a), as_int_object(r, b)), operand=op)
 
 
 def _native_float_pow(x: float, y: float) -> bool:
@@ -197,6 +251,8 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
 
 
 def truth(r: Emitter, v: Value) -> Value:
+    if v.kind == Kind.INT_OBJECT:  # (kept on the stack by `and`/`or`: one that does not fit leaves each time)
+        v = r.emit("_NARROW_INT_OBJECT", (v,))
     kind = v.kind
     if kind == B:
         return v

@@ -116,6 +116,7 @@ class Operand(enum.Enum):
     CONST = (object, "a constant")
     KIND = (Kind, "a kind")
     COMPARE = (CompareOp, "a comparison")
+    BINARY_OP = (BinOp, "a binary operator")
     INVERT = (bool, "is the test inverted (`is not`)")
     MATH_NAME = (str, "the name of a math function")
     BUILTIN = (object, "a builtin function")
@@ -158,6 +159,7 @@ class UopDef:
     lowering: Lowering = Lowering.TABLE
     mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
     drops: bool = False  # may free an object the trace read: borrowed pointers read before it may dangle after it
+    owns: bool = False  # its output is a new reference: codegen releases it after its last use, or hands it over
     doc: str = ""
 
     @property
@@ -306,6 +308,19 @@ _uop(
     drops=True,
     doc="inputs: value, list, index; boxes it",
 )
+
+# --- ints past 64 bits (exact ints as objects: CPython's own arithmetic, which runs no Python code) ------------
+_uop("_BOX_INT", (I,), Kind.INT_OBJECT, DEOPT, owns=True, doc="a new int object (leaves if allocation fails)")
+_uop(
+    "_BINARY_OP_INT_OBJECT",
+    (Kind.INT_OBJECT, Kind.INT_OBJECT),
+    Kind.INT_OBJECT,
+    DEOPT,
+    owns=True,
+    operand=Operand.BINARY_OP,
+    doc="CPython's int operation; an error (division by zero, memory) leaves, and the interpreter raises it",
+)
+_uop("_NARROW_INT_OBJECT", (Kind.INT_OBJECT,), I, DEOPT, doc="the int as an i64 (leaves if it does not fit)")
 
 # --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
 _uop("_LEN_STR", (S,), I)

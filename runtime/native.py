@@ -21,7 +21,7 @@ import struct
 from typing import Any
 
 from codegen import abi
-from jit.kinds import DIRTY, INT64_MAX, INT64_MIN, Kind, kind_of
+from jit.kinds import DIRTY, INT64_MAX, INT64_MIN, KIND_BITS, OWNED, Kind, kind_of
 from runtime.frame import UNBOUND
 
 _APPEND_METHOD = int(Kind.APPEND_METHOD)
@@ -57,12 +57,13 @@ class _PackPlan:
 
 
 class _UnpackPlan:
-    __slots__ = ("fmt", "fixups", "slots")
+    __slots__ = ("fmt", "fixups", "owned", "slots")
 
-    def __init__(self, fmt: str, slots: list[int], fixups: list[tuple[int, int]]) -> None:
+    def __init__(self, fmt: str, slots: list[int], fixups: list[tuple[int, int]], owned: list[int]) -> None:
         self.fmt = fmt
         self.slots = slots  # the dirty slots, in the order of the unpacked values (the stack's follow)
         self.fixups = fixups  # (position, kind) of values that are not an int or a float as read
+        self.owned = owned  # positions of objects native code handed over with a reference of their own
 
 
 class Plans:
@@ -98,19 +99,22 @@ def _plan_unpack(tags: bytes, nslots: int) -> _UnpackPlan:
     fmt = ["="]
     dirty: list[int] = []
     fixups: list[tuple[int, int]] = []
+    owned: list[int] = []
     position = 0
     for i, tag in enumerate(tags):
         if i < nslots and not tag & DIRTY:
             fmt.append("8x")
             continue
-        kind = tag & 0x7F
+        kind = tag & KIND_BITS
         fmt.append(_FORMAT_OF_KIND.get(kind, "q"))
         if i < nslots:
             dirty.append(i)
         if kind != _INT and kind != _FLOAT:
             fixups.append((position, kind))
+        if tag & OWNED:
+            owned.append(position)
         position += 1
-    return _UnpackPlan("".join(fmt).rstrip("8x") or "=", dirty, fixups)
+    return _UnpackPlan("".join(fmt).rstrip("8x") or "=", dirty, fixups, owned)
 
 
 class NativeBuffer:
@@ -196,10 +200,15 @@ class NativeBuffer:
         values = list(struct.unpack_from(plan.fmt, self.raw, _SLOTS_OFFSET))
         for position, kind in plan.fixups:
             values[position] = _convert(kind, values[position])
+        for position in plan.owned:  # the list holds the object now: give up native code's reference
+            _decref(values[position])
         dirty = plan.slots
         for i, value in zip(dirty, values):
             slots[i] = value
         return values[len(dirty) :]
+
+
+_decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
 
 
 def _convert(kind: int, word: int) -> Any:

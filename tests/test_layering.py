@@ -70,6 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.capi",
         "codegen.abi",
         "codegen.engine",
+        "codegen.ownership",
         "codegen.context",
         "codegen.lower",
         "codegen.function",

@@ -79,6 +79,17 @@ SOURCES = {
         """,
         (100,),
     ),
+    "int_objects": (
+        """
+        def int_objects(n):
+            modulus = (1 << 61) - 1
+            h = 0
+            for i in range(n):
+                h = (h * 1_000_003 + i) % modulus
+            return h
+        """,
+        (100,),
+    ),
     "nested_loops": (
         """
         def nested_loops(n, m):

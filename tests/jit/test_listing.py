@@ -89,6 +89,17 @@ SOURCES = {
         """,
         (50,),
     ),
+    "int_objects": (
+        """
+        def int_objects(n):
+            modulus = (1 << 61) - 1
+            h = 0
+            for i in range(n):
+                h = (h * 1_000_003 + i) % modulus
+            return h
+        """,
+        (50,),
+    ),
     "stores_a_global": (
         """
         def stores_a_global(n):
