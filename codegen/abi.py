@@ -8,7 +8,8 @@ Frame buffer (one per call of a jitted function, made on its first entry to nati
                  iteration of any tree, a periodic check each time it is a multiple of PERIOD; so
                  FUEL_START - FUEL at the exit is the number of iterations the entry ran
     [SLOTS + i]  slot i's value: i64, double bits, 0/1 for a bool, a PyObject* for object kinds
-    [STACK + k]  operand stack entry k at an exit
+    [STACK + k]  operand stack entry k at an exit (the low word of an i128: Kind.WIDE_INT)
+    [WIDE + k]   the high word of operand stack entry k, if it is an i128
   then, bytewise, one tag per slot and per stack entry: the value's Kind, with DIRTY set by native code
 
 The interpreter fills every slot and its tag before entering a tree; native code writes a slot (and sets
@@ -48,7 +49,8 @@ class Layout:
         self.nslots = nslots
         self.max_stack = max(max_stack, 1)
         self.stack_word = SLOTS + nslots
-        self.words = SLOTS + nslots + self.max_stack
+        self.wide_word = self.stack_word + self.max_stack
+        self.words = self.wide_word + self.max_stack
         self.tags_offset = self.words * WORD
         self.size = self.tags_offset + nslots + self.max_stack
 
@@ -57,6 +59,9 @@ class Layout:
 
     def stack_word_of(self, index: int) -> int:
         return self.stack_word + index
+
+    def wide_word_of(self, index: int) -> int:
+        return self.wide_word + index
 
     def slot_tag(self, slot: int) -> int:
         return self.tags_offset + slot

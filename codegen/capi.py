@@ -14,6 +14,7 @@ I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 I1 = ir.IntType(1)
+I128 = ir.IntType(128)
 DOUBLE = ir.DoubleType()
 PTR = ir.IntType(8).as_pointer()
 
@@ -46,7 +47,25 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_And": (PTR, (PTR, PTR)),
     "PyNumber_Or": (PTR, (PTR, PTR)),
     "PyNumber_Xor": (PTR, (PTR, PTR)),
+    "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
 }
+
+# i128 division: LLVM compiles it to calls of the C compiler's runtime (libgcc, or compiler-rt's equivalents),
+# which ctypes finds in the process or in libgcc_s; without them the lowering goes through CPython's ints
+WIDE_DIVISION = {"__divti3": (I128, (I128, I128)), "__modti3": (I128, (I128, I128))}
+
+
+def _wide_division_addresses() -> dict[str, int]:
+    for library in (None, "libgcc_s.so.1", "libgcc_s.1.dylib", "libcompiler_rt.dylib"):
+        try:
+            lib = ctypes.CDLL(library)
+            return {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in WIDE_DIVISION}  # type: ignore[misc]
+        except (OSError, AttributeError):
+            continue
+    return {}
+
+
+WIDE_DIVISION_ADDRESSES = _wide_division_addresses()
 
 
 def address(name: str) -> int:
@@ -54,4 +73,4 @@ def address(name: str) -> int:
 
 
 def addresses() -> dict[str, int]:
-    return {name: address(name) for name in SIGNATURES}
+    return {**{name: address(name) for name in SIGNATURES}, **WIDE_DIVISION_ADDRESSES}

@@ -14,7 +14,7 @@ from typing import Any
 from llvmlite import ir
 
 from codegen import abi, capi
-from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
+from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, Ownership
 from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from jit.resume import Hold, exit_resume
@@ -30,6 +30,8 @@ def llvm_type(kind: Kind) -> ir.Type:
         return I1
     if kind.is_pointer:
         return PTR
+    if kind == Kind.WIDE_INT:
+        return I128
     return I64
 
 
@@ -94,6 +96,8 @@ class LowerContext:
             return ir.Constant(DOUBLE, float(value))
         if kind == Kind.BOOL:
             return ir.Constant(I1, int(bool(value)))
+        if kind == Kind.WIDE_INT:
+            return ir.Constant(I128, int(value))
         if kind.is_pointer:
             return self.pointer(value)
         return ir.Constant(I64, 0)  # None and unbound have no payload
@@ -131,6 +135,23 @@ class LowerContext:
             b.store(value, address)
         else:
             b.store(ir.Constant(I64, 0), address)
+
+    def store_stack(self, index: int, kind: Kind, value: ir.Value) -> None:
+        """Operand stack entry index (an i128 in two words: its low word there, its high word in the wide area)."""
+        b = self.builder
+        if kind == Kind.WIDE_INT:
+            b.store(b.trunc(value, I64), self.word(self.layout.stack_word_of(index)))
+            b.store(b.trunc(b.ashr(value, ir.Constant(I128, 64)), I64), self.word(self.layout.wide_word_of(index)))
+        else:
+            self.store_word(self.layout.stack_word_of(index), kind, value)
+
+    def load_stack(self, index: int, kind: Kind) -> ir.Value:
+        b = self.builder
+        if kind == Kind.WIDE_INT:
+            low = b.zext(b.load(self.word(self.layout.stack_word_of(index))), I128)
+            high = b.zext(b.load(self.word(self.layout.wide_word_of(index))), I128)
+            return b.or_(b.shl(high, ir.Constant(I128, 64)), low)
+        return self.load_word(self.layout.stack_word_of(index), kind)
 
     def tag_address(self, offset: int) -> ir.Value:
         return self.builder.gep(self.buf, [ir.Constant(I64, offset)], inbounds=True)
@@ -176,7 +197,7 @@ class LowerContext:
                         self.store_slot(state.slot, kind, previous)
         for index, value in enumerate(frame.stack):
             owned = self.hand_over(value, handed)
-            self.store_word(self.layout.stack_word_of(index), value.kind, self.value(value))
+            self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
 

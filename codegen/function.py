@@ -36,7 +36,7 @@ def build(ctx: LowerContext) -> None:
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
     for index, value in trace.entry_stack.items():
-        ctx.values[value.id] = ctx.load_word(ctx.layout.stack_word_of(index), value.kind)
+        ctx.values[value.id] = ctx.load_stack(index, value.kind)
     for uop in trace.hoisted:
         _lower(ctx, uop)
     if trace.end is not TraceEnd.LOOP:

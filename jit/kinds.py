@@ -32,6 +32,10 @@ class Kind(enum.IntEnum):
     # an exact int held as an object: a result that left 64 bits (or an operand on its way to one). Only ever
     # an operand-stack temporary, never in a slot: native code owns its reference (see OWNED)
     INT_OBJECT = 14
+    # an int held as an i128: a result past 64 bits whose magnitude the recorder bounds below 2**127 (a
+    # product of two ints, plus a few more), on its way back to 64 bits (typically `% m`). Only ever an
+    # operand-stack temporary; at an exit its high word goes to the buffer's wide area (codegen.abi)
+    WIDE_INT = 15
 
     @property
     def is_number(self) -> bool:
@@ -73,6 +77,7 @@ _SHORT = {
     Kind.APPEND_METHOD: "list.append",
     Kind.DICT_GET_METHOD: "dict.get",
     Kind.INT_OBJECT: "int_object",
+    Kind.WIDE_INT: "int128",
 }
 
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit

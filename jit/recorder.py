@@ -60,6 +60,7 @@ class Recorder:
         self.abstract = FrameState(start_pc)
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
+        self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.pending_tree: TreeView | None = None
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
@@ -241,7 +242,7 @@ class Recorder:
         value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
-        if value.kind == Kind.INT_OBJECT and not objects:
+        if value.kind in (Kind.INT_OBJECT, Kind.WIDE_INT) and not objects:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
@@ -345,7 +346,7 @@ class Recorder:
             return
         if tree.depth + 1 > self.host.options.max_nesting_depth:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
-        if any(value.kind == Kind.INT_OBJECT for value in self.abstract.stack()):
+        if any(value.kind in (Kind.INT_OBJECT, Kind.WIDE_INT) for value in self.abstract.stack()):
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)

@@ -35,6 +35,9 @@ class Emitter(Protocol):
 
     def const(self, value: Any, kind: Kind | None = None) -> Value: ...
 
+    #: the largest magnitude each i128 value of the trace (Kind.WIDE_INT) can have, by value id
+    wide_bounds: dict[int, int]
+
     def virtual_range(self, start: Value, stop: Value, step: Value) -> Value: ...
 
 
@@ -73,22 +76,47 @@ def fits_int64(value: Any) -> bool:
     return type(value) in (int, bool) and INT64_MIN <= value <= INT64_MAX
 
 
+WIDE_LIMIT = 2**127 - 1  # the largest magnitude an i128 holds
+_NARROWING = {Kind.INT_OBJECT: "_NARROW_INT_OBJECT", Kind.WIDE_INT: "_NARROW_WIDE"}
+
+
 def narrow(r: Emitter, v: Value, actual: Any, what: str) -> Value:
-    """An int object as an int: a guard that it fits in 64 bits (it must here, or recording stops)."""
-    if v.kind != Kind.INT_OBJECT:
+    """An int object or an i128 as an int: a guard that it fits in 64 bits (it must here, or recording
+    stops)."""
+    name = _NARROWING.get(v.kind)
+    if name is None:
         return v
     if not fits_int64(actual):
         raise Abort(Reason.INT_RESULT_TOO_BIG, what=what)
-    return r.emit("_NARROW_INT_OBJECT", (v,))
+    return r.emit(name, (v,))
 
 
 def as_int_object(r: Emitter, v: Value) -> Value:
-    """An int (or bool) as an int object: boxed by native code, or the constant object itself."""
+    """An int (a bool, an i128) as an int object: boxed by native code, or the constant object itself."""
     if v.kind == Kind.INT_OBJECT:
         return v
     if v.is_const:
         return r.const(int(v.const), Kind.INT_OBJECT)
+    if v.kind == Kind.WIDE_INT:
+        return r.emit("_BOX_WIDE", (v,))
     return r.emit("_BOX_INT", (as_int(r, v),))
+
+
+def as_wide(r: Emitter, v: Value) -> Value:
+    if v.kind == Kind.WIDE_INT:
+        return v
+    if v.is_const:
+        return r.const(int(v.const), Kind.WIDE_INT)
+    return r.emit("_WIDEN_INT", (as_int(r, v),))
+
+
+def _magnitude(r: Emitter, v: Value) -> int:
+    """The largest magnitude v can have (an int: 2**63; an i128: what the recorder proved, if it knows)."""
+    if v.is_const:
+        return abs(int(v.const))
+    if v.kind == Kind.WIDE_INT:
+        return r.wide_bounds.get(v.id, WIDE_LIMIT)
+    return 2**63
 
 
 def _number(v: Value, what: str) -> None:
@@ -114,15 +142,16 @@ _INT_OBJECT_OPS = frozenset(
         BinOp.XOR,
     }
 )
-_INTEGRAL = (I, B, Kind.INT_OBJECT)
+_INTEGRAL = (I, B, Kind.INT_OBJECT, Kind.WIDE_INT)
+_BEYOND_64 = (Kind.INT_OBJECT, Kind.WIDE_INT)
 
 
 def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
     op = op.base
     what = f"operator {op}"
-    if Kind.INT_OBJECT in (a.kind, b.kind):
+    if a.kind in _BEYOND_64 or b.kind in _BEYOND_64:
         if op in _INT_OBJECT_OPS and a.kind in _INTEGRAL and b.kind in _INTEGRAL:
-            return _int_object_op(r, op, a, b, actual_a, actual_b)
+            return _past_64_bits(r, op, a, b, actual_a, actual_b)
         a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
@@ -139,7 +168,7 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
                 raise Abort(Reason.BIG_INT_DIVISION)
         elif op in _INT_OBJECT_OPS:
             if not fits_int64(observe(what, lambda: op.fn(actual_a, actual_b))):
-                return _int_object_op(r, op, a, b, actual_a, actual_b)  # past 64 bits: an int object
+                return _past_64_bits(r, op, a, b, actual_a, actual_b)
         else:
             observe(what, lambda: op.fn(actual_a, actual_b), I)
         a, b = as_int(r, a), as_int(r, b)
@@ -156,11 +185,33 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
 
 
-def _int_object_op(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
-    """An int operation as CPython's int type computes it, on int objects (its result is one too: narrowed
-    back to an int where it is stored or used as one)."""
+def _past_64_bits(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
+    """An int operation whose result may leave 64 bits: in i128 where the magnitudes provably stay below
+    2**127 (no check needed), else on int objects through CPython's own int type. Either result is narrowed
+    back to an int where it is stored or used as one."""
     observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    if Kind.INT_OBJECT not in (a.kind, b.kind):
+        wide = _wide(r, op, a, b)
+        if wide is not None:
+            return wide
     return r.emit("_BINARY_OP_INT_OBJECT", (as_int_object(r, a), as_int_object(r, b)), operand=op)
+
+
+def _wide(r: Emitter, op: BinOp, a: Value, b: Value) -> Value | None:
+    ma, mb = _magnitude(r, a), _magnitude(r, b)
+    if op == BinOp.MOD and b.kind in (I, B):  # |a % b| < |b|: an int again
+        return r.emit("_BINARY_OP_REMAINDER_WIDE", (as_wide(r, a), as_int(r, b)))
+    if op in (BinOp.ADD, BinOp.SUB):
+        bound = ma + mb
+    elif op == BinOp.MUL:
+        bound = ma * mb
+    else:
+        return None
+    if bound > WIDE_LIMIT:
+        return None
+    out = r.emit(f"_BINARY_OP_{op.uop_name}_WIDE", (as_wide(r, a), as_wide(r, b)))
+    r.wide_bounds[out.id] = bound
+    return out
 
 
 def _native_float_pow(x: float, y: float) -> bool:
@@ -251,8 +302,8 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
 
 
 def truth(r: Emitter, v: Value) -> Value:
-    if v.kind == Kind.INT_OBJECT:  # (kept on the stack by `and`/`or`: one that does not fit leaves each time)
-        v = r.emit("_NARROW_INT_OBJECT", (v,))
+    if v.kind in _NARROWING:  # (kept on the stack by `and`/`or`: one that does not fit leaves each time)
+        v = r.emit(_NARROWING[v.kind], (v,))
     kind = v.kind
     if kind == B:
         return v

@@ -321,6 +321,15 @@ _uop(
     doc="CPython's int operation; an error (division by zero, memory) leaves, and the interpreter raises it",
 )
 _uop("_NARROW_INT_OBJECT", (Kind.INT_OBJECT,), I, DEOPT, doc="the int as an i64 (leaves if it does not fit)")
+# i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
+W = Kind.WIDE_INT
+_uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")
+_uop("_BINARY_OP_ADD_WIDE", (W, W), W, fold=_plain(operator.add), doc="cannot overflow (bounded by the recorder)")
+_uop("_BINARY_OP_SUBTRACT_WIDE", (W, W), W, fold=_plain(operator.sub), doc="cannot overflow (likewise)")
+_uop("_BINARY_OP_MULTIPLY_WIDE", (W, W), W, fold=_plain(operator.mul), doc="cannot overflow (likewise)")
+_uop("_BINARY_OP_REMAINDER_WIDE", (W, I), I, DEOPT, doc="Python's %: the sign of the divisor; leaves on zero")
+_uop("_NARROW_WIDE", (W,), I, DEOPT, doc="the i128 as an i64 (leaves if it does not fit)")
+_uop("_BOX_WIDE", (W,), Kind.INT_OBJECT, DEOPT, owns=True, doc="a new int object (leaves if allocation fails)")
 
 # --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
 _uop("_LEN_STR", (S,), I)

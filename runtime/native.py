@@ -26,6 +26,8 @@ from runtime.frame import UNBOUND
 
 _APPEND_METHOD = int(Kind.APPEND_METHOD)
 _DICT_GET_METHOD = int(Kind.DICT_GET_METHOD)
+_WIDE_INT = int(Kind.WIDE_INT)
+_LOW_WORD = (1 << 64) - 1
 _INT, _FLOAT, _BOOL, _NONE, _UNBOUND, _OBJECT = (
     int(Kind.INT),
     int(Kind.FLOAT),
@@ -57,13 +59,16 @@ class _PackPlan:
 
 
 class _UnpackPlan:
-    __slots__ = ("fmt", "fixups", "owned", "slots")
+    __slots__ = ("fmt", "fixups", "owned", "slots", "wides")
 
-    def __init__(self, fmt: str, slots: list[int], fixups: list[tuple[int, int]], owned: list[int]) -> None:
+    def __init__(
+        self, fmt: str, slots: list[int], fixups: list[tuple[int, int]], owned: list[int], wides: list[tuple[int, int]]
+    ) -> None:
         self.fmt = fmt
         self.slots = slots  # the dirty slots, in the order of the unpacked values (the stack's follow)
         self.fixups = fixups  # (position, kind) of values that are not an int or a float as read
         self.owned = owned  # positions of objects native code handed over with a reference of their own
+        self.wides = wides  # (position, word of the high half) of the i128 stack entries
 
 
 class Plans:
@@ -95,11 +100,12 @@ def _plan_pack(slots: list[Any], tags: bytes) -> _PackPlan | None:
     return _PackPlan("".join(fmt), picked, ids, tags)
 
 
-def _plan_unpack(tags: bytes, nslots: int) -> _UnpackPlan:
+def _plan_unpack(tags: bytes, nslots: int, wide_word: int) -> _UnpackPlan:
     fmt = ["="]
     dirty: list[int] = []
     fixups: list[tuple[int, int]] = []
     owned: list[int] = []
+    wides: list[tuple[int, int]] = []
     position = 0
     for i, tag in enumerate(tags):
         if i < nslots and not tag & DIRTY:
@@ -109,12 +115,14 @@ def _plan_unpack(tags: bytes, nslots: int) -> _UnpackPlan:
         fmt.append(_FORMAT_OF_KIND.get(kind, "q"))
         if i < nslots:
             dirty.append(i)
-        if kind != _INT and kind != _FLOAT:
+        if kind == _WIDE_INT:
+            wides.append((position, wide_word + i - nslots))
+        elif kind != _INT and kind != _FLOAT:
             fixups.append((position, kind))
         if tag & OWNED:
             owned.append(position)
         position += 1
-    return _UnpackPlan("".join(fmt).rstrip("8x") or "=", dirty, fixups, owned)
+    return _UnpackPlan("".join(fmt).rstrip("8x") or "=", dirty, fixups, owned, wides)
 
 
 class NativeBuffer:
@@ -196,12 +204,14 @@ class NativeBuffer:
         if plan is None:
             if len(plans) >= _MAX_PLANS:
                 plans.clear()
-            plan = plans[key] = _plan_unpack(key, nslots)
+            plan = plans[key] = _plan_unpack(key, nslots, self.layout.wide_word)
         values = list(struct.unpack_from(plan.fmt, self.raw, _SLOTS_OFFSET))
         for position, kind in plan.fixups:
             values[position] = _convert(kind, values[position])
         for position in plan.owned:  # the list holds the object now: give up native code's reference
             _decref(values[position])
+        for position, high in plan.wides:
+            values[position] = (self.words[high] << 64) | (values[position] & _LOW_WORD)
         dirty = plan.slots
         for i, value in zip(dirty, values):
             slots[i] = value

@@ -1,7 +1,7 @@
-"""Ints past 64 bits in native code (Kind.INT_OBJECT, codegen.ownership): an int operation whose result leaves
-64 bits computes on int objects through CPython's own int type, the trace owns those objects, and the value is
-narrowed back to an int where it is stored or used as one. Differential against CPython, native through
-jit.stats, with the references counted."""
+"""Ints past 64 bits in native code: an int operation whose result leaves 64 bits computes in i128 where the
+recorder proves the magnitudes stay below 2**127 (Kind.WIDE_INT), else on int objects through CPython's own int
+type (Kind.INT_OBJECT, owned by the trace: codegen.ownership); either is narrowed back to an int where it is
+stored or used as one. Differential against CPython, native through jit.stats, with the references counted."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from helpers import check
 
 import jit
+from codegen import capi
 
 MODULUS = (1 << 61) - 1
 
@@ -164,3 +165,51 @@ def test_the_objects_native_code_reads_keep_their_counts():
     result = f(300, 2**62)
     assert result == keeps_it(300, 2**62)
     assert sys.getrefcount(result) == 2
+
+
+def chained_products(n, a, b, m):
+    total = 0
+    for i in range(n):
+        total = (total + (a + i) * (b - i) * (a - b + i)) % m
+    return total
+
+
+def difference_of_products(n, m):
+    last = 0
+    for i in range(n):
+        last = i * m - i
+    return last
+
+
+def uops_of(f):
+    return jit.dump(f, "uops")
+
+
+def test_the_hash_loop_computes_in_i128():
+    f = check(hash_loop, (300,), native=True)
+    text = uops_of(f)
+    assert "_BINARY_OP_MULTIPLY_WIDE" in text and "_BINARY_OP_REMAINDER_WIDE" in text
+    assert "_BINARY_OP_INT_OBJECT" not in text
+
+
+@pytest.mark.parametrize(
+    "a, b, m", [(2**62, 2**61, 2**61 - 1), (-(2**62), 2**62 + 5, 1_000_000_007), (3, -(2**63), -(2**40 + 3))]
+)
+def test_products_past_i128_go_through_int_objects(a, b, m):
+    """Three factors near 2**62 exceed what an i128 holds: the i128 product is boxed and CPython's ints take
+    over."""
+    f = check(chained_products, (40, a, b, m), native=True)
+    assert "_BOX_WIDE" in uops_of(f)
+
+
+def test_an_i128_that_does_not_fit_where_it_is_stored_leaves_exactly():
+    """Recorded where the difference fits (i == 2: 2**63 - 2); at i == 3 it does not: native code leaves with
+    the i128 (its high word in the buffer's wide area) and CPython's result comes out."""
+    f = check(difference_of_products, (40, 2**62), (3, 2**62), (40, 2**62 + 7), (40, -(2**62)), native=True)
+    assert "_NARROW_WIDE" in uops_of(f)
+
+
+def test_without_i128_division_the_remainder_goes_through_ints(monkeypatch):
+    monkeypatch.setattr(capi, "WIDE_DIVISION_ADDRESSES", {})
+    check(hash_loop, (300,), native=True)
+    check(divides, (100, 7), (100, -(2**40)), (100, 0))

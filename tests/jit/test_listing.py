@@ -95,7 +95,7 @@ SOURCES = {
             modulus = (1 << 61) - 1
             h = 0
             for i in range(n):
-                h = (h * 1_000_003 + i) % modulus
+                h = ((i + 1) << 70 | h) % modulus
             return h
         """,
         (50,),
