@@ -217,17 +217,25 @@ class LowerContext:
 
     # --- guards and exits ------------------------------------------------------------------------------
     def guard(self, ok: ir.Value, uop: Uop, before_exit: Callable[[], None] | None = None) -> None:
-        """Continue if ok, else leave through uop's exit."""
+        """Continue if ok, else leave through uop's exit. (A guard with nothing to do before its exit, no
+        owned value to release, branches straight to the block that writes its exit's state.)"""
         b = self.builder
-        fail = self.function.append_basic_block(f"exit_{uop.name.lower()}")
-        cont = self.function.append_basic_block()
-        branch = b.cbranch(ok, cont, fail)
-        branch.set_weights([1000, 1])
-        b.position_at_end(fail)
-        if before_exit is not None:
-            before_exit()
         assert uop.exit is not None
-        self.exit_stub(uop.exit)
+        exit = uop.exit
+        cont = self.function.append_basic_block()
+        if before_exit is None and not exit.propagate and not self.ownership.live_at(self.position):
+            target, number, fuel = self._exit_target(exit)
+            branch = b.cbranch(ok, cont, target)
+            number.add_incoming(ir.Constant(I64, self.exit_index[id(exit)]), b.block)
+            fuel.add_incoming(self._fuel(), b.block)
+        else:
+            fail = self.function.append_basic_block(f"exit_{uop.name.lower()}")
+            branch = b.cbranch(ok, cont, fail)
+            b.position_at_end(fail)
+            if before_exit is not None:
+                before_exit()
+            self.exit_stub(exit)
+        branch.set_weights([1000, 1])
         b.position_at_end(cont)
 
     def exit_stub(self, exit: ExitPoint) -> None:
@@ -246,15 +254,23 @@ class LowerContext:
             assert self.call_result is not None
             b.ret(self.call_result)
             return
-        fuel = self.fuel if self.fuel is not None else ir.Constant(I64, 0)
-        if exit.prewritten is not None:  # the state is in the buffer already
-            tail = self.exit_tail()
-            self.tail_index.add_incoming(ir.Constant(I64, index), b.block)
-            self.tail_fuel.add_incoming(fuel, b.block)
-            b.branch(tail)
-            return
+        target, number, fuel = self._exit_target(exit)
+        number.add_incoming(ir.Constant(I64, index), b.block)
+        fuel.add_incoming(self._fuel(), b.block)
+        b.branch(target)
+
+    def _fuel(self) -> ir.Value:
+        return self.fuel if self.fuel is not None else ir.Constant(I64, 0)
+
+    def _exit_target(self, exit: ExitPoint) -> tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]:
+        """Where a (not propagating) exit goes, with the phis of its number and fuel there: the shared exit
+        tail if the state is in the buffer already, else the block that writes its snapshot's state (shared by
+        the exits that resume there)."""
+        if exit.prewritten is not None:
+            return self.exit_tail(), self.tail_index, self.tail_fuel
         writer = self.state_writers.get(id(exit.snapshot))
         if writer is None:
+            b = self.builder
             here = b.block
             block = self.function.append_basic_block("exit_state")
             b.position_at_end(block)
@@ -267,10 +283,7 @@ class LowerContext:
             writer = (block, number, fuel_phi)
             self.state_writers[id(exit.snapshot)] = writer
             b.position_at_end(here)
-        block, number, fuel_phi = writer
-        number.add_incoming(ir.Constant(I64, index), b.block)
-        fuel_phi.add_incoming(fuel, b.block)
-        b.branch(block)
+        return writer
 
     def exit_tail(self) -> ir.Block:
         """One block for the end of every exit of the trace: count it, record its number, and tail-jump into

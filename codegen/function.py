@@ -49,13 +49,15 @@ def build(ctx: LowerContext) -> None:
     b.branch(loop)
     b.position_at_end(loop)
     phis: dict[int, ir.PhiInstr] = {}
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.outer.slots
     for slot, value in trace.entry_slots.items():
+        if end.get(slot) is value:
+            continue  # the same value at every iteration: the entry's load, loop-invariant
         phi = b.phi(llvm_type(value.kind), name=f"slot{slot}")
         phi.add_incoming(ctx.values[value.id], entry_end)
         ctx.values[value.id] = phi
         phis[slot] = phi
-    assert trace.end_snapshot is not None
-    end = trace.end_snapshot.outer.slots
     flags: dict[int, tuple[ir.PhiInstr, ir.PhiInstr]] = {}
     for slot, value in assigned_late(trace).items():  # exits before their assignment: jit.resume.Hold.PREVIOUS
         kind = value.kind
@@ -84,6 +86,54 @@ def build(ctx: LowerContext) -> None:
             b.branch(loop)
         else:
             _lower(ctx, uop, position)
+    hoist_invariants(ctx.function, entry_end, loop)
+
+
+#: instructions that compute a value from their operands alone and never trap (poison at worst): where their
+#: operands are loop-invariant, computing them once before the loop is exact
+_SPECULATABLE = frozenset(
+    "add sub mul and or xor shl lshr ashr fadd fsub fmul fdiv fneg icmp fcmp select extractvalue insertvalue "
+    "getelementptr bitcast inttoptr ptrtoint zext sext trunc sitofp uitofp fptosi fptoui fpext fptrunc".split()
+)
+#: intrinsics that are speculatable too (llvm.sadd.with.overflow.i64, ...)
+_SPECULATABLE_CALLS = ("llvm.sadd.with.overflow.", "llvm.ssub.with.overflow.", "llvm.smul.with.overflow.")
+
+
+def hoist_invariants(function: ir.Function, preheader: ir.Block, loop: ir.Block) -> None:
+    """Move the loop's speculatable instructions whose operands are all defined before the loop (arithmetic on
+    loop-invariant values, with its overflow flag: ``a * b`` in an inner loop) to the end of preheader, the
+    block that enters the loop. Only the computation moves: a guard on its result stays where it was, and
+    branches on a value known before the loop. (What LLVM's LICM did in the O2 pipeline, which traces do not
+    run: ``codegen.engine``.) Exit blocks are left alone: their code runs once, when the exit is taken."""
+    blocks = function.blocks
+    start = blocks.index(loop)
+    outside = {id(block) for block in blocks[:start]}
+    terminator = preheader.instructions.pop()
+    for block in blocks[start:]:
+        if block.name.startswith("exit"):
+            continue
+        kept = []
+        for instr in block.instructions:
+            if _speculatable(instr) and all(_defined_in(op, outside) for op in instr.operands):
+                instr.parent = preheader
+                preheader.instructions.append(instr)
+            else:
+                kept.append(instr)
+        block.instructions[:] = kept
+    preheader.instructions.append(terminator)
+
+
+def _speculatable(instr: ir.Instruction) -> bool:
+    if instr.opname == "call":
+        return isinstance(instr.callee, ir.Function) and instr.callee.name.startswith(_SPECULATABLE_CALLS)
+    return instr.opname in _SPECULATABLE
+
+
+def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
+    """Is value available before the loop: a constant, an argument or global, or computed in one of blocks?"""
+    if isinstance(value, ir.Instruction):
+        return id(value.parent) in blocks
+    return True
 
 
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:

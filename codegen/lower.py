@@ -509,8 +509,9 @@ def _with_overflow(name: str) -> Lowering:
     def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
         b = ctx.builder
         result = ctx.intrinsic(f"llvm.{name}.with.overflow.i64", _OVERFLOW_RESULT, *_args(ctx, uop))
+        value = b.extract_value(result, 0)  # (before the guard: a loop's last guard can then be its back-edge)
         ctx.guard(b.not_(b.extract_value(result, 1)), uop)
-        return b.extract_value(result, 0)
+        return value
 
     return lower
 

@@ -53,7 +53,7 @@ def trace_text(monitor: Dumped, compiled: CompiledTrace, kind: str) -> str:
     if kind == "asm":
         from codegen.engine import engine  # (llvmlite: imported once a loop gets hot, not by jit.dump alone)
 
-        return engine().assembly(compiled.module.opt_ir, monitor.options.opt_level)
+        return engine().assembly(compiled.module.ir, compiled.module.opt_level)
     raise ValueError(f"unknown dump kind {kind!r}; choose from {', '.join(KINDS)}")
 
 

@@ -31,7 +31,8 @@ class Options:
     #: a loop that CPython hands to the JIT keeps being handed over only while its native code runs at least
     #: this many iterations per entry on average (else CPython runs it, retried after a back-off); 0: always
     min_native_iterations: int = 256
-    #: LLVM optimization level, 0 to 3
+    #: LLVM optimization: 0 none; 1 and 2 the passes chosen for traces (``codegen.engine.TRACE_PASSES``), with
+    #: codegen at that level; 3 LLVM's default O3 pipeline (slower to compile, for comparison)
     opt_level: int = 2
     #: calls raise (``jit.UnsupportedFunctionError``, ``jit.NativeCodeUnavailableError``) instead of running as
     #: plain CPython when the front end refuses the function or native code cannot be generated in this process

@@ -1,0 +1,105 @@
+"""The optimization pipeline of traces (``codegen.engine``) and the IR builder's loop-invariant hoisting
+(``codegen.function.hoist_invariants``): what they do to the code, and that every opt_level gives CPython's
+results."""
+
+import re
+
+import pytest
+from helpers import TEST_OPTIONS, check
+
+from codegen.engine import TRACE_PASSES
+from jit import jit
+
+
+def invariant_product(n, a, b):
+    total = 0
+    for i in range(n):
+        total += (a * b + i) & 15
+    return total
+
+
+def late_assignment(n):
+    total = 0
+    last = -1
+    for i in range(n):
+        if i == n - 1:
+            total += last
+        last = i * 3
+        total += i
+    return total
+
+
+def float_invariant(n, x, y):
+    s = 0.0
+    for i in range(n):
+        s += x * y + i
+    return s
+
+
+def _blocks(ir_text: str, symbol: str) -> dict[str, str]:
+    """Block label -> its instructions, in the function symbol of ir_text."""
+    body = ir_text[ir_text.index(f'@"{symbol}"(') :]
+    body = body[: body.index("\n}")]
+    blocks: dict[str, str] = {}
+    label = "entry"
+    for line in body.splitlines()[2:]:
+        match = re.match(r'^"?([\w.]+)"?:$', line)
+        if match:
+            label = match.group(1)
+            blocks[label] = ""
+        else:
+            blocks[label] = blocks.get(label, "") + line + "\n"
+    return blocks
+
+
+def _root_symbol(f) -> str:
+    (tree,) = jit.stats(f)["trees"]
+    return tree["symbol"]
+
+
+def test_invariant_arithmetic_is_computed_before_the_loop():
+    f = jit(**TEST_OPTIONS)(invariant_product)
+    assert f(50, 6, 7) == invariant_product(50, 6, 7)
+    blocks = _blocks(jit.dump(f, "ir"), _root_symbol(f))
+    assert "loop" in blocks
+    # a * b (with its overflow check) is in the entry block; the loop adds i to it
+    assert "llvm.smul.with.overflow.i64" in blocks["entry"]
+    assert not any("smul" in code for label, code in blocks.items() if label != "entry")
+    assert any("llvm.sadd.with.overflow.i64" in code and '%"slot' in code for code in blocks.values())
+
+
+def test_what_depends_on_the_loop_stays_in_it():
+    f = jit(**TEST_OPTIONS)(invariant_product)
+    assert f(50, 6, 7) == invariant_product(50, 6, 7)
+    blocks = _blocks(jit.dump(f, "ir"), _root_symbol(f))
+    # the range step's check is invariant and hoisted; the comparisons with the counter are not
+    assert "icmp slt" not in blocks["entry"] and "icmp sgt" in blocks["entry"]
+
+
+def test_overflow_of_hoisted_arithmetic_still_exits_in_the_loop():
+    big = 1 << 62
+    f = check(invariant_product, (50, 6, 7), (50, big, 4), (50, 3, 5), native=True)
+    assert jit.stats(f)["exits_to_interpreter"] > 0
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_every_opt_level_gives_cpythons_results(opt_level):
+    options = {"opt_level": opt_level}
+    check(invariant_product, (100, 6, 7), (100, 1 << 62, 4), options=options, native=True)
+    check(late_assignment, 0, 1, 2, 50, options=options)
+    check(float_invariant, (100, 1.5, 2.25), (100, float("inf"), 0.0), options=options)
+
+
+def test_opt_ir_is_the_trace_pipelines_output():
+    f = jit(**TEST_OPTIONS)(float_invariant)
+    assert f(50, 1.5, 2.5) == float_invariant(50, 1.5, 2.5)
+    ir_text, opt_ir = jit.dump(f, "ir"), jit.dump(f, "opt-ir")
+    assert ir_text != opt_ir
+    assert jit.dump(f, "opt-ir") == opt_ir  # recomputed on demand, the same every time
+    assert "fmul" in opt_ir
+
+
+def test_the_pipeline_has_no_module_passes():
+    # the trace pipeline is a short list of function passes, not LLVM's default O2 (issue 9: compile time)
+    assert len(TRACE_PASSES) <= 10
+    assert "loop_unroll" in TRACE_PASSES  # peels the first iteration of loops with late assignments
