@@ -983,7 +983,14 @@ def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
 
 
-@lowers("_STORE_SUBSCR_LIST_INT")
+@lowers("_NEW_REF")
+def _new_ref(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.capi("Py_IncRef", obj)
+    return obj
+
+
+@lowers("_STORE_SUBSCR_LIST_INT", "_STORE_SUBSCR_LIST_OBJECT")
 def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     value, sequence, index = _args(ctx, uop)
@@ -998,7 +1005,7 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
         b.or_(b.icmp_unsigned("==", old_type, ctx.pointer(int)), b.icmp_unsigned("==", old_type, ctx.pointer(bool))),
     )
     ctx.guard(plain, uop)
-    new = _same_object(ctx, uop.args[0])
+    new = value if uop.name == "_STORE_SUBSCR_LIST_OBJECT" else _same_object(ctx, uop.args[0])
     if new is not None:
         ctx.capi("Py_IncRef", new)
     else:

@@ -61,6 +61,7 @@ class Recorder:
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
+        self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.pending_tree: TreeView | None = None
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
@@ -853,7 +854,25 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
     if type(old) not in (int, float, bool):
         raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+    kept = _kept_alive(r, value)
+    if kept is not None:  # the very object read (as CPython stores it), not a new box
+        r.emit("_STORE_SUBSCR_LIST_OBJECT", (kept, container, index))
+        return
     r.emit("_STORE_SUBSCR_LIST_INT", (value, container, index))
+
+
+def _kept_alive(r: Recorder, value: Value) -> Value | None:
+    """For a number read out of a list or tuple unchanged: a reference of the trace's own to its object, taken
+    where it was read (a store in between could drop the container's reference: `a[i], a[j] = a[j], a[i]`)."""
+    boxed = value.boxed
+    if boxed is None or r.inlined:
+        return None
+    kept = r.kept_alive.get(boxed.id)
+    if kept is None:
+        kept = r.trace.insert_after(boxed, "_NEW_REF", (boxed,))
+        if kept is not None:
+            r.kept_alive[boxed.id] = kept
+    return kept
 
 
 @_handles(I.CALL)

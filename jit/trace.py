@@ -181,6 +181,19 @@ class Trace:
         self.next_value += 1
         return value
 
+    def insert_after(self, producer: Value, name: str, args: tuple[Value, ...]) -> Value | None:
+        """A pure uop with one output, placed right after the uop that made producer (None if no recorded uop
+        did: an entry value or a constant)."""
+        for index in range(len(self.uops) - 1, -1, -1):
+            uop = self.uops[index]
+            if uop.out is producer:
+                op = UOPS[name]
+                assert op.pure and isinstance(op.output, Kind) and not op.is_guard, name
+                out = self.new_value(op.output)
+                self.uops.insert(index + 1, Uop(op, args, out, None, uop.pc, uop.line))
+                return out
+        return None
+
     def emit(
         self,
         name: str,

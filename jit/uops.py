@@ -330,6 +330,22 @@ _uop("_BINARY_OP_MULTIPLY_WIDE", (W, W), W, fold=_plain(operator.mul), doc="cann
 _uop("_BINARY_OP_REMAINDER_WIDE", (W, I), I, DEOPT, doc="Python's %: the sign of the divisor; leaves on zero")
 _uop("_NARROW_WIDE", (W,), I, DEOPT, doc="the i128 as an i64 (leaves if it does not fit)")
 _uop("_BOX_WIDE", (W,), Kind.INT_OBJECT, DEOPT, owns=True, doc="a new int object (leaves if allocation fails)")
+_uop(
+    "_NEW_REF",
+    (O,),
+    O,
+    owns=True,
+    doc="a reference of the trace's own to an object read from a container (a later store may drop the container's)",
+)
+_uop(
+    "_STORE_SUBSCR_LIST_OBJECT",
+    (O, L, I),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="inputs: an object, list, index; stores that very object (the element replaced must be a number)",
+)
 
 # --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
 _uop("_LEN_STR", (S,), I)
