@@ -62,6 +62,7 @@ class Reason(enum.Enum):
     SUBSCRIPT = "subscript of {container} by {index}"
     INDEX_OUT_OF_RANGE = "index out of range while recording"
     ITEM_ASSIGNMENT = "item assignment on {container}"
+    UNPACK = "unpacking a {kind} into {count} names (only a list or tuple of that length is compiled)"
     STORE_KIND = "storing a {kind} into a list"
     OVERWRITE_TYPE = "overwriting a list element of type {type}"
     APPEND_ARGUMENTS = "list.append() with other than one argument"

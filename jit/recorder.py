@@ -27,6 +27,7 @@ from jit import inline, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
+from jit.frontend.operators import CompareOp
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
@@ -939,6 +940,23 @@ def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
     r.end_with_exit(frame)
 
 
-@_handles(I.UNPACK_SEQUENCE, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RAISE)
+@_handles(I.UNPACK_SEQUENCE)
+def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
+    """`x, y = pair` or `for x, y in pairs` over a list or tuple: a guard on its length (else the interpreter
+    raises CPython's ValueError), then its items, as reads of items 0 to n - 1 (the first on top)."""
+    sequence = r.pop()
+    actual = frame.stack[-1]
+    if sequence.kind not in (Kind.LIST, Kind.TUPLE) or len(actual) != n:
+        raise Abort(Reason.UNPACK, kind=sequence.kind.short, count=n)
+    is_list = sequence.kind == Kind.LIST
+    size = r.emit("_LEN_LIST" if is_list else "_LEN_TUPLE", (sequence,))
+    same = r.emit("_COMPARE_OP_INT", (size, r.const(n)), operand=CompareOp.EQ)
+    r.emit("_GUARD_IS_TRUE_POP", (same,))
+    name = "_BINARY_SUBSCR_LIST_INT" if is_list else "_BINARY_SUBSCR_TUPLE_INT"
+    for k in reversed(range(n)):
+        r.push(_unbox(r, r.emit(name, (sequence, r.const(k))), actual[k]))
+
+
+@_handles(I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RAISE)
 def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
     raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)
