@@ -33,6 +33,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyFloat_FromDouble": (PTR, (DOUBLE,)),
     "Py_IncRef": (ir.VoidType(), (PTR,)),
     "Py_DecRef": (ir.VoidType(), (PTR,)),
+    "_Py_Dealloc": (ir.VoidType(), (PTR,)),
     "PyObject_Vectorcall": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
     "PyList_Append": (I32, (PTR, PTR)),
     "PyFunction_GetCode": (PTR, (PTR,)),

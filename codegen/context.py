@@ -8,6 +8,7 @@ pointer, null until a side trace is compiled) or returns the exit's number.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,10 @@ from jit.resume import Hold, exit_resume
 from jit.trace import ExitPoint, Snapshot, Trace, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
+
+# reference counts changed in place, as CPython's own Py_INCREF/Py_DECREF do (the refcount is the object's first
+# word), where that is all they do: before 3.12's immortal objects, with the GIL
+INLINE_REFCOUNTS = sys.version_info < (3, 12) and not abi.FREE_THREADED
 
 
 def llvm_type(kind: Kind) -> ir.Type:
@@ -207,13 +212,35 @@ class LowerContext:
         if value.id not in self.ownership.defined:
             return False
         if value.id in handed:
-            self.capi("Py_IncRef", self.value(value))
+            self.incref(self.value(value))
         handed.add(value.id)
         return True
 
     def release(self, values: list[Value]) -> None:
         for value in values:
-            self.capi("Py_DecRef", self.value(value))
+            self.decref(self.value(value))
+
+    def incref(self, obj: ir.Value) -> None:
+        """Py_INCREF of an object (never NULL)."""
+        if not INLINE_REFCOUNTS:
+            self.capi("Py_IncRef", obj)
+            return
+        b = self.builder
+        count = b.bitcast(obj, I64.as_pointer())
+        b.store(b.add(b.load(count), ir.Constant(I64, 1)), count)
+
+    def decref(self, obj: ir.Value) -> None:
+        """Py_DECREF of an object (never NULL): freed when its count reaches zero."""
+        if not INLINE_REFCOUNTS:
+            self.capi("Py_DecRef", obj)
+            return
+        b = self.builder
+        count = b.bitcast(obj, I64.as_pointer())
+        left = b.sub(b.load(count), ir.Constant(I64, 1))
+        b.store(left, count)
+        last = b.icmp_signed("==", left, ir.Constant(I64, 0))
+        with b.if_then(last, likely=False):
+            self.capi("_Py_Dealloc", obj)
 
     # --- guards and exits ------------------------------------------------------------------------------
     def guard(self, ok: ir.Value, uop: Uop, before_exit: Callable[[], None] | None = None) -> None:

@@ -249,7 +249,7 @@ def _dict_set(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, v: 
         ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
     if boxed_here:
-        ctx.capi("Py_DecRef", new)
+        ctx.decref(new)
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 
 
@@ -986,7 +986,7 @@ def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_NEW_REF")
 def _new_ref(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])
-    ctx.capi("Py_IncRef", obj)
+    ctx.incref(obj)
     return obj
 
 
@@ -1007,12 +1007,12 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(plain, uop)
     new = value if uop.name == "_STORE_SUBSCR_LIST_OBJECT" else _same_object(ctx, uop.args[0])
     if new is not None:
-        ctx.capi("Py_IncRef", new)
+        ctx.incref(new)
     else:
         new = _box(ctx, uop.args[0].kind, value)
         ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     b.store(new, slot)
-    ctx.capi("Py_DecRef", old)
+    ctx.decref(old)
 
 
 @lowers("_BIND_APPEND")
@@ -1032,7 +1032,7 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
         ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     status = ctx.capi("PyList_Append", target, obj)
     if boxed_here:
-        ctx.capi("Py_DecRef", obj)  # the list holds its own reference now
+        ctx.decref(obj)  # the list holds its own reference now
     # on failure (no memory) nothing was appended: the interpreter redoes it and raises
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 
