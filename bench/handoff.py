@@ -9,10 +9,15 @@ it at the loop's end, so
     round trip = (its time per call - plain CPython's time per call) / native entries per call
 
 charges everything ``@jit`` adds to a call to its native round trips: an upper bound of the cost of entering
-and leaving native code, and that cost itself once the rest of the call runs at CPython's speed (today the
-prologue and epilogue run in the tier-1 interpreter and dominate it). Native entries per call come from
+and leaving native code, and that cost itself once the rest of the call runs at CPython's speed. Native entries per call come from
 ``jit.stats``; where there are none (the loop did not run natively: not compiled, or not entered because it
 does not pay), the table says so instead of deriving a number that would measure something else.
+
+The same run times ``@jit(min_native_iterations=0, entry_stubs=False)``, which enters native code as tracejit
+did before entry stubs (the frame unboxed into a buffer and boxed back in Python, the tree called through
+ctypes), and the table gives both round trips and their ratio: what the native entry stubs
+(``codegen/entry.py``) save. Calls per timed run times pyperf's loops and values: the loop is entered about a
+million times per variant and trip count in a default run.
 
 Goal (issue 7 item 2): a round trip costs at most about 1.5 us.
 """
@@ -27,11 +32,11 @@ import harness
 import kernels
 import tables
 import variants
-from variants import ALWAYS_ENTER, JIT, PLAIN
+from variants import ALWAYS_ENTER, JIT, PLAIN, PYTHON_ENTRY
 
 from jit import jit
 
-TRIP_COUNTS = (1, 2, 4, 16)
+TRIP_COUNTS = (1, 2, 3, 4, 16)
 #: calls of twelve_locals per timed run (pyperf reports the time per call)
 CALLS = 2000
 QUICK_CALLS = 200
@@ -53,8 +58,9 @@ class HandoffRow:
     def args(self) -> tuple[int, int]:
         return self.calls, self.k
 
-    def round_trip_us(self) -> float | None:
-        plain, jitted = self.times.get(PLAIN), self.times.get(ALWAYS_ENTER)
+    def round_trip_us(self, variant: str = ALWAYS_ENTER) -> float | None:
+        """The round trip of variant (ALWAYS_ENTER, or PYTHON_ENTRY: without entry stubs), in us."""
+        plain, jitted = self.times.get(PLAIN), self.times.get(variant)
         if plain is None or jitted is None or self.native_entries_per_call <= 0:
             return None
         return (jitted.median() - plain.median()) * 1e6 / self.native_entries_per_call
@@ -88,7 +94,7 @@ class HandoffSection:
                 seconds_per_run=row.estimates.get(variant),
             )
             for row in self.rows
-            for variant in (PLAIN, JIT, ALWAYS_ENTER)
+            for variant in (PLAIN, JIT, ALWAYS_ENTER, PYTHON_ENTRY)
         ]
 
     def table(self) -> str:
@@ -102,17 +108,22 @@ class HandoffSection:
             "exits/call",
             "round trip",
             "goal",
+            "round trip, entry in Python",
+            "stubs' speed-up",
         ]
         body = []
         for row in self.rows:
             plain, jitted, always = row.times.get(PLAIN), row.times.get(JIT), row.times.get(ALWAYS_ENTER)
             trip = row.round_trip_us()
+            before = row.round_trip_us(PYTHON_ENTRY)
             if trip is None:
                 trip_cell = f"- (no native entries; mode {row.mode})" if row.native_entries_per_call == 0 else "-"
                 verdict = "-"
             else:
                 trip_cell = f"{trip:.2f} us"
                 verdict = f"<= {GOAL_US} us: {'yes' if trip <= GOAL_US else 'no'}"
+            before_cell = "-" if before is None else f"{before:.2f} us"
+            ratio = "-" if before is None or trip is None or trip <= 0 else f"{before / trip:.1f}x"
             body.append(
                 [
                     str(row.k),
@@ -124,6 +135,8 @@ class HandoffSection:
                     f"{row.exits_per_call:.2f}",
                     trip_cell,
                     verdict,
+                    before_cell,
+                    ratio,
                 ]
             )
         lines = tables.markdown(header, "r" * len(header), body)
@@ -136,7 +149,9 @@ class HandoffSection:
             "one such run. Round trip = (always entering - plain) / native entries per call: everything @jit adds to a call, charged to its trips into native code and "
             "back (an upper bound of that cost; today it includes the tier-1 interpreter running the rest of "
             f'the call). Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
-            "natively, so there is no round trip to derive.",
+            "natively, so there is no round trip to derive. Entry in Python = `@jit(min_native_iterations=0, "
+            "entry_stubs=False)`, entering as before the native entry stubs (frame unboxed and boxed in Python, tree "
+            "called through ctypes), timed in the same run; speed-up = its round trip / the stubs' round trip.",
         ]
         return "\n".join(lines)
 
@@ -146,7 +161,8 @@ def measure_jit(row: HandoffRow) -> None:
     always enters native code."""
     row.plain_result, row.estimates[PLAIN] = harness.timed(lambda: kernels.call_many(kernels.twelve_locals, *row.args))
     label = f"k={row.k}"
-    for variant in (JIT, ALWAYS_ENTER):
+    entries = {}
+    for variant in (JIT, ALWAYS_ENTER, PYTHON_ENTRY):
         f = variants.make_variant(kernels.twelve_locals, variant)
         harness.check(
             "twelve_locals",
@@ -158,11 +174,17 @@ def measure_jit(row: HandoffRow) -> None:
         call = harness.steady_call(f, lambda f=f: kernels.call_many(f, *row.args))
         harness.check("twelve_locals", variant, label, call.result, row.plain_result)
         row.estimates[variant] = call.seconds
+        entries[variant] = call
+        if variant == ALWAYS_ENTER:
+            always = f
+    call = entries[ALWAYS_ENTER]
     row.native_entries_per_call = call.delta("native_entries") / row.calls
     row.exits_per_call = call.delta("exits_to_interpreter") / row.calls
     row.mode = call.after["mode"]
+    if entries[PYTHON_ENTRY].delta("native_entries") != call.delta("native_entries"):
+        print(f"NOTE: twelve_locals ({label}): the two ways of entering made different native entries", file=sys.stderr)
     if row.native_entries_per_call == 0:
-        print(f"NOTE: twelve_locals ({label}) made no native entries:\n{jit.explain(f)}", file=sys.stderr)
+        print(f"NOTE: twelve_locals ({label}) made no native entries:\n{jit.explain(always)}", file=sys.stderr)
 
 
 def make_builder(variant: str, args: tuple[int, int]) -> Any:

@@ -19,6 +19,8 @@ from jit import jit
 PLAIN, JIT, NESTING_OFF, NUMBA = "plain", "jit", "nesting-off", "numba"
 #: @jit with the policy of entries that pay off: every hand-off enters native code (to measure what that costs)
 ALWAYS_ENTER = "always-enter"
+#: the same, entering native code the way it did before entry stubs: the frame unboxed and boxed in Python
+PYTHON_ENTRY = "python-entry"
 #: the header of each variant's column
 LABELS = {
     PLAIN: "plain CPython",
@@ -26,6 +28,7 @@ LABELS = {
     NESTING_OFF: "nesting off",
     NUMBA: "numba.njit",
     ALWAYS_ENTER: "@jit(min_native_iterations=0)",
+    PYTHON_ENTRY: "@jit(min_native_iterations=0, entry_stubs=False)",
 }
 
 
@@ -40,6 +43,8 @@ def make_variant(func: Callable[..., Any], variant: str) -> Callable[..., Any]:
         return jit(nesting=False)(func)
     if variant == ALWAYS_ENTER:
         return jit(min_native_iterations=0)(func)
+    if variant == PYTHON_ENTRY:
+        return jit(min_native_iterations=0, entry_stubs=False)(func)
     if variant == NUMBA:
         import numba
 

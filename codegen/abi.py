@@ -7,6 +7,7 @@ Frame buffer (one per call of a jitted function, made on its first entry to nati
     [FUEL]       the iteration count-down (carried across tree calls): set to FUEL_START at entry, minus one per
                  iteration of any tree, a periodic check each time it is a multiple of PERIOD; so
                  FUEL_START - FUEL at the exit is the number of iterations the entry ran
+    [DEPTH]      the operand stack depth of the last exit taken (written by every exit stub, with EXIT)
     [SLOTS + i]  slot i's value: i64, double bits, 0/1 for a bool, a PyObject* for object kinds
     [STACK + k]  operand stack entry k at an exit (the low word of an i128: Kind.WIDE_INT)
     [WIDE + k]   the high word of operand stack entry k, if it is an i128
@@ -28,7 +29,8 @@ import sysconfig
 
 EXIT = 0
 FUEL = 1
-SLOTS = 2  # first slot word
+DEPTH = 2
+SLOTS = 3  # first slot word
 PERIOD = 1 << 14  # iterations between two periodic checks (signals, hoisted guards): a power of two
 FUEL_START = 1 << 62
 
@@ -38,6 +40,7 @@ OB_SIZE = 16  # offset of ob_size in PyVarObject
 FLOAT_VALUE = float.__basicsize__ - 8  # offset of ob_fval
 LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
 TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
+LONG_DIGITS = int.__basicsize__  # offset of PyLongObject.ob_digit[0]
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -99,5 +102,22 @@ def _check_layouts() -> bool:
         return False
 
 
+def _check_small_ints() -> bool:
+    """Do ints keep their sign and size in ob_size and 30-bit digits at LONG_DIGITS, as CPython 3.11 does?
+    (Then native code reads an int of at most one digit directly; otherwise it asks the C-API.)"""
+    if sys.version_info[:2] != (3, 11) or sys.int_info.bits_per_digit != 30 or sys.int_info.sizeof_digit != 4:
+        return False
+    try:
+        for value in (0, 5, -7, 2**30 - 1, -(2**30) + 1):
+            size = _read_ssize(id(value) + OB_SIZE)
+            digit = ctypes.c_uint32.from_address(id(value) + LONG_DIGITS).value
+            if size != (value > 0) - (value < 0) or size * digit != value:
+                return False
+        return _read_ssize(id(2**40) + OB_SIZE) == 2 and _read_ssize(id(-(2**40)) + OB_SIZE) == -2
+    except Exception:
+        return False
+
+
 LAYOUT_OK = _check_layouts()
+SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"

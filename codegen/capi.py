@@ -49,6 +49,11 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_Or": (PTR, (PTR, PTR)),
     "PyNumber_Xor": (PTR, (PTR, PTR)),
     "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
+    # the entry stubs (codegen.entry)
+    "PyErr_Fetch": (ir.VoidType(), (PTR.as_pointer(), PTR.as_pointer(), PTR.as_pointer())),
+    "PyErr_Restore": (ir.VoidType(), (PTR, PTR, PTR)),
+    "PyTuple_New": (PTR, (I64,)),
+    "PyObject_GetAttr": (PTR, (PTR, PTR)),
 }
 
 # i128 division: LLVM compiles it to calls of the C compiler's runtime (libgcc, or compiler-rt's equivalents),

@@ -9,20 +9,23 @@ from typing import Any
 from codegen import abi
 from codegen.context import LowerContext
 from codegen.engine import CompiledModule, engine
+from codegen.entry import build_entry, can_build
 from codegen.function import build
-from jit.trace import Trace
+from jit.trace import Trace, TraceKind
 
 
 @dataclasses.dataclass(eq=False)
 class NativeCode:
     """One trace's compiled, linked function ``i64 symbol(i8* buffer)``, with its per-exit counters
-    (``symbol_counts``) and link pointers (``symbol_links``)."""
+    (``symbol_counts``) and link pointers (``symbol_links``); a root trace's entry stub (``codegen.entry``)
+    at ``entry_address`` (0: none, its entry type map has kinds a stub cannot check)."""
 
     symbol: str
     module: CompiledModule
     ir: str  # as generated
     links_address: int  # the array of per-exit link pointers
     keepalive: list[Any]  # objects the code points to
+    entry_address: int = 0
 
 
 def compile_trace(
@@ -41,8 +44,11 @@ def compile_trace(
     ctx.globals = globals_
     ctx.builtins = builtins_
     build(ctx)
-    ir_text = str(ctx.module)
     exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
+    if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
+        ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
+        exports.append(build_entry(ctx))
+    ir_text = str(ctx.module)
     dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
@@ -56,4 +62,5 @@ def compile_trace(
         ir=ir_text,
         links_address=module.addresses[f"{symbol}_links"],
         keepalive=ctx.keepalive,
+        entry_address=module.addresses[exports[3]] if len(exports) > 3 else 0,
     )

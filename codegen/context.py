@@ -182,9 +182,9 @@ class LowerContext:
         self.builder.store(self.fuel, self.word(abi.FUEL))
 
     # --- the interpreter's state -----------------------------------------------------------------------
-    def materialize(self, snapshot: Snapshot) -> None:
+    def materialize(self, snapshot: Snapshot) -> int:
         """Write what the interpreter needs at snapshot (as ``jit.resume`` works it out): the slots whose
-        values the buffer lacks, and the stack."""
+        values the buffer lacks, and the stack; return the stack's depth."""
         b = self.builder
         (frame,) = exit_resume(self.trace, snapshot)
         handed: set[int] = set()  # owned values handed over already: one more reference for each other place
@@ -205,6 +205,7 @@ class LowerContext:
             self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
+        return len(frame.stack)
 
     def hand_over(self, value: Value, handed: set[int]) -> bool:
         """Whether value, written into the interpreter's state, goes with a reference of its own (taking one
@@ -302,7 +303,9 @@ class LowerContext:
             block = self.function.append_basic_block("exit_state")
             b.position_at_end(block)
             number, fuel_phi = b.phi(I64, name="exit_number"), b.phi(I64, name="exit_fuel_in")
-            self.materialize(exit.snapshot)
+            depth = self.materialize(exit.snapshot)
+            # (a prewritten exit's depth is in the buffer already, written by the inner tree's exit with its state)
+            b.store(ir.Constant(I64, depth), self.word(abi.DEPTH))
             tail = self.exit_tail()
             self.tail_index.add_incoming(number, b.block)
             self.tail_fuel.add_incoming(fuel_phi, b.block)
@@ -313,9 +316,9 @@ class LowerContext:
         return writer
 
     def exit_tail(self) -> ir.Block:
-        """One block for the end of every exit of the trace: count it, record its number, and tail-jump into
-        the side trace linked to it if there is one, else return its number. (Sharing it keeps the module,
-        and LLVM's work on it, small.)"""
+        """One block for the end of every exit of the trace: count it, record its number (and the fuel left),
+        and tail-jump into the side trace linked to it if there is one, else return its number. (Sharing it
+        keeps the module, and LLVM's work on it, small.)"""
         if self.tail is not None:
             return self.tail
         b = self.builder

@@ -94,6 +94,11 @@ class Monitor:
         assert state is not None
         if state.trees:
             runner = self.runner
+            for tree in self.registry.trees[loop] if self.options.entry_stubs else ():
+                if tree.entry is not None:
+                    exit = runner.enter(frame, tree)
+                    if exit is not None:
+                        return self.exited(frame, exit)
             buffer = runner.take_buffer()
             tree = self.registry.tree_for(loop, buffer.pack(frame.slots))
             if tree is not None:
@@ -108,7 +113,10 @@ class Monitor:
     @internal
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         """Run tree (buffer: frame packed); then act on the exit it took: grow a side trace or invalidate."""
-        exit = self.runner.call(frame, tree, buffer)
+        return self.exited(frame, self.runner.call(frame, tree, buffer))
+
+    def exited(self, frame: Frame, exit: ExitDescriptor) -> int:
+        """Act on the exit native code took: grow a side trace or invalidate; the pc to go on from."""
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
             if exit.when_hot is WhenHot.INVALIDATE:
                 self.registry.invalidate(exit.tree)

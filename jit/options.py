@@ -40,6 +40,10 @@ class Options:
     #: run the whole function in tracejit's tier-1 interpreter (the reference semantics; for tests) instead of
     #: letting CPython run it and hand hot loops to the JIT
     interpreter: bool = False
+    #: enter compiled trees through their native entry stubs (``codegen.entry``: types checked, values unboxed
+    #: and the exit's state boxed in native code); False: in Python, as when a stub refuses an entry (to compare
+    #: the two in benchmarks and tests)
+    entry_stubs: bool = True
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

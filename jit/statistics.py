@@ -22,6 +22,10 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "side_traces": 0,
         "native_entries": 0,
         "native_iterations": 0,  # loop iterations run by those entries
+        # native entries through a tree's entry stub (codegen.entry: types checked and values unboxed in native
+        # code), and entries a stub refused (a value of another kind: the Python path took them)
+        "stub_entries": 0,
+        "stub_refusals": 0,
         # loops CPython runs because their native entries did not pay (min_native_iterations), by line
         "not_paying_loops": [],
         # loops new calls run as the user wrote them, with no counter, until they wake (runtime.parking)
@@ -50,6 +54,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["side_traces"] = sum(1 for kind, _, _ in compiled if kind is TraceKind.SIDE)
     out["native_entries"] = monitor.native_entries
     out["native_iterations"] = monitor.native_iterations
+    out["stub_entries"] = monitor.runner.stub_entries
+    out["stub_refusals"] = monitor.runner.stub_refusals
     runtime = state.loop_runtime
     if runtime is not None:
         out["not_paying_loops"] = [

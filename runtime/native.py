@@ -6,7 +6,9 @@ slots travel as addresses; every object native code can point to is kept alive b
 constant, or a container the frame holds, so turning an address back into an object is safe (all objects are
 materialized before any slot is overwritten, so none is freed in between).
 
-Both run on every native entry, so each has a fast path planned once per shape and cached (``Plans``): a
+They run when a tree has no entry stub (``codegen.entry``: one that checks the types of the slots, unboxes
+them, runs the tree and boxes the exit's state in native code, called as a builtin function made here by
+``entry_function``), or when the recorder runs a tree. Both run on every such entry, so each has a fast path planned once per shape and cached (``Plans``): a
 frame whose slots have the same exact types as one seen before is packed by one ``struct.pack_into`` (an int
 that does not fit in 64 bits makes it fail, and the per-slot path takes over), and an exit whose tags (which
 slots are dirty, and their kinds) were seen before is unpacked by one ``struct.unpack_from`` plus the
@@ -219,6 +221,31 @@ class NativeBuffer:
 
 
 _decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
+
+
+class _MethodDef(ctypes.Structure):
+    """CPython's ``PyMethodDef``."""
+
+    _fields_ = [
+        ("ml_name", ctypes.c_char_p),
+        ("ml_meth", ctypes.c_void_p),
+        ("ml_flags", ctypes.c_int),
+        ("ml_doc", ctypes.c_char_p),
+    ]
+
+
+_METH_O = 0x0008
+_new_builtin = ctypes.pythonapi.PyCFunction_NewEx
+_new_builtin.restype = ctypes.py_object
+_new_builtin.argtypes = [ctypes.POINTER(_MethodDef), ctypes.py_object, ctypes.py_object]
+
+
+def entry_function(address: int, name: str) -> Any:
+    """A builtin function calling the entry stub at address (``codegen.entry``: ``METH_O``) with one
+    argument: calling it costs what calling any builtin does, much less than a ctypes call. The builtin
+    keeps its method definition alive (it is the builtin's ``__self__``). The caller keeps the code alive."""
+    definition = _MethodDef(name.encode(), address, _METH_O, None)
+    return _new_builtin(definition, definition, None)
 
 
 def _convert(kind: int, word: int) -> Any:

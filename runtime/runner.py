@@ -11,6 +11,7 @@ policy (``jit.monitor``).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from codegen import abi
 from runtime.errors import internal
@@ -34,6 +35,8 @@ class NativeRunner:
         self.native_entries = 0
         self.native_iterations = 0  # loop iterations those entries ran (trees called included)
         self.exits_to_interpreter = 0
+        self.stub_entries = 0  # native entries through an entry stub
+        self.stub_refusals = 0  # entries a stub refused (its tree's entry type map did not match)
 
     def take_buffer(self) -> NativeBuffer:
         """A frame buffer (from the pool, or a new one); give it back with give_back, or through call."""
@@ -88,6 +91,51 @@ class NativeRunner:
             with self.lock:
                 if self.active == 0:
                     registry.free_graveyard()
+        return exit
+
+    @internal
+    def enter(self, frame: Frame, tree: Tree) -> ExitDescriptor | None:
+        """Run tree through its entry stub (``codegen.entry``) on frame's slots, which it leaves rebuilt as
+        the exit taken wants them; return that exit, or None (nothing run) if the slots do not match the
+        tree's entry type map."""
+        slots = frame.slots
+        with self.lock:
+            self.active += 1
+        try:
+            result = tree.entry(slots)
+        except BaseException:
+            # a signal handler's exception (KeyboardInterrupt): the stub appended the exit's state
+            with self.lock:
+                self.active -= 1
+            if len(slots) > self.layout.nslots:
+                self.came_back(frame, tree, slots.pop(), False)
+            raise
+        with self.lock:
+            self.active -= 1
+        if result is None:
+            self.stub_refusals += 1
+            return None
+        exit = self.came_back(frame, tree, result, True)
+        registry = self.registry
+        if registry.graveyard:
+            with self.lock:
+                if self.active == 0:
+                    registry.free_graveyard()
+        return exit
+
+    def came_back(self, frame: Frame, tree: Tree, result: tuple[Any, ...], taken: bool) -> ExitDescriptor:
+        """Count an entry through a stub that returned result: (exit number, iterations, *operand stack)."""
+        exit_id, iterations = result[0], result[1]
+        self.native_entries += 1
+        self.stub_entries += 1
+        tree.entries += 1
+        exit = self.registry.exits[exit_id]
+        self.exits_to_interpreter += 1
+        frame.stack[:] = result[2:]
+        if taken:
+            self.native_iterations += iterations
+            tree.iterations += iterations
+            exit.taken += 1
         return exit
 
     @internal

@@ -21,6 +21,7 @@ from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.trace import Trace
 from runtime.exits import ExitDescriptor
+from runtime.native import entry_function
 
 NATIVE_FUNCTION = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 
@@ -37,6 +38,7 @@ class CompiledTrace:
     exits: list[ExitDescriptor]
     links_address: int  # the array of per-exit link pointers
     keepalive: list[Any]
+    entry_address: int = 0  # a root's entry stub (codegen.entry), if it has one
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
 
@@ -52,6 +54,7 @@ class CompiledTrace:
             exits=exits,
             links_address=native.links_address,
             keepalive=native.keepalive,
+            entry_address=native.entry_address,
         )
         for index, exit in enumerate(exits):
             exit.index = index
@@ -94,6 +97,8 @@ class Tree:
         self.symbol = root.symbol
         self.library = root.module.library
         self.function = NATIVE_FUNCTION(root.address)
+        # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
+        self.entry: Any = entry_function(root.entry_address, root.symbol) if root.entry_address else None
         self.side_traces: list[CompiledTrace] = []
         self.depth = depth  # 1 + the deepest tree it calls
         self.calls = calls

@@ -213,6 +213,7 @@ def test_handoff_section_table():
         assert cells[5] == f"{row.native_entries_per_call:.2f}"
         assert row.native_entries_per_call >= 1  # min_native_iterations=0: every call enters native code
         assert cells[7].endswith(" us"), cells
+        assert cells[9].endswith(" us") and cells[10].endswith("x"), cells  # entering in Python, for comparison
 
 
 def test_handoff_says_when_there_were_no_native_entries():

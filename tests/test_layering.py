@@ -74,6 +74,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.context",
         "codegen.lower",
         "codegen.function",
+        "codegen.entry",
         "codegen.compile",
     ),
     # running code: the tier-1 interpreter, hand-offs from CPython, native code, exits, trees

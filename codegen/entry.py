@@ -1,0 +1,464 @@
+"""A tree's entry stub: entering native code from Python, and coming back, in one call of a builtin.
+
+The stub is a C function of CPython's ``METH_O`` convention, ``PyObject *stub(PyObject *self, PyObject
+*slots)``, generated per tree in the module of its root trace (``codegen.compile``); the runtime wraps it in
+a builtin function object (``runtime.native.entry_function``), which Python calls like any builtin. Given a
+frame's slots (a list of ``Layout.nslots`` values), it
+
+1. checks the types of the values against the tree's entry type map and unboxes them into a frame buffer on
+   its own C stack (every slot, with its tag, as ``runtime.native.NativeBuffer.pack`` would: slots outside
+   the map are classified by their type). On a mismatch (a value of another kind, an int beyond 64 bits
+   where the map says int, a list of another length) it returns ``None`` and has changed nothing;
+2. runs the tree's root on that buffer;
+3. boxes what the exit wrote (slots tagged DIRTY, and the operand stack: ``abi.DEPTH`` entries), stores the
+   boxed slots into the list (each list item owns its new reference; the old one is released once every
+   item is in place), and returns the tuple ``(exit number, iterations run, *operand stack)``.
+
+If native code left with an exception set (a signal handler's, raised by the periodic check), the stub
+still boxes the state, appends that same tuple to the list, and returns NULL with the exception: the caller
+pops it. Objects native code holds as pointers are borrowed (kept alive by the frame, a trace constant or a
+container the frame holds); the stub takes new references to all of them before allocating anything, so no
+allocation (which may run the cyclic GC, and finalizers) can free one before it is owned. An object an exit
+hands over with a reference of its own (tag bit OWNED: ``codegen.ownership``) gives the stub that reference. If boxing fails
+(no memory), every reference taken is released and the stub returns NULL with the list unchanged.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi, capi
+from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
+from codegen.context import LowerContext
+from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
+from runtime.frame import UNBOUND
+
+ENTRY_FN = ir.FunctionType(PTR, [PTR, PTR])  # METH_O: (self, the slots list)
+_CLASSIFY_FN = ir.FunctionType(I8, [PTR, I64.as_pointer()])  # (object, its word) -> its tag
+_INT_FN = ir.LiteralStructType([I64, I1])  # (value, fits in 64 bits)
+
+# kinds an entry type map may hold, and how the stub checks each
+_EXACT_TYPES: dict[Kind, type] = {Kind.FLOAT: float, Kind.LIST: list, Kind.TUPLE: tuple, Kind.STR: str, Kind.DICT: dict}
+ENTRY_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, *_EXACT_TYPES})
+# kinds boxed by taking a new reference (no allocation), and the method kinds' attribute names
+_METHODS = {Kind.APPEND_METHOD: "append", Kind.DICT_GET_METHOD: "get"}
+
+
+def entry_symbol(root_symbol: str) -> str:
+    return f"{root_symbol}_entry"
+
+
+def can_build(entry_kinds: dict[int, Kind]) -> bool:
+    """Can a stub check this entry type map?"""
+    return all(kind in ENTRY_KINDS for kind in entry_kinds.values())
+
+
+def build_entry(ctx: LowerContext) -> str:
+    """Add the entry stub of the root trace ctx lowered (``ctx.function``) to its module; its symbol."""
+    assert can_build(ctx.trace.entry_kinds)
+    stub = _Stub(ctx)
+    stub.build()
+    return stub.symbol
+
+
+class _Stub:
+    def __init__(self, ctx: LowerContext) -> None:
+        self.ctx = ctx
+        self.layout = ctx.layout
+        self.symbol = entry_symbol(ctx.symbol)
+        self.function = ir.Function(ctx.module, ENTRY_FN, name=self.symbol)
+        self.b = ir.IRBuilder(self.function.append_basic_block("entry"))
+        self.classify_fn: ir.Function | None = None
+
+    # --- small things ----------------------------------------------------------------------------------
+    def capi(self, name: str, *args: ir.Value) -> ir.Value:
+        fn = self.ctx.callees.get(name)
+        if fn is None:
+            ret, params = capi.SIGNATURES[name]
+            fn = ir.Function(self.ctx.module, ir.FunctionType(ret, params), name)
+            self.ctx.callees[name] = fn
+        return self.b.call(fn, list(args))
+
+    def pointer(self, obj: object) -> ir.Value:
+        return self.ctx.pointer(obj)
+
+    def at(self, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+        """The address of a field of type ty at offset bytes from pointer."""
+        address = self.b.gep(pointer, [ir.Constant(I64, offset)], inbounds=True)
+        return self.b.bitcast(address, ty.as_pointer())
+
+    def type_of(self, obj: ir.Value) -> ir.Value:
+        return self.b.load(self.at(obj, abi.OB_TYPE, PTR))
+
+    def is_(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        return self.b.icmp_unsigned("==", a, b)
+
+    def block(self, name: str) -> ir.Block:
+        return self.function.append_basic_block(name)
+
+    def loop(self, count: ir.Value, name: str, body: object) -> None:
+        """for j in range(count): body(j) (body builds in the current block and may add blocks)."""
+        b = self.b
+        start = b.block
+        head, step, done = self.block(f"{name}_head"), self.block(f"{name}_body"), self.block(f"{name}_done")
+        b.branch(head)
+        b.position_at_end(head)
+        j = b.phi(I64, name=f"{name}_j")
+        j.add_incoming(ir.Constant(I64, 0), start)
+        b.cbranch(b.icmp_signed("<", j, count), step, done)
+        b.position_at_end(step)
+        body(j)  # type: ignore[operator]
+        j.add_incoming(b.add(j, ir.Constant(I64, 1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    # --- unboxing --------------------------------------------------------------------------------------
+    def unbox_int(self, obj: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """An exact int's value, and whether it fits in 64 bits."""
+        b = self.b
+        overflow = self.overflow
+        if not abi.SMALL_INTS_OK:
+            value = self.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+            return value, b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0))
+        size = b.load(self.at(obj, abi.OB_SIZE, I64))
+        small = b.icmp_unsigned("<=", b.add(size, ir.Constant(I64, 1)), ir.Constant(I64, 2))  # -1, 0 or 1 digit
+        fast, slow, done = self.block("int_small"), self.block("int_big"), self.block("int_done")
+        b.cbranch(small, fast, slow)
+        b.position_at_end(fast)
+        digit = b.zext(b.load(self.at(obj, abi.LONG_DIGITS, I32)), I64)
+        signed = b.select(b.icmp_signed("<", size, ir.Constant(I64, 0)), b.neg(digit), digit)
+        fast_value = b.select(b.icmp_signed("==", size, ir.Constant(I64, 0)), ir.Constant(I64, 0), signed)
+        b.branch(done)
+        b.position_at_end(slow)
+        slow_value = self.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+        slow_ok = b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0))
+        b.branch(done)
+        b.position_at_end(done)
+        value = b.phi(I64)
+        value.add_incoming(fast_value, fast)
+        value.add_incoming(slow_value, slow)
+        ok = b.phi(I1)
+        ok.add_incoming(ir.Constant(I1, 1), fast)
+        ok.add_incoming(slow_ok, slow)
+        return value, ok
+
+    def classify(self) -> ir.Function:
+        """``i8 classify(obj, word*)``: the tag of any object as ``NativeBuffer.pack_each`` gives it, its
+        word written (the helper of the slots outside the entry type map)."""
+        if self.classify_fn is not None:
+            return self.classify_fn
+        fn = ir.Function(self.ctx.module, _CLASSIFY_FN, name=f"{self.symbol}_classify")
+        fn.linkage = "internal"
+        outer_b, outer_fn = self.b, self.function
+        self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.function = fn
+        saved_overflow = self.overflow
+        self.overflow = b.alloca(I32)
+        obj, word = fn.args
+        t = self.type_of(obj)
+
+        def leave(kind: Kind, value: ir.Value | None) -> None:
+            if value is not None:
+                b.store(value, word)
+            b.ret(ir.Constant(I8, int(kind)))
+
+        def test(condition: ir.Value, name: str) -> None:
+            """Go on in a new block if condition is false; leave the current one positioned where it holds."""
+            yes, no = self.block(f"is_{name}"), self.block(f"not_{name}")
+            b.cbranch(condition, yes, no)
+            b.position_at_end(yes)
+            self._no = no
+
+        as_word = b.ptrtoint(obj, I64)
+        test(self.is_(t, self.pointer(int)), "int")
+        value, fits = self.unbox_int(obj)
+        small, big = self.block("int_fits"), self.block("int_object")
+        b.cbranch(fits, small, big)
+        b.position_at_end(small)
+        leave(Kind.INT, value)
+        b.position_at_end(big)
+        leave(Kind.OBJECT, as_word)
+        b.position_at_end(self._no)
+        test(self.is_(t, self.pointer(float)), "float")
+        leave(Kind.FLOAT, b.load(self.at(obj, abi.FLOAT_VALUE, I64)))
+        b.position_at_end(self._no)
+        test(self.is_(t, self.pointer(bool)), "bool")
+        leave(Kind.BOOL, b.zext(self.is_(obj, self.pointer(True)), I64))
+        b.position_at_end(self._no)
+        test(self.is_(obj, self.pointer(None)), "none")
+        leave(Kind.NONE, None)
+        b.position_at_end(self._no)
+        test(self.is_(obj, self.pointer(UNBOUND)), "unbound")
+        leave(Kind.UNBOUND, None)
+        b.position_at_end(self._no)
+        for kind, pytype in _EXACT_TYPES.items():
+            if kind is Kind.FLOAT:
+                continue
+            test(self.is_(t, self.pointer(pytype)), kind.short)
+            leave(kind, as_word)
+            b.position_at_end(self._no)
+        leave(Kind.OBJECT, as_word)  # (a range too: pack_each tags it an object)
+        self.b, self.function, self.overflow = outer_b, outer_fn, saved_overflow
+        self.classify_fn = fn
+        return fn
+
+    def check_slot(self, obj: ir.Value, kind: Kind, word: ir.Value, mismatch: ir.Block) -> None:
+        """Unbox obj into word if it has kind (the entry type map's), else go to mismatch."""
+        b = self.b
+
+        def require(condition: ir.Value) -> None:
+            ok = self.block("kind_ok")
+            b.cbranch(condition, ok, mismatch).set_weights([1000, 1])
+            b.position_at_end(ok)
+
+        if kind == Kind.INT:
+            require(self.is_(self.type_of(obj), self.pointer(int)))
+            value, fits = self.unbox_int(obj)
+            require(fits)
+            b.store(value, word)
+        elif kind == Kind.FLOAT:
+            require(self.is_(self.type_of(obj), self.pointer(float)))
+            b.store(b.load(self.at(obj, abi.FLOAT_VALUE, I64)), word)
+        elif kind == Kind.BOOL:
+            require(self.is_(self.type_of(obj), self.pointer(bool)))
+            b.store(b.zext(self.is_(obj, self.pointer(True)), I64), word)
+        elif kind == Kind.NONE:
+            require(self.is_(obj, self.pointer(None)))
+        elif kind == Kind.UNBOUND:
+            require(self.is_(obj, self.pointer(UNBOUND)))
+        elif kind == Kind.OBJECT:
+            tag = b.call(self.classify(), [obj, word])
+            require(b.icmp_unsigned("==", tag, ir.Constant(I8, int(Kind.OBJECT))))
+        else:
+            require(self.is_(self.type_of(obj), self.pointer(_EXACT_TYPES[kind])))
+            b.store(b.ptrtoint(obj, I64), word)
+
+    # --- boxing ----------------------------------------------------------------------------------------
+    def reference(self, kind: ir.Value, word: ir.Value, owned: ir.Value) -> ir.Value:
+        """A new reference for what needs no allocation: an object kind's pointer (a method kind's owner), a
+        bool, None, unbound; NULL for an int or a float. An object native code hands over (owned: the tag's
+        OWNED bit) comes with its reference, which the stub takes."""
+        b = self.b
+        pointer = b.inttoptr(word, PTR)
+        null = ir.Constant(PTR, None)
+        chosen = null
+        for case, obj in (
+            (
+                Kind.BOOL,
+                b.select(b.icmp_unsigned("!=", word, ir.Constant(I64, 0)), self.pointer(True), self.pointer(False)),
+            ),
+            (Kind.NONE, self.pointer(None)),
+            (Kind.UNBOUND, self.pointer(UNBOUND)),
+        ):
+            chosen = b.select(b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))), obj, chosen)
+        is_number = b.or_(
+            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.INT))),
+            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.FLOAT))),
+        )
+        is_pointer = b.icmp_unsigned("==", chosen, null)  # not one of the singletons above
+        chosen = b.select(is_pointer, pointer, chosen)
+        chosen = b.select(is_number, null, chosen)
+        with b.if_then(b.and_(b.icmp_unsigned("!=", chosen, null), b.not_(owned))):
+            self.capi("Py_IncRef", chosen)
+        return chosen
+
+    def allocate(self, kind: ir.Value, word: ir.Value, held: ir.Value, fail: ir.Block) -> ir.Value:
+        """The boxed value of an int or a float, a method kind's bound method (its owner, held, released);
+        held itself for any other kind. Goes to fail if an allocation fails."""
+        b = self.b
+        here = b.block
+        done = self.block("boxed")
+        results: list[tuple[ir.Value, ir.Block]] = [(held, here)]
+        switch = b.switch(kind, done)
+        int_block = self.block("box_int")
+        switch.add_case(ir.Constant(I8, int(Kind.INT)), int_block)
+        b.position_at_end(int_block)
+        results.append((self.capi("PyLong_FromLongLong", word), b.block))
+        b.branch(done)
+        float_block = self.block("box_float")
+        switch.add_case(ir.Constant(I8, int(Kind.FLOAT)), float_block)
+        b.position_at_end(float_block)
+        results.append((self.capi("PyFloat_FromDouble", b.bitcast(word, DOUBLE)), b.block))
+        b.branch(done)
+        for method, attribute in _METHODS.items():
+            block = self.block(f"box_{attribute}")
+            switch.add_case(ir.Constant(I8, int(method)), block)
+            b.position_at_end(block)
+            bound = self.capi("PyObject_GetAttr", held, self.pointer(attribute))
+            with b.if_then(b.icmp_unsigned("!=", bound, ir.Constant(PTR, None))):
+                self.capi("Py_DecRef", held)  # (else the failure path releases it, from the boxed array)
+            results.append((bound, b.block))
+            b.branch(done)
+        b.position_at_end(done)
+        boxed = b.phi(PTR, name="boxed")
+        for value, block in results:
+            boxed.add_incoming(value, block)
+        ok = self.block("boxed_ok")
+        b.cbranch(b.icmp_unsigned("!=", boxed, ir.Constant(PTR, None)), ok, fail).set_weights([1000, 1])
+        b.position_at_end(ok)
+        return boxed
+
+    # --- the stub --------------------------------------------------------------------------------------
+    def build(self) -> None:
+        ctx, layout, b = self.ctx, self.layout, self.b
+        nslots, entries = layout.nslots, nslots_plus_stack(layout)
+        self.function.args[0].name, self.function.args[1].name = "self", "slots"
+        slots = self.function.args[1]
+        buffer_words = (layout.size + abi.WORD - 1) // abi.WORD
+        buf = b.bitcast(b.alloca(ir.ArrayType(I64, buffer_words), name="buffer"), PTR)
+        words = b.bitcast(buf, I64.as_pointer())
+        tags = b.gep(buf, [ir.Constant(I64, layout.tags_offset)], inbounds=True)
+        boxed = b.bitcast(b.alloca(ir.ArrayType(PTR, entries), name="boxed"), PTR.as_pointer())
+        self.overflow = b.alloca(I32, name="overflow")
+        error = [b.alloca(PTR, name=name) for name in ("error_type", "error_value", "error_traceback")]
+        mismatch = self.block("mismatch")
+
+        def word(index: ir.Value | int) -> ir.Value:
+            index = ir.Constant(I64, index) if isinstance(index, int) else index
+            return b.gep(words, [index], inbounds=True)
+
+        def tag(index: ir.Value | int) -> ir.Value:
+            index = ir.Constant(I64, index) if isinstance(index, int) else index
+            return b.gep(tags, [index], inbounds=True)
+
+        # 1. the list, then every slot: checked, unboxed, tagged
+        is_list = self.is_(self.type_of(slots), self.pointer(list))
+        length_ok = self.block("list_ok")
+        b.cbranch(is_list, length_ok, mismatch)
+        b.position_at_end(length_ok)
+        items_ok = self.block("length_ok")
+        size = b.load(self.at(slots, abi.OB_SIZE, I64))
+        b.cbranch(b.icmp_signed("==", size, ir.Constant(I64, nslots)), items_ok, mismatch)
+        b.position_at_end(items_ok)
+        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR.as_pointer()))
+        expected = ctx.trace.entry_kinds
+        for slot in range(nslots):
+            obj = b.load(b.gep(items, [ir.Constant(I64, slot)], inbounds=True))
+            kind = expected.get(slot)
+            if kind is None:
+                found = b.call(self.classify(), [obj, word(layout.slot_word(slot))])
+                b.store(found, tag(slot))
+            else:
+                self.check_slot(obj, kind, word(layout.slot_word(slot)), mismatch)
+                b.store(ir.Constant(I8, int(kind)), tag(slot))
+
+        # 2. the tree
+        b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
+        exit_number = b.call(ctx.function, [buf])
+        b.call(
+            self.declare_memset(),
+            [b.bitcast(boxed, PTR), ir.Constant(I8, 0), ir.Constant(I64, entries * abi.WORD), ir.Constant(I1, 0)],
+        )
+        self.capi("PyErr_Fetch", *error)  # (NULLs when no exception is set)
+        depth = b.load(word(abi.DEPTH))
+        count = b.add(depth, ir.Constant(I64, nslots))  # the slots, then the stack: words SLOTS + j, tags j
+        fail = self.block("fail")
+
+        # 3. box: references first (no allocation), then numbers and methods
+        def take_reference(j: ir.Value) -> None:
+            t = b.load(tag(j))
+            dirty = b.icmp_unsigned("!=", b.and_(t, ir.Constant(I8, DIRTY)), ir.Constant(I8, 0))
+            with b.if_then(dirty):
+                kind = b.and_(t, ir.Constant(I8, KIND_BITS))
+                owned = b.icmp_unsigned("!=", b.and_(t, ir.Constant(I8, OWNED)), ir.Constant(I8, 0))
+                value = b.load(word(b.add(j, ir.Constant(I64, abi.SLOTS))))
+                b.store(self.reference(kind, value, owned), b.gep(boxed, [j], inbounds=True))
+
+        def allocate(j: ir.Value) -> None:
+            t = b.load(tag(j))
+            dirty = b.icmp_unsigned("!=", b.and_(t, ir.Constant(I8, DIRTY)), ir.Constant(I8, 0))
+            with b.if_then(dirty):
+                kind = b.and_(t, ir.Constant(I8, KIND_BITS))
+                value = b.load(word(b.add(j, ir.Constant(I64, abi.SLOTS))))
+                place = b.gep(boxed, [j], inbounds=True)
+                b.store(self.allocate(kind, value, b.load(place), fail), place)
+
+        self.loop(count, "reference", take_reference)
+        self.loop(count, "allocate", allocate)
+        iterations = b.sub(ir.Constant(I64, abi.FUEL_START), b.load(word(abi.FUEL)))
+        first = self.capi("PyLong_FromLongLong", exit_number)
+        second = self.capi("PyLong_FromLongLong", iterations)
+        result = self.capi("PyTuple_New", b.add(depth, ir.Constant(I64, 2)))
+        all_made = b.and_(
+            b.icmp_unsigned("!=", result, ir.Constant(PTR, None)),
+            b.and_(
+                b.icmp_unsigned("!=", first, ir.Constant(PTR, None)),
+                b.icmp_unsigned("!=", second, ir.Constant(PTR, None)),
+            ),
+        )
+        made, unmade = self.block("made"), self.block("unmade")
+        b.cbranch(all_made, made, unmade).set_weights([1000, 1])
+        b.position_at_end(unmade)
+        for obj in (first, second, result):
+            self.capi("Py_DecRef", obj)  # (NULL-safe)
+        b.branch(fail)
+        b.position_at_end(made)
+        result_items = b.bitcast(b.gep(result, [ir.Constant(I64, abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+        b.store(first, b.gep(result_items, [ir.Constant(I64, 0)], inbounds=True))
+        b.store(second, b.gep(result_items, [ir.Constant(I64, 1)], inbounds=True))
+
+        def give_stack(k: ir.Value) -> None:
+            obj = b.load(b.gep(boxed, [b.add(k, ir.Constant(I64, nslots))], inbounds=True))
+            b.store(obj, b.gep(result_items, [b.add(k, ir.Constant(I64, 2))], inbounds=True))
+
+        self.loop(depth, "stack", give_stack)
+        # 4. into the list: every new reference in place, then the old ones released
+        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR.as_pointer()))
+
+        def swap(j: ir.Value) -> None:
+            place = b.gep(boxed, [j], inbounds=True)
+            new = b.load(place)
+            with b.if_then(b.icmp_unsigned("!=", new, ir.Constant(PTR, None))):
+                item = b.gep(items, [j], inbounds=True)
+                b.store(b.load(item), place)
+                b.store(new, item)
+
+        def release(j: ir.Value) -> None:
+            old = b.load(b.gep(boxed, [j], inbounds=True))
+            with b.if_then(b.icmp_unsigned("!=", old, ir.Constant(PTR, None))):
+                self.capi("Py_DecRef", old)
+
+        self.loop(ir.Constant(I64, nslots), "swap", swap)
+        self.loop(ir.Constant(I64, nslots), "release", release)
+        pending = b.load(error[0])
+        raised, normal = self.block("raised"), self.block("normal")
+        b.cbranch(b.icmp_unsigned("!=", pending, ir.Constant(PTR, None)), raised, normal).set_weights([1, 1000])
+        b.position_at_end(normal)
+        b.ret(result)
+        b.position_at_end(raised)
+        status = self.capi("PyList_Append", slots, result)
+        self.capi("Py_DecRef", result)
+        appended, not_appended = self.block("appended"), self.block("not_appended")
+        b.cbranch(b.icmp_signed("==", status, ir.Constant(I32, 0)), appended, not_appended)
+        b.position_at_end(not_appended)
+        self.capi("PyErr_Clear")  # (the state is lost: the caller sees a list of nslots items)
+        b.branch(appended)
+        b.position_at_end(appended)
+        self.capi("PyErr_Restore", *(b.load(e) for e in error))
+        b.ret(ir.Constant(PTR, None))
+
+        # boxing failed: release what was made; leave with the pending exception, else the allocation's
+        b.position_at_end(fail)
+        self.loop(count, "unbox_failed", release)
+        with b.if_then(b.icmp_unsigned("!=", b.load(error[0]), ir.Constant(PTR, None))):
+            self.capi("PyErr_Restore", *(b.load(e) for e in error))
+        b.ret(ir.Constant(PTR, None))
+
+        # a type mismatch: None, nothing changed
+        b.position_at_end(mismatch)
+        none = self.pointer(None)
+        self.capi("Py_IncRef", none)
+        b.ret(none)
+
+    def declare_memset(self) -> ir.Function:
+        name = "llvm.memset.p0i8.i64"
+        fn = self.ctx.callees.get(name)
+        if fn is None:
+            fn = ir.Function(self.ctx.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), name)
+            self.ctx.callees[name] = fn
+        return fn
+
+
+def nslots_plus_stack(layout: abi.Layout) -> int:
+    """Entries of the stub's boxed array: every slot, then the deepest operand stack."""
+    return layout.nslots + layout.max_stack

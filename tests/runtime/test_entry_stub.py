@@ -1,0 +1,257 @@
+"""Entry stubs (codegen.entry): a tree entered from Python through one builtin call that checks the types of
+the slots, unboxes them, runs the tree and boxes the exit's state into the slots list in native code.
+
+Differential tests (``check``) of loops entered many times with short trip counts, with values of every
+kind at entry and exits of every kind; ``jit.stats`` says the stubs ran (``stub_entries``) or refused a
+value the entry type map does not allow (``stub_refusals``: the Python path takes the entry). Reference
+counts of objects passed through many entries stay flat.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import pytest
+
+import jit as jit_module
+from jit import jit
+from jit.api import state_of
+from runtime.frame import UNBOUND
+from tests.helpers import check
+
+# enter native code at every loop start, however few iterations it runs
+ALWAYS = {"min_native_iterations": 0}
+OPTIONS = {"threshold": 2, "side_exit_threshold": 2, **ALWAYS}
+
+
+def stub_counts(jitted):
+    """(stub entries, stub refusals) of the CPython baseline of check's result."""
+    stats = jit_module.stats(jitted.cpython_baseline)
+    return stats["stub_entries"], stats["stub_refusals"]
+
+
+def repeat(calls, times=4):
+    return [call for call in calls for _ in range(times)]
+
+
+def every_kind(n, i, x, flag, nothing, lst, s, d, obj):
+    total = 0
+    acc = 0.0
+    for k in range(n):
+        total += i + k
+        acc += x
+        if flag:
+            total += 1
+        if nothing is None:
+            total += 2
+        total += lst[k % 3] + len(s) + len(d)
+        other = obj
+        last = k
+    return total, acc, i, x, flag, nothing, lst, s, d, other, last
+
+
+BASE = (3, 5, 1.5, True, None, [1, 2, 3], "abc", {"a": 1}, 2**70)
+
+
+def with_(**changes):
+    names = ("n", "i", "x", "flag", "nothing", "lst", "s", "d", "obj")
+    values = dict(zip(names, BASE))
+    values.update(changes)
+    return tuple(values[name] for name in names)
+
+
+def test_every_kind_at_entry():
+    calls = repeat(
+        [
+            BASE,
+            with_(x=-0.0),
+            with_(x=math.nan),
+            with_(x=math.inf),
+            with_(x=-math.inf),
+            with_(flag=False),
+            with_(i=-(2**62)),
+            with_(s="", d={}),
+            with_(lst=[7, -8, 9, 10]),
+            with_(obj=None),
+            with_(obj="an object"),
+            with_(obj=2**63),
+        ]
+    )
+    jitted = check(every_kind, *calls, options=OPTIONS, native=True)
+    entries, _ = stub_counts(jitted)
+    assert entries >= len(calls)
+
+
+def test_ints_near_and_beyond_64_bits():
+    """An int that fits in 64 bits enters natively (an overflow inside leaves through a guard); one that does
+    not is refused by the stub, and the Python path decides (its own tree, or the interpreter)."""
+    calls = repeat(
+        [
+            BASE,
+            with_(i=2**63 - 10),  # i + k fits, total overflows: a guard exit
+            with_(i=-(2**63)),
+            with_(i=2**63 - 1),
+            with_(i=2**63),  # beyond: refused
+            with_(i=-(2**63) - 1),
+            with_(i=2**100),
+            BASE,
+        ]
+    )
+    jitted = check(every_kind, *calls, options=OPTIONS, native=True)
+    entries, refusals = stub_counts(jitted)
+    assert entries > 0 and refusals > 0
+
+
+def test_kinds_that_differ_from_the_tree_are_refused():
+    """Values of another kind than the tree's entry type map (None for a float, an int for a bool, a tuple
+    for a list, a subclass of str) fall back cleanly, however often."""
+
+    class MyStr(str):
+        pass
+
+    calls = repeat(
+        [
+            BASE,
+            with_(x=2),
+            with_(flag=1),
+            with_(nothing=0),
+            with_(lst=(1, 2, 3)),
+            with_(s=MyStr("xyz")),
+            with_(d=[("a", 1)]),
+            BASE,
+        ],
+        times=6,
+    )
+    jitted = check(every_kind, *calls, options=OPTIONS, native=True)
+    entries, refusals = stub_counts(jitted)
+    assert entries > 0 and refusals > 0
+
+
+def unbound_until_assigned(n, flag):
+    if flag:
+        before = 1.5
+    for k in range(n):
+        last = k
+        seen = before if flag else 0.0
+    if n:
+        return last, seen
+    return flag
+
+
+def test_unbound_locals_at_entry_and_exit():
+    calls = repeat([(3, True), (0, True), (2, True), (4, True), (1, False)])
+    jitted = check(unbound_until_assigned, *calls, options=OPTIONS)
+    assert stub_counts(jitted)[0] > 0
+
+
+def ends_every_way(n, stop, how, data):
+    total = 0
+    scale = 2.5
+    for k in range(n):
+        if k == stop:
+            if how == 0:
+                break
+            if how == 1:
+                return total, k, "returned"
+            if how == 2:
+                total += 10 // (k - stop)  # ZeroDivisionError in the hot loop
+        total += data[k % len(data)] * 3
+        scale = scale * 0.5
+    return total, scale, "ended"
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        pytest.param([(3, 9, 0, [1, 2])], id="end"),
+        pytest.param([(5, 2, 0, [1, 2])], id="break"),
+        pytest.param([(5, 2, 1, [1, 2])], id="return"),
+        pytest.param([(5, 2, 2, [1, 2])], id="exception"),
+        pytest.param([(4, 9, 0, [1, 2]), (4, 9, 0, [1, 2.5]), (4, 9, 0, [1, "x"])], id="guard"),
+        pytest.param([(4, 9, 0, [1, 2**62]), (4, 9, 0, [2**62, 2**62])], id="overflow"),
+    ],
+)
+def test_exits_of_every_kind(calls):
+    # the loop compiles on the first calls, which end normally; then each kind of exit, many times
+    warm = [(3, 9, 0, [1, 2])] * 4
+    jitted = check(ends_every_way, *warm, *repeat(calls, 6), options=OPTIONS, native=True)
+    assert stub_counts(jitted)[0] > 0
+
+
+def exit_with_a_stack(values, n):
+    total = 0
+    for k in range(n):
+        total = total + values[k] * 2 + 1  # a guard on values[k] leaves with total (and more) on the stack
+    return total
+
+
+def test_exits_with_an_operand_stack():
+    calls = repeat([([1, 2, 3], 3), ([1, 2, 3.5], 3), ([1, "a", 3], 2), ([4, 5, 6], 3)])
+    jitted = check(exit_with_a_stack, *calls, options=OPTIONS, native=True)
+    assert stub_counts(jitted)[0] > 0
+
+
+def moves_objects(lst, s, d, obj, x, n):
+    a, b, c, o, y = obj, lst, s, d, x  # (the stub replaces each with a new reference, releasing the old one)
+    for k in range(n):
+        a = lst
+        b = s
+        c = d
+        o = obj
+        y = x + k
+    return a is lst, b is s, c is d, o is obj, y
+
+
+def test_reference_counts_stay_flat():
+    f = jit(**OPTIONS)(moves_objects)
+    lst, s, d, obj, x = [1, 2], "a str" * 3, {"k": 1}, object(), 2.5
+    for _ in range(10):
+        f(lst, s, d, obj, x, 3)
+    before = [sys.getrefcount(v) for v in (lst, s, d, obj, x)]
+    stats_before = jit_module.stats(f)["stub_entries"]
+    for _ in range(500):
+        assert f(lst, s, d, obj, x, 3) == (True, True, True, True, 4.5)
+    assert jit_module.stats(f)["stub_entries"] - stats_before == 500
+    assert [sys.getrefcount(v) for v in (lst, s, d, obj, x)] == before
+
+
+def test_reference_counts_of_refused_entries_stay_flat():
+    f = jit(**OPTIONS)(moves_objects)
+    lst, s, d, obj = [1, 2], "a str" * 3, {"k": 1}, object()
+    for _ in range(10):
+        f(lst, s, d, obj, 2.5, 3)
+    before = [sys.getrefcount(v) for v in (lst, s, d, obj)]
+    refusals = jit_module.stats(f)["stub_refusals"]
+    for _ in range(100):
+        f(lst, s, d, obj, 7, 3)  # an int where the tree has a float
+    assert jit_module.stats(f)["stub_refusals"] > refusals
+    assert [sys.getrefcount(v) for v in (lst, s, d, obj)] == before
+
+
+def _tree_of(f):
+    (tree,) = state_of(f).monitor.registry.trees[0]
+    assert tree.entry is not None
+    return tree
+
+
+def test_stub_refuses_without_changing_anything():
+    f = jit(**OPTIONS)(moves_objects)
+    for _ in range(10):
+        f([1], "s", {}, None, 1.5, 2)
+    tree = _tree_of(f)
+    nslots = state_of(f).code.nslots
+    assert tree.entry([]) is None
+    assert tree.entry((None,) * nslots) is None  # not a list
+    assert tree.entry([UNBOUND] * (nslots + 1)) is None
+    wrong = [object() for _ in range(nslots)]
+    copy = list(wrong)
+    assert tree.entry(wrong) is None
+    assert all(a is b for a, b in zip(wrong, copy))
+
+
+def test_entry_stubs_off_enters_in_python():
+    """entry_stubs=False: the same native code, entered by unboxing and boxing the frame in Python."""
+    calls = repeat([BASE, with_(x=-0.0), with_(i=2**63), with_(lst=[4, 5, 6])])
+    jitted = check(every_kind, *calls, options={**OPTIONS, "entry_stubs": False}, native=True)
+    assert stub_counts(jitted) == (0, 0)
