@@ -255,3 +255,34 @@ def test_entry_stubs_off_enters_in_python():
     calls = repeat([BASE, with_(x=-0.0), with_(i=2**63), with_(lst=[4, 5, 6])])
     jitted = check(every_kind, *calls, options={**OPTIONS, "entry_stubs": False}, native=True)
     assert stub_counts(jitted) == (0, 0)
+
+
+def hands_over(n, m):
+    last = 0
+    for i in range(n):
+        last = (i * m) // 7  # past 64 bits: the exit hands the int object over (tag bit OWNED)
+    return last
+
+
+def test_owned_objects_handed_over_at_an_exit_are_not_leaked():
+    import tracemalloc
+
+    f = jit(**OPTIONS)(hands_over)
+    for _ in range(10):
+        assert f(3, 2**62) == hands_over(3, 2**62)
+        assert f(20, 2**62) == hands_over(20, 2**62)
+    entries = jit_module.stats(f)["stub_entries"]
+    tracemalloc.start()
+    try:
+        for _ in range(2000):
+            f(20, 2**62)
+        first = tracemalloc.get_traced_memory()[0]
+        for _ in range(2000):
+            f(20, 2**62)
+        second = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert second - first < 10_000
+    assert jit_module.stats(f)["stub_entries"] >= entries + 4000
+    result = f(20, 2**62)
+    assert result == hands_over(20, 2**62) and sys.getrefcount(result) == 2
