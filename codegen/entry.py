@@ -236,7 +236,7 @@ class _Stub:
     # --- boxing ----------------------------------------------------------------------------------------
     def reference(self, kind: ir.Value, word: ir.Value, owned: ir.Value) -> ir.Value:
         """A new reference for what needs no allocation: an object kind's pointer (a method kind's owner), a
-        bool, None, unbound; NULL for an int or a float. An object native code hands over (owned: the tag's
+        bool, None, unbound; NULL for an int, a float or an i128. An object native code hands over (owned: the tag's
         OWNED bit) comes with its reference, which the stub takes."""
         b = self.b
         pointer = b.inttoptr(word, PTR)
@@ -252,8 +252,11 @@ class _Stub:
         ):
             chosen = b.select(b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))), obj, chosen)
         is_number = b.or_(
-            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.INT))),
-            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.FLOAT))),
+            b.or_(
+                b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.INT))),
+                b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.FLOAT))),
+            ),
+            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.WIDE_INT))),
         )
         is_pointer = b.icmp_unsigned("==", chosen, null)  # not one of the singletons above
         chosen = b.select(is_pointer, pointer, chosen)
@@ -262,9 +265,10 @@ class _Stub:
             self.capi("Py_IncRef", chosen)
         return chosen
 
-    def allocate(self, kind: ir.Value, word: ir.Value, held: ir.Value, fail: ir.Block) -> ir.Value:
-        """The boxed value of an int or a float, a method kind's bound method (its owner, held, released);
-        held itself for any other kind. Goes to fail if an allocation fails."""
+    def allocate(self, kind: ir.Value, word: ir.Value, high: ir.Value, held: ir.Value, fail: ir.Block) -> ir.Value:
+        """The boxed value of an int or a float, of an i128 (word its low half, high its high half), a method
+        kind's bound method (its owner, held, released); held itself for any other kind. Goes to fail if an
+        allocation fails."""
         b = self.b
         here = b.block
         done = self.block("boxed")
@@ -279,6 +283,11 @@ class _Stub:
         switch.add_case(ir.Constant(I8, int(Kind.FLOAT)), float_block)
         b.position_at_end(float_block)
         results.append((self.capi("PyFloat_FromDouble", b.bitcast(word, DOUBLE)), b.block))
+        b.branch(done)
+        wide_block = self.block("box_wide")
+        switch.add_case(ir.Constant(I8, int(Kind.WIDE_INT)), wide_block)
+        b.position_at_end(wide_block)
+        results.append((self.box_wide(word, high), b.block))
         b.branch(done)
         for method, attribute in _METHODS.items():
             block = self.block(f"box_{attribute}")
@@ -297,6 +306,29 @@ class _Stub:
         b.cbranch(b.icmp_unsigned("!=", boxed, ir.Constant(PTR, None)), ok, fail).set_weights([1000, 1])
         b.position_at_end(ok)
         return boxed
+
+    def box_wide(self, low: ir.Value, high: ir.Value) -> ir.Value:
+        """A new int for the i128 high * 2**64 + low (low unsigned); NULL if an allocation failed."""
+        b = self.b
+        null = ir.Constant(PTR, None)
+        with b.goto_entry_block():
+            out = b.alloca(PTR, name="wide_out")
+        b.store(null, out)
+        fits = b.icmp_unsigned("==", high, b.ashr(low, ir.Constant(I64, 63)))  # (it fits in 64 bits)
+        with b.if_else(fits) as (small, large):
+            with small:
+                b.store(self.capi("PyLong_FromLongLong", low), out)
+            with large:
+                high_obj = self.capi("PyLong_FromLongLong", high)
+                low_obj = self.capi("PyLong_FromUnsignedLongLong", low)
+                with b.if_then(b.and_(b.icmp_unsigned("!=", high_obj, null), b.icmp_unsigned("!=", low_obj, null))):
+                    shifted = self.capi("PyNumber_Lshift", high_obj, self.pointer(64))
+                    with b.if_then(b.icmp_unsigned("!=", shifted, null)):
+                        b.store(self.capi("PyNumber_Add", shifted, low_obj), out)
+                        self.capi("Py_DecRef", shifted)
+                self.capi("Py_DecRef", high_obj)  # (NULL-safe)
+                self.capi("Py_DecRef", low_obj)
+        return b.load(out)
 
     # --- the stub --------------------------------------------------------------------------------------
     def build(self) -> None:
@@ -371,7 +403,10 @@ class _Stub:
                 kind = b.and_(t, ir.Constant(I8, KIND_BITS))
                 value = b.load(word(b.add(j, ir.Constant(I64, abi.SLOTS))))
                 place = b.gep(boxed, [j], inbounds=True)
-                b.store(self.allocate(kind, value, b.load(place), fail), place)
+                # an i128's high word (only stack entries are ever i128s; for a slot this reads some other word
+                # of the buffer, unused)
+                high = b.load(word(b.add(j, ir.Constant(I64, layout.wide_word - nslots))))
+                b.store(self.allocate(kind, value, high, b.load(place), fail), place)
 
         self.loop(count, "reference", take_reference)
         self.loop(count, "allocate", allocate)

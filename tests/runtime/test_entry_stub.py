@@ -286,3 +286,16 @@ def test_owned_objects_handed_over_at_an_exit_are_not_leaked():
     assert jit_module.stats(f)["stub_entries"] >= entries + 4000
     result = f(20, 2**62)
     assert result == hands_over(20, 2**62) and sys.getrefcount(result) == 2
+
+
+def wide_difference(n, m):
+    last = 0
+    for i in range(n):
+        last = i * m - m  # an i128 (a product); leaves native code, with it, where it does not fit in 64 bits
+    return last
+
+
+def test_an_i128_on_the_stack_at_an_exit_is_boxed_exactly():
+    calls = repeat([(3, 2**62), (4, 2**62), (5, 2**62 + 7), (5, -(2**62)), (6, 2**62), (2, 5)])
+    jitted = check(wide_difference, *calls, options=OPTIONS, native=True)
+    assert stub_counts(jitted)[0] > 0
