@@ -376,9 +376,10 @@ class _Gen:
             inner = dataclasses.replace(sc, num_read=(*sc.num_read, COMP_VAR))
             source = "data"
         if kind == "count":
-            return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).text}])")
+            # (a comprehension's condition cannot be a bare conditional expression: always parenthesized)
+            return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).p()}])")
         elt = self.num_expr(inner, depth, growth).text
-        test = f" if {self.cond(inner, depth).text}" if self.flag(30) else ""
+        test = f" if {self.cond(inner, depth).p()}" if self.flag(30) else ""
         fn = "max" if kind == "max" else "sum"
         return _atom(f"{fn}([{elt} for {COMP_VAR} in {source}{test}])")
 
