@@ -28,10 +28,15 @@ TRACE_FN = ir.FunctionType(I64, [PTR])
 INLINE_REFCOUNTS = sys.version_info < (3, 12) and not abi.FREE_THREADED
 
 
+FLOAT32 = ir.FloatType()
+
+
 def llvm_type(kind: Kind) -> ir.Type:
-    if kind == Kind.FLOAT:
+    if kind == Kind.NP_FLOAT32:
+        return FLOAT32
+    if kind.is_double:
         return DOUBLE
-    if kind == Kind.BOOL:
+    if kind in (Kind.BOOL, Kind.NP_BOOL):
         return I1
     if kind.is_pointer:
         return PTR
@@ -95,11 +100,13 @@ class LowerContext:
         return self.constant(v.kind, v.const)
 
     def constant(self, kind: Kind, value: Any) -> ir.Value:
-        if kind == Kind.INT:
+        if kind in (Kind.INT, Kind.NP_INT64):
             return ir.Constant(I64, int(value))
-        if kind == Kind.FLOAT:
+        if kind.is_double:
             return ir.Constant(DOUBLE, float(value))
-        if kind == Kind.BOOL:
+        if kind == Kind.NP_FLOAT32:
+            return ir.Constant(FLOAT32, float(value))
+        if kind in (Kind.BOOL, Kind.NP_BOOL):
             return ir.Constant(I1, int(bool(value)))
         if kind == Kind.WIDE_INT:
             return ir.Constant(I128, int(value))
@@ -119,9 +126,11 @@ class LowerContext:
     def load_word(self, index: int, kind: Kind) -> ir.Value:
         b = self.builder
         address = self.word(index)
-        if kind == Kind.FLOAT:
+        if kind.is_double:
             return b.load(b.bitcast(address, DOUBLE.as_pointer()))
-        if kind == Kind.BOOL:
+        if kind == Kind.NP_FLOAT32:  # (its double in the buffer: exact)
+            return b.fptrunc(b.load(b.bitcast(address, DOUBLE.as_pointer())), FLOAT32)
+        if kind in (Kind.BOOL, Kind.NP_BOOL):
             return b.trunc(b.load(address), I1)
         if kind.is_pointer:
             return b.load(b.bitcast(address, PTR.as_pointer()))
@@ -130,13 +139,15 @@ class LowerContext:
     def store_word(self, index: int, kind: Kind, value: ir.Value) -> None:
         b = self.builder
         address = self.word(index)
-        if kind == Kind.FLOAT:
+        if kind.is_double:
             b.store(value, b.bitcast(address, DOUBLE.as_pointer()))
-        elif kind == Kind.BOOL:
+        elif kind == Kind.NP_FLOAT32:
+            b.store(b.fpext(value, DOUBLE), b.bitcast(address, DOUBLE.as_pointer()))
+        elif kind in (Kind.BOOL, Kind.NP_BOOL):
             b.store(b.zext(value, I64), address)
         elif kind.is_pointer:
             b.store(value, b.bitcast(address, PTR.as_pointer()))
-        elif kind == Kind.INT:
+        elif kind in (Kind.INT, Kind.NP_INT64):
             b.store(value, address)
         else:
             b.store(ir.Constant(I64, 0), address)

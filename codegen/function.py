@@ -158,7 +158,7 @@ def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
 def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     """Count down the fuel; every ``abi.PERIOD`` iterations: let CPython run pending signal handlers (leaving
     with their exception, e.g. KeyboardInterrupt), then re-check the hoisted guards, which a handler may have
-    invalidated. (The fuel is never reset, so what an entry used is the number of iterations it ran.)"""
+    invalidated, and the values read at the entry (arrays' headers), leaving if one changed. (The fuel is never reset, so what an entry used is the number of iterations it ran.)"""
     b = ctx.builder
     assert ctx.fuel is not None
     fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
@@ -172,7 +172,11 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     pending = ctx.capi("PyErr_CheckSignals")
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
     for hoisted in ctx.trace.hoisted:
-        _lower(ctx, hoisted)
+        if hoisted.op.is_guard:
+            _lower(ctx, hoisted)
+        else:  # a value read at the entry (an array's header): leave if a handler changed it
+            again = LOWERINGS[hoisted.name](ctx, hoisted)
+            ctx.guard(b.icmp_unsigned("==", again, ctx.values[hoisted.out.id]), uop)  # type: ignore[union-attr]
     if _holds_borrowed_objects(ctx.trace):
         # a handler might have dropped the last reference to an object a slot points to: leave
         ctx.exit_stub(uop.exit)  # type: ignore[arg-type]

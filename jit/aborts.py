@@ -69,6 +69,17 @@ class Reason(enum.Enum):
     APPEND_TO = "append to a {kind}"
     APPEND_VALUE = "appending a {kind}"
 
+    # --- NumPy arrays and scalars --------------------------------------------------------------------------
+    ARRAY_INDEX = "{spec} array indexed by {what} (only one int per dimension is native)"
+    ARRAY_ELEMENT_KIND = "elements of a {dtype} array (its scalars have no native kind yet)"
+    ARRAY_ATTRIBUTE = "attribute .{name} of an array"
+    ARRAY_STORE = "storing a {kind} into a {dtype} array"
+    ARRAY_STORE_RAISES = "storing {value!r} into a {dtype} array raises {exception} here"
+    ARRAY_READ_ONLY = "storing into a read-only array (ValueError)"
+    NUMPY_OPERATOR = "operator {op} on {kinds} (NumPy scalars)"
+    ARRAY_VIEW_USED = "a view of an array (a[i] of a multi-dimensional array) used other than by indexing it"
+    ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
+
     # --- operators -----------------------------------------------------------------------------------------
     RAISES = "{what} raises {exception} here"
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"

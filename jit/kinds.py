@@ -2,13 +2,21 @@
 
 A trace is specialized on the kinds it observed; native code holds an INT as i64, a FLOAT as double, a BOOL as
 i1 (0/1 in the buffer), NONE and UNBOUND as nothing, and object kinds as a PyObject pointer.
+
+NumPy's kinds exist only once the program imported NumPy (``jit.arrays``): ARRAY is an exact ``numpy.ndarray``
+of a dtype, dimension and layout native code handles (a pointer; its spec is guarded at the trace's entry), and
+NP_FLOAT64, NP_INT64, NP_BOOL and NP_FLOAT32 are NumPy's scalars (``numpy.float64`` held as a double,
+``numpy.int64`` as an i64 with NumPy's arithmetic, ``numpy.bool`` as an i1, ``numpy.float32`` as a float), boxed
+back into NumPy's types.
 """
 
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Any
 
+from jit import arrays
 from runtime.frame import UNBOUND
 
 INT64_MIN = -(2**63)
@@ -36,10 +44,25 @@ class Kind(enum.IntEnum):
     # product of two ints, plus a few more), on its way back to 64 bits (typically `% m`). Only ever an
     # operand-stack temporary; at an exit its high word goes to the buffer's wide area (codegen.abi)
     WIDE_INT = 15
+    ARRAY = 16  # an exact numpy.ndarray native code handles (jit.arrays.spec_of); borrowed, like lists
+    NP_FLOAT64 = 17  # a numpy.float64, held as a double
+    NP_INT64 = 18  # a numpy.int64, held as an i64 (NumPy's arithmetic: leaves native code where it would warn)
+    NP_BOOL = 19  # a numpy.bool, held as an i1
+    ARRAY_INDEX = 20  # `a[i]` of a multi-dimensional array, or `(i, j)` subscripting one: never in the buffer
+    NP_FLOAT32 = 21  # a numpy.float32: an LLVM float in registers, its (exact) double in the buffer
 
     @property
     def is_number(self) -> bool:
         return self in (Kind.INT, Kind.FLOAT, Kind.BOOL)
+
+    @property
+    def is_numpy_scalar(self) -> bool:
+        return self in (Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32)
+
+    @property
+    def is_double(self) -> bool:
+        """Held as an LLVM double (a Python float or a numpy.float64)."""
+        return self in (Kind.FLOAT, Kind.NP_FLOAT64)
 
     @property
     def is_pointer(self) -> bool:
@@ -60,6 +83,7 @@ POINTER_KINDS = frozenset(
         Kind.APPEND_METHOD,
         Kind.DICT_GET_METHOD,
         Kind.INT_OBJECT,
+        Kind.ARRAY,
     }
 )
 _SHORT = {
@@ -78,6 +102,12 @@ _SHORT = {
     Kind.DICT_GET_METHOD: "dict.get",
     Kind.INT_OBJECT: "int_object",
     Kind.WIDE_INT: "int128",
+    Kind.ARRAY: "ndarray",
+    Kind.NP_FLOAT64: "np.float64",
+    Kind.NP_INT64: "np.int64",
+    Kind.NP_BOOL: "np.bool",
+    Kind.NP_FLOAT32: "np.float32",
+    Kind.ARRAY_INDEX: "array-index",
 }
 
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
@@ -99,6 +129,37 @@ _BY_TYPE: dict[type, Kind] = {
 }
 
 
+# NumPy's scalar types by kind, once NumPy is registered (the types native code boxes its scalars into)
+NUMPY_SCALARS: dict[Kind, type] = {}
+# the element kind of an array of each dtype (dtypes whose scalars have no kind yet are read as nothing)
+ELEMENT_KINDS: dict[str, Kind] = {
+    "float64": Kind.NP_FLOAT64,
+    "int64": Kind.NP_INT64,
+    "bool": Kind.NP_BOOL,
+    "float32": Kind.NP_FLOAT32,
+}
+_numpy: dict[str, Any] = {"ndarray": None, "module": None}
+
+
+def _register_numpy() -> bool:
+    """Give NumPy's types their kinds, once the program imported a NumPy native code can handle."""
+    np = arrays.numpy_module()
+    if np is None or _numpy["module"] is np:
+        return False
+    _numpy["module"] = np
+    _numpy["ndarray"] = np.ndarray
+    scalars = (
+        (Kind.NP_FLOAT64, np.float64),
+        (Kind.NP_INT64, np.int64),
+        (Kind.NP_BOOL, np.bool_),
+        (Kind.NP_FLOAT32, np.float32),
+    )
+    for kind, scalar in scalars:
+        NUMPY_SCALARS[kind] = scalar
+        _BY_TYPE[scalar] = kind
+    return True
+
+
 def kind_of(value: Any) -> Kind:
     """The kind of a Python value as native code would hold it (ints only if they fit in i64)."""
     t = type(value)
@@ -109,4 +170,8 @@ def kind_of(value: Any) -> Kind:
         return kind
     if value is UNBOUND:
         return Kind.UNBOUND
+    if t is _numpy["ndarray"]:
+        return Kind.ARRAY if arrays.spec_of(value) is not None else Kind.OBJECT
+    if _numpy["module"] is None and "numpy" in sys.modules and _register_numpy():
+        return kind_of(value)
     return Kind.OBJECT

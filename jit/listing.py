@@ -45,6 +45,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind, kind_of
 from jit.resume import entry_snapshot
@@ -432,8 +433,9 @@ class _Parser:
         if out is not None:
             uop.out = self.define(out[0], out[1], operand if op.inline_const else NO_CONST)
         if hoisted:
-            exit.snapshot = entry_snapshot(self.trace)  # type: ignore[union-attr]
-            exit.when_hot = hoisted_when_hot(op)  # type: ignore[union-attr]
+            if exit is not None:
+                exit.snapshot = entry_snapshot(self.trace)
+                exit.when_hot = hoisted_when_hot(op)
             self.trace.hoisted.append(uop)
         else:
             self.trace.uops.append(uop)
@@ -707,6 +709,8 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
         lambda _, o: _tree(o.tree), lambda parser, text: TreeCall(parser.tree(text), _snapshot(0, {}, []))
     ),
     Operand.TREE_EXIT: OperandText(lambda _, o: f"exit {o.exit} of {o.tree.symbol}", _Parser.tree_exit),
+    Operand.ARRAY_SPEC: OperandText(lambda _, spec: str(spec), lambda _, text: ArraySpec.parse(text)),
+    Operand.AXIS: OperandText(lambda _, axis: str(axis), _Parser.number),
 }
 
 

@@ -18,20 +18,22 @@ finishes). A side trace ends with an exit where it leaves its loop or returns.
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 import types
 from collections.abc import Callable
 from typing import Any
 
-from jit import inline, specialize
+from jit import inline, specialize, specialize_numpy
 from jit.aborts import Abort, Reason
+from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
-from jit.frontend.operators import CompareOp
+from jit.frontend.operators import CompareOp, UnaryOp
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
-from jit.trace import NO_CONST, ExitPoint, Trace, TraceEnd, TraceKind, Value, WhenHot
+from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, GlobalBinding, GlobalName, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
@@ -63,6 +65,12 @@ class Recorder:
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
+        self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
+        self.array_headers: dict[int, tuple[Value, list[Value], list[Value]]] = {}  # (specialize_numpy.header)
+        self.virtual_shapes: dict[int, Value] = {}  # `a.shape` about to be subscripted (value id -> the array)
+        # array subscripts being evaluated: `a[i]` of a multi-dimensional array, a key `(i, j)` (never built)
+        self.array_indices: dict[int, _ArrayIndex] = {}
+        self.resume_override: Snapshot | None = None  # where guards resume while an array subscript completes
         self.pending_tree: TreeView | None = None
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
@@ -218,10 +226,28 @@ class Recorder:
             pc, line = site.site_pc, site.site_line
             if op.is_guard:
                 exit = ExitPoint(site.site, line, propagate=propagate)
-        elif op.is_guard:
-            exit = ExitPoint(self.snapshots.take(), line, leaves_loop=leaves_loop, propagate=propagate)
+        else:
+            pending = self.pending_subscript()
+            if pending is not None and op.mutates and name != "_ARRAY_STORE":
+                raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
+            if op.is_guard:
+                snapshot = pending if pending is not None else self.snapshots.take()
+                exit = ExitPoint(snapshot, line, leaves_loop=leaves_loop, propagate=propagate)
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         return out  # type: ignore[return-value]
+
+    def pending_subscript(self) -> Snapshot | None:
+        """While an array subscript is being evaluated (a virtual `a[i]` or `(i, j)` on the stack), the state
+        its first part started from: every guard until it completes resumes there (nothing visible has
+        happened since: what came after is redone)."""
+        if self.resume_override is not None:
+            return self.resume_override
+        if self.array_indices:
+            for value in self.abstract.stack():
+                index = self.array_indices.get(value.id)
+                if index is not None:
+                    return index.snapshot
+        return None
 
     def const(self, value: Any, kind: Kind | None = None) -> Value:
         if kind is None:
@@ -249,6 +275,8 @@ class Recorder:
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
             return specialize.narrow(self, value, actual, "this use of an int")
+        if value.kind == Kind.ARRAY_INDEX:
+            raise Abort(Reason.ARRAY_VIEW_USED)
         return value
 
     def read_slot(self, frame: Frame, slot: int) -> Value:
@@ -277,6 +305,8 @@ class Recorder:
     def write_slot(self, slot: int, value: Value) -> None:
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_STORED)
+        if value.kind == Kind.ARRAY_INDEX:
+            raise Abort(Reason.ARRAY_VIEW_USED)
         self.abstract.set(slot, value)
         if not self.inlined:  # (an inlined callee's locals live only in the trace)
             self.trace.written.add(slot)
@@ -603,6 +633,9 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if obj.kind == Kind.DICT and name == "get":
         r.push(r.emit("_BIND_DICT_GET", (obj,)))
         return
+    if obj.kind == Kind.ARRAY:
+        _array_attribute(r, frame, obj, name)
+        return
     module = obj.const if obj.is_const else None
     if type(module) is not types.ModuleType:
         raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
@@ -620,6 +653,9 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
 def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
     b = r.pop(objects=True)
     a = r.pop(objects=True)
+    if a.kind.is_numpy_scalar or b.kind.is_numpy_scalar:
+        r.push(specialize_numpy.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+        return
     r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
 
 
@@ -627,12 +663,19 @@ def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
 def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
     b = r.pop()
     a = r.pop()
+    if (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT):
+        r.push(specialize_numpy.compare(r, op, a, b))
+        return
     r.push(specialize.compare(r, op, a, b))
 
 
 @_handles(I.UNARY_OP)
 def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
-    r.push(specialize.unary(r, op, r.pop(), frame.stack[-1]))
+    v = r.pop()
+    if v.kind.is_numpy_scalar and op != UnaryOp.NOT:
+        r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
+        return
+    r.push(specialize.unary(r, op, v, frame.stack[-1]))
 
 
 @_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
@@ -784,6 +827,12 @@ def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
     if r.abstract.peek(2).kind == Kind.DICT:
         _dict_subscr(r, frame)
         return
+    if r.abstract.peek(2).id in r.virtual_shapes:
+        _shape_subscr(r)
+        return
+    if Kind.ARRAY_INDEX in (r.abstract.peek(1).kind, r.abstract.peek(2).kind) or r.abstract.peek(2).kind == Kind.ARRAY:
+        _array_subscr(r, frame)
+        return
     index = specialize.as_int(r, r.pop())
     container = r.pop()
     if container.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
@@ -828,8 +877,132 @@ def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actu
     return args[1] if len(args) == 2 else r.const(None)
 
 
+@dataclasses.dataclass
+class _ArrayIndex:
+    """A virtual value: `a[i]` of an array with more dimensions (array set), or a key `(i, j)` (array None: the
+    array is below it on the stack); with the index values, their actual values, and the state at the start of
+    the subscript's first part (its guards resume there)."""
+
+    array: Value | None
+    actual_array: Any
+    items: list[Value]
+    actual: list[Any]
+    snapshot: Snapshot
+
+
+def _subscript_snapshot(r: Recorder) -> Snapshot:
+    pending = r.pending_subscript()
+    return pending if pending is not None else r.snapshots.take()
+
+
+@_handles(I.BUILD_TUPLE)
+def _build_tuple(r: Recorder, frame: Frame, n: int) -> None:
+    """Only a key of int indices that subscripts an array right away (`a[i, j]`): never built."""
+    ops = r.code.ops
+    next_op = ops[r.pc + 1] if r.pc + 1 < len(ops) else None
+    items = [r.abstract.peek(k) for k in range(n, 0, -1)]
+    if (
+        n < 2
+        or next_op not in (I.BINARY_SUBSCR, I.STORE_SUBSCR, I.COPY)
+        or len(r.abstract.stack()) < n + 1
+        or r.abstract.peek(n + 1).kind != Kind.ARRAY
+        or any(v.kind not in (Kind.INT, Kind.NP_INT64) for v in items)
+    ):
+        raise Abort(Reason.NOT_COMPILED, instruction="BUILD_TUPLE")
+    snapshot = _subscript_snapshot(r)
+    for _ in range(n):
+        r.abstract.pop()
+    key = r.trace.new_value(Kind.ARRAY_INDEX)
+    actual = list(frame.stack[len(frame.stack) - n :])
+    r.array_indices[key.id] = _ArrayIndex(None, None, items, actual, snapshot)
+    r.push(key)
+
+
+def _array_key(r: Recorder, frame: Frame) -> tuple[Value, list[Value], Any, list[Any], Snapshot | None]:
+    """Pop a subscript's container and key where one is an array or a virtual part of an array subscript:
+    (the array, its indices, the actual array, their actual values, where guards resume)."""
+    key = r.abstract.pop()
+    container = r.abstract.pop()
+    actual_container, actual_key = frame.stack[-2], frame.stack[-1]
+    head = r.array_indices.get(container.id)
+    if head is not None:  # a[i][j]
+        if key.kind not in (Kind.INT, Kind.NP_INT64):
+            raise Abort(Reason.ARRAY_VIEW_USED)
+        assert head.array is not None
+        return head.array, [*head.items, key], head.actual_array, [*head.actual, actual_key], head.snapshot
+    if container.kind != Kind.ARRAY:
+        raise Abort(Reason.ARRAY_VIEW_USED)
+    tuple_key = r.array_indices.get(key.id)
+    if tuple_key is not None:  # a[i, j]
+        return container, tuple_key.items, actual_container, tuple_key.actual, tuple_key.snapshot
+    return container, [key], actual_container, [actual_key], None
+
+
+def _array_subscr(r: Recorder, frame: Frame) -> None:
+    """a[i], a[i, j, ...] and a[i][j]...: an element once every dimension has an index; before that a
+    virtual `a[i]` that only a further subscript may use."""
+    first_part = r.abstract.peek(2).kind == Kind.ARRAY and r.abstract.peek(1).kind != Kind.ARRAY_INDEX
+    snapshot_here = _subscript_snapshot(r) if first_part else None
+    array, items, actual_array, actual, snapshot = _array_key(r, frame)
+    spec = specialize_numpy.guarded_spec(r, array, actual_array)
+    if len(items) < spec.ndim:
+        if any(v.kind not in (Kind.INT, Kind.NP_INT64) for v in items):
+            raise Abort(Reason.ARRAY_INDEX, spec=spec, what=items[-1].kind.short)
+        row = r.trace.new_value(Kind.ARRAY_INDEX)
+        start = snapshot if snapshot is not None else snapshot_here
+        assert start is not None
+        r.array_indices[row.id] = _ArrayIndex(array, actual_array, items, actual, start)
+        r.push(row)
+        return
+    r.resume_override = snapshot
+    try:
+        r.push(specialize_numpy.load(r, array, items, actual_array, actual))
+    finally:
+        r.resume_override = None
+
+
+def _array_attribute(r: Recorder, frame: Frame, array: Value, name: str) -> None:
+    """a.ndim, a.size, and a.shape when a constant subscript follows (a.shape[k]): read from the header."""
+    actual = frame.stack[-1]
+    if name == "ndim":
+        r.push(r.const(specialize_numpy.guarded_spec(r, array, actual).ndim))
+        return
+    if name == "size":
+        spec = specialize_numpy.guarded_spec(r, array, actual)
+        r.push(r.emit("_ARRAY_SIZE", (array,), operand=spec))
+        return
+    ops = r.code.ops
+    if name == "shape" and r.pc + 2 < len(ops) and ops[r.pc + 1] == I.LOAD_CONST and ops[r.pc + 2] == I.BINARY_SUBSCR:
+        shape = r.trace.new_value(Kind.TUPLE)  # (never materialized: the subscript comes next, with no guard)
+        r.virtual_shapes[shape.id] = array
+        specialize_numpy.guarded_spec(r, array, actual)
+        r.push(shape)
+        return
+    raise Abort(Reason.ARRAY_ATTRIBUTE, name=name)
+
+
+def _shape_subscr(r: Recorder) -> None:
+    index = r.pop()
+    array = r.virtual_shapes.pop(r.pop().id)
+    ndim = r.array_specs[array.id].ndim
+    k = index.const
+    if type(k) is not int or not -ndim <= k < ndim:
+        raise Abort(Reason.ARRAY_ATTRIBUTE, name=f"shape[{k!r}]")
+    dims = specialize_numpy.header(r, array, r.array_specs[array.id])[1]
+    r.push(dims[k % ndim])
+
+
 @_handles(I.STORE_SUBSCR)
 def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    if Kind.ARRAY_INDEX in (r.abstract.peek(1).kind, r.abstract.peek(2).kind) or r.abstract.peek(2).kind == Kind.ARRAY:
+        array, items, actual_array, actual, snapshot = _array_key(r, frame)
+        value = r.pop()
+        r.resume_override = snapshot
+        try:
+            specialize_numpy.store(r, value, array, items, frame.stack[-3], actual_array, actual)
+        finally:
+            r.resume_override = None
+        return
     if r.abstract.peek(2).kind == Kind.DICT:
         key, mapping, value = r.pop(), r.pop(), r.pop()
         if key.kind != Kind.STR:
@@ -884,6 +1057,8 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
     if target is not None and not r.inlined:
+        if r.pending_subscript() is not None:
+            raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
     args = [r.pop() for _ in range(n)][::-1]
     r.pop()
@@ -957,6 +1132,6 @@ def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
         r.push(_unbox(r, r.emit(name, (sequence, r.const(k))), actual[k]))
 
 
-@_handles(I.BUILD_TUPLE, I.BUILD_LIST, I.CALL_KW, I.RAISE)
+@_handles(I.BUILD_LIST, I.CALL_KW, I.RAISE)
 def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
     raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)

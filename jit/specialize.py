@@ -57,6 +57,16 @@ def as_float(r: Emitter, v: Value) -> Value:
     return v
 
 
+def python_number(r: Emitter, v: Value) -> Value:
+    """A numpy.float64 or numpy.int64 as the Python float or int it converts to (what math functions and int()
+    compute with); other values as they are."""
+    if v.kind in (Kind.NP_FLOAT64, Kind.NP_FLOAT32):
+        return r.emit("_NP_CAST", (v,), kind=F)
+    if v.kind == Kind.NP_INT64:
+        return r.emit("_NP_CAST", (v,), kind=I)
+    return v
+
+
 def observe(what: str, compute: Callable[[], Any], kind: Kind | None = None) -> Any:
     """Compute an operation on the values the interpreter is about to use, as CPython will. A guard emitted
     for it must hold for those values: if the operation raises, or its result does not fit the uop's
@@ -305,14 +315,23 @@ def truth(r: Emitter, v: Value) -> Value:
     if v.kind in _NARROWING:  # (kept on the stack by `and`/`or`: one that does not fit leaves each time)
         v = r.emit(_NARROWING[v.kind], (v,))
     kind = v.kind
-    if kind == B:
+    if kind in (B, Kind.NP_BOOL):
         return v
+    if kind == Kind.NP_FLOAT32:
+        return r.emit("_TO_BOOL_FLOAT", (r.emit("_NP_CAST", (v,), kind=F),))
     if kind == Kind.NONE:
         return r.const(False)
     if kind in (Kind.STR, Kind.DICT):  # not empty
         size = r.emit("_LEN_STR" if kind == Kind.STR else "_LEN_DICT", (v,))
         return r.emit("_TO_BOOL_INT", (size,))
-    name = {I: "_TO_BOOL_INT", F: "_TO_BOOL_FLOAT", Kind.LIST: "_TO_BOOL_LIST", Kind.TUPLE: "_TO_BOOL_TUPLE"}.get(kind)
+    name = {
+        I: "_TO_BOOL_INT",
+        F: "_TO_BOOL_FLOAT",
+        Kind.LIST: "_TO_BOOL_LIST",
+        Kind.TUPLE: "_TO_BOOL_TUPLE",
+        Kind.NP_FLOAT64: "_TO_BOOL_FLOAT",
+        Kind.NP_INT64: "_TO_BOOL_INT",
+    }.get(kind)
     if name is None:
         raise Abort(Reason.TRUTH, kind=kind.short)
     return r.emit(name, (v,))
@@ -406,6 +425,8 @@ def _len(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         return r.emit("_LEN_STR", (args[0],))
     if kind == Kind.DICT:
         return r.emit("_LEN_DICT", (args[0],))
+    if kind == Kind.ARRAY:  # (arrays of a kind have one dimension at least)
+        return r.emit("_ARRAY_DIM", (args[0],), operand=0)
     raise Abort(Reason.LEN_OF, kind=kind.short)
 
 
@@ -447,7 +468,7 @@ _MATH_PURE_FLOAT = "hypot atan2 fmod pow copysign erf erfc gamma lgamma cbrt exp
 def _math_unary(name: str) -> CallHandler:
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
-        v = args[0]
+        v = python_number(r, args[0])
         _number(v, f"math.{name}()")
         observe(f"math.{name}()", lambda: getattr(math, name)(actual[0]), F)
         return r.emit("_CALL_MATH_UNARY", (as_float(r, v),), operand=name)
@@ -465,7 +486,7 @@ def _to_int(uop: str, fn: Callable[[float], int]) -> CallHandler:
 
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=fn.__name__)
-        v = as_int(r, args[0])
+        v = as_int(r, python_number(r, args[0]) if fn is not round else args[0])
         if v.kind == I:
             return v
         if v.kind != F:

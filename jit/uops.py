@@ -23,6 +23,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 
@@ -128,6 +129,8 @@ class Operand(enum.Enum):
     GLOBAL_NAME = (GlobalName, "the name of a global the function stores")
     TREE_CALL = (TreeCall, "a tree and the state before calling it")
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
+    ARRAY_SPEC = (ArraySpec, "an array's dtype, dimensions and layout")
+    AXIS = (int, "an axis of an array")
 
     def __init__(self, type_: type, doc: str) -> None:
         self.type = type_
@@ -160,6 +163,9 @@ class UopDef:
     mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
     drops: bool = False  # may free an object the trace read: borrowed pointers read before it may dangle after it
     owns: bool = False  # its output is a new reference: codegen releases it after its last use, or hands it over
+    # (pure) reads only state that Python code alone changes (an array's header): computed once at the trace's
+    # entry when its inputs are the same there as throughout the trace (jit.optimizer.hoist)
+    entry_value: bool = False
     doc: str = ""
 
     @property
@@ -377,3 +383,60 @@ _uop("_CALL_MATH_CEIL", (F,), I, DEOPT, fold=_plain(math.ceil))
 _uop("_CALL_MATH_UNARY", (F,), F, DEOPT, operand=Operand.MATH_NAME, doc="a libm function CPython's math module calls")
 _uop("_CALL_MATH_PREDICATE", (F,), B, operand=Operand.MATH_NAME, doc="isnan, isinf or isfinite")
 _uop("_CALL_BUILTIN_FLOAT", "n", F, DEOPT, operand=Operand.BUILTIN, doc="a pure builtin through the C-API: a float")
+
+# --- NumPy arrays and scalars (jit.arrays; NumPy 2.x: NEP 50 promotion, its overflow and error state) --------
+# Scalar arithmetic leaves native code wherever NumPy would warn or raise (np.errstate decides what happens:
+# the interpreter redoes the operation): int64 overflow, and float64 results that overflow, underflow, divide
+# by zero or are invalid (any result that is not finite, or is tiny, from a multiplication or division).
+A, NF, NI, NB, NF32 = Kind.ARRAY, Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32
+_uop(
+    "_GUARD_ARRAY",
+    (A,),
+    None,
+    DEOPT,
+    operand=Operand.ARRAY_SPEC,
+    hoistable=True,
+    doc="an exact ndarray of that dtype, dimensions and layout, aligned, in the machine's byte order",
+)
+_uop("_GUARD_ARRAY_WRITEABLE", (A,), None, DEOPT, hoistable=True, doc="its WRITEABLE flag is set")
+_uop("_ARRAY_DATA", (A,), I, entry_value=True, doc="the address of its first element (an integer)")
+_uop("_ARRAY_DIM", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.shape[axis]")
+_uop("_ARRAY_STRIDE", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.strides[axis]")
+_uop("_ARRAY_SIZE", (A,), I, operand=Operand.ARRAY_SPEC, entry_value=True, doc="a.size: the product of its dimensions")
+_uop(
+    "_ARRAY_INDEX", (I, I), I, DEOPT, doc="inputs: a dimension, an index (negative: from the end); leaves if out of it"
+)
+_uop(
+    "_ARRAY_LOAD",
+    "n",
+    VARIES,
+    operand=Operand.ARRAY_SPEC,
+    doc="inputs: the data address, one checked index per axis, then (C order) the dimensions after the first, "
+    "or (strided) every stride",
+)
+_uop(
+    "_ARRAY_STORE",
+    "n",
+    None,
+    DEOPT,
+    mutates=True,
+    operand=Operand.ARRAY_SPEC,
+    doc="inputs: value, then as _ARRAY_LOAD's; converted as NumPy converts it (else leaves)",
+)
+_uop("_NP_CAST", (ANY,), VARIES, doc="a number as another numeric kind, exactly (int to double, bool to int, ...)")
+for _name in ("ADD", "SUBTRACT", "MULTIPLY", "TRUE_DIVIDE"):
+    _uop(f"_NP_BINARY_OP_{_name}_FLOAT64", (ANY, ANY), NF, DEOPT, doc="inputs: doubles")
+for _name in ("ADD", "SUBTRACT", "MULTIPLY"):
+    _uop(f"_NP_BINARY_OP_{_name}_INT64", (ANY, ANY), NI, DEOPT, doc="inputs: i64; leaves where it would overflow")
+_uop("_NP_COMPARE_OP_FLOAT64", (ANY, ANY), NB, operand=CMP, doc="inputs: doubles")
+for _name in ("ADD", "SUBTRACT", "MULTIPLY", "TRUE_DIVIDE"):
+    _uop(f"_NP_BINARY_OP_{_name}_FLOAT32", (NF32, NF32), NF32, DEOPT, doc="in single precision")
+_uop("_NP_COMPARE_OP_FLOAT32", (NF32, NF32), NB, operand=CMP)
+_uop("_NP_TO_FLOAT32", (ANY,), NF32, DEOPT, doc="a double rounded to float32; leaves where the cast overflows")
+_uop("_NP_UNARY_NEGATIVE_FLOAT32", (NF32,), NF32)
+_uop("_NP_ABS_FLOAT32", (NF32,), NF32)
+_uop("_NP_COMPARE_OP_INT64", (ANY, ANY), NB, operand=CMP, doc="inputs: i64")
+_uop("_NP_UNARY_NEGATIVE_FLOAT64", (NF,), NF)
+_uop("_NP_UNARY_NEGATIVE_INT64", (NI,), NI, DEOPT)
+_uop("_NP_ABS_FLOAT64", (NF,), NF)
+_uop("_NP_ABS_INT64", (NI,), NI, DEOPT)

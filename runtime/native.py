@@ -23,7 +23,7 @@ import struct
 from typing import Any
 
 from codegen import abi
-from jit.kinds import DIRTY, INT64_MAX, INT64_MIN, KIND_BITS, OWNED, Kind, kind_of
+from jit.kinds import DIRTY, INT64_MAX, INT64_MIN, KIND_BITS, NUMPY_SCALARS, OWNED, POINTER_KINDS, Kind, kind_of
 from runtime.frame import UNBOUND
 
 _APPEND_METHOD = int(Kind.APPEND_METHOD)
@@ -42,7 +42,14 @@ _INT, _FLOAT, _BOOL, _NONE, _UNBOUND, _OBJECT = (
 
 _SLOTS_OFFSET = abi.SLOTS * abi.WORD
 _MAX_PLANS = 256  # per function and direction; past this the cache starts over
-_FORMAT_OF_KIND = {_FLOAT: "d"}  # every other kind's word reads and writes as an i64 ("q")
+_NP_FLOAT64, _NP_INT64, _NP_BOOL = int(Kind.NP_FLOAT64), int(Kind.NP_INT64), int(Kind.NP_BOOL)
+_NP_FLOAT32 = int(Kind.NP_FLOAT32)
+_FORMAT_OF_KIND = {
+    _FLOAT: "d",
+    _NP_FLOAT64: "d",
+    _NP_FLOAT32: "d",
+}  # every other kind's word reads and writes as an i64 ("q")
+_POINTER_TAGS = frozenset(int(kind) for kind in POINTER_KINDS)
 
 
 class _PackPlan:
@@ -95,7 +102,9 @@ def _plan_pack(slots: list[Any], tags: bytes) -> _PackPlan | None:
         if tag in (_NONE, _UNBOUND):
             fmt.append("8x")
             continue
-        if t is not int and t is not float and t is not bool:
+        if tag == _NP_BOOL:
+            return None  # (struct takes no numpy.bool as an integer)
+        if tag in _POINTER_TAGS:
             ids.append(len(picked))
         picked.append(i)
         fmt.append(_FORMAT_OF_KIND.get(tag, "q"))
@@ -193,7 +202,12 @@ class NativeBuffer:
                 tags[i] = _UNBOUND
             else:
                 kind = kind_of(value)
-                words[word + i] = id(value)
+                if kind == Kind.NP_FLOAT64 or kind == Kind.NP_FLOAT32:
+                    doubles[word + i] = value
+                elif kind == Kind.NP_INT64 or kind == Kind.NP_BOOL:
+                    words[word + i] = int(value)
+                else:
+                    words[word + i] = id(value)
                 tags[i] = int(kind) if kind != Kind.RANGE else _OBJECT
         return bytes(tags[: len(slots)])
 
@@ -249,13 +263,18 @@ def entry_function(address: int, name: str) -> Any:
 
 
 def _convert(kind: int, word: int) -> Any:
-    """The value of a word read as an i64 whose kind is not an int."""
+    """The value of a word whose kind is not an int or a float (read as an i64, or as a double for a
+    numpy.float64)."""
     if kind == _BOOL:
         return word != 0
     if kind == _NONE:
         return None
     if kind == _UNBOUND:
         return UNBOUND
+    if kind == _NP_FLOAT64 or kind == _NP_INT64 or kind == _NP_FLOAT32:
+        return NUMPY_SCALARS[Kind(kind)](word)
+    if kind == _NP_BOOL:
+        return NUMPY_SCALARS[Kind.NP_BOOL](word != 0)
     obj = ctypes.cast(word, ctypes.py_object).value
     if kind == _APPEND_METHOD:
         return obj.append  # the bound method the interpreter had pushed

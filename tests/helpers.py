@@ -45,6 +45,13 @@ def same(a: Any, b: Any) -> bool:
     """Equal in type and value; floats (and complex) compared by repr, so -0.0 and nan count."""
     if type(a) is not type(b):
         return False
+    if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":  # same dtype, shape, bytes, flags
+        return (
+            a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.tobytes() == b.tobytes()
+            and a.flags.writeable == b.flags.writeable
+        )
     if isinstance(a, (float, complex)):
         return repr(a) == repr(b)
     if isinstance(a, (list, tuple)):

@@ -271,3 +271,39 @@ def test_quick_run_of_one_section_end_to_end(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "## Entry/exit cost" in out.stdout and "## Numeric kernels" not in out.stdout
     table_rows(out.stdout, {str(k) for k in handoff.TRIP_COUNTS})
+
+
+ARRAY_SIZES = {"sum_of_squares": 3000, "stencil": 30, "matmul": 12}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY_SIZES))
+def test_array_kernel_jitted_equals_plain_and_runs_natively(name):
+    pytest.importorskip("numpy")
+    import array_kernels
+
+    assert set(ARRAY_SIZES) == set(array_kernels.ARRAY_KERNELS)
+    func, _ = array_kernels.ARRAY_KERNELS[name]
+    n = ARRAY_SIZES[name]
+    expected = func(*array_kernels.inputs(name, n))
+    fast = jit(func)
+    for call in range(3):
+        got = fast(*array_kernels.inputs(name, n))
+        assert type(got) is type(expected) and repr(got) == repr(expected), (call, got, expected)
+    stats = jit.stats(fast)
+    assert stats["traces_compiled"] > 0 and stats["native_entries"] > 0, jit.explain(fast)
+
+
+def test_array_speed_table_runs():
+    pytest.importorskip("numpy")
+    import array_kernels
+    import arrayspeed
+
+    small = {name: (func, ARRAY_SIZES[name]) for name, (func, _) in array_kernels.ARRAY_KERNELS.items()}
+    original = array_kernels.ARRAY_KERNELS
+    array_kernels.ARRAY_KERNELS = small
+    try:
+        rows = [arrayspeed.measure(name, 1) for name in small]
+    finally:
+        array_kernels.ARRAY_KERNELS = original
+    table = arrayspeed.table(rows)
+    assert all(f"| {name} |" in table for name in small)

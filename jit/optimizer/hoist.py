@@ -7,7 +7,14 @@ hoisted guards after it runs. The names a function stores are never guarded by i
 guard (the recorder reads them from the dict every time: ``_LOAD_GLOBAL_VALUE``, ``_CHECK_GLOBAL``), so no
 hoisted guard is about a name a store could change, except ``_GUARD_GLOBAL_NUMBER``, which every store
 keeps true (native code stores only numbers). These guards are checked once per entry instead of once
-per iteration; the same guard twice is checked once."""
+per iteration; the same guard twice is checked once.
+
+A hoistable guard with inputs (an array's spec, its WRITEABLE flag) moves only when its inputs are the same
+at the entry as everywhere in the trace: constants, or slots the trace reads and never assigns. Only Python
+code changes an array's dtype, shape, layout or flags, and native code runs none (the periodic check's
+signal handlers aside, after which the hoisted guards are checked again). The uops declared ``entry_value``
+(an array's data address, dimensions, strides) move with them on the same condition, so a loop reads each
+array's header once per entry (the periodic check reads it again and leaves if a signal handler changed it)."""
 
 from __future__ import annotations
 
@@ -21,11 +28,17 @@ from jit.trace import Trace, hoisted_when_hot
 def run(trace: Trace) -> None:
     seen: set[tuple] = set()
     kept = []
+    invariant = {v.id for slot, v in trace.entry_slots.items() if slot not in trace.written}
     for uop in trace.uops:
-        if not uop.op.hoistable:
+        movable = uop.op.hoistable or uop.op.entry_value
+        if not movable or not all(v.is_const or v.id in invariant for v in uop.args):
             kept.append(uop)
             continue
-        key = (uop.name, *_identity(uop.operand))
+        if uop.op.entry_value:
+            trace.hoisted.append(uop)
+            invariant.add(uop.out.id)  # type: ignore[union-attr]
+            continue
+        key = (uop.name, *_identity(uop.operand), *(v.id for v in uop.args))
         if key in seen:
             continue
         seen.add(key)
@@ -38,6 +51,8 @@ def run(trace: Trace) -> None:
 
 def _identity(operand: Any) -> tuple:
     """The operand's fields, objects by identity (names by value)."""
+    if operand is None:
+        return ()
     return tuple(
         value if isinstance(value, str) else id(value)
         for value in (getattr(operand, field.name) for field in dataclasses.fields(operand))

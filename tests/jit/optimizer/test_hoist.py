@@ -128,3 +128,46 @@ def test_guards_already_at_the_entry_stay_as_they_are():
           loop-carried: n=v0
         """,
     )
+
+
+ARRAYS = """
+uops of t:
+   0 _LOAD_SLOT (target=7, operand=0 (a)) -> v0:ndarray
+   1 _LOAD_SLOT (target=7, operand=1 (b)) -> v1:ndarray
+   2 _LOAD_SLOT (target=7, operand=2 (i)) -> v2:int
+   3 _CHECK_PERIODIC (target=7, exit=0)                                   # line 4
+   4 _GUARD_ARRAY (v0, target=9, operand=float64 1-D C, exit=1)           # line 5
+   5 _ARRAY_DATA (v0, target=9) -> v3:int                                 # line 5
+   6 _ARRAY_DIM (v0, target=9, operand=0) -> v4:int                       # line 5
+   7 _ARRAY_INDEX (v4, v2, target=9, exit=2) -> v5:int                    # line 5
+   8 _ARRAY_LOAD (v3, v5, target=9, operand=float64 1-D C) -> v6:np.float64  # line 5
+   9 _GUARD_ARRAY (v1, target=10, operand=float64 1-D strided, exit=3)    # line 6
+  10 _ARRAY_DIM (v1, target=10, operand=0) -> v7:int                      # line 6
+  11 _JUMP_TO_TOP (target=6)                                              # line 4
+     loop-carried: a=v0, b=v0, i=v7
+"""
+
+
+def test_an_array_the_loop_does_not_assign_is_guarded_and_read_at_the_entry():
+    """a's spec guard and header reads move to the entry; b is assigned in the loop (b = a), so its guard
+    and header read stay where they are; the element read and its index check stay in the loop."""
+    assert_pass(
+        hoist.run,
+        ARRAYS,
+        """
+        uops of t:
+           _LOAD_SLOT (target=7, operand=0 (a)) -> v0:ndarray
+           _LOAD_SLOT (target=7, operand=1 (b)) -> v1:ndarray
+           _LOAD_SLOT (target=7, operand=2 (i)) -> v2:int
+           _GUARD_ARRAY (v0, target=9, operand=float64 1-D C, exit=1)           # line 5 (hoisted to the entry)
+           _ARRAY_DATA (v0, target=9) -> v3:int                                 # line 5 (hoisted to the entry)
+           _ARRAY_DIM (v0, target=9, operand=0) -> v4:int                       # line 5 (hoisted to the entry)
+           _CHECK_PERIODIC (target=7, exit=0)                                   # line 4
+           _ARRAY_INDEX (v4, v2, target=9, exit=2) -> v5:int                    # line 5
+           _ARRAY_LOAD (v3, v5, target=9, operand=float64 1-D C) -> v6:np.float64  # line 5
+           _GUARD_ARRAY (v1, target=10, operand=float64 1-D strided, exit=3)    # line 6
+           _ARRAY_DIM (v1, target=10, operand=0) -> v7:int                      # line 6
+           _JUMP_TO_TOP (target=6)                                              # line 4
+           loop-carried: a=v0, b=v0, i=v7
+        """,
+    )

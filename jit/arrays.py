@@ -1,0 +1,158 @@
+"""NumPy arrays as native code sees them: the lazy import, the array header's layout (checked on live arrays),
+the dtypes native code reads and writes, and the spec an array's trace is specialized on.
+
+tracejit never imports NumPy itself: arrays exist only if the user's program imported ``numpy`` already
+(``sys.modules``), and only NumPy 2.x is supported (its scalar promotion rules, NEP 50, and its header). The
+offsets of ``PyArrayObject_fields`` and ``PyArray_Descr`` below (numpy/_core/include/numpy/ndarraytypes.h,
+NumPy 2.x, 64-bit) are compared with what ctypes reads from live arrays before any array is given a kind;
+if one differs, arrays stay plain objects (``layout_ok``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import sys
+from typing import Any
+
+# PyArrayObject_fields (after PyObject_HEAD: ob_refcnt, ob_type)
+ARRAY_DATA = 16  # char *data
+ARRAY_ND = 24  # int nd
+ARRAY_DIMENSIONS = 32  # npy_intp *dimensions
+ARRAY_STRIDES = 40  # npy_intp *strides
+ARRAY_DESCR = 56  # PyArray_Descr *descr
+ARRAY_FLAGS = 64  # int flags
+# PyArray_Descr (NumPy 2.x)
+DESCR_TYPEOBJ = 16  # PyTypeObject *typeobj: the scalar type (numpy.float64, ...)
+DESCR_BYTEORDER = 26  # char byteorder: '=', '<', '>' or '|'
+DESCR_ELSIZE = 40  # npy_intp elsize
+# flags
+C_CONTIGUOUS = 0x0001
+F_CONTIGUOUS = 0x0002
+ALIGNED = 0x0100
+WRITEABLE = 0x0400
+
+
+@dataclasses.dataclass(frozen=True)
+class DType:
+    """A dtype native code handles: its name, item size, and how an element is held (``storage``: the LLVM
+    type of the memory, ``float`` or ``int`` values, signed or not)."""
+
+    name: str
+    itemsize: int
+    is_float: bool
+    signed: bool = True
+
+
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in (
+        DType("float64", 8, True),
+        DType("float32", 4, True),
+        DType("int64", 8, False),
+        DType("int32", 4, False),
+        DType("uint8", 1, False, signed=False),
+        DType("bool", 1, False, signed=False),
+    )
+}
+MAX_NDIM = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class ArraySpec:
+    """What a trace is specialized on for one array: its dtype, number of dimensions, and whether it is
+    C-contiguous (then element addresses come from the shape alone; otherwise from the strides). Arrays must
+    also be exactly ``numpy.ndarray``, aligned and in the machine's byte order (checked with the spec)."""
+
+    dtype: str
+    ndim: int
+    contiguous: bool
+
+    def __str__(self) -> str:
+        return f"{self.dtype} {self.ndim}-D {'C' if self.contiguous else 'strided'}"
+
+    @staticmethod
+    def parse(text: str) -> ArraySpec:
+        dtype, ndim, layout = text.split()
+        return ArraySpec(dtype, int(ndim.removesuffix("-D")), layout == "C")
+
+    @property
+    def item(self) -> DType:
+        return DTYPES[self.dtype]
+
+
+def numpy_module() -> Any:
+    """NumPy, if the program imported it, it is 2.x and its array header is as above; else None."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    if _state["checked"] is not np:
+        _state["checked"] = np
+        _state["ok"] = _check(np)
+    return np if _state["ok"] else None
+
+
+_state: dict[str, Any] = {"checked": None, "ok": False}
+
+
+def layout_ok() -> bool:
+    """Whether arrays can be native (NumPy imported, 2.x, header as expected)."""
+    return numpy_module() is not None
+
+
+def spec_of(array: Any) -> ArraySpec | None:
+    """The spec of an exact ndarray native code can handle (None: the generic path)."""
+    dtype = array.dtype
+    if dtype.name not in DTYPES or dtype.byteorder == ">" or not 1 <= array.ndim <= MAX_NDIM:
+        return None
+    flags = array.flags
+    if not flags.aligned:
+        return None
+    return ArraySpec(dtype.name, array.ndim, bool(flags.c_contiguous))
+
+
+def _read(address: int, ctype: Any) -> Any:
+    return ctype.from_address(address).value
+
+
+def _check(np: Any) -> bool:
+    try:
+        if int(np.__version__.split(".")[0]) < 2 or ctypes.sizeof(ctypes.c_void_p) != 8:
+            return False
+        base = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+        probes = [base, base.transpose(2, 0, 1), base[:, ::-1, ::2], np.zeros(5, dtype=np.uint8)]
+        readonly = np.arange(3)
+        readonly.flags.writeable = False
+        probes.append(readonly)
+        for a in probes:
+            address = id(a)
+            if _read(address + ARRAY_DATA, ctypes.c_void_p) != a.__array_interface__["data"][0]:
+                return False
+            if _read(address + ARRAY_ND, ctypes.c_int) != a.ndim:
+                return False
+            dims = _read(address + ARRAY_DIMENSIONS, ctypes.c_void_p)
+            strides = _read(address + ARRAY_STRIDES, ctypes.c_void_p)
+            for k in range(a.ndim):
+                if _read(dims + 8 * k, ctypes.c_ssize_t) != a.shape[k]:
+                    return False
+                if _read(strides + 8 * k, ctypes.c_ssize_t) != a.strides[k]:
+                    return False
+            descr = _read(address + ARRAY_DESCR, ctypes.c_void_p)
+            if descr != id(a.dtype) or _read(descr + DESCR_TYPEOBJ, ctypes.c_void_p) != id(a.dtype.type):
+                return False
+            if _read(descr + DESCR_ELSIZE, ctypes.c_ssize_t) != a.itemsize:
+                return False
+            if chr(ctypes.c_char.from_address(descr + DESCR_BYTEORDER).value[0]) != a.dtype.byteorder:
+                return False
+            flags = _read(address + ARRAY_FLAGS, ctypes.c_int)
+            expected = {
+                C_CONTIGUOUS: a.flags.c_contiguous,
+                F_CONTIGUOUS: a.flags.f_contiguous,
+                ALIGNED: a.flags.aligned,
+                WRITEABLE: a.flags.writeable,
+            }
+            if any(bool(flags & bit) != value for bit, value in expected.items()):
+                return False
+        return True
+    except Exception:
+        return False

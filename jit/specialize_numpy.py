@@ -1,0 +1,262 @@
+"""NumPy arrays and scalars in traces: element reads and writes, and NumPy's scalar arithmetic (NumPy 2.x).
+
+Arrays (``Kind.ARRAY``) are guarded once on their spec (``jit.arrays.ArraySpec``: dtype, dimensions, layout)
+where the trace first uses them; the guard is hoisted to the trace's entry when the array's slot is not
+assigned in the loop (``jit.optimizer.hoist``). An element read ``a[i]`` / ``a[i, j]`` checks each index
+against its dimension (negative indices count from the end; out of range leaves, and the interpreter raises
+NumPy's ``IndexError``) and loads the element as NumPy's scalar: a ``numpy.float64`` (``Kind.NP_FLOAT64``), a
+``numpy.int64`` (``Kind.NP_INT64``) or a ``numpy.bool`` (``Kind.NP_BOOL``). A write converts the value as NumPy
+does and leaves where NumPy would raise or warn (a NaN or out-of-range float into an int array) and where the
+array is read-only.
+
+Scalar arithmetic follows NEP 50: a Python int, float or bool mixed with a NumPy scalar takes the NumPy
+scalar's type (int64 with a Python float is float64). Native code leaves wherever NumPy would warn or raise
+(int64 overflow, a float64 overflow, underflow, invalid result or division by zero), so the interpreter redoes
+the operation under the program's ``np.errstate``. Operations not listed here abort the recording.
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from jit import arrays
+from jit.aborts import Abort, Reason
+from jit.arrays import ArraySpec
+from jit.frontend.operators import BinOp, CompareOp, UnaryOp
+from jit.kinds import ELEMENT_KINDS, Kind
+from jit.specialize import CALLS, Emitter, as_int
+from jit.trace import Value
+
+
+class ArrayEmitter(Emitter, Protocol):
+    """An emitter that remembers which arrays the trace has guarded, with their specs, and the values of their
+    headers it has read (by the array's value id)."""
+
+    array_specs: dict[int, ArraySpec]
+    array_headers: dict[int, tuple[Value, list[Value], list[Value]]]
+
+
+I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
+NF, NI, NB, F32 = Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32
+_NUMERIC = frozenset({I, F, B, NF, NI, NB, F32})
+_ARITHMETIC = (BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.TRUEDIV)
+_COMPARISONS = (CompareOp.LT, CompareOp.LE, CompareOp.EQ, CompareOp.NE, CompareOp.GT, CompareOp.GE)
+_INDEX_KINDS = (I, NI)
+STORABLE = frozenset({I, F, B, NF, NI, NB, F32})
+STORED_DTYPES = frozenset({"float64", "int64", "bool", "float32"})  # (codegen.lower converts values to these)
+
+
+def strictly(compute: Callable[[], Any]) -> Any:
+    """compute() with every NumPy floating-point event and warning raised (what native code must not meet)."""
+    np = arrays.numpy_module()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise"):
+            return compute()
+
+
+def _observe(what: str, compute: Callable[[], Any]) -> Any:
+    try:
+        return strictly(compute)
+    except Exception as exc:
+        raise Abort(Reason.RAISES, what=what, exception=type(exc).__name__) from None
+
+
+# --- arrays --------------------------------------------------------------------------------------------------
+
+
+def guarded_spec(r: ArrayEmitter, array: Value, actual: Any) -> ArraySpec:
+    """The array's spec, guarded at its first use in the trace."""
+    spec = r.array_specs.get(array.id)
+    if spec is None:
+        spec = arrays.spec_of(actual)
+        assert spec is not None, "Kind.ARRAY is given only to arrays with a spec"
+        r.emit("_GUARD_ARRAY", (array,), operand=spec)
+        r.array_specs[array.id] = spec
+    return spec
+
+
+def header(r: ArrayEmitter, array: Value, spec: ArraySpec) -> tuple[Value, list[Value], list[Value]]:
+    """The array's data address, dimensions and (strided layouts) strides, read once per trace (and hoisted
+    to its entry with the spec's guard when the array is the same throughout)."""
+    known = r.array_headers.get(array.id)
+    if known is None:
+        data = r.emit("_ARRAY_DATA", (array,))
+        dims = [r.emit("_ARRAY_DIM", (array,), operand=axis) for axis in range(spec.ndim)]
+        strides = [] if spec.contiguous else [r.emit("_ARRAY_STRIDE", (array,), operand=k) for k in range(spec.ndim)]
+        known = r.array_headers[array.id] = (data, dims, strides)
+    return known
+
+
+def _address_inputs(
+    r: ArrayEmitter, array: Value, spec: ArraySpec, indices: list[Value], actual_array: Any, actual: list[Any]
+) -> list[Value]:
+    """What _ARRAY_LOAD and _ARRAY_STORE take after the value: the data address, the checked indices, then
+    the dimensions after the first (C order) or the strides."""
+    if len(indices) != spec.ndim or any(v.kind not in _INDEX_KINDS for v in indices):
+        what = ", ".join(v.kind.short for v in indices)
+        raise Abort(Reason.ARRAY_INDEX, spec=spec, what=f"({what})")
+    for axis, index in enumerate(actual):
+        if not -actual_array.shape[axis] <= index < actual_array.shape[axis]:
+            raise Abort(Reason.INDEX_OUT_OF_RANGE)
+    data, dims, strides = header(r, array, spec)
+    checked = [r.emit("_ARRAY_INDEX", (dims[axis], v)) for axis, v in enumerate(indices)]
+    return [data, *checked, *(dims[1:] if spec.contiguous else strides)]
+
+
+def load(r: ArrayEmitter, array: Value, indices: list[Value], actual_array: Any, actual: list[Any]) -> Value:
+    """a[i] or a[i, j, ...]: one element, as NumPy's scalar."""
+    spec = guarded_spec(r, array, actual_array)
+    kind = ELEMENT_KINDS.get(spec.dtype)
+    if kind is None:
+        raise Abort(Reason.ARRAY_ELEMENT_KIND, dtype=spec.dtype)
+    inputs = _address_inputs(r, array, spec, indices, actual_array, actual)
+    return r.emit("_ARRAY_LOAD", tuple(inputs), operand=spec, kind=kind)
+
+
+def store(
+    r: ArrayEmitter,
+    value: Value,
+    array: Value,
+    indices: list[Value],
+    actual_value: Any,
+    actual_array: Any,
+    actual: list[Any],
+) -> None:
+    """a[i, ...] = value, converted as NumPy converts it (leaving where NumPy raises or warns)."""
+    spec = guarded_spec(r, array, actual_array)
+    if spec.dtype not in STORED_DTYPES or value.kind not in STORABLE:
+        raise Abort(Reason.ARRAY_STORE, kind=value.kind.short, dtype=spec.dtype)
+    if not actual_array.flags.writeable:
+        raise Abort(Reason.ARRAY_READ_ONLY)
+    np = arrays.numpy_module()
+    scratch = np.zeros(1, dtype=spec.dtype)
+    try:
+        strictly(lambda: scratch.__setitem__(0, actual_value))
+    except Exception as exc:
+        exception = type(exc).__name__
+        raise Abort(Reason.ARRAY_STORE_RAISES, value=actual_value, dtype=spec.dtype, exception=exception) from None
+    r.emit("_GUARD_ARRAY_WRITEABLE", (array,))
+    inputs = _address_inputs(r, array, spec, indices, actual_array, actual)
+    r.emit("_ARRAY_STORE", (value, *inputs), operand=spec)
+
+
+# --- scalars -------------------------------------------------------------------------------------------------
+
+
+def as_double(r: Emitter, v: Value) -> Value:
+    """A number as a double, as NumPy converts it to float64."""
+    if v.kind.is_double:
+        return v
+    if v.kind in (NI, NB, F32):
+        return r.emit("_NP_CAST", (v,), kind=F)
+    return r.emit("_CONVERT_INT_TO_FLOAT", (as_int(r, v),))
+
+
+def as_float32(r: Emitter, v: Value) -> Value:
+    """A number as float32, as NumPy converts a Python number or a bool to a numpy.float32 operand."""
+    if v.kind == F32:
+        return v
+    if v.kind.is_double:
+        return r.emit("_NP_TO_FLOAT32", (v,))
+    return r.emit("_NP_CAST", (v,), kind=F32)
+
+
+def _single(a: Value, b: Value) -> bool:
+    """float32 arithmetic: a numpy.float32 with a numpy.float32, a Python number or a bool (with a
+    numpy.float64 or numpy.int64 NumPy computes in float64)."""
+    return F32 in (a.kind, b.kind) and NF not in (a.kind, b.kind) and NI not in (a.kind, b.kind)
+
+
+def as_i64(r: Emitter, v: Value) -> Value:
+    """An int, bool or NumPy int or bool as an i64."""
+    if v.kind == NB:
+        return r.emit("_NP_CAST", (v,), kind=I)
+    return as_int(r, v)
+
+
+def _operands(op: Any, a: Value, b: Value) -> None:
+    """Operands NumPy's scalar operators handle as native code does: numbers, and a numpy.bool only with a
+    number that is not a bool (bool with bool is logical in NumPy)."""
+    if a.kind not in _NUMERIC or b.kind not in _NUMERIC or {a.kind, b.kind} <= {B, NB}:
+        raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
+
+
+def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
+    """An arithmetic operator with a NumPy scalar operand."""
+    op = op.base
+    _operands(op, a, b)
+    if op not in _ARITHMETIC:
+        raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
+    _observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    if _single(a, b):
+        return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT32", (as_float32(r, a), as_float32(r, b)))
+    if op == BinOp.TRUEDIV or a.kind.is_double or b.kind.is_double:
+        return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT64", (as_double(r, a), as_double(r, b)))
+    return r.emit(f"_NP_BINARY_OP_{op.uop_name}_INT64", (as_i64(r, a), as_i64(r, b)))
+
+
+def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
+    """A comparison with a NumPy scalar operand: a numpy.bool."""
+    _operands(op, a, b)
+    if op not in _COMPARISONS:
+        raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
+    if _single(a, b):
+        return r.emit("_NP_COMPARE_OP_FLOAT32", (as_float32(r, a), as_float32(r, b)), operand=op)
+    if a.kind.is_double or b.kind.is_double or F32 in (a.kind, b.kind):
+        return r.emit("_NP_COMPARE_OP_FLOAT64", (as_double(r, a), as_double(r, b)), operand=op)
+    return r.emit("_NP_COMPARE_OP_INT64", (as_i64(r, a), as_i64(r, b)), operand=op)
+
+
+def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
+    """-x or +x of a NumPy scalar (``not x`` is its truth)."""
+    if v.kind in (NF, NI, F32) and op == UnaryOp.POS:
+        return v
+    if v.kind == F32 and op == UnaryOp.NEG:
+        return r.emit("_NP_UNARY_NEGATIVE_FLOAT32", (v,))
+    if v.kind == NF and op == UnaryOp.NEG:
+        return r.emit("_NP_UNARY_NEGATIVE_FLOAT64", (v,))
+    if v.kind == NI and op == UnaryOp.NEG:
+        _observe("unary -", lambda: -actual)
+        return r.emit("_NP_UNARY_NEGATIVE_INT64", (v,))
+    raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=v.kind.short)
+
+
+def absolute(r: Emitter, v: Value, actual: Any) -> Value:
+    """abs() of a NumPy scalar."""
+    if v.kind == NF:
+        return r.emit("_NP_ABS_FLOAT64", (v,))
+    if v.kind == F32:
+        return r.emit("_NP_ABS_FLOAT32", (v,))
+    if v.kind == NI:
+        _observe("abs()", lambda: abs(actual))
+        return r.emit("_NP_ABS_INT64", (v,))
+    raise Abort(Reason.NUMPY_OPERATOR, op="abs()", kinds=v.kind.short)
+
+
+def python_float(r: Emitter, v: Value) -> Value:
+    """float(x) of a NumPy scalar: a Python float."""
+    if v.kind in (NF, NI, F32):
+        return r.emit("_NP_CAST", (v,), kind=F)
+    raise Abort(Reason.CONVERSION_OF, name="float", kind=v.kind.short)
+
+
+# --- builtins on NumPy scalars: abs() and float() take NumPy scalars here, everything else as before ----------
+
+
+def _extend(fn: Any, numpy_handler: Callable[[Emitter, Value, Any], Value]) -> None:
+    plain = CALLS[fn]
+
+    def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
+        if len(args) == 1 and args[0].kind.is_numpy_scalar:
+            return numpy_handler(r, args[0], actual[0])
+        return plain(r, args, actual)
+
+    CALLS[fn] = handler
+
+
+_extend(builtins.abs, absolute)
+_extend(builtins.float, lambda r, v, actual: python_float(r, v))

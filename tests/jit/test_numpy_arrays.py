@@ -1,0 +1,463 @@
+"""NumPy arrays in native loops (issue 10, first slice): arrays of float64, int64 and bool elements read and
+written by index, their header (len, shape[k], size, ndim), and NumPy's scalars (numpy.float64, numpy.int64,
+numpy.bool) with NEP 50's promotion. Every result, exception, warning and mutation is CPython's (with NumPy),
+and the loops run natively (jit.stats)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from helpers import check, define
+
+import jit as jit_module
+from jit import jit
+
+np = pytest.importorskip("numpy")
+
+SOURCE = """
+import math
+
+import numpy as np
+
+
+def total(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i]
+    return s
+
+
+def int_total(a):
+    s = 0
+    for i in range(a.shape[0]):
+        s += a[i] * 3 - 1
+    return s
+
+
+def mixed(a, b):
+    out = 0.0
+    for i in range(a.size):
+        x = a[i]
+        y = b[-1 - i]
+        if x < y:
+            out = out + x * 2 - y / 4
+        elif x == y:
+            out += 1
+        else:
+            out -= (x - 0.5) * y
+    return out, a.ndim
+
+
+def last_value(a):
+    v = None
+    for i in range(len(a)):
+        v = a[i]
+    return v
+
+
+def count_true(m, a):
+    n = 0
+    for i in range(len(m)):
+        if m[i]:
+            n += 1
+        t = a[i] > 2
+    return n, t
+
+
+def negatives(a, n):
+    s = 0.0
+    for k in range(1, n + 1):
+        s += a[-k] * k + a.size - a.ndim
+    return s
+
+
+def out_of_bounds(a, n):
+    s = 0.0
+    for i in range(n):
+        s += a[i]
+    return s
+
+
+def scale(a, factor):
+    for i in range(len(a)):
+        a[i] = a[i] * factor
+    return a
+
+
+def fill_ints(a, x):
+    for i in range(len(a)):
+        a[i] = x * i
+    return a
+
+
+def fill_bools(a):
+    for i in range(len(a)):
+        a[i] = i % 3
+    return a
+
+
+def reversed_view(a):
+    v = a[::-2]
+    s = 0.0
+    for i in range(len(v)):
+        s = s * 0.5 + v[i]
+        v[i] = s
+    return s, a
+
+
+def read_only(a, write):
+    a.flags.writeable = False
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i]
+        if write and i == 5:
+            a[i] = 0.0
+    return s
+
+
+def wraparound(a):
+    s = a[0]
+    for i in range(1, len(a)):
+        s = s * a[i]
+    return s
+
+
+def divide(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] / b[i]
+    return s
+
+
+def scalar_math(a):
+    s = 0.0
+    m = 0
+    for i in range(len(a)):
+        x = a[i]
+        s += abs(-x) + float(x) + (+x)
+        if -x < 0:
+            m += 1
+    return s, m
+
+
+def int_scalar_math(a):
+    s = 0
+    for i in range(len(a)):
+        x = a[i]
+        s = s + abs(x) - (-x) + x / 2 + (x != 3) + (x >= 2.5)
+    return s
+
+
+def stencil(a, out):
+    n, m = a.shape[0], a.shape[1]
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            out[i, j] = 0.25 * (a[i - 1, j] + a[i + 1][j] + a[i, j - 1] + a[i, j + 1]) - a[i, j]
+    return out
+
+
+def add_in_place(a, rows, cols):
+    for i in range(rows):
+        for j in range(cols):
+            a[i, j] += i * 0.5 - j
+            a[-1 - i][j] *= 2
+    return a
+
+
+def matmul(a, b, c):
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            s = 0.0
+            for k in range(a.shape[1]):
+                s += a[i, k] * b[k, j]
+            c[i, j] = s
+    return c
+
+
+def layouts(a, order):
+    if order == "F":
+        v = np.asfortranarray(a)
+    elif order == "T":
+        v = a.T
+    elif order == "S":
+        v = a[::2, ::-3]
+    else:
+        v = a
+    s = 0.0
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            s = s * 0.75 + v[i, j] * (i + 1) - v[-1 - i, -1 - j]
+            v[i, j] = s
+    return s, v
+
+
+def cube(a):
+    s = 0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            for k in range(a.shape[2]):
+                s += a[i, j, k] * (i - j) + a[i][j][-1 - k]
+    return s, a.size, a.ndim
+
+
+def grid_out_of_bounds(a, rows, cols):
+    s = 0.0
+    for i in range(rows):
+        for j in range(cols):
+            s += a[i, j] + a[i][j]
+    return s
+
+
+def conversions(a, bins):
+    counts = [0] * bins
+    s = 0.0
+    for i in range(len(a)):
+        x = a[i]
+        counts[int(abs(x) * 3) % bins] += 1
+        s += math.sqrt(abs(x)) + math.floor(x) - math.ceil(x) + math.trunc(x)
+    return counts, s
+
+
+def int_conversions(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += math.sqrt(abs(a[i])) + int(a[i]) + float(a[i])
+    return s
+
+
+def aliased(a, b):
+    for i in range(1, len(a)):
+        a[i] = b[i - 1] * 0.5 + a[i]
+        b[i - 1] -= 1.0
+    return a
+
+
+def three_arrays(x, y, flags):
+    s = 0.0
+    for i in range(len(x)):
+        if flags[i]:
+            s += x[i] * y[i]
+    return s
+
+
+def single(a, b, out):
+    s = np.float32(0)
+    t = 0.0
+    hits = 0
+    for i in range(len(a)):
+        x = a[i] * 1.5 + b[i] - 2
+        out[i] = x / 3
+        s += x
+        t += -x + abs(a[i]) + float(a[i])
+        if x > 0.1:
+            s -= 1
+        if a[i] == 0.1 or a[i] < b[i] * 2.5:
+            hits += 1
+    return s, t, hits, out
+
+
+def single_mixed(a, d, n):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * d[i] + a[i] * n
+    return s
+
+
+def store_singles(out, x):
+    for i in range(len(out)):
+        out[i] = x * i
+    return out
+
+
+def empty_loop(a):
+    s = 0.0
+    for i in range(a.size):
+        s += a[i]
+    for j in range(50):
+        s += j
+    return s
+"""
+
+
+def fn(name: str):
+    return define(SOURCE, name)
+
+
+def floats(n: int = 100):
+    return np.linspace(-3.0, 7.0, n)
+
+
+def ints(n: int = 100):
+    return np.arange(n, dtype=np.int64) - 40
+
+
+def singles(n: int = 100):
+    return (np.arange(n) * 0.1 - 2.0).astype(np.float32)
+
+
+def grid(rows: int = 12, cols: int = 9):
+    return (np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) % 7) - 2.5
+
+
+CASES = [
+    ("total", [(floats(),), (np.arange(0.0, 20.0),), (floats(),)]),
+    ("int_total", [(ints(),), (ints(7),)]),
+    ("mixed", [(floats(), floats()[::-1].copy()), (floats(), floats()), (ints(), floats())]),
+    ("last_value", [(floats(),), (ints(),), (np.arange(50) % 3 == 0,)]),
+    ("count_true", [(np.arange(60) % 3 == 0, floats(60)), (np.arange(60) % 7 == 1, ints(60))]),
+    ("negatives", [(floats(), 100), (floats(), 30)]),
+    ("scale", [(floats(), 1.5), (floats(), 3), (floats(), True)]),
+    ("fill_ints", [(np.zeros(50, dtype=np.int64), 2.7), (np.zeros(50, dtype=np.int64), -3), (np.zeros(50), 7)]),
+    ("fill_bools", [(np.zeros(50, dtype=bool),)]),
+    ("reversed_view", [(floats(),), (floats(61),)]),
+    ("read_only", [(floats(), False)]),
+    ("divide", [(floats(), floats() + 20.0), (ints(), ints() + 1000)]),
+    ("scalar_math", [(floats(),), (ints(),)]),
+    ("int_scalar_math", [(ints(),)]),
+    ("conversions", [(floats(), 7), (floats(30) * 1e3, 5)]),
+    ("int_conversions", [(ints(),)]),
+    (
+        "single",
+        [
+            (singles(), singles()[::-1].copy(), np.zeros(100, np.float32)),
+            (singles() * 3, singles(), np.ones(100, np.float32)),
+        ],
+    ),
+    ("single_mixed", [(singles(), floats(), 3), (singles(), ints(), 7)]),
+    (
+        "store_singles",
+        [(np.zeros(50, np.float32), 0.1), (np.zeros(50, np.float32), 3), (np.zeros(50, np.float32), np.float64(1e-3))],
+    ),
+    ("stencil", [(grid(), np.zeros((12, 9))), (grid() * 0.5, np.ones((12, 9)))]),
+    ("add_in_place", [(grid(), 12, 9), (grid(), 5, 3)]),
+    ("matmul", [(grid(6, 4), grid(4, 5), np.zeros((6, 5)))]),
+    ("layouts", [(grid(), "C"), (grid(), "F"), (grid(), "T"), (grid(), "S"), (grid(), "C")]),
+    ("cube", [(np.arange(60, dtype=np.int64).reshape(3, 4, 5),), (np.arange(24, dtype=np.int64).reshape(2, 3, 4),)]),
+]
+
+
+@pytest.mark.parametrize(("name", "calls"), CASES, ids=[c[0] for c in CASES])
+def test_same_as_cpython_and_native(name, calls):
+    check(fn(name), *calls, native=True)
+
+
+def test_header_reads_are_native():
+    f = check(fn("negatives"), (floats(), 100), native=True)
+    assert "_ARRAY_SIZE" in jit_module.dump(f, "uops")
+
+
+def test_results_are_numpys_scalars():
+    f = jit(threshold=2)(fn("total"))
+    result = f(floats())
+    assert type(result) is np.float64 and repr(result) == repr(fn("total")(floats()))
+    g = jit(threshold=2)(fn("int_total"))
+    assert type(g(ints())) is np.int64
+
+
+def test_out_of_bounds_raises_numpys_index_error():
+    """Recorded in range, then called past the end: native code leaves, the interpreter raises."""
+    check(fn("out_of_bounds"), (floats(), 100), (floats(), 120), (floats(), 50), native=True)
+    f = jit(threshold=2)(fn("out_of_bounds"))
+    f(floats(), 100)
+    with pytest.raises(IndexError, match="index 100 is out of bounds for axis 0 with size 100"):
+        f(floats(), 101)
+    assert jit_module.stats(f)["native_entries"] >= 2
+
+
+def test_writes_into_a_read_only_array_raise_numpys_error():
+    f = jit(threshold=2)(fn("read_only"))
+    f(floats(), False)
+    with pytest.raises(ValueError, match="read-only"):
+        f(floats(), True)
+    check(fn("read_only"), (floats(), False), (floats(), True))
+
+
+def test_int64_wraparound_warns_as_numpy_does():
+    """int64 scalar overflow: NumPy warns and wraps; native code leaves and the interpreter does it."""
+    a = np.full(80, 3, dtype=np.int64)
+    plain = fn("wraparound")
+    f = jit(threshold=2)(plain)
+    with warnings.catch_warnings(record=True) as seen_plain:
+        warnings.simplefilter("always")
+        expected = plain(a)
+    with warnings.catch_warnings(record=True) as seen_jit:
+        warnings.simplefilter("always")
+        result = f(a)
+    assert type(result) is np.int64 and result == expected
+    assert [str(w.message) for w in seen_jit] == [str(w.message) for w in seen_plain]
+    assert seen_plain and "overflow" in str(seen_plain[0].message)
+    assert jit_module.stats(f)["native_entries"] >= 1
+
+
+def test_float64_division_by_zero_follows_errstate():
+    b = np.ones(100)
+    b[60] = 0.0
+    plain = fn("divide")
+    f = jit(threshold=2)(plain)
+    f(floats(), np.ones(100))
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            f(floats(), b)
+    with np.errstate(divide="ignore"):
+        assert repr(f(floats(), b)) == repr(plain(floats(), b))
+    assert jit_module.stats(f)["native_entries"] >= 2
+
+
+def test_two_dimensional_out_of_bounds_raise_numpys_index_error():
+    check(fn("grid_out_of_bounds"), (grid(), 12, 9), (grid(), 12, 10), (grid(), 13, 9), (grid(), 12, 9), native=True)
+    f = jit(threshold=2)(fn("grid_out_of_bounds"))
+    f(grid(), 12, 9)
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 1 with size 9"):
+        f(grid(), 12, 10)
+
+
+def test_aliased_arrays_see_every_write_in_order():
+    """The same array twice, and a view overlapping its base: each write is seen by the next read."""
+    base = floats(50)
+    plain = fn("aliased")
+    f = jit(threshold=2)(plain)
+    for make in (lambda a: (a, a), lambda a: (a[1:], a[:-1]), lambda a: (a[:-1], a[1:])):
+        expected = plain(*make(base.copy()))
+        for _ in range(3):
+            got = f(*make(base.copy()))
+            assert got.tobytes() == expected.tobytes()
+    assert jit_module.stats(f)["native_entries"] >= 3
+
+
+def test_three_arrays_of_different_dtypes_share_one_tree():
+    """An entry type map says ndarray, not dtype: a loop over three arrays needs one tree per combination of
+    specs it runs with, not per kind, and stays far below max_trees_per_loop."""
+    calls = [(floats(), ints(), np.arange(100) % 2 == 0), (floats(), floats(), np.arange(100) % 3 == 0)]
+    f = check(fn("three_arrays"), *calls, native=True)
+    trees = jit_module.stats(f)["trees"]
+    assert len(trees) <= 2 and not jit_module.stats(f)["limits_hit"]
+    assert all(list(tree["entry_kinds"].values())[:3] == ["ndarray"] * 3 for tree in trees)
+
+
+def test_float32_cast_overflow_warns_as_numpy_does():
+    """Storing 1e300 into a float32 array overflows the cast: NumPy warns; native code leaves before it."""
+    plain = fn("store_singles")
+    f = jit(threshold=2)(plain)
+    f(np.zeros(50, np.float32), 1.0)
+    with warnings.catch_warnings(record=True) as seen_plain:
+        warnings.simplefilter("always")
+        expected = plain(np.zeros(50, np.float32), 1e300)
+    with warnings.catch_warnings(record=True) as seen_jit:
+        warnings.simplefilter("always")
+        got = f(np.zeros(50, np.float32), 1e300)
+    assert got.tobytes() == expected.tobytes()
+    assert [str(w.message) for w in seen_jit] == [str(w.message) for w in seen_plain] != []
+
+
+def test_zero_size_arrays():
+    check(fn("empty_loop"), (np.zeros(0),), (floats(),), (np.zeros(0),), native=True)
+
+
+def test_arrays_of_another_dtype_recompile():
+    """A tree specialized on float64 arrays is not entered with int64 arrays (its entry guard fails)."""
+    check(fn("total"), (floats(),), (ints(),), (floats(),), (ints(),), native=True)
+
+
+def test_unsupported_dtypes_run_as_cpython():
+    check(fn("total"), (np.arange(50, dtype=np.complex128),), native=False)
