@@ -15,7 +15,7 @@ from codegen.capi import DOUBLE, I1, I32, I64, I128, PTR
 from codegen.context import FLOAT32, LowerContext, llvm_type
 from jit import arrays, uops
 from jit.frontend.operators import CompareOp
-from jit.kinds import Kind
+from jit.kinds import NUMPY_SCALARS, Kind
 from jit.trace import Uop, Value
 
 Lowering = Callable[[LowerContext, Uop], "ir.Value | None"]
@@ -345,9 +345,37 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
         return ctx.capi("PyLong_FromLongLong", value)
     if kind == Kind.FLOAT:
         return ctx.capi("PyFloat_FromDouble", value)
+    if kind.is_numpy_scalar:
+        return _box_numpy_scalar(ctx, kind, value)
     obj = b.select(value, ctx.pointer(True), ctx.pointer(False))
     ctx.capi("Py_IncRef", obj)
     return obj
+
+
+def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
+    """A new numpy.bool (one of its two singletons), or a NumPy scalar made by calling its type on the Python
+    float or int of the same value (exact), as the interpreter boxes it at an exit (NULL if that failed)."""
+    b = ctx.builder
+    scalar_type = NUMPY_SCALARS[kind]
+    if kind == Kind.NP_BOOL:
+        obj = b.select(value, ctx.pointer(scalar_type(True)), ctx.pointer(scalar_type(False)))
+        ctx.capi("Py_IncRef", obj)
+        return obj
+    if kind == Kind.NP_INT64:
+        python = ctx.capi("PyLong_FromLongLong", value)
+    else:
+        python = ctx.capi("PyFloat_FromDouble", value if value.type == DOUBLE else b.fpext(value, DOUBLE))
+    null = ir.Constant(PTR, None)
+    made = b.icmp_unsigned("!=", python, null)
+
+    def call() -> ir.Value:
+        arguments = _entry_alloca(ctx, PTR)
+        b.store(python, arguments)
+        obj = ctx.capi("PyObject_Vectorcall", ctx.pointer(scalar_type), arguments, _i64(1), null)
+        ctx.capi("Py_DecRef", python)
+        return obj
+
+    return _phi_if(ctx, made, call, null)
 
 
 # --- ints past 64 bits: int objects the trace owns (codegen.ownership releases them) -----------------------

@@ -270,6 +270,15 @@ def store_singles(out, x):
     return out
 
 
+def collect(a, b):
+    out = []
+    for i in range(len(a)):
+        out.append(a[i] * 2)
+        out.append(a[i] > 0.5)
+        out.append(b[i] - 1)
+    return out
+
+
 def empty_loop(a):
     s = 0.0
     for i in range(a.size):
@@ -329,6 +338,7 @@ CASES = [
         "store_singles",
         [(np.zeros(50, np.float32), 0.1), (np.zeros(50, np.float32), 3), (np.zeros(50, np.float32), np.float64(1e-3))],
     ),
+    ("collect", [(floats(), ints()), (singles(), ints()), (ints(), np.arange(100) % 2 == 0)]),
     ("stencil", [(grid(), np.zeros((12, 9))), (grid() * 0.5, np.ones((12, 9)))]),
     ("add_in_place", [(grid(), 12, 9), (grid(), 5, 3)]),
     ("matmul", [(grid(6, 4), grid(4, 5), np.zeros((6, 5)))]),
