@@ -160,6 +160,18 @@ def _register_numpy() -> bool:
     return True
 
 
+def by_index(value: Any) -> bool:
+    """Does tier 1 iterate value by index (``for x in value``: the sequence and an index in the loop's hidden
+    slots, exactly what its iterator does step by step)? Exact lists and tuples, and exact ndarrays of one
+    dimension or more (whose iterator indexes them: a[0], a[1], ... until the first dimension ends)."""
+    t = type(value)
+    if t is list or t is tuple:
+        return True
+    if _numpy["ndarray"] is None and ("numpy" not in sys.modules or not _register_numpy()):
+        return False
+    return t is _numpy["ndarray"] and value.ndim >= 1
+
+
 def kind_of(value: Any) -> Kind:
     """The kind of a Python value as native code would hold it (ints only if they fit in i64)."""
     t = type(value)

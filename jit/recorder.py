@@ -774,6 +774,9 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     if iterator.kind != Kind.NONE:
         raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
     sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
+    if sequence.kind == Kind.ARRAY and index.kind == Kind.INT:
+        _for_iter_array(r, frame, base, sequence, index)
+        return
     if sequence.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
         raise Abort(Reason.FOR_OVER, what=sequence.kind.short)
     suffix = "LIST" if sequence.kind == Kind.LIST else "TUPLE"
@@ -793,10 +796,32 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     r.push(value)
 
 
+def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: Value) -> None:
+    """`for x in a` over a 1-D array: a[0], a[1], ... (its iterator indexes it) until its length."""
+    actual_array, actual_index = frame.slots[base], frame.slots[base + 1]
+    spec = specialize_numpy.guarded_spec(r, array, actual_array)
+    if spec.ndim != 1:
+        raise Abort(Reason.FOR_OVER, what=f"{spec.ndim}-D array")
+    length = specialize_numpy.header(r, array, spec)[1][0]
+    more = r.emit("_COMPARE_OP_INT", (index, length), operand=CompareOp.LT)
+    own = r.trace.loop.header_pc == r.pc - 1
+    if actual_index >= len(actual_array):
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        r.emit("_GUARD_IS_FALSE_POP", (more,))
+        for slot in range(base, base + 3):
+            r.write_slot(slot, r.const(UNBOUND))
+        return
+    r.emit("_GUARD_IS_TRUE_POP", (more,), leaves_loop=own)
+    value = specialize_numpy.load(r, array, [index], actual_array, [actual_index])
+    r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
+    r.push(value)
+
+
 @_handles(I.GET_ITER)
 def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
     iterable = r.pop()
-    if iterable.kind not in (Kind.LIST, Kind.TUPLE):
+    if iterable.kind not in (Kind.LIST, Kind.TUPLE, Kind.ARRAY):
         raise Abort(Reason.FOR_OVER, what=type(frame.stack[-1]).__name__)
     r.write_slot(base, iterable)
     r.write_slot(base + 1, r.const(0))

@@ -1,8 +1,8 @@
 """A loop's state moving between CPython and tier 1.
 
 CPython runs a ``for`` loop with an iterator object; tier 1 keeps the same state in the loop's hidden slots
-(see ``jit.frontend.instructions``): ``cur, stop, step`` for a range, ``sequence, index`` for a list or tuple,
-else the iterator itself. At a hand-off the tier-1 slots are made from CPython's iterator, through the
+(see ``jit.frontend.instructions``): ``cur, stop, step`` for a range, ``sequence, index`` for a list, a tuple or
+an ndarray (``jit.kinds.by_index``), else the iterator itself. At a hand-off the tier-1 slots are made from CPython's iterator, through the
 pickling interface of the builtin iterators (``__reduce__``); when CPython takes the loop back, its iterator
 is moved to where tier 1 left it (``__setstate__``).
 
@@ -20,12 +20,23 @@ from __future__ import annotations
 from typing import Any
 
 from jit.frontend.instructions import LoopInfo, LoopKind
+from jit.kinds import by_index
 from runtime.frame import UNBOUND
 
 RANGE_ITERATOR = type(iter(range(0)))
 LONG_RANGE_ITERATOR = type(iter(range(2**64)))
 LIST_ITERATOR = type(iter([]))
 TUPLE_ITERATOR = type(iter(()))
+
+
+class _Sequence:
+    def __getitem__(self, index: int) -> int:
+        if index >= 3:
+            raise IndexError(index)
+        return index
+
+
+SEQUENCE_ITERATOR = type(iter(_Sequence()))  # (an ndarray's iterator: it indexes the array)
 
 
 def _setstate_is_absolute(it: Any) -> bool:
@@ -40,6 +51,7 @@ _ABSOLUTE = {
     LONG_RANGE_ITERATOR: _setstate_is_absolute(iter(range(2**64, 2**64 + 3))),
     LIST_ITERATOR: _setstate_is_absolute(iter([0, 1, 2])),
     TUPLE_ITERATOR: _setstate_is_absolute(iter((0, 1, 2))),
+    SEQUENCE_ITERATOR: _setstate_is_absolute(iter(_Sequence())),
 }
 
 
@@ -74,7 +86,7 @@ def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
             slots[base] = slots[base + 1] = slots[base + 2] = None
             slots[base + 3] = it
     elif loop.kind is LoopKind.ITER:
-        if kind is list or kind is tuple:  # (tier 1's GET_ITER takes exactly these: a subclass may differ)
+        if by_index(iterable):  # (tier 1's GET_ITER takes exactly these: a subclass may differ)
             _, index = _position(it)
             slots[base] = iterable if index is not None else ()
             slots[base + 1] = index or 0

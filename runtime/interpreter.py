@@ -79,6 +79,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     LoopInfo,
     T1Code,
 )
+from jit.kinds import by_index
 from runtime import messages
 from runtime.errors import internal, raise_at
 from runtime.frame import UNBOUND, Frame
@@ -341,7 +342,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     slots[arg] = slots[arg + 1] = slots[arg + 2] = None
                     slots[arg + 3] = iter(r)
             elif op == GET_ITER:
-                if type(stack[-1]) is list or type(stack[-1]) is tuple:
+                if by_index(stack[-1]):
                     slots[arg] = pop()
                     slots[arg + 1] = 0
                     slots[arg + 2] = None

@@ -279,6 +279,43 @@ def collect(a, b):
     return out
 
 
+def iterate(a):
+    s = 0.0
+    count = 0
+    for x in a:
+        s = s * 0.5 + x
+        count += 1
+    return s, count
+
+
+def iterate_and_write(a):
+    i = 0
+    for x in a:
+        if i + 1 < len(a):
+            a[i + 1] += x
+        i += 1
+    return a
+
+
+def iterate_rows(m):
+    s = 0.0
+    for row in m:
+        for x in row:
+            s += x
+    return s
+
+
+def iterate_with_break(a, limit):
+    s = 0
+    for x in a:
+        if x > limit:
+            break
+        s += x
+    else:
+        s = -1
+    return s
+
+
 def empty_loop(a):
     s = 0.0
     for i in range(a.size):
@@ -339,6 +376,9 @@ CASES = [
         [(np.zeros(50, np.float32), 0.1), (np.zeros(50, np.float32), 3), (np.zeros(50, np.float32), np.float64(1e-3))],
     ),
     ("collect", [(floats(), ints()), (singles(), ints()), (ints(), np.arange(100) % 2 == 0)]),
+    ("iterate", [(floats(),), (ints(),), (singles(),), (np.arange(60) % 3 == 0,), (np.zeros(0),), (floats(),)]),
+    ("iterate_and_write", [(floats(),), (ints(),)]),
+    ("iterate_with_break", [(ints(), 30), (ints(), 100), (ints(), 20)]),
     ("stencil", [(grid(), np.zeros((12, 9))), (grid() * 0.5, np.ones((12, 9)))]),
     ("add_in_place", [(grid(), 12, 9), (grid(), 5, 3)]),
     ("matmul", [(grid(6, 4), grid(4, 5), np.zeros((6, 5)))]),
@@ -458,6 +498,13 @@ def test_float32_cast_overflow_warns_as_numpy_does():
         got = f(np.zeros(50, np.float32), 1e300)
     assert got.tobytes() == expected.tobytes()
     assert [str(w.message) for w in seen_jit] == [str(w.message) for w in seen_plain] != []
+
+
+def test_iterating_views_and_rows():
+    """for x in a over views with negative and non-unit strides is native; over a 2-D array (rows) it runs as
+    CPython (a row is a view) and still gives CPython's result."""
+    check(fn("iterate"), (floats()[::-3],), (floats()[::2],), (np.asfortranarray(grid())[:, 2],), native=True)
+    check(fn("iterate_rows"), (grid(),), (grid(3, 80),))
 
 
 def test_zero_size_arrays():
