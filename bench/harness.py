@@ -90,6 +90,13 @@ def jit_progress(f: Any) -> tuple[int, int, int]:
     return s["traces_compiled"], s["aborts_total"], s["invalidated_trees"]
 
 
+def wait_for_compiles(f: Any, timeout: float = 30.0) -> None:
+    """Wait until no trace of jit instance f is compiling in the background (jit.background)."""
+    deadline = time.perf_counter() + timeout
+    while jit.stats(f)["compiles_pending"] and time.perf_counter() < deadline:
+        time.sleep(0.001)
+
+
 def warm_up(run: Callable[[], Any], jitted: Any = None) -> Any:
     """Call ``run()`` once, then, if ``jitted`` is a jit instance, until its JIT has compiled nothing new for a
     few calls (an outer loop with few iterations per call gets hot only after several calls; side traces grow
@@ -100,6 +107,7 @@ def warm_up(run: Callable[[], Any], jitted: Any = None) -> Any:
     seen = None
     stable = 0
     for _ in range(MAX_WARMUP_CALLS):
+        wait_for_compiles(jitted)
         key = jit_progress(jitted)
         stable = stable + 1 if key == seen else 0
         if stable >= STABLE_CALLS:
@@ -174,5 +182,7 @@ def first_call_ms(make: Callable[[], Any], call: Callable[[Any], Any], repeats: 
         t0 = time.perf_counter()
         result = call(instance)
         times.append((time.perf_counter() - t0) * 1e3)
+        if is_jitted(instance):
+            wait_for_compiles(instance)  # (not into the next instance's first call)
         made.append((instance, result))
     return statistics.median(times), made

@@ -28,17 +28,27 @@ class NativeCode:
     entry_address: int = 0
 
 
-def compile_trace(
+@dataclasses.dataclass(eq=False)
+class LoweredTrace:
+    """A trace lowered to LLVM IR, not compiled yet (the part of compiling that runs Python code)."""
+
+    symbol: str
+    ir: str
+    exports: list[str]
+    dependencies: list[str]  # the JIT libraries of the trees it calls or jumps into
+    keepalive: list[Any]
+
+
+def lower_trace(
     trace: Trace,
     *,
     symbol: str,
     layout: abi.Layout,
     globals_: dict[str, Any],
     builtins_: dict[str, Any],
-    opt_level: int,
-) -> NativeCode:
-    """Lower trace to an LLVM module, optimize it, compile it and link it against the trees it calls or
-    jumps into. Its exit points are numbered already (``ExitPoint.id``: what the code returns)."""
+) -> LoweredTrace:
+    """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
+    the code returns)."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
@@ -48,19 +58,31 @@ def compile_trace(
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
         ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
         exports.append(build_entry(ctx))
-    ir_text = str(ctx.module)
     dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
             dependencies.append(uop.operand.tree.library)
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
-    module = llvm.compile(ir_text, exports, sorted(set(dependencies)), opt_level)
-    return NativeCode(
+    return LoweredTrace(
         symbol=symbol,
-        module=module,
-        ir=ir_text,
-        links_address=module.addresses[f"{symbol}_links"],
+        ir=str(ctx.module),
+        exports=exports,
+        dependencies=sorted(set(dependencies)),
         keepalive=ctx.keepalive,
-        entry_address=module.addresses[exports[3]] if len(exports) > 3 else 0,
+    )
+
+
+def compile_lowered(lowered: LoweredTrace, opt_level: int) -> NativeCode:
+    """Optimize, compile and link a lowered trace against the trees it calls or jumps into (LLVM: releases the
+    GIL)."""
+    module = engine().compile(lowered.ir, lowered.exports, lowered.dependencies, opt_level)
+    return NativeCode(
+        symbol=lowered.symbol,
+        module=module,
+        ir=lowered.ir,
+        links_address=module.addresses[f"{lowered.symbol}_links"],
+        keepalive=lowered.keepalive,
+        # (a root trace's entry stub, if it has one, is its fourth export)
+        entry_address=module.addresses[lowered.exports[3]] if len(lowered.exports) > 3 else 0,
     )

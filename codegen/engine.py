@@ -150,6 +150,11 @@ _engine: Engine | None = None
 _engine_lock = threading.Lock()
 
 
+def current() -> Engine | None:
+    """The engine, if this process has made it."""
+    return _engine
+
+
 def engine() -> Engine:
     global _engine
     if _engine is None:

@@ -30,6 +30,7 @@ class Reason(enum.Enum):
     # --- nested loops --------------------------------------------------------------------------------------
     TOO_DEEP = "nesting deeper than max_nesting_depth ({limit})"
     INNER_NOT_COMPILED = "the inner loop at line {line} has no compiled tree (it would be inlined)"
+    INNER_COMPILING = "the inner loop at line {line} has a tree on its way (compiling in the background)"
     INNER_EXIT = "the inner loop's tree left through an exit of code freed meanwhile (invalidated)"
     INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
     SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"

@@ -72,6 +72,10 @@ class RecordingHost(Protocol):
         """The live tree at loop's header whose entry type map matches frame, if any."""
         ...
 
+    def compiling(self, loop: int) -> bool:
+        """Is a root trace of loop being compiled in the background (its tree is on its way)?"""
+        ...
+
     def run_inlined(self, function: Any, code: Any, slots: list[Any], hook: Any) -> Any:
         """Run an inlined callee's tier-1 code on slots in the interpreter with hook as its trace hook (the
         dry run of ``jit.inline``); its return value."""

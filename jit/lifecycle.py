@@ -103,6 +103,11 @@ class Lifecycle:
         return self.phase is Phase.RECORDING or self.phase is Phase.COMPILING
 
     @property
+    def compiling(self) -> bool:
+        """A trace from here is being compiled (in the background, or by another thread)."""
+        return self.phase is Phase.COMPILING
+
+    @property
     def blacklisted(self) -> bool:
         return self.phase is Phase.BLACKLISTED
 
@@ -110,7 +115,7 @@ class Lifecycle:
 class LoopState(Lifecycle):
     """What the JIT knows about one loop header of a function: its life cycle, back-off and trees."""
 
-    __slots__ = ("aborts", "cooldown", "loop", "made", "retries", "threshold", "trees")
+    __slots__ = ("aborts", "cooldown", "loop", "made", "retries", "threshold", "trees", "waiting")
 
     def __init__(self, loop: LoopInfo, threshold: int, trees: list[TreeView]) -> None:
         super().__init__()
@@ -118,6 +123,7 @@ class LoopState(Lifecycle):
         self.trees = trees  # the live trees at this header (the tree registry's list: it adds and removes)
         self.aborts = 0  # failed recordings since the last tree was installed
         self.retries = 0  # recordings cut short by the loop ending meanwhile
+        self.waiting = False  # for the trees compiling in the background (an inner loop's): record after them
         self.cooldown = 0  # header visits to let pass before the next recording attempt
         self.made = 0  # trees ever compiled here (invalidated ones included)
         self.threshold = threshold

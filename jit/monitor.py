@@ -17,14 +17,16 @@ sees one.
 
 from __future__ import annotations
 
+import functools
 import sys
+import threading
 import traceback
 from collections import Counter
 from typing import Any, Protocol
 
 from codegen import abi
-from codegen.compile import compile_trace
-from jit import environment
+from codegen.compile import LoweredTrace, compile_lowered, lower_trace
+from jit import background, environment
 from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
@@ -75,6 +77,9 @@ class Monitor:
         self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
         self.limits_hit: Counter[str] = Counter()
         self.dump_kinds = environment.dump_kinds()
+        self.sync_compile = self.options.sync_compile
+        self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
+        self._pending_lock = threading.Lock()
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -141,6 +146,11 @@ class Monitor:
             return None
         return self.registry.tree_for(loop, self.runner.tags(frame))  # the same tags the entry itself will use
 
+    def compiling(self, loop: int) -> bool:
+        """Is loop's tree on its way from the background compiler?"""
+        state = self.loops[loop]
+        return self.pending > 0 and state is not None and state.compiling
+
     def trees_at(self, loop: int) -> list[Tree]:
         return list(self.registry.trees[loop])
 
@@ -148,6 +158,10 @@ class Monitor:
     def may_record(self, state: LoopState) -> bool:
         if state.recording or state.blacklisted or not self.options.threshold:
             return False
+        if state.waiting:
+            if self.pending:
+                return False
+            state.waiting = False
         if state.cooldown > 0:
             state.cooldown -= 1
             return False
@@ -178,10 +192,16 @@ class Monitor:
         self.abort_codes[abort.reason.code] += 1
         retry = abort.retry
         options = self.options
+        # an inner loop without a tree yet, while traces of this function compile in the background: its tree is
+        # probably among them; try again a little later, not counting a failure
+        waiting = abort.reason in (Reason.INNER_NOT_COMPILED, Reason.INNER_COMPILING) and self.pending > 0
         if trace.kind is TraceKind.ROOT:
             state = self.loops[trace.loop.index]
             assert state is not None
             state.aborted()
+            if waiting:
+                state.waiting = True  # (may_record: not before the background compiler is done)
+                return
             if retry and state.retries < _MAX_RETRIES:
                 state.retries += 1
                 return
@@ -193,6 +213,9 @@ class Monitor:
         else:
             exit = trace.parent_exit
             exit.life.aborted()
+            if waiting:
+                exit.retry_at = exit.taken + options.side_exit_threshold
+                return
             exit.aborts += 1
             if exit.aborts >= options.max_aborts:
                 exit.life.blacklist()
@@ -225,51 +248,102 @@ class Monitor:
 
     # --- what to do with a recorded trace --------------------------------------------------------------
     def recording_finished(self, recorder: Recorder, trace: Trace) -> None:
-        life = self._life(trace)
-        life.compile()
+        """Optimize trace and lower it to LLVM IR (here: Python code), then compile it with LLVM and install
+        it: here too with sync_compile, else in the background (jit.background) while this thread goes on
+        interpreting, entering the code once it is installed."""
+        registry = self.registry
+        self._life(trace).compile()
+        with registry.lock:
+            registry.compiling += 1
+        depth = recorder.depth
         try:
-            compiled = self.compile(trace)  # LLVM releases the GIL: other threads run meanwhile
+            lowered, exits = self.lower(trace)
         except Exception as exc:
-            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.recording_aborted(recorder, Abort(Reason.COMPILER_ERROR, detail=detail))
-            if environment.debug():
-                traceback.print_exc()
+            with registry.lock:
+                registry.compiling -= 1
+            self._compiler_error(recorder, exc)
             return
-        if trace.kind is TraceKind.ROOT:
-            state = self.loops[trace.loop.index]
-            assert state is not None
-            self.registry.install_root(compiled, state.loop, recorder.depth)
-            state.made += 1
-            state.aborts = 0
-            state.installed()  # only now: until the tree is installed, no other thread records it
-        else:
-            trace.parent_exit.life.installed()
-            self.registry.install_side(compiled)
-        if "trees" in self.dump_kinds:
-            sys.stderr.write(trees_text(self) + "\n")
+        if not self.sync_compile:
+            with self._pending_lock:
+                self.pending += 1
+            job = functools.partial(self._compile_in_background, recorder, trace, lowered, exits, depth)
+            if background.compiler().submit(job):
+                return
+            with self._pending_lock:
+                self.pending -= 1  # (the interpreter is exiting: compile here)
+        self._compile_and_install(recorder, trace, lowered, exits, depth)
 
-    def compile(self, trace: Trace) -> CompiledTrace:
-        """Optimize trace, number its exits, compile it and hold its code (not installed yet)."""
+    def lower(self, trace: Trace) -> tuple[LoweredTrace, list[ExitDescriptor]]:
+        """Optimize trace, number its exits and lower it to LLVM IR."""
         optimize(trace)
         registry = self.registry
         exits = registry.number_exits(trace)
         name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
         # (fixed width: listings align their columns on symbol lengths, and golden tests compare them)
         symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{id(self) & 0xFFFF:04x}"
-        native = compile_trace(
+        lowered = lower_trace(
             trace,
             symbol=symbol,
             layout=self.layout,
             globals_=self.function.globals,
             builtins_=self.function.builtins,
-            opt_level=self.options.opt_level,
         )
-        compiled = registry.add(trace, native, exits)
-        self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
-        trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)
-        if trace_kinds:
-            sys.stderr.write(dump_trace(self, compiled, trace_kinds))
-        return compiled
+        return lowered, exits
+
+    def _compile_in_background(
+        self, recorder: Recorder, trace: Trace, lowered: LoweredTrace, exits: list[ExitDescriptor], depth: int
+    ) -> None:
+        try:
+            self._compile_and_install(recorder, trace, lowered, exits, depth)
+        except BaseException:  # (a bug of tracejit's: never into the background thread's top level)
+            if environment.debug():
+                traceback.print_exc()
+        finally:
+            with self._pending_lock:
+                self.pending -= 1
+
+    def _compile_and_install(
+        self, recorder: Recorder, trace: Trace, lowered: LoweredTrace, exits: list[ExitDescriptor], depth: int
+    ) -> None:
+        registry = self.registry
+        try:
+            try:
+                native = compile_lowered(lowered, self.options.opt_level)  # LLVM releases the GIL
+            except Exception as exc:
+                self._compiler_error(recorder, exc)
+                return
+            compiled = registry.add(trace, native, exits)
+            self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
+            trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)
+            if trace_kinds:
+                sys.stderr.write(dump_trace(self, compiled, trace_kinds))
+            with registry.lock:
+                if registry.stale(compiled):
+                    # a tree it calls, jumps into or hangs from was invalidated meanwhile: drop it quietly
+                    registry.discard(compiled)
+                    self._life(trace).aborted()
+                    return
+                if trace.kind is TraceKind.ROOT:
+                    state = self.loops[trace.loop.index]
+                    assert state is not None
+                    registry.install_root(compiled, state.loop, depth)
+                    state.made += 1
+                    state.aborts = 0
+                    state.installed()  # only now: until the tree is installed, no other thread records it
+                else:
+                    trace.parent_exit.life.installed()
+                    registry.install_side(compiled)
+        finally:
+            with registry.lock:
+                registry.compiling -= 1
+        if "trees" in self.dump_kinds:
+            sys.stderr.write(trees_text(self) + "\n")
+
+    def _compiler_error(self, recorder: Recorder, exc: Exception) -> None:
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        self.recording_aborted(recorder, Abort(Reason.COMPILER_ERROR, detail=detail))
+        if environment.debug():
+            traceback.print_exc()
 
     def _life(self, trace: Trace) -> Lifecycle:
         """The life cycle trace was recorded in: its loop header's (a root trace) or its parent exit's."""

@@ -34,6 +34,9 @@ class Options:
     #: LLVM optimization: 0 none; 1 and 2 the passes chosen for traces (``codegen.engine.TRACE_PASSES``), with
     #: codegen at that level; 3 LLVM's default O3 pipeline (slower to compile, for comparison)
     opt_level: int = 2
+    #: compile traces with LLVM on the thread that recorded them, which waits (True), or in the background while
+    #: the interpreter goes on and enters the code once it is installed (False; ``jit.background``)
+    sync_compile: bool = True
     #: calls raise (``jit.UnsupportedFunctionError``, ``jit.NativeCodeUnavailableError``) instead of running as
     #: plain CPython when the front end refuses the function or native code cannot be generated in this process
     strict: bool = False

@@ -374,6 +374,9 @@ class Recorder:
             raise _EndHere()
         tree = self.host.tree_for(loop.index, frame)
         if tree is None:
+            if self.host.compiling(loop.index):
+                # its tree will be there in a moment: record this loop then, calling it (not inlining it)
+                raise Abort(Reason.INNER_COMPILING, line=loop.line)
             # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
             return
         if tree.depth + 1 > self.host.options.max_nesting_depth:

@@ -39,6 +39,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "frontend_ms": round(state.frontend_ms, 3),
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
+        "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
         "code_bytes": 0,
         "code_bytes_compiled": 0,
         "trees": [],
@@ -67,6 +68,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["aborts_by_code"] = dict(monitor.abort_codes)
     out["compile_ms_per_trace"] = [round(ms, 3) for _, ms, _ in compiled]
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
+    out["compiles_pending"] = monitor.pending
     out["code_bytes"] = sum(t.module.code_bytes for t in monitor.traces)  # held now
     out["code_bytes_compiled"] = sum(size for _, _, size in compiled)  # ever
     out["invalidated_trees"] = monitor.invalidated

@@ -183,8 +183,9 @@ class LoopRuntime:
         CPython for a while if its native entries do not pay (the module docstring has the policy)."""
         entries_before, iterations_before, recordings_before = before
         window = self.windows[index]
-        if monitor.recordings != recordings_before:
-            window[:] = (0, 0, 0)  # the trees are still growing: judge them once they have
+        if monitor.recordings != recordings_before or monitor.pending:
+            # the trees are still growing (recorded, or compiling in the background): judge them once they have
+            window[:] = (0, 0, 0)
             return
         entries = monitor.runner.native_entries - entries_before
         if entries == 0:

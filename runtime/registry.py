@@ -27,6 +27,12 @@ class TreeRegistry:
         self.graveyard: list[Tree] = []  # invalidated trees whose code is still held
         self.invalidated = 0
         self._numbering = threading.Lock()  # (two threads may compile at once)
+        # installing and invalidating are atomic with respect to each other (the background compiler installs
+        # while the user's threads run, and may invalidate)
+        self.lock = threading.RLock()
+        # traces being compiled: the code of invalidated trees, which they may link against, is not freed
+        # meanwhile
+        self.compiling = 0
 
     # --- installing ------------------------------------------------------------------------------------
     def number_exits(self, trace: Trace) -> list[ExitDescriptor]:
@@ -45,6 +51,23 @@ class TreeRegistry:
         compiled = CompiledTrace.install(trace, native, exits)
         self.traces.append(compiled)
         return compiled
+
+    def discard(self, compiled: CompiledTrace) -> None:
+        """Drop compiled, which will not be installed (held, not installed, since add)."""
+        with self.lock:
+            self.traces = [t for t in self.traces if t is not compiled]
+
+    def stale(self, compiled: CompiledTrace) -> bool:
+        """Was something compiled was built against invalidated while it compiled (the trees it calls or jumps
+        into, a side trace's own tree)? Then it must not be installed. (Call with the lock held.)"""
+        trace = compiled.trace
+        used = _trees_used(trace, "_CALL_TREE") + _trees_used(trace, "_JUMP_TO_TREE")
+        if trace.parent_exit is not None:
+            parent: ExitDescriptor = trace.parent_exit
+            if parent.tree is None or parent.trace is None:
+                return True
+            used.append(parent.tree)
+        return not all(tree.valid for tree in used)
 
     def install_root(self, compiled: CompiledTrace, loop: LoopInfo, depth: int) -> Tree:
         """A new tree at loop's header, rooted at compiled; depth: how deep the trees it calls nest."""
@@ -89,6 +112,10 @@ class TreeRegistry:
     # --- invalidating and freeing ----------------------------------------------------------------------
     def invalidate(self, tree: Tree) -> None:
         """Stop using tree and everything that calls it or jumps into it; free their code when idle."""
+        with self.lock:
+            self._invalidate(tree)
+
+    def _invalidate(self, tree: Tree) -> None:
         if not tree.valid:
             return
         tree.valid = False
@@ -98,10 +125,16 @@ class TreeRegistry:
             trees.remove(tree)
         self.graveyard.append(tree)
         for other in [*tree.callers, *tree.jumpers]:
-            self.invalidate(other)
+            self._invalidate(other)
 
     def free_graveyard(self) -> None:
-        """Drop invalidated trees' code (only when no native code of this function is running)."""
+        """Drop invalidated trees' code (only when no native code of this function is running, and no trace of
+        it is being compiled: it may link against them)."""
+        with self.lock:
+            if not self.compiling:
+                self._free_graveyard()
+
+    def _free_graveyard(self) -> None:
         dead = {id(t) for tree in self.graveyard for t in tree.traces()}
         self.traces = [t for t in self.traces if id(t) not in dead]
         for tree in self.graveyard:

@@ -96,6 +96,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     # policy and the public API: when to record, enter, grow, blacklist; what the user sees
     "policy": (
+        "jit.background",
         "jit.monitor",
         "jit.dumps",
         "jit.wrapper",

@@ -1,0 +1,199 @@
+"""Compiling in the background (``jit.background``, ``@jit(sync_compile=False)``): the same results as CPython
+whenever the code arrives, LLVM on the background thread, installed code entered, and processes that fork or
+exit while a trace compiles neither deadlock nor crash."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import TEST_OPTIONS, check
+
+from jit import background, jit
+from jit import monitor as monitor_module
+
+ROOT = Path(__file__).resolve().parents[2]
+BACKGROUND = {**TEST_OPTIONS, "sync_compile": False}
+
+
+def nested(n):
+    total = 0
+    for i in range(n):
+        for j in range(i % 7):
+            total += (i ^ j) & 5
+    return total
+
+
+def branchy(n):
+    total = 0
+    for i in range(n):
+        if i % 3 == 0:
+            total += i
+        elif i % 3 == 1:
+            total -= 1
+        else:
+            total ^= i
+    return total
+
+
+def floats(n):
+    s = 0.0
+    for i in range(n):
+        s += i * 0.5
+    return s
+
+
+@pytest.mark.parametrize("func", [nested, branchy, floats])
+def test_background_compilation_gives_cpythons_results(func):
+    check(func, 0, 1, 10, 200, 50, 1000, options=BACKGROUND)
+    background.compiler().drain()
+
+
+def _threads_of(monkeypatch, name):
+    """Record the name of the thread each call of jit.monitor's `name` runs on."""
+    threads = []
+    original = getattr(monitor_module, name)
+
+    def wrapper(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(monitor_module, name, wrapper)
+    return threads
+
+
+def test_llvm_runs_in_the_background_and_the_code_is_entered(monkeypatch):
+    lowering = _threads_of(monkeypatch, "lower_trace")
+    compiling = _threads_of(monkeypatch, "compile_lowered")
+    f = jit(**BACKGROUND)(floats)
+    assert f(100) == floats(100)
+    assert background.compiler().drain()
+    stats = jit.stats(f)
+    assert stats["compiles_pending"] == 0 and stats["traces_compiled"] >= 1
+    assert set(lowering) == {threading.current_thread().name}  # optimizing and lowering: the recording thread
+    assert set(compiling) == {"tracejit-compiler"}
+    entries = stats["native_entries"]
+    assert f(100) == floats(100)
+    assert jit.stats(f)["native_entries"] > entries
+
+
+def test_sync_compile_is_the_default_and_compiles_on_the_recording_thread(monkeypatch):
+    compiling = _threads_of(monkeypatch, "compile_lowered")
+    f = jit(**TEST_OPTIONS)(floats)
+    assert f(100) == floats(100)
+    assert jit.stats(f)["traces_compiled"] >= 1 and jit.stats(f)["compiles_pending"] == 0
+    assert set(compiling) == {threading.current_thread().name}
+
+
+def test_an_outer_loop_waits_for_its_inner_loops_tree():
+    # while the inner loop's tree compiles, the outer loop is not recorded inlining the inner loop: once the
+    # background compiler is done, the outer tree calls the inner one
+    f = jit(**BACKGROUND)(nested)
+    for _ in range(20):
+        assert f(300) == nested(300)
+        background.compiler().drain()
+    depths = [tree["depth"] for tree in jit.stats(f)["trees"]]
+    assert max(depths) == 2, jit.stats(f)["trees"]
+
+
+def test_jobs_run_in_order_and_drain_waits_for_them():
+    compiler = background.BackgroundCompiler()
+    done = []
+    gate = threading.Event()
+    compiler.submit(gate.wait)
+    for k in range(5):
+        compiler.submit(lambda k=k: done.append(k))
+    assert compiler.unfinished == 6
+    gate.set()
+    assert compiler.drain(timeout=30)
+    assert done == [0, 1, 2, 3, 4] and compiler.unfinished == 0
+
+
+def test_a_closed_compiler_drops_queued_jobs_and_refuses_new_ones():
+    compiler = background.BackgroundCompiler()
+    gate = threading.Event()
+    started = threading.Event()
+    done = []
+
+    def first():
+        started.set()
+        gate.wait()
+        done.append("first")
+
+    compiler.submit(first)
+    compiler.submit(lambda: done.append("queued"))
+    assert started.wait(timeout=30)
+    threading.Timer(0.05, gate.set).start()
+    compiler.close(timeout=30)  # waits for the job under way, drops the queued one
+    assert done == ["first"]
+    assert not compiler.submit(lambda: done.append("late"))
+
+
+def _run(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "script.py"  # (a file: jit needs the source)
+    path.write_text(textwrap.dedent(script))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=120)
+
+
+SLOW_COMPILES = """
+    import os, sys, threading, time
+    from jit import jit, background
+    from jit import monitor as monitor_module
+
+    original = monitor_module.compile_lowered
+    started = threading.Event()
+
+    def slow(*args, **kwargs):
+        started.set()
+        time.sleep(0.3)  # a compilation under way when the process forks or exits
+        native = original(*args, **kwargs)
+        print("compiled", flush=True)
+        return native
+
+    monitor_module.compile_lowered = slow
+
+    def kernel(n):
+        total = 0
+        for i in range(n):
+            total += i * 3
+        return total
+
+    f = jit(threshold=2, sync_compile=False)(kernel)
+    assert f(100) == kernel(100)
+    assert jit.stats(f)["compiles_pending"] == 1
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_a_trace_compiles_does_not_deadlock(tmp_path):
+    proc = _run(
+        tmp_path,
+        SLOW_COMPILES
+        + """
+    pid = os.fork()  # waits for the background compilation, holds LLVM's lock across the fork
+    if pid == 0:
+        g = jit(threshold=2, sync_compile=False)(kernel)
+        ok = g(500) == kernel(500) and background.compiler().drain(timeout=60)
+        ok = ok and jit.stats(g)["traces_compiled"] == 1 and g(500) == kernel(500)
+        ok = ok and jit.stats(g)["native_entries"] >= 1
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status))
+    print("parent", jit.stats(f)["compiles_pending"], f(100) == kernel(100), jit.stats(f)["native_entries"] >= 1)
+    """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split()
+    assert "child 0" in proc.stdout and "parent 0 True True" in proc.stdout, proc.stdout + proc.stderr
+    assert lines.count("compiled") == 2  # the parent's (before the fork), the child's
+
+
+def test_exit_while_a_trace_compiles_waits_for_it(tmp_path):
+    proc = _run(tmp_path, SLOW_COMPILES + "\n    assert started.wait(60)\n    sys.exit(0)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["compiled"], proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "Fatal" not in proc.stderr
