@@ -56,7 +56,9 @@ class LowerContext:
         self.function = ir.Function(self.module, TRACE_FN, name=symbol)
         self.function.attributes.add("nounwind")
         self.buf = self.function.args[0]
-        self.builder = ir.IRBuilder(self.function.append_basic_block("entry"))
+        self.entry = self.function.append_basic_block("entry")
+        self.builder = ir.IRBuilder(self.entry)
+        self._addresses: dict[tuple[Any, ...], ir.Value] = {}  # (what, ...) -> an address computed in entry
         self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
         self.values: dict[int, ir.Value] = {}
         self.fuel: ir.Value | None = None
@@ -119,38 +121,50 @@ class LowerContext:
         return ir.Constant(I64, id(obj)).inttoptr(PTR)
 
     # --- the frame buffer ------------------------------------------------------------------------------
-    def word(self, index: int) -> ir.Value:
-        words = self.words
-        return self.builder.gep(words, [ir.Constant(I64, index)], inbounds=True)
+    def _in_entry(self, key: tuple[Any, ...], make: Callable[[ir.IRBuilder], ir.Value]) -> ir.Value:
+        """An address computed once, in the entry block (which every block is dominated by), and reused: less
+        IR per exit (each state store used to compute its own address), less to print, parse and fold."""
+        address = self._addresses.get(key)
+        if address is None:
+            b = self.builder
+            with b.goto_block(self.entry):
+                address = make(b)
+            self._addresses[key] = address
+        return address
+
+    def word(self, index: int, type_: ir.Type = I64) -> ir.Value:
+        """The address of buffer word index, as a pointer to type_."""
+        if type_ is not I64:
+            word = self.word(index)
+            return self._in_entry(("word", index, str(type_)), lambda b: b.bitcast(word, type_.as_pointer()))
+        return self._in_entry(("word", index), lambda b: b.gep(self.words, [ir.Constant(I64, index)], inbounds=True))
 
     def load_word(self, index: int, kind: Kind) -> ir.Value:
         b = self.builder
-        address = self.word(index)
         if kind.is_double:
-            return b.load(b.bitcast(address, DOUBLE.as_pointer()))
+            return b.load(self.word(index, DOUBLE))
         if kind == Kind.NP_FLOAT32:  # (its double in the buffer: exact)
-            return b.fptrunc(b.load(b.bitcast(address, DOUBLE.as_pointer())), FLOAT32)
+            return b.fptrunc(b.load(self.word(index, DOUBLE)), FLOAT32)
         if kind in (Kind.BOOL, Kind.NP_BOOL):
-            return b.trunc(b.load(address), I1)
+            return b.trunc(b.load(self.word(index)), I1)
         if kind.is_pointer:
-            return b.load(b.bitcast(address, PTR.as_pointer()))
-        return b.load(address)
+            return b.load(self.word(index, PTR))
+        return b.load(self.word(index))
 
     def store_word(self, index: int, kind: Kind, value: ir.Value) -> None:
         b = self.builder
-        address = self.word(index)
         if kind.is_double:
-            b.store(value, b.bitcast(address, DOUBLE.as_pointer()))
+            b.store(value, self.word(index, DOUBLE))
         elif kind == Kind.NP_FLOAT32:
-            b.store(b.fpext(value, DOUBLE), b.bitcast(address, DOUBLE.as_pointer()))
+            b.store(b.fpext(value, DOUBLE), self.word(index, DOUBLE))
         elif kind in (Kind.BOOL, Kind.NP_BOOL):
-            b.store(b.zext(value, I64), address)
+            b.store(b.zext(value, I64), self.word(index))
         elif kind.is_pointer:
-            b.store(value, b.bitcast(address, PTR.as_pointer()))
+            b.store(value, self.word(index, PTR))
         elif kind in (Kind.INT, Kind.NP_INT64):
-            b.store(value, address)
+            b.store(value, self.word(index))
         else:
-            b.store(ir.Constant(I64, 0), address)
+            b.store(ir.Constant(I64, 0), self.word(index))
 
     def store_stack(self, index: int, kind: Kind, value: ir.Value) -> None:
         """Operand stack entry index (an i128 in two words: its low word there, its high word in the wide area)."""
@@ -170,7 +184,7 @@ class LowerContext:
         return self.load_word(self.layout.stack_word_of(index), kind)
 
     def tag_address(self, offset: int) -> ir.Value:
-        return self.builder.gep(self.buf, [ir.Constant(I64, offset)], inbounds=True)
+        return self._in_entry(("tag", offset), lambda b: b.gep(self.buf, [ir.Constant(I64, offset)], inbounds=True))
 
     def store_slot(self, slot: int, kind: Kind, value: ir.Value, owned: bool = False) -> None:
         self.store_word(self.layout.slot_word(slot), kind, value)
