@@ -14,6 +14,7 @@ from helpers import TEST_OPTIONS, check
 
 from jit import background, jit
 from jit import monitor as monitor_module
+from jit.api import state_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BACKGROUND = {**TEST_OPTIONS, "sync_compile": False}
@@ -197,3 +198,41 @@ def test_exit_while_a_trace_compiles_waits_for_it(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["compiled"], proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "Fatal" not in proc.stderr
+
+
+def two_loops(n):
+    total = 0
+    for i in range(n):
+        for j in range(5):
+            total += i * j
+    return total
+
+
+def test_a_trace_built_against_an_invalidated_tree_is_stale():
+    # what the background compiler checks before installing: the trees a trace calls must still be valid
+    f = jit(**TEST_OPTIONS)(two_loops)
+    assert f(50) == two_loops(50) and f(50) == two_loops(50)
+    registry = state_of(f).monitor.registry
+    trees = {tree.loop.line: tree for tree in registry.live_trees()}
+    outer, inner = trees[min(trees)], trees[max(trees)]
+    assert outer.calls == [inner]
+    assert not registry.stale(outer.root) and not registry.stale(inner.root)
+    registry.invalidate(inner)  # (and outer, which calls it)
+    assert registry.stale(outer.root)
+    assert f(50) == two_loops(50)
+
+
+def test_invalidated_code_is_not_freed_while_a_trace_compiles():
+    f = jit(**TEST_OPTIONS)(two_loops)
+    assert f(50) == two_loops(50) and f(50) == two_loops(50)
+    registry = state_of(f).monitor.registry
+    (inner,) = [tree for tree in registry.live_trees() if not tree.calls]
+    held = len(registry.traces)
+    registry.compiling += 1  # a trace compiling: it may link against the invalidated code
+    registry.invalidate(inner)
+    registry.free_graveyard()
+    assert registry.graveyard and len(registry.traces) == held
+    registry.compiling -= 1
+    registry.free_graveyard()
+    assert not registry.graveyard and len(registry.traces) < held
+    assert f(50) == two_loops(50)
