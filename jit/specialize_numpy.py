@@ -165,6 +165,11 @@ def as_float32(r: Emitter, v: Value) -> Value:
     return r.emit("_NP_CAST", (v,), kind=F32)
 
 
+def _floating(a: Value, b: Value) -> bool:
+    """Is either operand a float (Python's, numpy.float64 or numpy.float32)?"""
+    return a.kind.is_double or b.kind.is_double or F32 in (a.kind, b.kind)
+
+
 def _single(a: Value, b: Value) -> bool:
     """float32 arithmetic: a numpy.float32 with a numpy.float32, a Python number or a bool (with a
     numpy.float64 or numpy.int64 NumPy computes in float64)."""
@@ -194,7 +199,7 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     _observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
     if _single(a, b):
         return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT32", (as_float32(r, a), as_float32(r, b)))
-    if op == BinOp.TRUEDIV or a.kind.is_double or b.kind.is_double:
+    if op == BinOp.TRUEDIV or _floating(a, b):
         return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT64", (as_double(r, a), as_double(r, b)))
     return r.emit(f"_NP_BINARY_OP_{op.uop_name}_INT64", (as_i64(r, a), as_i64(r, b)))
 
@@ -206,7 +211,7 @@ def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
         raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
     if _single(a, b):
         return r.emit("_NP_COMPARE_OP_FLOAT32", (as_float32(r, a), as_float32(r, b)), operand=op)
-    if a.kind.is_double or b.kind.is_double or F32 in (a.kind, b.kind):
+    if _floating(a, b):
         return r.emit("_NP_COMPARE_OP_FLOAT64", (as_double(r, a), as_double(r, b)), operand=op)
     return r.emit("_NP_COMPARE_OP_INT64", (as_i64(r, a), as_i64(r, b)), operand=op)
 
