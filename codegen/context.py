@@ -102,7 +102,7 @@ class LowerContext:
         return self.constant(v.kind, v.const)
 
     def constant(self, kind: Kind, value: Any) -> ir.Value:
-        if kind in (Kind.INT, Kind.NP_INT64):
+        if kind == Kind.INT or kind.is_numpy_int:
             return ir.Constant(I64, int(value))
         if kind.is_double:
             return ir.Constant(DOUBLE, float(value))
@@ -161,7 +161,7 @@ class LowerContext:
             b.store(b.zext(value, I64), self.word(index))
         elif kind.is_pointer:
             b.store(value, self.word(index, PTR))
-        elif kind in (Kind.INT, Kind.NP_INT64):
+        elif kind == Kind.INT or kind.is_numpy_int:
             b.store(value, self.word(index))
         else:
             b.store(ir.Constant(I64, 0), self.word(index))

@@ -15,7 +15,7 @@ from codegen.capi import DOUBLE, I1, I32, I64, I128, PTR
 from codegen.context import FLOAT32, LowerContext, llvm_type
 from jit import arrays, uops
 from jit.frontend.operators import CompareOp
-from jit.kinds import NUMPY_SCALARS, Kind
+from jit.kinds import NUMPY_INT_RANGES, NUMPY_SCALARS, Kind
 from jit.trace import Uop, Value
 
 Lowering = Callable[[LowerContext, Uop], "ir.Value | None"]
@@ -361,7 +361,7 @@ def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Valu
         obj = b.select(value, ctx.pointer(scalar_type(True)), ctx.pointer(scalar_type(False)))
         ctx.capi("Py_IncRef", obj)
         return obj
-    if kind == Kind.NP_INT64:
+    if kind.is_numpy_int:
         python = ctx.capi("PyLong_FromLongLong", value)
     else:
         python = ctx.capi("PyFloat_FromDouble", value if value.type == DOUBLE else b.fpext(value, DOUBLE))
@@ -1290,7 +1290,18 @@ def _array_load(ctx: LowerContext, uop: Uop) -> ir.Value:
     kind = uop.out.kind  # type: ignore[union-attr]
     if kind == Kind.NP_BOOL:
         return b.icmp_unsigned("!=", loaded, ir.Constant(loaded.type, 0))
+    if kind == Kind.NP_INT32:
+        return b.sext(loaded, I64)
+    if kind == Kind.NP_UINT8:
+        return b.zext(loaded, I64)
     return loaded
+
+
+def _in_range(ctx: LowerContext, value: ir.Value, kind: Kind) -> ir.Value:
+    """Does an i64 hold a value of NumPy int kind's range?"""
+    b = ctx.builder
+    low, high = NUMPY_INT_RANGES[kind]
+    return b.and_(b.icmp_signed(">=", value, _i64(low)), b.icmp_signed("<=", value, _i64(high)))
 
 
 def _store_conversion(ctx: LowerContext, uop: Uop, value: Value, dtype: str) -> ir.Value:
@@ -1298,6 +1309,12 @@ def _store_conversion(ctx: LowerContext, uop: Uop, value: Value, dtype: str) -> 
     b = ctx.builder
     native = ctx.value(value)
     storage = _STORAGE[dtype]
+    if dtype in ("int32", "uint8"):  # (from a Python int in its range, a bool, or a NumPy int that fits)
+        if native.type == I1:
+            return b.zext(native, storage)
+        if value.kind == Kind.INT:
+            ctx.guard(_in_range(ctx, native, Kind.NP_INT32 if dtype == "int32" else Kind.NP_UINT8), uop)
+        return b.trunc(native, storage)
     if native.type == FLOAT32:  # (exactly as a double)
         native = b.fpext(native, DOUBLE)
     is_double = native.type == DOUBLE
@@ -1472,3 +1489,26 @@ def _np_abs_int64(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     value = _not_int64_min(ctx, uop)
     return b.select(b.icmp_signed("<", value, _i64(0)), b.neg(value), value)
+
+
+def _np_small_int_op(op: str) -> Lowering:
+    """numpy.int32 or numpy.uint8 arithmetic on i64 operands within 32 bits (exact in i64), leaving where the
+    result is outside the output kind's range (NumPy warns: overflow)."""
+
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        x, y = _args(ctx, uop)
+        result = getattr(ctx.builder, op)(x, y)
+        ctx.guard(_in_range(ctx, result, uop.out.kind), uop)  # type: ignore[union-attr]
+        return result
+
+    return lower
+
+
+LOWERINGS["_NP_BINARY_OP_ADD_SMALL_INT"] = _np_small_int_op("add")
+LOWERINGS["_NP_BINARY_OP_SUBTRACT_SMALL_INT"] = _np_small_int_op("sub")
+LOWERINGS["_NP_BINARY_OP_MULTIPLY_SMALL_INT"] = _np_small_int_op("mul")
+
+
+@lowers("_NP_CHECK_RANGE")
+def _np_check_range(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_in_range(ctx, ctx.value(uop.args[0]), uop.operand), uop)

@@ -5,9 +5,9 @@ i1 (0/1 in the buffer), NONE and UNBOUND as nothing, and object kinds as a PyObj
 
 NumPy's kinds exist only once the program imported NumPy (``jit.arrays``): ARRAY is an exact ``numpy.ndarray``
 of a dtype, dimension and layout native code handles (a pointer; its spec is guarded at the trace's entry), and
-NP_FLOAT64, NP_INT64, NP_BOOL and NP_FLOAT32 are NumPy's scalars (``numpy.float64`` held as a double,
-``numpy.int64`` as an i64 with NumPy's arithmetic, ``numpy.bool`` as an i1, ``numpy.float32`` as a float), boxed
-back into NumPy's types.
+NP_FLOAT64, NP_FLOAT32, NP_INT64, NP_INT32, NP_UINT8 and NP_BOOL are NumPy's scalars (``numpy.float64`` held as
+a double, ``numpy.float32`` as a float, the NumPy ints as an i64 within their dtype's range with NumPy's
+arithmetic, ``numpy.bool`` as an i1), boxed back into NumPy's types.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ class Kind(enum.IntEnum):
     NP_BOOL = 19  # a numpy.bool, held as an i1
     ARRAY_INDEX = 20  # `a[i]` of a multi-dimensional array, or `(i, j)` subscripting one: never in the buffer
     NP_FLOAT32 = 21  # a numpy.float32: an LLVM float in registers, its (exact) double in the buffer
+    NP_INT32 = 22  # a numpy.int32, held as an i64 in its range (leaves native code where NumPy would warn)
+    NP_UINT8 = 23  # a numpy.uint8, likewise
 
     @property
     def is_number(self) -> bool:
@@ -57,7 +59,12 @@ class Kind(enum.IntEnum):
 
     @property
     def is_numpy_scalar(self) -> bool:
-        return self in (Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32)
+        return self in (Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32, Kind.NP_INT32, Kind.NP_UINT8)
+
+    @property
+    def is_numpy_int(self) -> bool:
+        """A NumPy integer scalar: held as an i64 within its dtype's range (``NUMPY_INT_RANGES``)."""
+        return self in (Kind.NP_INT64, Kind.NP_INT32, Kind.NP_UINT8)
 
     @property
     def is_double(self) -> bool:
@@ -107,6 +114,8 @@ _SHORT = {
     Kind.NP_INT64: "np.int64",
     Kind.NP_BOOL: "np.bool",
     Kind.NP_FLOAT32: "np.float32",
+    Kind.NP_INT32: "np.int32",
+    Kind.NP_UINT8: "np.uint8",
     Kind.ARRAY_INDEX: "array-index",
 }
 
@@ -137,6 +146,14 @@ ELEMENT_KINDS: dict[str, Kind] = {
     "int64": Kind.NP_INT64,
     "bool": Kind.NP_BOOL,
     "float32": Kind.NP_FLOAT32,
+    "int32": Kind.NP_INT32,
+    "uint8": Kind.NP_UINT8,
+}
+# the values each NumPy integer kind holds
+NUMPY_INT_RANGES: dict[Kind, tuple[int, int]] = {
+    Kind.NP_INT64: (INT64_MIN, INT64_MAX),
+    Kind.NP_INT32: (-(2**31), 2**31 - 1),
+    Kind.NP_UINT8: (0, 255),
 }
 _numpy: dict[str, Any] = {"ndarray": None, "module": None}
 
@@ -153,6 +170,8 @@ def _register_numpy() -> bool:
         (Kind.NP_INT64, np.int64),
         (Kind.NP_BOOL, np.bool_),
         (Kind.NP_FLOAT32, np.float32),
+        (Kind.NP_INT32, np.int32),
+        (Kind.NP_UINT8, np.uint8),
     )
     for kind, scalar in scalars:
         NUMPY_SCALARS[kind] = scalar

@@ -62,7 +62,7 @@ def python_number(r: Emitter, v: Value) -> Value:
     compute with); other values as they are."""
     if v.kind in (Kind.NP_FLOAT64, Kind.NP_FLOAT32):
         return r.emit("_NP_CAST", (v,), kind=F)
-    if v.kind == Kind.NP_INT64:
+    if v.kind.is_numpy_int:
         return r.emit("_NP_CAST", (v,), kind=I)
     return v
 
@@ -331,6 +331,8 @@ def truth(r: Emitter, v: Value) -> Value:
         Kind.TUPLE: "_TO_BOOL_TUPLE",
         Kind.NP_FLOAT64: "_TO_BOOL_FLOAT",
         Kind.NP_INT64: "_TO_BOOL_INT",
+        Kind.NP_INT32: "_TO_BOOL_INT",
+        Kind.NP_UINT8: "_TO_BOOL_INT",
     }.get(kind)
     if name is None:
         raise Abort(Reason.TRUTH, kind=kind.short)

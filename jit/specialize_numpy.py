@@ -4,15 +4,17 @@ Arrays (``Kind.ARRAY``) are guarded once on their spec (``jit.arrays.ArraySpec``
 where the trace first uses them; the guard is hoisted to the trace's entry when the array's slot is not
 assigned in the loop (``jit.optimizer.hoist``). An element read ``a[i]`` / ``a[i, j]`` checks each index
 against its dimension (negative indices count from the end; out of range leaves, and the interpreter raises
-NumPy's ``IndexError``) and loads the element as NumPy's scalar: a ``numpy.float64`` (``Kind.NP_FLOAT64``), a
-``numpy.int64`` (``Kind.NP_INT64``) or a ``numpy.bool`` (``Kind.NP_BOOL``). A write converts the value as NumPy
-does and leaves where NumPy would raise or warn (a NaN or out-of-range float into an int array) and where the
-array is read-only.
+NumPy's ``IndexError``) and loads the element as NumPy's scalar (``Kind.NP_FLOAT64``, ``NP_FLOAT32``,
+``NP_INT64``, ``NP_INT32``, ``NP_UINT8``, ``NP_BOOL``). A write converts the value as NumPy does and leaves where
+NumPy would raise or warn (a NaN or out-of-range float into an int array, a float32 cast that overflows, a
+Python int out of an int32 or uint8 array's range) and where the array is read-only.
 
 Scalar arithmetic follows NEP 50: a Python int, float or bool mixed with a NumPy scalar takes the NumPy
-scalar's type (int64 with a Python float is float64). Native code leaves wherever NumPy would warn or raise
-(int64 overflow, a float64 overflow, underflow, invalid result or division by zero), so the interpreter redoes
-the operation under the program's ``np.errstate``. Operations not listed here abort the recording.
+scalar's type (int64 with a Python float is float64); the recorder takes each result's type from NumPy itself
+(NumPy's promotion depends on the operands' types only). Native code leaves wherever NumPy would warn or raise
+(integer overflow, float overflow, underflow, invalid result or division by zero, a Python int out of an
+int32 or uint8 operand's range), so the interpreter redoes the operation under the program's ``np.errstate``.
+Operations not listed here abort the recording.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from jit import arrays
 from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
-from jit.kinds import ELEMENT_KINDS, Kind
+from jit.kinds import ELEMENT_KINDS, NUMPY_INT_RANGES, Kind, kind_of
 from jit.specialize import CALLS, Emitter, as_int
 from jit.trace import Value
 
@@ -41,12 +43,19 @@ class ArrayEmitter(Emitter, Protocol):
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
 NF, NI, NB, F32 = Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_BOOL, Kind.NP_FLOAT32
-_NUMERIC = frozenset({I, F, B, NF, NI, NB, F32})
+I32, U8 = Kind.NP_INT32, Kind.NP_UINT8
+_SMALL_INTS = (I32, U8)
+_NUMERIC = frozenset({I, F, B, NF, NI, NB, F32, I32, U8})
 _ARITHMETIC = (BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.TRUEDIV)
 _COMPARISONS = (CompareOp.LT, CompareOp.LE, CompareOp.EQ, CompareOp.NE, CompareOp.GT, CompareOp.GE)
-_INDEX_KINDS = (I, NI)
-STORABLE = frozenset({I, F, B, NF, NI, NB, F32})
-STORED_DTYPES = frozenset({"float64", "int64", "bool", "float32"})  # (codegen.lower converts values to these)
+_INDEX_KINDS = (I, NI, I32, U8)
+STORABLE = frozenset({I, F, B, NF, NI, NB, F32, I32, U8})
+STORED_DTYPES = frozenset({"float64", "int64", "bool", "float32", "int32", "uint8"})
+# what may be stored into an int32 or uint8 array natively (Python ints are checked against its range)
+_SMALL_STORABLE = {
+    "int32": frozenset({I, B, NB, I32, U8}),
+    "uint8": frozenset({I, B, NB, U8}),
+}  # (codegen.lower converts values to these)
 
 
 def strictly(compute: Callable[[], Any]) -> Any:
@@ -128,7 +137,8 @@ def store(
 ) -> None:
     """a[i, ...] = value, converted as NumPy converts it (leaving where NumPy raises or warns)."""
     spec = guarded_spec(r, array, actual_array)
-    if spec.dtype not in STORED_DTYPES or value.kind not in STORABLE:
+    allowed = _SMALL_STORABLE.get(spec.dtype, STORABLE)
+    if spec.dtype not in STORED_DTYPES or value.kind not in allowed:
         raise Abort(Reason.ARRAY_STORE, kind=value.kind.short, dtype=spec.dtype)
     if not actual_array.flags.writeable:
         raise Abort(Reason.ARRAY_READ_ONLY)
@@ -151,7 +161,7 @@ def as_double(r: Emitter, v: Value) -> Value:
     """A number as a double, as NumPy converts it to float64."""
     if v.kind.is_double:
         return v
-    if v.kind in (NI, NB, F32):
+    if v.kind in (NI, NB, F32, I32, U8):
         return r.emit("_NP_CAST", (v,), kind=F)
     return r.emit("_CONVERT_INT_TO_FLOAT", (as_int(r, v),))
 
@@ -173,11 +183,12 @@ def _floating(a: Value, b: Value) -> bool:
 def _single(a: Value, b: Value) -> bool:
     """float32 arithmetic: a numpy.float32 with a numpy.float32, a Python number or a bool (with a
     numpy.float64 or numpy.int64 NumPy computes in float64)."""
-    return F32 in (a.kind, b.kind) and NF not in (a.kind, b.kind) and NI not in (a.kind, b.kind)
+    kinds = (a.kind, b.kind)
+    return F32 in kinds and not any(k in kinds for k in (NF, NI, I32))
 
 
 def as_i64(r: Emitter, v: Value) -> Value:
-    """An int, bool or NumPy int or bool as an i64."""
+    """An int, bool or NumPy int or bool as an i64 (NumPy's ints are i64 already)."""
     if v.kind == NB:
         return r.emit("_NP_CAST", (v,), kind=I)
     return as_int(r, v)
@@ -196,12 +207,31 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     _operands(op, a, b)
     if op not in _ARITHMETIC:
         raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
-    _observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
-    if _single(a, b):
+    result = _observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    _check_python_ints(r, a, b)
+    # NumPy's promotion depends on the operands' types only (NEP 50): the result's type is the rule
+    kind = kind_of(result)
+    if kind == F32:
         return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT32", (as_float32(r, a), as_float32(r, b)))
-    if op == BinOp.TRUEDIV or _floating(a, b):
+    if kind == NF:
         return r.emit(f"_NP_BINARY_OP_{op.uop_name}_FLOAT64", (as_double(r, a), as_double(r, b)))
-    return r.emit(f"_NP_BINARY_OP_{op.uop_name}_INT64", (as_i64(r, a), as_i64(r, b)))
+    if kind == NI:
+        return r.emit(f"_NP_BINARY_OP_{op.uop_name}_INT64", (as_i64(r, a), as_i64(r, b)))
+    if kind in _SMALL_INTS:
+        return r.emit(f"_NP_BINARY_OP_{op.uop_name}_SMALL_INT", (as_i64(r, a), as_i64(r, b)), kind=kind)
+    raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
+
+
+def _check_python_ints(r: Emitter, a: Value, b: Value) -> None:
+    """A Python int with a numpy.int32 or numpy.uint8 is converted to that type first (NEP 50): out of its
+    range, NumPy raises OverflowError (native code leaves, and the interpreter raises it)."""
+    for v, other in ((a, b), (b, a)):
+        if v.kind == I and other.kind in _SMALL_INTS and not v.is_const:
+            r.emit("_NP_CHECK_RANGE", (v,), operand=other.kind)
+        elif v.kind == I and other.kind in _SMALL_INTS:
+            low, high = NUMPY_INT_RANGES[other.kind]
+            if not low <= v.const <= high:
+                raise Abort(Reason.RAISES, what="a Python int out of a NumPy int's range", exception="OverflowError")
 
 
 def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
@@ -218,8 +248,11 @@ def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
 
 def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     """-x or +x of a NumPy scalar (``not x`` is its truth)."""
-    if v.kind in (NF, NI, F32) and op == UnaryOp.POS:
+    if v.kind in (NF, NI, F32, I32, U8) and op == UnaryOp.POS:
         return v
+    if v.kind in _SMALL_INTS and op == UnaryOp.NEG:
+        _observe("unary -", lambda: -actual)
+        return r.emit("_NP_BINARY_OP_SUBTRACT_SMALL_INT", (r.const(0), v), kind=v.kind)
     if v.kind == F32 and op == UnaryOp.NEG:
         return r.emit("_NP_UNARY_NEGATIVE_FLOAT32", (v,))
     if v.kind == NF and op == UnaryOp.NEG:
@@ -244,7 +277,7 @@ def absolute(r: Emitter, v: Value, actual: Any) -> Value:
 
 def python_float(r: Emitter, v: Value) -> Value:
     """float(x) of a NumPy scalar: a Python float."""
-    if v.kind in (NF, NI, F32):
+    if v.kind in (NF, NI, F32, I32, U8):
         return r.emit("_NP_CAST", (v,), kind=F)
     raise Abort(Reason.CONVERSION_OF, name="float", kind=v.kind.short)
 

@@ -434,6 +434,15 @@ for _name in ("ADD", "SUBTRACT", "MULTIPLY", "TRUE_DIVIDE"):
 _uop("_NP_COMPARE_OP_FLOAT32", (NF32, NF32), NB, operand=CMP)
 _uop("_NP_TO_FLOAT32", (ANY,), NF32, DEOPT, doc="a double rounded to float32; leaves where the cast overflows")
 _uop("_NP_UNARY_NEGATIVE_FLOAT32", (NF32,), NF32)
+for _name in ("ADD", "SUBTRACT", "MULTIPLY"):
+    _uop(
+        f"_NP_BINARY_OP_{_name}_SMALL_INT",
+        (ANY, ANY),
+        VARIES,
+        DEOPT,
+        doc="inputs: i64 within 32 bits; a numpy.int32 or numpy.uint8 (its kind), leaving where out of its range",
+    )
+_uop("_NP_CHECK_RANGE", (I,), None, DEOPT, operand=Operand.KIND, doc="a Python int fits that NumPy int kind")
 _uop("_NP_ABS_FLOAT32", (NF32,), NF32)
 _uop("_NP_COMPARE_OP_INT64", (ANY, ANY), NB, operand=CMP, doc="inputs: i64")
 _uop("_NP_UNARY_NEGATIVE_FLOAT64", (NF,), NF)

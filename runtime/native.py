@@ -50,6 +50,9 @@ _FORMAT_OF_KIND = {
     _NP_FLOAT32: "d",
 }  # every other kind's word reads and writes as an i64 ("q")
 _POINTER_TAGS = frozenset(int(kind) for kind in POINTER_KINDS)
+_NUMPY_NUMBERS = frozenset(
+    int(k) for k in (Kind.NP_FLOAT64, Kind.NP_INT64, Kind.NP_FLOAT32, Kind.NP_INT32, Kind.NP_UINT8)
+)
 
 
 class _PackPlan:
@@ -204,7 +207,7 @@ class NativeBuffer:
                 kind = kind_of(value)
                 if kind == Kind.NP_FLOAT64 or kind == Kind.NP_FLOAT32:
                     doubles[word + i] = value
-                elif kind == Kind.NP_INT64 or kind == Kind.NP_BOOL:
+                elif kind.is_numpy_int or kind == Kind.NP_BOOL:
                     words[word + i] = int(value)
                 else:
                     words[word + i] = id(value)
@@ -271,7 +274,7 @@ def _convert(kind: int, word: int) -> Any:
         return None
     if kind == _UNBOUND:
         return UNBOUND
-    if kind == _NP_FLOAT64 or kind == _NP_INT64 or kind == _NP_FLOAT32:
+    if kind in _NUMPY_NUMBERS:
         return NUMPY_SCALARS[Kind(kind)](word)
     if kind == _NP_BOOL:
         return NUMPY_SCALARS[Kind.NP_BOOL](word != 0)

@@ -316,6 +316,26 @@ def iterate_with_break(a, limit):
     return s
 
 
+def brighten(image, amount, out):
+    for i in range(image.shape[0]):
+        for j in range(image.shape[1]):
+            v = image[i, j] + amount
+            if v > 200:
+                v = image[i, j] - 50
+            out[i, j] = v
+    return out
+
+
+def small_ints(a, b):
+    s = 0
+    t = 0.0
+    for i in range(len(a)):
+        s += a[i] * 3 - b[i]
+        t += a[i] / 2 + float(b[i]) - (-a[i])
+        a[i] = b[i] + 1
+    return s, t, a
+
+
 def empty_loop(a):
     s = 0.0
     for i in range(a.size):
@@ -340,6 +360,10 @@ def ints(n: int = 100):
 
 def singles(n: int = 100):
     return (np.arange(n) * 0.1 - 2.0).astype(np.float32)
+
+
+def image():
+    return (np.arange(16 * 20).reshape(16, 20) * 7 % 128).astype(np.uint8)
 
 
 def grid(rows: int = 12, cols: int = 9):
@@ -379,6 +403,14 @@ CASES = [
     ("iterate", [(floats(),), (ints(),), (singles(),), (np.arange(60) % 3 == 0,), (np.zeros(0),), (floats(),)]),
     ("iterate_and_write", [(floats(),), (ints(),)]),
     ("iterate_with_break", [(ints(), 30), (ints(), 100), (ints(), 20)]),
+    ("brighten", [(image(), 30, np.zeros((16, 20), np.uint8)), (image(), 100, np.zeros((16, 20), np.uint8))]),
+    (
+        "small_ints",
+        [
+            (ints().astype(np.int32), np.arange(100, dtype=np.uint8)),
+            (ints().astype(np.int32), np.arange(100, dtype=np.uint8) + 7),
+        ],
+    ),
     ("stencil", [(grid(), np.zeros((12, 9))), (grid() * 0.5, np.ones((12, 9)))]),
     ("add_in_place", [(grid(), 12, 9), (grid(), 5, 3)]),
     ("matmul", [(grid(6, 4), grid(4, 5), np.zeros((6, 5)))]),

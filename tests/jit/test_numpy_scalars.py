@@ -50,6 +50,8 @@ LEFT = {
     "float32": lambda: np.array(FLOATS, dtype=np.float32),
     "int64": lambda: np.array(INTS, dtype=np.int64),
     "bool": lambda: np.array(BOOLS, dtype=bool),
+    "int32": lambda: np.array([v % 2**31 if abs(v) > 2**31 else v for v in INTS], dtype=np.int32),
+    "uint8": lambda: np.array([abs(v) % 256 for v in INTS], dtype=np.uint8),
 }
 RIGHT = {
     "int": lambda: [INTS[k] for k in ORDER],
@@ -57,8 +59,9 @@ RIGHT = {
     "bool": lambda: [BOOLS[k] for k in ORDER],
     **{f"{name} array": (lambda make=make: make()[ORDER]) for name, make in LEFT.items()},
 }
-# pairs whose operators tier 1 leaves to CPython: bool with bool (logical in NumPy), or an operand NumPy rejects
-NOT_NATIVE = {("bool", "bool"), ("bool", "bool array")}
+# pairs whose loops do not record natively on these values: bool with bool (logical in NumPy: not compiled),
+# and uint8 with uint8, ints or bools (x - y below zero warns in NumPy while the loop is recorded)
+NOT_NATIVE = {("bool", "bool"), ("bool", "bool array"), ("uint8", "int"), ("uint8", "bool"), ("uint8", "uint8 array")}
 
 CASES = list(itertools.product(LEFT, RIGHT))
 
