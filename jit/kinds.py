@@ -149,6 +149,19 @@ ELEMENT_KINDS: dict[str, Kind] = {
     "int32": Kind.NP_INT32,
     "uint8": Kind.NP_UINT8,
 }
+# the kinds of NumPy's values (an entry stub, codegen.entry, handles none of them)
+NUMPY_KINDS = frozenset(
+    {
+        Kind.ARRAY,
+        Kind.NP_FLOAT64,
+        Kind.NP_INT64,
+        Kind.NP_BOOL,
+        Kind.NP_FLOAT32,
+        Kind.NP_INT32,
+        Kind.NP_UINT8,
+        Kind.ARRAY_INDEX,
+    }
+)
 # the values each NumPy integer kind holds
 NUMPY_INT_RANGES: dict[Kind, tuple[int, int]] = {
     Kind.NP_INT64: (INT64_MIN, INT64_MAX),

@@ -31,6 +31,7 @@ from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
 from jit.inline import CalleeFunction
+from jit.kinds import NUMPY_KINDS
 from jit.lifecycle import Lifecycle, LoopState
 from jit.optimizer import optimize
 from jit.options import Options
@@ -73,6 +74,9 @@ class Monitor:
         self.loops: list[LoopState | None] = [None] * len(self.code.loops)
         self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
         self.recordings = 0  # started
+        # a trace of this function holds NumPy values: entry stubs (codegen.entry) cannot box them at an exit,
+        # so its trees are entered through the buffer's Python path (runtime.native) from then on
+        self.numpy_traces = False
         self.abort_reasons: Counter[str] = Counter()  # by message, with where it happened
         self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
         self.limits_hit: Counter[str] = Counter()
@@ -99,7 +103,7 @@ class Monitor:
         assert state is not None
         if state.trees:
             runner = self.runner
-            for tree in self.registry.trees[loop] if self.options.entry_stubs else ():
+            for tree in self.registry.trees[loop] if self.options.entry_stubs and not self.numpy_traces else ():
                 if tree.entry is not None:
                     exit = runner.enter(frame, tree)
                     if exit is not None:
@@ -253,6 +257,8 @@ class Monitor:
         interpreting, entering the code once it is installed."""
         registry = self.registry
         self._life(trace).compile()
+        if not self.numpy_traces and trace.holds_kinds(NUMPY_KINDS):
+            self.numpy_traces = True  # (entry stubs box only Python's kinds: see runtime.runner)
         with registry.lock:
             registry.compiling += 1
         depth = recorder.depth

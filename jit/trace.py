@@ -222,6 +222,23 @@ class Trace:
         """The entry type map: the kind of every slot the trace reads before writing it."""
         return {slot: value.kind for slot, value in sorted(self.entry_slots.items())}
 
+    def holds_kinds(self, kinds: frozenset[Kind]) -> bool:
+        """Does any value of the trace (read at its start, computed, or in a state an exit or its end writes)
+        have one of kinds?"""
+        values = [*self.entry_slots.values(), *self.entry_stack.values(), *self.start_stack]
+        for uop in [*self.hoisted, *self.uops]:
+            values.extend(uop.args)
+            if uop.out is not None:
+                values.append(uop.out)
+        snapshots = [u.exit.snapshot for u in [*self.hoisted, *self.uops] if u.exit is not None]
+        if self.end_snapshot is not None:
+            snapshots.append(self.end_snapshot)
+        for snapshot in snapshots:
+            for frame in snapshot.frames:
+                values.extend(frame.slots.values())
+                values.extend(frame.stack)
+        return any(v.kind in kinds for v in values)
+
     def exits(self) -> list[ExitPoint]:
         out = [u.exit for u in self.hoisted if u.exit is not None]
         for uop in self.uops:

@@ -336,6 +336,18 @@ def small_ints(a, b):
     return s, t, a
 
 
+TABLE = np.linspace(0.0, 2.0, 64)
+
+
+def from_a_global(n):
+    s = 0.0
+    x = None
+    for i in range(n):
+        x = TABLE[i % 64]
+        s += x
+    return s, x
+
+
 def empty_loop(a):
     s = 0.0
     for i in range(a.size):
@@ -537,6 +549,13 @@ def test_iterating_views_and_rows():
     CPython (a row is a view) and still gives CPython's result."""
     check(fn("iterate"), (floats()[::-3],), (floats()[::2],), (np.asfortranarray(grid())[:, 2],), native=True)
     check(fn("iterate_rows"), (grid(),), (grid(3, 80),))
+
+
+def test_a_global_array_in_a_loop_entered_through_an_entry_stub():
+    """The loop's entry type map holds no NumPy kind (the array is a global): its tree has an entry stub, which
+    cannot box NumPy's scalars at an exit; the function's trees are then entered through the buffer's Python
+    path, which does (no crash, numpy.float64 results)."""
+    check(fn("from_a_global"), 200, 300, 5, native=True)
 
 
 def test_zero_size_arrays():
