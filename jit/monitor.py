@@ -258,7 +258,7 @@ class Monitor:
         registry = self.registry
         self._life(trace).compile()
         if not self.numpy_traces and trace.holds_kinds(NUMPY_KINDS):
-            self.numpy_traces = True  # (entry stubs box only Python's kinds: see runtime.runner)
+            self.numpy_traces = True  # (entry stubs box only Python's kinds: at_loop_header enters by the buffer)
         with registry.lock:
             registry.compiling += 1
         depth = recorder.depth
