@@ -46,9 +46,10 @@ def lower_trace(
     layout: abi.Layout,
     globals_: dict[str, Any],
     builtins_: dict[str, Any],
+    active_address: int,
 ) -> LoweredTrace:
     """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
-    the code returns)."""
+    the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``)."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
@@ -57,7 +58,7 @@ def lower_trace(
     exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
         ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
-        exports.append(build_entry(ctx))
+        exports.append(build_entry(ctx, active_address))
     dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":

@@ -53,17 +53,20 @@ def can_build(entry_kinds: dict[int, Kind]) -> bool:
     return all(kind in ENTRY_KINDS for kind in entry_kinds.values())
 
 
-def build_entry(ctx: LowerContext) -> str:
-    """Add the entry stub of the root trace ctx lowered (``ctx.function``) to its module; its symbol."""
+def build_entry(ctx: LowerContext, active_address: int) -> str:
+    """Add the entry stub of the root trace ctx lowered (``ctx.function``) to its module; its symbol.
+    active_address: an i64 the stub adds one to while the tree runs (and boxes its exit's state), so that
+    the runtime knows when no native code of the function is running (it frees invalidated code then)."""
     assert can_build(ctx.trace.entry_kinds)
-    stub = _Stub(ctx)
+    stub = _Stub(ctx, active_address)
     stub.build()
     return stub.symbol
 
 
 class _Stub:
-    def __init__(self, ctx: LowerContext) -> None:
+    def __init__(self, ctx: LowerContext, active_address: int) -> None:
         self.ctx = ctx
+        self.active = ir.Constant(I64, active_address).inttoptr(I64.as_pointer())
         self.layout = ctx.layout
         self.symbol = entry_symbol(ctx.symbol)
         self.function = ir.Function(ctx.module, ENTRY_FN, name=self.symbol)
@@ -376,6 +379,7 @@ class _Stub:
 
         # 2. the tree
         b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
+        self.count_active(1)
         exit_number = b.call(ctx.function, [buf])
         b.call(
             self.declare_memset(),
@@ -459,6 +463,7 @@ class _Stub:
         raised, normal = self.block("raised"), self.block("normal")
         b.cbranch(b.icmp_unsigned("!=", pending, ir.Constant(PTR, None)), raised, normal).set_weights([1, 1000])
         b.position_at_end(normal)
+        self.count_active(-1)
         b.ret(result)
         b.position_at_end(raised)
         status = self.capi("PyList_Append", slots, result)
@@ -470,6 +475,7 @@ class _Stub:
         b.branch(appended)
         b.position_at_end(appended)
         self.capi("PyErr_Restore", *(b.load(e) for e in error))
+        self.count_active(-1)
         b.ret(ir.Constant(PTR, None))
 
         # boxing failed: release what was made; leave with the pending exception, else the allocation's
@@ -477,6 +483,7 @@ class _Stub:
         self.loop(count, "unbox_failed", release)
         with b.if_then(b.icmp_unsigned("!=", b.load(error[0]), ir.Constant(PTR, None))):
             self.capi("PyErr_Restore", *(b.load(e) for e in error))
+        self.count_active(-1)
         b.ret(ir.Constant(PTR, None))
 
         # a type mismatch: None, nothing changed
@@ -484,6 +491,12 @@ class _Stub:
         none = self.pointer(None)
         self.capi("Py_IncRef", none)
         b.ret(none)
+
+    def count_active(self, step: int) -> None:
+        """One more (or one fewer) native call of the function in progress. (No Python code runs between the
+        last decrement and the return, so the stub's code cannot be freed before it returns.)"""
+        b = self.b
+        b.store(b.add(b.load(self.active), ir.Constant(I64, step)), self.active)
 
     def declare_memset(self) -> ir.Function:
         name = "llvm.memset.p0i8.i64"
@@ -497,3 +510,44 @@ class _Stub:
 def nslots_plus_stack(layout: abi.Layout) -> int:
     """Entries of the stub's boxed array: every slot, then the deepest operand stack."""
     return layout.nslots + layout.max_stack
+
+
+HOLDS_UNBOUND = "tj_holds_unbound"
+
+
+def holds_unbound_module(triple: str, data_layout: str) -> str:
+    """The IR of ``PyObject *tj_holds_unbound(PyObject *self, PyObject *values)`` (``METH_O``): True if the
+    tuple values holds the unbound marker, else False. It compares pointers only (``UNBOUND in values`` would
+    call the values' ``__eq__``); the loop driver asks it of the locals it hands back to CPython."""
+    module = ir.Module(name=HOLDS_UNBOUND)
+    module.triple = triple
+    module.data_layout = data_layout
+    fn = ir.Function(module, ENTRY_FN, name=HOLDS_UNBOUND)
+    incref = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "Py_IncRef")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    values = fn.args[1]
+
+    def constant(obj: object) -> ir.Value:
+        return ir.Constant(I64, id(obj)).inttoptr(PTR)
+
+    def field(offset: int, ty: ir.Type) -> ir.Value:
+        return b.bitcast(b.gep(values, [ir.Constant(I64, offset)], inbounds=True), ty.as_pointer())
+
+    size = b.load(field(abi.OB_SIZE, I64))
+    items = field(abi.TUPLE_ITEMS, PTR)
+    start = b.block
+    head, body, found, missing = (fn.append_basic_block(name) for name in ("head", "body", "found", "missing"))
+    b.branch(head)
+    b.position_at_end(head)
+    index = b.phi(I64)
+    index.add_incoming(ir.Constant(I64, 0), start)
+    b.cbranch(b.icmp_signed("<", index, size), body, missing)
+    b.position_at_end(body)
+    item = b.load(b.gep(items, [index], inbounds=True))
+    index.add_incoming(b.add(index, ir.Constant(I64, 1)), body)
+    b.cbranch(b.icmp_unsigned("==", item, constant(UNBOUND)), found, head)
+    for block, answer in ((found, True), (missing, False)):
+        b.position_at_end(block)
+        b.call(incref, [constant(answer)])
+        b.ret(constant(answer))
+    return str(module)

@@ -126,6 +126,8 @@ class Monitor:
 
     def exited(self, frame: Frame, exit: ExitDescriptor) -> int:
         """Act on the exit native code took: grow a side trace or invalidate; the pc to go on from."""
+        if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
+            return exit.pc  # (the usual way out of a hand-off: nothing grows from it)
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
             if exit.when_hot is WhenHot.INVALIDATE:
                 self.registry.invalidate(exit.tree)
@@ -293,6 +295,7 @@ class Monitor:
             layout=self.layout,
             globals_=self.function.globals,
             builtins_=self.function.builtins,
+            active_address=self.runner.stubs_active_address,
         )
         return lowered, exits
 

@@ -77,8 +77,11 @@ def enter(loop: LoopInfo, it: Any, iterable: Any, slots: list[Any]) -> None:
     kind = type(iterable)
     if loop.kind is LoopKind.RANGE:
         if kind is range:  # (tier 1's RANGE_SETUP takes exactly a range)
-            rng, index = _position(it)
-            slots[base] = rng.start + index * rng.step
+            if type(it) is RANGE_ITERATOR:  # (its range's length fits in a C long: the cheap way)
+                slots[base] = iterable.start + (len(iterable) - it.__length_hint__()) * iterable.step
+            else:
+                rng, index = _position(it)
+                slots[base] = rng.start + index * rng.step
             slots[base + 1] = iterable.stop  # (not rng.stop: __reduce__ gives the stop it computes)
             slots[base + 2] = iterable.step
             slots[base + 3] = None

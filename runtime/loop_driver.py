@@ -139,6 +139,9 @@ class LoopRuntime:
         values = tuple(slots[: code.nlocals])
         if how == RETURN:
             return how, values, value
+        monitor = function.monitor
+        if monitor is not None:
+            return how, values, monitor.runner.holds_unbound(values)
         return how, values, _UNBOUND_ID in map(id, values)
 
     @internal

@@ -257,6 +257,22 @@ _new_builtin.restype = ctypes.py_object
 _new_builtin.argtypes = [ctypes.POINTER(_MethodDef), ctypes.py_object, ctypes.py_object]
 
 
+_holds_unbound: list[Any] = []  # (the builtin, the compiled module that keeps its code)
+
+
+def holds_unbound() -> Any:
+    """The builtin ``holds_unbound(values)``: does the tuple values hold the unbound marker? (Compiled once,
+    at the first call: it needs LLVM.)"""
+    if not _holds_unbound:
+        from codegen.engine import engine
+        from codegen.entry import HOLDS_UNBOUND, holds_unbound_module
+
+        llvm = engine()
+        module = llvm.compile(holds_unbound_module(llvm.triple, llvm.data_layout), [HOLDS_UNBOUND], [], 2)
+        _holds_unbound[:] = [entry_function(module.addresses[HOLDS_UNBOUND], HOLDS_UNBOUND), module]
+    return _holds_unbound[0]
+
+
 def entry_function(address: int, name: str) -> Any:
     """A builtin function calling the entry stub at address (``codegen.entry``: ``METH_O``) with one
     argument: calling it costs what calling any builtin does, much less than a ctypes call. The builtin

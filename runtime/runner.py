@@ -10,14 +10,14 @@ policy (``jit.monitor``).
 
 from __future__ import annotations
 
+import ctypes
 import threading
-from typing import Any
 
 from codegen import abi
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor
 from runtime.frame import Frame
-from runtime.native import NativeBuffer, Plans
+from runtime.native import NativeBuffer, Plans, holds_unbound
 from runtime.registry import TreeRegistry
 from runtime.trees import Tree
 
@@ -31,7 +31,12 @@ class NativeRunner:
         self.free_buffers: list[NativeBuffer] = []
         self.plans = Plans()  # how to pack and unpack the shapes seen (shared by the buffers)
         self.lock = threading.Lock()  # `active` guards freeing code: no lost updates between threads
-        self.active = 0  # native calls in progress
+        self.active = 0  # native calls in progress through ctypes (the Python path)
+        # and through entry stubs, which count themselves here (with the GIL held: no update is lost)
+        self.stubs_active = ctypes.c_int64(0)
+        self.stubs_active_address = ctypes.addressof(self.stubs_active)
+        # holds_unbound(values): is a value the unbound marker (compared by identity, natively)?
+        self.holds_unbound = holds_unbound()
         self.native_entries = 0
         self.native_iterations = 0  # loop iterations those entries ran (trees called included)
         self.exits_to_interpreter = 0
@@ -86,12 +91,15 @@ class NativeRunner:
         exit.taken += 1
         frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
         self.free_buffers.append(buffer)
-        registry = self.registry
-        if registry.graveyard:
-            with self.lock:
-                if self.active == 0:
-                    registry.free_graveyard()
+        if self.registry.graveyard:
+            self.free_graveyard()
         return exit
+
+    def free_graveyard(self) -> None:
+        """Free invalidated trees' code if no native code of the function is running."""
+        with self.lock:
+            if self.active == 0 and self.stubs_active.value == 0:
+                self.registry.free_graveyard()
 
     @internal
     def enter(self, frame: Frame, tree: Tree) -> ExitDescriptor | None:
@@ -99,43 +107,37 @@ class NativeRunner:
         the exit taken wants them; return that exit, or None (nothing run) if the slots do not match the
         tree's entry type map."""
         slots = frame.slots
-        with self.lock:
-            self.active += 1
         try:
             result = tree.entry(slots)
         except BaseException:
             # a signal handler's exception (KeyboardInterrupt): the stub appended the exit's state
-            with self.lock:
-                self.active -= 1
             if len(slots) > self.layout.nslots:
-                self.came_back(frame, tree, slots.pop(), False)
+                result = slots.pop()
+                self.native_entries += 1
+                self.stub_entries += 1
+                tree.entries += 1
+                self.exits_to_interpreter += 1
+                frame.stack[:] = result[2:]
             raise
-        with self.lock:
-            self.active -= 1
         if result is None:
             self.stub_refusals += 1
             return None
-        exit = self.came_back(frame, tree, result, True)
-        registry = self.registry
-        if registry.graveyard:
-            with self.lock:
-                if self.active == 0:
-                    registry.free_graveyard()
-        return exit
-
-    def came_back(self, frame: Frame, tree: Tree, result: tuple[Any, ...], taken: bool) -> ExitDescriptor:
-        """Count an entry through a stub that returned result: (exit number, iterations, *operand stack)."""
-        exit_id, iterations = result[0], result[1]
+        # (exit number, iterations, *operand stack)
+        iterations = result[1]
         self.native_entries += 1
         self.stub_entries += 1
-        tree.entries += 1
-        exit = self.registry.exits[exit_id]
+        self.native_iterations += iterations
         self.exits_to_interpreter += 1
-        frame.stack[:] = result[2:]
-        if taken:
-            self.native_iterations += iterations
-            tree.iterations += iterations
-            exit.taken += 1
+        tree.entries += 1
+        tree.iterations += iterations
+        exit = self.registry.exits[result[0]]
+        exit.taken += 1
+        if len(result) > 2:
+            frame.stack[:] = result[2:]
+        elif frame.stack:
+            frame.stack.clear()
+        if self.registry.graveyard:
+            self.free_graveyard()
         return exit
 
     @internal

@@ -299,3 +299,47 @@ def test_an_i128_on_the_stack_at_an_exit_is_boxed_exactly():
     calls = repeat([(3, 2**62), (4, 2**62), (5, 2**62 + 7), (5, -(2**62)), (6, 2**62), (2, 5)])
     jitted = check(wide_difference, *calls, options=OPTIONS, native=True)
     assert stub_counts(jitted)[0] > 0
+
+
+SCALE = 1
+
+
+def uses_a_global(n):
+    total = 0
+    for i in range(n):
+        total += SCALE * i
+    return total
+
+
+def test_invalidated_trees_are_freed_after_stub_entries():
+    """The stubs count their calls in progress (natively); once none is running, invalidated code is freed."""
+    global SCALE
+    f = jit(**OPTIONS)(uses_a_global)
+    runner = None
+    try:
+        for scale in (1, 2, 3):
+            SCALE = scale
+            for _ in range(40):
+                assert f(3) == uses_a_global(3)
+            runner = state_of(f).monitor.runner
+            assert runner.stubs_active.value == 0
+    finally:
+        SCALE = 1
+    stats = jit_module.stats(f)
+    assert stats["invalidated_trees"] >= 1 and stats["stub_entries"] > 0
+    assert runner.registry.graveyard == []
+
+
+def test_holds_unbound_compares_identity_only():
+    from runtime.native import holds_unbound
+
+    class Touchy:
+        def __eq__(self, other):
+            raise AssertionError("compared")
+
+        __hash__ = object.__hash__
+
+    scan = holds_unbound()
+    assert scan(()) is False and scan((1, 2.5, None)) is False
+    assert scan((1, UNBOUND)) is True and scan((UNBOUND,)) is True
+    assert scan((Touchy(), 3)) is False and scan((Touchy(), UNBOUND)) is True
