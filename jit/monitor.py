@@ -103,11 +103,9 @@ class Monitor:
         assert state is not None
         if state.trees:
             runner = self.runner
-            for tree in self.registry.trees[loop] if self.options.entry_stubs and not self.numpy_traces else ():
-                if tree.entry is not None:
-                    exit = runner.enter(frame, tree)
-                    if exit is not None:
-                        return self.exited(frame, exit)
+            exit = self.enter_through_stubs(frame, loop)
+            if exit is not None:
+                return self.exited(frame, exit)
             buffer = runner.take_buffer()
             tree = self.registry.tree_for(loop, buffer.pack(frame.slots))
             if tree is not None:
@@ -119,6 +117,22 @@ class Monitor:
         return pc + 1
 
     # --- entering native code --------------------------------------------------------------------------
+    def enter_through_stubs(self, frame: Frame, loop: int, count: bool = True) -> ExitDescriptor | None:
+        """Run the first tree at loop's header whose entry stub takes frame's slots (None: none did, or
+        entry stubs are off); the exit it took. count: count a refusal by them all (``stub_refusals``)."""
+        if self.options.entry_stubs and not self.numpy_traces:
+            runner = self.runner
+            tried = False
+            for tree in self.registry.trees[loop]:
+                if tree.entry is not None:
+                    exit = runner.enter(frame, tree)
+                    if exit is not None:
+                        return exit
+                    tried = True
+            if tried and count:
+                runner.stub_refusals += 1
+        return None
+
     @internal
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         """Run tree (buffer: frame packed); then act on the exit it took: grow a side trace or invalidate."""

@@ -148,11 +148,23 @@ def run_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
         pc = function.at_own_header(frame, loop, pc)
         if pc < 0:
             return CONTINUE, None
-        if pc == info.exit_pc or (pc == info.header_pc + 1 and _range_ends(frame, pc)):
-            return EXHAUSTED, None
-        if pc == info.break_pc:
-            return BREAK, None
+        return resume_loop(frame, loop, pc)
     result = run(frame, pc, function.loop_views[loop])
+    if type(result) is _Left:
+        return result.how, None
+    return RETURN, result
+
+
+@internal
+def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
+    """run_loop from pc, where native code entered at the loop's header left it: seen at once if that is
+    the loop's end or its break target, else interpreted from there."""
+    info = frame.code.loops[loop]
+    if pc == info.exit_pc or (pc == info.header_pc + 1 and _range_ends(frame, pc)):
+        return EXHAUSTED, None
+    if pc == info.break_pc:
+        return BREAK, None
+    result = run(frame, pc, frame.function.loop_views[loop])
     if type(result) is _Left:
         return result.how, None
     return RETURN, result

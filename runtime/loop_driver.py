@@ -33,7 +33,7 @@ from runtime import parking
 from runtime.errors import fix_handoff_traceback, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
-from runtime.interpreter import loop_view, run_loop
+from runtime.interpreter import loop_view, resume_loop, run_loop
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
 MAX_BACKOFF = 2**10  # the longest back-off of a blacklisted loop, in loop starts; the next one parks it
@@ -123,11 +123,11 @@ class LoopRuntime:
         monitor = function.monitor
         if monitor is not None and self.min_iterations:
             before = (monitor.runner.native_entries, monitor.runner.native_iterations, monitor.recordings)
-            how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+            how, value = self.run(frame, index, at_body, monitor)
             self.judge(index, monitor, before)
         else:
             entries = monitor.runner.native_entries if monitor is not None else 0
-            how, value = run_loop(frame, index, info.body_pc if at_body else info.header_pc)
+            how, value = self.run(frame, index, at_body, monitor)
             before = (entries, 0, 0)
         parent = info.parent
         if parent is not None and function.monitor is not None:
@@ -143,6 +143,19 @@ class LoopRuntime:
         if monitor is not None:
             return how, values, monitor.runner.holds_unbound(values)
         return how, values, _UNBOUND_ID in map(id, values)
+
+    @internal
+    def run(self, frame: Frame, index: int, at_body: bool, monitor: Any) -> tuple[int, Any]:
+        """run_loop from the loop's header or its body; at the header of a loop that has trees, first through
+        their entry stubs, straight from here (what at_own_header would do, in fewer steps)."""
+        info = self.t1.loops[index]
+        if at_body:
+            return run_loop(frame, index, info.body_pc)
+        if monitor is not None and self.function.hot_loops[index] is not None:
+            exit = monitor.enter_through_stubs(frame, index, count=False)
+            if exit is not None:
+                return resume_loop(frame, index, monitor.exited(frame, exit))
+        return run_loop(frame, index, info.header_pc)
 
     @internal
     def at_own_header(self, frame: Frame, index: int, pc: int) -> int:

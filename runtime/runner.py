@@ -41,7 +41,7 @@ class NativeRunner:
         self.native_iterations = 0  # loop iterations those entries ran (trees called included)
         self.exits_to_interpreter = 0
         self.stub_entries = 0  # native entries through an entry stub
-        self.stub_refusals = 0  # entries a stub refused (its tree's entry type map did not match)
+        self.stub_refusals = 0  # entries the stubs refused (no tree's entry type map matched: counted by the monitor)
 
     def take_buffer(self) -> NativeBuffer:
         """A frame buffer (from the pool, or a new one); give it back with give_back, or through call."""
@@ -120,7 +120,6 @@ class NativeRunner:
                 frame.stack[:] = result[2:]
             raise
         if result is None:
-            self.stub_refusals += 1
             return None
         # (exit number, iterations, *operand stack)
         iterations = result[1]
