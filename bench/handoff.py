@@ -147,8 +147,8 @@ class HandoffSection:
             "times slower than plain (its loop runs in CPython once its entries are found not to pay); always entering "
             "= `@jit(min_native_iterations=0)`, whose native entries and exits per call come from `jit.stats` around "
             "one such run. Round trip = (always entering - plain) / native entries per call: everything @jit adds to a call, charged to its trips into native code and "
-            "back (an upper bound of that cost; today it includes the tier-1 interpreter running the rest of "
-            f'the call). Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
+            "back (an upper bound of that cost: the hand-off's Python included). "
+            f'Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
             "natively, so there is no round trip to derive. Entry in Python = `@jit(min_native_iterations=0, "
             "entry_stubs=False)`, entering as before the native entry stubs (frame unboxed and boxed in Python, tree "
             "called through ctypes), timed in the same run; speed-up = its round trip / the stubs' round trip.",
