@@ -213,7 +213,8 @@ def test_handoff_section_table():
         assert cells[5] == f"{row.native_entries_per_call:.2f}"
         assert row.native_entries_per_call >= 1  # min_native_iterations=0: every call enters native code
         assert cells[7].endswith(" us"), cells
-        assert cells[9].endswith(" us") and cells[10].endswith("x"), cells  # entering in Python, for comparison
+        # entering in Python, for comparison (the ratio needs a positive round trip: timings decide, not the test)
+        assert cells[9].endswith(" us") and (cells[10].endswith("x") or cells[10] == "-"), cells
 
 
 def test_handoff_says_when_there_were_no_native_entries():
