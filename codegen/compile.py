@@ -9,7 +9,7 @@ from typing import Any
 from codegen import abi
 from codegen.context import LowerContext
 from codegen.engine import CompiledModule, engine
-from codegen.entry import build_entry, can_build
+from codegen.entry import build_entry, can_build, support
 from codegen.function import build
 from jit.trace import Trace, TraceKind
 
@@ -56,10 +56,11 @@ def lower_trace(
     ctx.builtins = builtins_
     build(ctx)
     exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
+    dependencies = []
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
         ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
+        support()  # (compiled once: the stub imports its functions)
         exports.append(build_entry(ctx, active_address))
-    dependencies = []
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
             dependencies.append(uop.operand.tree.library)

@@ -25,11 +25,15 @@ hands over with a reference of its own (tag bit OWNED: ``codegen.ownership``) gi
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from codegen.context import LowerContext
+from codegen.engine import CompiledModule, engine
 from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from runtime.frame import UNBOUND
 
@@ -54,36 +58,92 @@ def can_build(entry_kinds: dict[int, Kind]) -> bool:
 
 
 def build_entry(ctx: LowerContext, active_address: int) -> str:
-    """Add the entry stub of the root trace ctx lowered (``ctx.function``) to its module; its symbol.
-    active_address: an i64 the stub adds one to while the tree runs (and boxes its exit's state), so that
-    the runtime knows when no native code of the function is running (it frees invalidated code then)."""
+    """Add the entry stub of the root trace ctx lowered (``ctx.function``) to its module; its symbol. The
+    support library (``support``) must be compiled first: the module imports its functions. active_address: an i64 the stub
+    adds one to while the tree runs (and boxes its exit's state), so that the runtime knows when no native
+    code of the function is running (it frees invalidated code then)."""
     assert can_build(ctx.trace.entry_kinds)
-    stub = _Stub(ctx, active_address)
-    stub.build()
-    return stub.symbol
+    symbol = entry_symbol(ctx.symbol)
+    _Stub(ctx.module, ctx.callees, ctx.pointer, ctx).build_stub(symbol, active_address)
+    return symbol
+
+
+# --- the support library: what every stub calls, compiled once per process --------------------------------
+CLASSIFY = "tj_entry_classify"
+LEAVE = "tj_entry_leave"
+HOLDS_UNBOUND = "tj_holds_unbound"
+UNBOX = "tj_entry_unbox"
+_LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64])
+_UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
+_support: list[CompiledModule] = []
+_support_lock = threading.Lock()
+_support_keepalive: list[object] = []
+
+
+def support() -> CompiledModule:
+    """The support library (compiled at the first call): ``tj_entry_classify`` and ``tj_entry_leave``, which
+    the stubs call (generic code, kept out of each tree's module: LLVM compiles it once), and
+    ``tj_holds_unbound``."""
+    with _support_lock:
+        if not _support:
+            llvm = engine()
+            module = ir.Module(name="tj_entry_support")
+            module.triple = llvm.triple
+            module.data_layout = llvm.data_layout
+
+            def pointer(obj: object) -> ir.Value:
+                _support_keepalive.append(obj)
+                return ir.Constant(I64, id(obj)).inttoptr(PTR)
+
+            stub = _Stub(module, {}, pointer)
+            stub.build_classify()
+            stub.build_unbox()
+            stub.build_leave()
+            _build_holds_unbound(module, pointer)
+            compiled = llvm.compile(str(module), [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND], [], 2)
+            # every later module imports them by address, as it does the C-API (under the engine's lock: a
+            # compilation in the background reads the imports)
+            with llvm.lock:
+                llvm.imports.update({name: compiled.addresses[name] for name in (CLASSIFY, UNBOX, LEAVE)})
+            _support.append(compiled)
+        return _support[0]
 
 
 class _Stub:
-    def __init__(self, ctx: LowerContext, active_address: int) -> None:
+    """Builds IR in a module: a tree's stub (in its root's module, ``ctx`` given), or the support
+    functions every stub calls (``_support_ir``)."""
+
+    def __init__(
+        self, module: ir.Module, callees: dict[str, ir.Function], pointer: Any, ctx: LowerContext | None = None
+    ) -> None:
+        self.module = module
+        self.callees = callees
+        self._pointer = pointer  # obj -> an i8* constant to it (kept alive)
         self.ctx = ctx
-        self.active = ir.Constant(I64, active_address).inttoptr(I64.as_pointer())
-        self.layout = ctx.layout
-        self.symbol = entry_symbol(ctx.symbol)
-        self.function = ir.Function(ctx.module, ENTRY_FN, name=self.symbol)
+        self.function: ir.Function = None  # type: ignore[assignment]
+        self.b: ir.IRBuilder = None  # type: ignore[assignment]
+        self.overflow: ir.Value = None  # type: ignore[assignment]
+
+    def start(self, name: str, ty: ir.FunctionType) -> ir.Function:
+        """Begin a function: build in its entry block from now on."""
+        self.function = self.callees[name] = ir.Function(self.module, ty, name=name)
         self.b = ir.IRBuilder(self.function.append_basic_block("entry"))
-        self.classify_fn: ir.Function | None = None
+        self.overflow = self.b.alloca(I32, name="overflow")
+        return self.function
+
+    def declare(self, name: str, ty: ir.FunctionType) -> ir.Function:
+        fn = self.callees.get(name)
+        if fn is None:
+            fn = self.callees[name] = ir.Function(self.module, ty, name)
+        return fn
 
     # --- small things ----------------------------------------------------------------------------------
     def capi(self, name: str, *args: ir.Value) -> ir.Value:
-        fn = self.ctx.callees.get(name)
-        if fn is None:
-            ret, params = capi.SIGNATURES[name]
-            fn = ir.Function(self.ctx.module, ir.FunctionType(ret, params), name)
-            self.ctx.callees[name] = fn
-        return self.b.call(fn, list(args))
+        ret, params = capi.SIGNATURES[name]
+        return self.b.call(self.declare(name, ir.FunctionType(ret, params)), list(args))
 
     def pointer(self, obj: object) -> ir.Value:
-        return self.ctx.pointer(obj)
+        return self._pointer(obj)
 
     def at(self, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
         """The address of a field of type ty at offset bytes from pointer."""
@@ -146,17 +206,14 @@ class _Stub:
         return value, ok
 
     def classify(self) -> ir.Function:
-        """``i8 classify(obj, word*)``: the tag of any object as ``NativeBuffer.pack_each`` gives it, its
-        word written (the helper of the slots outside the entry type map)."""
-        if self.classify_fn is not None:
-            return self.classify_fn
-        fn = ir.Function(self.ctx.module, _CLASSIFY_FN, name=f"{self.symbol}_classify")
-        fn.linkage = "internal"
-        outer_b, outer_fn = self.b, self.function
-        self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
-        self.function = fn
-        saved_overflow = self.overflow
-        self.overflow = b.alloca(I32)
+        """The declaration of the support function that classifies the slots outside an entry type map."""
+        return self.declare(CLASSIFY, _CLASSIFY_FN)
+
+    def build_classify(self) -> None:
+        """``i8 tj_entry_classify(obj, word*)``: the tag of any object as ``NativeBuffer.pack_each`` gives it,
+        its word written."""
+        fn = self.start(CLASSIFY, _CLASSIFY_FN)
+        b = self.b
         obj, word = fn.args
         t = self.type_of(obj)
 
@@ -201,40 +258,6 @@ class _Stub:
             leave(kind, as_word)
             b.position_at_end(self._no)
         leave(Kind.OBJECT, as_word)  # (a range too: pack_each tags it an object)
-        self.b, self.function, self.overflow = outer_b, outer_fn, saved_overflow
-        self.classify_fn = fn
-        return fn
-
-    def check_slot(self, obj: ir.Value, kind: Kind, word: ir.Value, mismatch: ir.Block) -> None:
-        """Unbox obj into word if it has kind (the entry type map's), else go to mismatch."""
-        b = self.b
-
-        def require(condition: ir.Value) -> None:
-            ok = self.block("kind_ok")
-            b.cbranch(condition, ok, mismatch).set_weights([1000, 1])
-            b.position_at_end(ok)
-
-        if kind == Kind.INT:
-            require(self.is_(self.type_of(obj), self.pointer(int)))
-            value, fits = self.unbox_int(obj)
-            require(fits)
-            b.store(value, word)
-        elif kind == Kind.FLOAT:
-            require(self.is_(self.type_of(obj), self.pointer(float)))
-            b.store(b.load(self.at(obj, abi.FLOAT_VALUE, I64)), word)
-        elif kind == Kind.BOOL:
-            require(self.is_(self.type_of(obj), self.pointer(bool)))
-            b.store(b.zext(self.is_(obj, self.pointer(True)), I64), word)
-        elif kind == Kind.NONE:
-            require(self.is_(obj, self.pointer(None)))
-        elif kind == Kind.UNBOUND:
-            require(self.is_(obj, self.pointer(UNBOUND)))
-        elif kind == Kind.OBJECT:
-            tag = b.call(self.classify(), [obj, word])
-            require(b.icmp_unsigned("==", tag, ir.Constant(I8, int(Kind.OBJECT))))
-        else:
-            require(self.is_(self.type_of(obj), self.pointer(_EXACT_TYPES[kind])))
-            b.store(b.ptrtoint(obj, I64), word)
 
     # --- boxing ----------------------------------------------------------------------------------------
     def reference(self, kind: ir.Value, word: ir.Value, owned: ir.Value) -> ir.Value:
@@ -334,27 +357,23 @@ class _Stub:
         return b.load(out)
 
     # --- the stub --------------------------------------------------------------------------------------
-    def build(self) -> None:
-        ctx, layout, b = self.ctx, self.layout, self.b
-        nslots, entries = layout.nslots, nslots_plus_stack(layout)
-        self.function.args[0].name, self.function.args[1].name = "self", "slots"
-        slots = self.function.args[1]
+    def build_stub(self, symbol: str, active_address: int) -> None:
+        """The tree's stub: check and unbox every slot, run the root, and leave through tj_entry_leave."""
+        ctx = self.ctx
+        assert ctx is not None
+        layout = ctx.layout
+        nslots = layout.nslots
+        fn = self.start(symbol, ENTRY_FN)
+        b = self.b
+        fn.args[0].name, fn.args[1].name = "self", "slots"
+        slots = fn.args[1]
         buffer_words = (layout.size + abi.WORD - 1) // abi.WORD
         buf = b.bitcast(b.alloca(ir.ArrayType(I64, buffer_words), name="buffer"), PTR)
         words = b.bitcast(buf, I64.as_pointer())
-        tags = b.gep(buf, [ir.Constant(I64, layout.tags_offset)], inbounds=True)
-        boxed = b.bitcast(b.alloca(ir.ArrayType(PTR, entries), name="boxed"), PTR.as_pointer())
-        self.overflow = b.alloca(I32, name="overflow")
-        error = [b.alloca(PTR, name=name) for name in ("error_type", "error_value", "error_traceback")]
         mismatch = self.block("mismatch")
 
-        def word(index: ir.Value | int) -> ir.Value:
-            index = ir.Constant(I64, index) if isinstance(index, int) else index
-            return b.gep(words, [index], inbounds=True)
-
-        def tag(index: ir.Value | int) -> ir.Value:
-            index = ir.Constant(I64, index) if isinstance(index, int) else index
-            return b.gep(tags, [index], inbounds=True)
+        def word(index: int) -> ir.Value:
+            return b.gep(words, [ir.Constant(I64, index)], inbounds=True)
 
         # 1. the list, then every slot: checked, unboxed, tagged
         is_list = self.is_(self.type_of(slots), self.pointer(list))
@@ -365,30 +384,91 @@ class _Stub:
         size = b.load(self.at(slots, abi.OB_SIZE, I64))
         b.cbranch(b.icmp_signed("==", size, ir.Constant(I64, nslots)), items_ok, mismatch)
         b.position_at_end(items_ok)
-        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR.as_pointer()))
-        expected = ctx.trace.entry_kinds
-        for slot in range(nslots):
-            obj = b.load(b.gep(items, [ir.Constant(I64, slot)], inbounds=True))
-            kind = expected.get(slot)
-            if kind is None:
-                found = b.call(self.classify(), [obj, word(layout.slot_word(slot))])
-                b.store(found, tag(slot))
-            else:
-                self.check_slot(obj, kind, word(layout.slot_word(slot)), mismatch)
-                b.store(ir.Constant(I8, int(kind)), tag(slot))
+        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR))
+        # the entry type map: one byte per slot, its kind or 0 (any)
+        kinds = [int(ctx.trace.entry_kinds.get(slot, 0)) for slot in range(nslots)]
+        table = ir.GlobalVariable(self.module, ir.ArrayType(I8, max(nslots, 1)), f"{symbol}_kinds")
+        table.initializer = ir.Constant(table.value_type, bytearray(kinds or [0]))
+        table.global_constant = True
+        table.linkage = "internal"
+        expected = b.bitcast(table, PTR)
+        sizes = [ir.Constant(I64, nslots), ir.Constant(I64, layout.tags_offset)]
+        unboxed = b.call(self.declare(UNBOX, _UNBOX_FN), [items, buf, expected, *sizes])
+        unboxed_ok = self.block("unboxed")
+        b.cbranch(b.trunc(unboxed, I1), unboxed_ok, mismatch).set_weights([1000, 1])
+        b.position_at_end(unboxed_ok)
 
-        # 2. the tree
+        # 2. the tree, then its exit's state boxed into the list
+        active = ir.Constant(I64, active_address).inttoptr(I64.as_pointer())
         b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
-        self.count_active(1)
+        b.store(b.add(b.load(active), ir.Constant(I64, 1)), active)
         exit_number = b.call(ctx.function, [buf])
-        b.call(
-            self.declare_memset(),
-            [b.bitcast(boxed, PTR), ir.Constant(I8, 0), ir.Constant(I64, entries * abi.WORD), ir.Constant(I1, 0)],
-        )
+        layout_args = [ir.Constant(I64, n) for n in (nslots, layout.tags_offset, layout.wide_word)]
+        result = b.call(self.declare(LEAVE, _LEAVE_FN), [buf, exit_number, slots, *layout_args])
+        # (no Python code runs between this decrement and the return: the stub's code cannot be freed before)
+        b.store(b.sub(b.load(active), ir.Constant(I64, 1)), active)
+        b.ret(result)
+
+        # a type mismatch: None, nothing changed
+        b.position_at_end(mismatch)
+        none = self.pointer(None)
+        self.capi("Py_IncRef", none)
+        b.ret(none)
+
+    def build_unbox(self) -> None:
+        """``i8 tj_entry_unbox(items, buffer, kinds, nslots, tags offset)``: classify and unbox every slot of a
+        list's items into the buffer, with its tag; 0 as soon as one has another kind than kinds gives (0: any)."""
+        fn = self.start(UNBOX, _UNBOX_FN)
+        b = self.b
+        items, buf, kinds, nslots, tags_offset = fn.args
+        objects = b.bitcast(items, PTR.as_pointer())
+        words = b.bitcast(buf, I64.as_pointer())
+        tags = b.gep(buf, [tags_offset], inbounds=True)
+        refused = self.block("refused")
+
+        def unbox(j: ir.Value) -> None:
+            obj = b.load(b.gep(objects, [j], inbounds=True))
+            word = b.gep(words, [b.add(j, ir.Constant(I64, abi.SLOTS))], inbounds=True)
+            tag = b.call(self.classify(), [obj, word])
+            b.store(tag, b.gep(tags, [j], inbounds=True))
+            want = b.load(b.gep(kinds, [j], inbounds=True))
+            wrong = b.and_(b.icmp_unsigned("!=", want, ir.Constant(I8, 0)), b.icmp_unsigned("!=", want, tag))
+            go_on = self.block("slot_ok")
+            b.cbranch(wrong, refused, go_on)
+            b.position_at_end(go_on)
+
+        self.loop(nslots, "unbox", unbox)
+        b.ret(ir.Constant(I8, 1))
+        b.position_at_end(refused)
+        b.ret(ir.Constant(I8, 0))
+
+    def build_leave(self) -> None:
+        """``PyObject *tj_entry_leave(buffer, exit number, slots list, nslots, tags offset, wide word)``: box the
+        state an exit wrote into the list (see the module docstring); the stub's result."""
+        fn = self.start(LEAVE, _LEAVE_FN)
+        b = self.b
+        buf, exit_number, slots, nslots, tags_offset, wide_word = fn.args
+        words = b.bitcast(buf, I64.as_pointer())
+        tags = b.gep(buf, [tags_offset], inbounds=True)
+        error = [b.alloca(PTR, name=name) for name in ("error_type", "error_value", "error_traceback")]
+
+        def word(index: ir.Value | int) -> ir.Value:
+            index = ir.Constant(I64, index) if isinstance(index, int) else index
+            return b.gep(words, [index], inbounds=True)
+
+        def tag(index: ir.Value) -> ir.Value:
+            return b.gep(tags, [index], inbounds=True)
+
         self.capi("PyErr_Fetch", *error)  # (NULLs when no exception is set)
         depth = b.load(word(abi.DEPTH))
-        count = b.add(depth, ir.Constant(I64, nslots))  # the slots, then the stack: words SLOTS + j, tags j
+        count = b.add(depth, nslots)  # the slots, then the stack: words SLOTS + j, tags j
+        boxed = b.alloca(PTR, size=count, name="boxed")
+        b.call(
+            self.declare_memset(),
+            [b.bitcast(boxed, PTR), ir.Constant(I8, 0), b.mul(count, ir.Constant(I64, abi.WORD)), ir.Constant(I1, 0)],
+        )
         fail = self.block("fail")
+        high_offset = b.sub(wide_word, nslots)
 
         # 3. box: references first (no allocation), then numbers and methods
         def take_reference(j: ir.Value) -> None:
@@ -409,7 +489,7 @@ class _Stub:
                 place = b.gep(boxed, [j], inbounds=True)
                 # an i128's high word (only stack entries are ever i128s; for a slot this reads some other word
                 # of the buffer, unused)
-                high = b.load(word(b.add(j, ir.Constant(I64, layout.wide_word - nslots))))
+                high = b.load(word(b.add(j, high_offset)))
                 b.store(self.allocate(kind, value, high, b.load(place), fail), place)
 
         self.loop(count, "reference", take_reference)
@@ -437,7 +517,7 @@ class _Stub:
         b.store(second, b.gep(result_items, [ir.Constant(I64, 1)], inbounds=True))
 
         def give_stack(k: ir.Value) -> None:
-            obj = b.load(b.gep(boxed, [b.add(k, ir.Constant(I64, nslots))], inbounds=True))
+            obj = b.load(b.gep(boxed, [b.add(k, nslots)], inbounds=True))
             b.store(obj, b.gep(result_items, [b.add(k, ir.Constant(I64, 2))], inbounds=True))
 
         self.loop(depth, "stack", give_stack)
@@ -457,13 +537,12 @@ class _Stub:
             with b.if_then(b.icmp_unsigned("!=", old, ir.Constant(PTR, None))):
                 self.capi("Py_DecRef", old)
 
-        self.loop(ir.Constant(I64, nslots), "swap", swap)
-        self.loop(ir.Constant(I64, nslots), "release", release)
+        self.loop(nslots, "swap", swap)
+        self.loop(nslots, "release", release)
         pending = b.load(error[0])
         raised, normal = self.block("raised"), self.block("normal")
         b.cbranch(b.icmp_unsigned("!=", pending, ir.Constant(PTR, None)), raised, normal).set_weights([1, 1000])
         b.position_at_end(normal)
-        self.count_active(-1)
         b.ret(result)
         b.position_at_end(raised)
         status = self.capi("PyList_Append", slots, result)
@@ -475,7 +554,6 @@ class _Stub:
         b.branch(appended)
         b.position_at_end(appended)
         self.capi("PyErr_Restore", *(b.load(e) for e in error))
-        self.count_active(-1)
         b.ret(ir.Constant(PTR, None))
 
         # boxing failed: release what was made; leave with the pending exception, else the allocation's
@@ -483,52 +561,20 @@ class _Stub:
         self.loop(count, "unbox_failed", release)
         with b.if_then(b.icmp_unsigned("!=", b.load(error[0]), ir.Constant(PTR, None))):
             self.capi("PyErr_Restore", *(b.load(e) for e in error))
-        self.count_active(-1)
         b.ret(ir.Constant(PTR, None))
 
-        # a type mismatch: None, nothing changed
-        b.position_at_end(mismatch)
-        none = self.pointer(None)
-        self.capi("Py_IncRef", none)
-        b.ret(none)
-
-    def count_active(self, step: int) -> None:
-        """One more (or one fewer) native call of the function in progress. (No Python code runs between the
-        last decrement and the return, so the stub's code cannot be freed before it returns.)"""
-        b = self.b
-        b.store(b.add(b.load(self.active), ir.Constant(I64, step)), self.active)
-
     def declare_memset(self) -> ir.Function:
-        name = "llvm.memset.p0i8.i64"
-        fn = self.ctx.callees.get(name)
-        if fn is None:
-            fn = ir.Function(self.ctx.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), name)
-            self.ctx.callees[name] = fn
-        return fn
+        return self.declare("llvm.memset.p0i8.i64", ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]))
 
 
-def nslots_plus_stack(layout: abi.Layout) -> int:
-    """Entries of the stub's boxed array: every slot, then the deepest operand stack."""
-    return layout.nslots + layout.max_stack
-
-
-HOLDS_UNBOUND = "tj_holds_unbound"
-
-
-def holds_unbound_module(triple: str, data_layout: str) -> str:
-    """The IR of ``PyObject *tj_holds_unbound(PyObject *self, PyObject *values)`` (``METH_O``): True if the
-    tuple values holds the unbound marker, else False. It compares pointers only (``UNBOUND in values`` would
-    call the values' ``__eq__``); the loop driver asks it of the locals it hands back to CPython."""
-    module = ir.Module(name=HOLDS_UNBOUND)
-    module.triple = triple
-    module.data_layout = data_layout
+def _build_holds_unbound(module: ir.Module, constant: Any) -> None:
+    """``PyObject *tj_holds_unbound(PyObject *self, PyObject *values)`` (``METH_O``): True if the tuple values
+    holds the unbound marker, else False. It compares pointers only (``UNBOUND in values`` would call the
+    values' ``__eq__``); the loop driver asks it of the locals it hands back to CPython."""
     fn = ir.Function(module, ENTRY_FN, name=HOLDS_UNBOUND)
-    incref = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "Py_IncRef")
+    incref = module.globals.get("Py_IncRef") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "Py_IncRef")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     values = fn.args[1]
-
-    def constant(obj: object) -> ir.Value:
-        return ir.Constant(I64, id(obj)).inttoptr(PTR)
 
     def field(offset: int, ty: ir.Type) -> ir.Value:
         return b.bitcast(b.gep(values, [ir.Constant(I64, offset)], inbounds=True), ty.as_pointer())
@@ -550,4 +596,3 @@ def holds_unbound_module(triple: str, data_layout: str) -> str:
         b.position_at_end(block)
         b.call(incref, [constant(answer)])
         b.ret(constant(answer))
-    return str(module)

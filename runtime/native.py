@@ -257,19 +257,16 @@ _new_builtin.restype = ctypes.py_object
 _new_builtin.argtypes = [ctypes.POINTER(_MethodDef), ctypes.py_object, ctypes.py_object]
 
 
-_holds_unbound: list[Any] = []  # (the builtin, the compiled module that keeps its code)
+_holds_unbound: list[Any] = []
 
 
 def holds_unbound() -> Any:
-    """The builtin ``holds_unbound(values)``: does the tuple values hold the unbound marker? (Compiled once,
-    at the first call: it needs LLVM.)"""
+    """The builtin ``holds_unbound(values)``: does the tuple values hold the unbound marker? (Compiled with
+    the entry stubs' support library, at the first call: it needs LLVM.)"""
     if not _holds_unbound:
-        from codegen.engine import engine
-        from codegen.entry import HOLDS_UNBOUND, holds_unbound_module
+        from codegen.entry import HOLDS_UNBOUND, support
 
-        llvm = engine()
-        module = llvm.compile(holds_unbound_module(llvm.triple, llvm.data_layout), [HOLDS_UNBOUND], [], 2)
-        _holds_unbound[:] = [entry_function(module.addresses[HOLDS_UNBOUND], HOLDS_UNBOUND), module]
+        _holds_unbound.append(entry_function(support().addresses[HOLDS_UNBOUND], HOLDS_UNBOUND))
     return _holds_unbound[0]
 
 
