@@ -52,6 +52,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     # the entry stubs (codegen.entry)
     "PyErr_Fetch": (ir.VoidType(), (PTR.as_pointer(), PTR.as_pointer(), PTR.as_pointer())),
     "PyErr_Restore": (ir.VoidType(), (PTR, PTR, PTR)),
+    "PyErr_SetString": (ir.VoidType(), (PTR, PTR)),
     "PyTuple_New": (PTR, (I64,)),
     "PyObject_GetAttr": (PTR, (PTR, PTR)),
 }

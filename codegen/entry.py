@@ -34,7 +34,7 @@ from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.engine import CompiledModule, engine
-from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
+from jit.kinds import DIRTY, KIND_BITS, OWNED, POINTER_KINDS, Kind
 from runtime.frame import UNBOUND
 
 ENTRY_FN = ir.FunctionType(PTR, [PTR, PTR])  # METH_O: (self, the slots list)
@@ -46,6 +46,12 @@ _EXACT_TYPES: dict[Kind, type] = {Kind.FLOAT: float, Kind.LIST: list, Kind.TUPLE
 ENTRY_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, *_EXACT_TYPES})
 # kinds boxed by taking a new reference (no allocation), and the method kinds' attribute names
 _METHODS = {Kind.APPEND_METHOD: "append", Kind.DICT_GET_METHOD: "get"}
+# every kind an exit's state may hold that the stub can box (another makes it raise SystemError: never a crash)
+BOXED_KINDS = frozenset(
+    {Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.WIDE_INT, *_METHODS}
+    | {kind for kind in POINTER_KINDS if kind not in _METHODS}
+)
+UNKNOWN_KIND = "tracejit: an entry stub met a value of a kind it cannot box at an exit"
 
 
 def entry_symbol(root_symbol: str) -> str:
@@ -260,6 +266,24 @@ class _Stub:
         leave(Kind.OBJECT, as_word)  # (a range too: pack_each tags it an object)
 
     # --- boxing ----------------------------------------------------------------------------------------
+    def boxable(self, kind: ir.Value) -> ir.Value:
+        """Is kind one the stub boxes (every kind of Python values, and the methods and int temporaries)?"""
+        b = self.b
+        known = ir.Constant(I1, 0)
+        for case in sorted(BOXED_KINDS):
+            known = b.or_(known, b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))))
+        return known
+
+    def pointer_to_text(self, text: str) -> ir.Value:
+        """A NUL-terminated C string constant."""
+        data = bytearray(text.encode() + b"\0")
+        name = f"text{len(self.module.globals)}"
+        variable = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(data)), name)
+        variable.initializer = ir.Constant(variable.value_type, data)
+        variable.global_constant = True
+        variable.linkage = "internal"
+        return self.b.bitcast(variable, PTR)
+
     def reference(self, kind: ir.Value, word: ir.Value, owned: ir.Value) -> ir.Value:
         """A new reference for what needs no allocation: an object kind's pointer (a method kind's owner), a
         bool, None, unbound; NULL for an int, a float or an i128. An object native code hands over (owned: the tag's
@@ -476,6 +500,12 @@ class _Stub:
             dirty = b.icmp_unsigned("!=", b.and_(t, ir.Constant(I8, DIRTY)), ir.Constant(I8, 0))
             with b.if_then(dirty):
                 kind = b.and_(t, ir.Constant(I8, KIND_BITS))
+                known, unknown = self.block("kind_known"), self.block("kind_unknown")
+                b.cbranch(self.boxable(kind), known, unknown).set_weights([1000, 1])
+                b.position_at_end(unknown)  # (a kind added since: never read its word as a pointer)
+                self.capi("PyErr_SetString", self.pointer(SystemError), self.pointer_to_text(UNKNOWN_KIND))
+                b.branch(fail)
+                b.position_at_end(known)
                 owned = b.icmp_unsigned("!=", b.and_(t, ir.Constant(I8, OWNED)), ir.Constant(I8, 0))
                 value = b.load(word(b.add(j, ir.Constant(I64, abi.SLOTS))))
                 b.store(self.reference(kind, value, owned), b.gep(boxed, [j], inbounds=True))

@@ -343,3 +343,27 @@ def test_holds_unbound_compares_identity_only():
     assert scan(()) is False and scan((1, 2.5, None)) is False
     assert scan((1, UNBOUND)) is True and scan((UNBOUND,)) is True
     assert scan((Touchy(), 3)) is False and scan((Touchy(), UNBOUND)) is True
+
+
+def test_a_kind_the_stub_cannot_box_raises_instead_of_crashing(monkeypatch):
+    """NumPy's scalars: the monitor keeps such trees from entry stubs (Monitor.numpy_traces); without that, the
+    stub must still never read their bits as a pointer: it raises SystemError."""
+    np = pytest.importorskip("numpy")
+    from jit.trace import Trace
+    from tests.helpers import define
+
+    monkeypatch.setattr(Trace, "holds_kinds", lambda self, kinds: False)
+    source = """
+def from_a_global(n):
+    s = 0.0
+    x = None
+    for i in range(n):
+        x = TABLE[i % 64]
+        s += x
+    return s, x
+"""
+    f = jit(**OPTIONS)(define(source, "from_a_global", {"TABLE": np.linspace(0.0, 2.0, 64)}))
+    with pytest.raises(SystemError, match="cannot box"):
+        for _ in range(50):
+            f(5)
+    assert jit_module.stats(f)["traces_compiled"] > 0
