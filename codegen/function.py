@@ -23,6 +23,7 @@ from codegen import abi
 from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
+from codegen.ownership import ENTRY
 from jit.kinds import Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop
@@ -39,6 +40,9 @@ def build(ctx: LowerContext) -> None:
         ctx.values[value.id] = ctx.load_stack(index, value.kind)
     for uop in trace.hoisted:
         _lower(ctx, uop)
+    # owned values the trace starts with (a side trace's stack) and never needs: released now, as any other
+    # owned value after its last use (the hoisted guards above hand them over with the entry's state)
+    ctx.release(ctx.ownership.released.get(ENTRY, []))
     if trace.end is not TraceEnd.LOOP:
         for position, uop in enumerate(trace.uops):
             _lower(ctx, uop, position)

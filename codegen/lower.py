@@ -398,7 +398,11 @@ def _guard_made(ctx: LowerContext, uop: Uop, obj: ir.Value) -> None:
     """Leave if a C-API call failed (NULL), clearing its exception: the interpreter does the instruction again
     and raises it (exact: these operations on ints run no Python code and change nothing)."""
     ok = ctx.builder.icmp_unsigned("!=", obj, ir.Constant(PTR, None))
-    ctx.guard(ok, uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    ctx.guard(ok, uop, before_exit=lambda: _clear(ctx))
+
+
+def _clear(ctx: LowerContext) -> None:
+    ctx.capi("PyErr_Clear")
 
 
 @lowers("_BOX_INT")
@@ -515,7 +519,7 @@ def _mod_wide_through_ints(ctx: LowerContext, uop: Uop, x: ir.Value, y: ir.Value
     dividend = _box_wide(ctx, x)
     _guard_made(ctx, uop, dividend)
     divisor = ctx.capi("PyLong_FromLongLong", y)
-    ctx.guard(b.icmp_unsigned("!=", divisor, null), uop, before_exit=lambda: _drop(ctx, dividend))
+    ctx.guard(b.icmp_unsigned("!=", divisor, null), uop, before_exit=lambda: (ctx.decref(dividend), _clear(ctx)))
     remainder = ctx.capi("PyNumber_Remainder", dividend, divisor)
     _drop(ctx, dividend)
     _drop(ctx, divisor)
