@@ -296,7 +296,7 @@ def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
     return obj
 
 
-@lowers("_UNBOX_INT")
+@lowers("_UNBOX_INT", "_NARROW_INT_OBJECT")
 def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     overflow = _entry_alloca(ctx, I32)
@@ -419,11 +419,6 @@ def _binary_op_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
     return obj
 
 
-@lowers("_NARROW_INT_OBJECT")
-def _narrow_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
-    return _unbox_int(ctx, uop)
-
-
 # --- ints past 64 bits in i128 (the recorder bounds their magnitudes below 2**127: no overflow checks) --------
 
 
@@ -464,7 +459,7 @@ def _box_wide(ctx: LowerContext, wide: ir.Value) -> ir.Value:
     )
     for temporary in (high, low):
         with b.if_then(b.icmp_unsigned("!=", temporary, null)):
-            ctx.capi("Py_DecRef", temporary)
+            ctx.decref(temporary)
     return result
 
 
@@ -474,7 +469,7 @@ def _shift_add(ctx: LowerContext, high: ir.Value, low: ir.Value) -> ir.Value:
     null = ir.Constant(PTR, None)
     total = _phi_if(ctx, b.icmp_unsigned("!=", shifted, null), lambda: ctx.capi("PyNumber_Add", shifted, low), null)
     with b.if_then(b.icmp_unsigned("!=", shifted, null)):
-        ctx.capi("Py_DecRef", shifted)
+        ctx.decref(shifted)
     return total
 
 
@@ -521,17 +516,13 @@ def _mod_wide_through_ints(ctx: LowerContext, uop: Uop, x: ir.Value, y: ir.Value
     divisor = ctx.capi("PyLong_FromLongLong", y)
     ctx.guard(b.icmp_unsigned("!=", divisor, null), uop, before_exit=lambda: (ctx.decref(dividend), _clear(ctx)))
     remainder = ctx.capi("PyNumber_Remainder", dividend, divisor)
-    _drop(ctx, dividend)
-    _drop(ctx, divisor)
+    ctx.decref(dividend)
+    ctx.decref(divisor)
     _guard_made(ctx, uop, remainder)
     overflow = _entry_alloca(ctx, I32)
     value = ctx.capi("PyLong_AsLongLongAndOverflow", remainder, overflow)
-    _drop(ctx, remainder)
+    ctx.decref(remainder)
     return value
-
-
-def _drop(ctx: LowerContext, obj: ir.Value) -> None:
-    ctx.capi("Py_DecRef", obj)
 
 
 # --- int arithmetic ----------------------------------------------------------------------------------------

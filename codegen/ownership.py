@@ -82,6 +82,3 @@ class Ownership:
             for value_id, defined in self.defined.items()
             if defined < position <= self.last[value_id]
         ]
-
-    def __bool__(self) -> bool:
-        return bool(self.defined)

@@ -264,13 +264,13 @@ class Recorder:
         self.abstract.push(value)
 
     def pop(self, objects: bool = False) -> Value:
-        """The value on top of the operand stack. An int object (``Kind.INT_OBJECT``) is narrowed to an int
-        (a guard that it fits in 64 bits) unless the consumer takes `objects`: only int arithmetic does, so an
-        int object never reaches a slot, a call or a container."""
+        """The value on top of the operand stack. An int past 64 bits (an int object or an i128) is narrowed to
+        an int (a guard that it fits in 64 bits) unless the consumer takes `objects`: only int arithmetic does,
+        so such a value never reaches a slot, a call or a container."""
         value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
-        if value.kind in (Kind.INT_OBJECT, Kind.WIDE_INT) and not objects:
+        if value.kind in specialize.BEYOND_64_BITS and not objects:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
@@ -381,7 +381,7 @@ class Recorder:
             return
         if tree.depth + 1 > self.host.options.max_nesting_depth:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
-        if any(value.kind in (Kind.INT_OBJECT, Kind.WIDE_INT) for value in self.abstract.stack()):
+        if any(value.kind in specialize.BEYOND_64_BITS for value in self.abstract.stack()):
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)

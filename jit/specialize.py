@@ -152,16 +152,18 @@ _INT_OBJECT_OPS = frozenset(
         BinOp.XOR,
     }
 )
-_INTEGRAL = (I, B, Kind.INT_OBJECT, Kind.WIDE_INT)
-_BEYOND_64 = (Kind.INT_OBJECT, Kind.WIDE_INT)
+#: the kinds of ints past 64 bits: operand-stack temporaries, narrowed back to an int wherever else they go
+BEYOND_64_BITS = (Kind.INT_OBJECT, Kind.WIDE_INT)
+_INTEGRAL = (I, B, *BEYOND_64_BITS)
 
 
 def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
     op = op.base
     what = f"operator {op}"
-    if a.kind in _BEYOND_64 or b.kind in _BEYOND_64:
+    if a.kind in BEYOND_64_BITS or b.kind in BEYOND_64_BITS:
         if op in _INT_OBJECT_OPS and a.kind in _INTEGRAL and b.kind in _INTEGRAL:
-            return _past_64_bits(r, op, a, b, actual_a, actual_b)
+            observe(what, lambda: op.fn(actual_a, actual_b))
+            return _past_64_bits(r, op, a, b)
         a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
@@ -178,7 +180,7 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
                 raise Abort(Reason.BIG_INT_DIVISION)
         elif op in _INT_OBJECT_OPS:
             if not fits_int64(observe(what, lambda: op.fn(actual_a, actual_b))):
-                return _past_64_bits(r, op, a, b, actual_a, actual_b)
+                return _past_64_bits(r, op, a, b)
         else:
             observe(what, lambda: op.fn(actual_a, actual_b), I)
         a, b = as_int(r, a), as_int(r, b)
@@ -195,11 +197,10 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
 
 
-def _past_64_bits(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
-    """An int operation whose result may leave 64 bits: in i128 where the magnitudes provably stay below
-    2**127 (no check needed), else on int objects through CPython's own int type. Either result is narrowed
-    back to an int where it is stored or used as one."""
-    observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+def _past_64_bits(r: Emitter, op: BinOp, a: Value, b: Value) -> Value:
+    """An int operation whose result may leave 64 bits (observed by the caller): in i128 where the magnitudes
+    provably stay below 2**127 (no check needed), else on int objects through CPython's own int type. Either
+    result is narrowed back to an int where it is stored or used as one."""
     if Kind.INT_OBJECT not in (a.kind, b.kind):
         wide = _wide(r, op, a, b)
         if wide is not None:

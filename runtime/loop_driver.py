@@ -219,13 +219,7 @@ class LoopRuntime:
             self.park_for[index] = parking.FIRST_PARK
             return
         self.not_paying[index] = per_entry
-        backoff = self.pay_backoff[index]
-        if backoff > MAX_PAY_BACKOFF:
-            self.counters[index] = -MAX_PAY_BACKOFF  # (for frames running a version that counts this loop)
-            self.park(index)
-            return
-        self.counters[index] = -backoff
-        self.pay_backoff[index] = 2 * backoff
+        self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
 
     def blacklisted(self, index: int) -> bool:
         monitor = self.function.monitor
@@ -238,13 +232,18 @@ class LoopRuntime:
         if function.jit_unavailable is not None or function.hot_threshold <= 0:
             self.counters[index] = NEVER
             return
-        backoff = self.backoff[index]
-        if backoff > MAX_BACKOFF:
-            self.counters[index] = -MAX_BACKOFF  # (for frames running a version that counts this loop)
+        self.back_off(index, self.backoff, MAX_BACKOFF)
+
+    def back_off(self, index: int, backoffs: list[int], longest: int) -> None:
+        """Run loop `index` plain for its back-off in `backoffs` (in loop starts), which doubles each time; once
+        it has been `longest`, park the loop instead."""
+        backoff = backoffs[index]
+        if backoff > longest:
+            self.counters[index] = -longest  # (for frames running a version that counts this loop)
             self.park(index)
             return
         self.counters[index] = -backoff
-        self.backoff[index] = 2 * backoff
+        backoffs[index] = 2 * backoff
 
     def park(self, index: int) -> None:
         """Take loop `index` out of the code new calls run, for a while (see runtime.parking)."""

@@ -48,11 +48,6 @@ def park(runtime: Any, index: int, collections: int) -> None:
         _installed[0] = True
 
 
-def unpark(runtime: Any, index: int) -> None:
-    """Forget loop `index` of `runtime` (it woke some other way)."""
-    _due.pop((weakref.ref(runtime), index), None)
-
-
 def collections_left(runtime: Any, index: int) -> int | None:
     """How many more garbage collections loop `index` of `runtime` stays parked (None: it is not parked)."""
     due = _due.get((weakref.ref(runtime), index))
