@@ -130,12 +130,12 @@ def test_division_by_zero_raises_at_the_users_line():
 def test_a_result_that_must_fit_and_does_not_leaves_exactly():
     """The value stored must fit in 64 bits: where it does not, native code leaves with the int object (handed
     over to the interpreter) and CPython's result comes out."""
-    check(keeps_it, (50, 3), (50, 2**62), (50, 2**70), (50, -(2**66)))
-    check(sometimes_big, (100, 3), (100, 2**62), (100, 2**64))
+    check(keeps_it, (50, 3), (50, 2**62), (50, 2**70), (50, -(2**66)), native=True)
+    check(sometimes_big, (100, 3), (100, 2**62), (100, 2**64), native=True)
 
 
 def test_truth_of_an_int_object():
-    check(truth_of_product, (50, 3, 5), (50, 2**40, 2**40), (50, 0, 2**70))
+    check(truth_of_product, (50, 3, 5), (50, 2**40, 2**40), (50, 0, 2**70), native=True)
 
 
 def test_no_reference_is_leaked():
@@ -154,17 +154,28 @@ def test_no_reference_is_leaked():
     assert jit.stats(f)["native_entries"] > 0
 
 
-def test_the_objects_native_code_reads_keep_their_counts():
+def test_an_int_past_64_bits_passed_in_keeps_its_count():
+    """A parameter past 64 bits makes the loop's recording stop (an operand the trace cannot hold): the count of
+    that object stays as it was after many calls."""
     big = 2**70 + 12345
     f = jit.jit(threshold=2, side_exit_threshold=2)(keeps_it)
     before = sys.getrefcount(big)
     for _ in range(20):
         assert f(300, big) == keeps_it(300, big)
     assert sys.getrefcount(big) == before
-    # the exit that hands over the int object: the interpreter holds it, native code's reference is gone
+
+
+def test_the_int_object_an_exit_hands_over_has_one_reference():
+    """Recorded where (i * m) // 7 fits; from i == 15 on it does not: native code leaves with the int object it
+    made, and the interpreter holds the only reference to what the function returns."""
+    f = jit.jit(threshold=2, side_exit_threshold=2)(keeps_it)
+    for _ in range(3):
+        assert f(10, 2**62) == keeps_it(10, 2**62)
+    entries = jit.stats(f)["native_entries"]
     result = f(300, 2**62)
     assert result == keeps_it(300, 2**62)
     assert sys.getrefcount(result) == 2
+    assert jit.stats(f)["native_entries"] > entries
 
 
 def chained_products(n, a, b, m):

@@ -120,3 +120,4 @@ def test_no_leak_over_many_iterations():
     finally:
         tracemalloc.stop()
     assert second - first < 10_000
+    assert jit.stats(f)["native_entries"] > 0
