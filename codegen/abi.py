@@ -42,6 +42,16 @@ LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
 TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
 LONG_DIGITS = int.__basicsize__  # offset of PyLongObject.ob_digit[0]
 
+# enumerate and zip objects, list and tuple iterators (enumobject, zipobject, _PyListIterObject,
+# _PyTupleIterObject: the same from 3.11 on; checked below)
+ENUMERATE_COUNT = 16  # en_index (Py_ssize_t)
+ENUMERATE_ITERATOR = 24  # en_sit
+ENUMERATE_LONG_COUNT = 40  # en_longindex: NULL while the count fits in en_index
+SEQUENCE_ITERATOR_INDEX = 16  # it_index
+SEQUENCE_ITERATOR_SEQUENCE = 24  # it_seq: NULL once exhausted
+ZIP_SIZE = 16  # tuplesize
+ZIP_ITERATORS = 24  # ittuple
+
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
@@ -118,6 +128,31 @@ def _check_small_ints() -> bool:
         return False
 
 
+def _check_iterators() -> bool:
+    """Compare the enumerate, zip and sequence iterator offsets above with live objects."""
+    try:
+        for sequence in ([1.5, 2.5, 3.5], (1.5, 2.5, 3.5)):
+            numbered = enumerate(sequence, 5)
+            next(numbered)
+            inner = numbered.__reduce__()[1][0]
+            if _read_ssize(id(numbered) + ENUMERATE_COUNT) != 6 or _read_pointer(id(numbered) + ENUMERATE_LONG_COUNT):
+                return False
+            if _read_pointer(id(numbered) + ENUMERATE_ITERATOR) != id(inner):
+                return False
+            if _read_ssize(id(inner) + SEQUENCE_ITERATOR_INDEX) != 1:
+                return False
+            if _read_pointer(id(inner) + SEQUENCE_ITERATOR_SEQUENCE) != id(sequence):
+                return False
+            zipped = zip(sequence, [])
+            iterators = zipped.__reduce__()[1]
+            if _read_ssize(id(zipped) + ZIP_SIZE) != 2 or _read_pointer(id(zipped) + ZIP_ITERATORS) != id(iterators):
+                return False
+        return True
+    except Exception:
+        return False
+
+
 LAYOUT_OK = _check_layouts()
+ITERATORS_OK = LAYOUT_OK and _check_iterators()
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"

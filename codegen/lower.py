@@ -983,6 +983,95 @@ def _iter_increment(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.add(ctx.value(uop.args[0]), _i64(1), flags=["nsw"])
 
 
+_SEQUENCE_ITERATOR_TYPES = {Kind.LIST: type(iter([])), Kind.TUPLE: type(iter(())), None: None}
+_NULL = ir.Constant(PTR, None)
+
+
+def _store_at(ctx: LowerContext, pointer: ir.Value, offset: int, value: ir.Value) -> None:
+    b = ctx.builder
+    b.store(value, b.bitcast(b.gep(pointer, [_i64(offset)], inbounds=True), value.type.as_pointer()))
+
+
+@lowers("_GUARD_SEQUENCE_ITERATOR")
+def _guard_sequence_iterator(ctx: LowerContext, uop: Uop) -> None:
+    iterator = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:  # (another layout than the one checked: never native)
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, iterator, _SEQUENCE_ITERATOR_TYPES[uop.operand]), uop)  # first: then read its fields
+    live = _load_at(ctx, iterator, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+    ctx.guard(ctx.builder.icmp_unsigned("!=", live, _NULL), uop)
+
+
+@lowers("_SEQUENCE_ITERATOR_SEQUENCE")
+def _sequence_iterator_sequence(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+
+
+@lowers("_LOAD_ITERATOR_POSITION")
+def _load_iterator_position(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.SEQUENCE_ITERATOR_INDEX, I64)
+
+
+@lowers("_STORE_ITERATOR_POSITION")
+def _store_iterator_position(ctx: LowerContext, uop: Uop) -> None:
+    iterator, position = _args(ctx, uop)
+    _store_at(ctx, iterator, abi.SEQUENCE_ITERATOR_INDEX, position)
+
+
+@lowers("_GUARD_ENUMERATE")
+def _guard_enumerate(ctx: LowerContext, uop: Uop) -> None:
+    numbered = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, numbered, enumerate), uop)
+    long_count = _load_at(ctx, numbered, abi.ENUMERATE_LONG_COUNT, PTR)
+    ctx.guard(ctx.builder.icmp_unsigned("==", long_count, _NULL), uop)
+
+
+@lowers("_ENUMERATE_ITERATOR")
+def _enumerate_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.ENUMERATE_ITERATOR, PTR)
+
+
+@lowers("_LOAD_ENUMERATE_COUNT")
+def _load_enumerate_count(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.ENUMERATE_COUNT, I64)
+
+
+@lowers("_STORE_ENUMERATE_COUNT")
+def _store_enumerate_count(ctx: LowerContext, uop: Uop) -> None:
+    numbered, count = _args(ctx, uop)
+    _store_at(ctx, numbered, abi.ENUMERATE_COUNT, count)
+
+
+@lowers("_GUARD_ZIP")
+def _guard_zip(ctx: LowerContext, uop: Uop) -> None:
+    zipped = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    b = ctx.builder
+    ctx.guard(_type_is(ctx, zipped, zip), uop)
+    size = _load_at(ctx, zipped, abi.ZIP_SIZE, I64)
+    ctx.guard(b.icmp_signed("==", size, _i64(uop.operand)), uop)
+    # distinct iterators: `zip(it, it)` takes two items of it per step, which reading each once would not
+    iterators = _load_at(ctx, zipped, abi.ZIP_ITERATORS, PTR)
+    each = [_load_at(ctx, iterators, abi.TUPLE_ITEMS + abi.WORD * k, PTR) for k in range(uop.operand)]
+    distinct = _true()
+    for k, first in enumerate(each):
+        for second in each[k + 1 :]:
+            distinct = b.and_(distinct, b.icmp_unsigned("!=", first, second))
+    ctx.guard(distinct, uop)
+
+
+@lowers("_ZIP_ITERATOR")
+def _zip_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
+    iterators = _load_at(ctx, ctx.value(uop.args[0]), abi.ZIP_ITERATORS, PTR)
+    return _load_at(ctx, iterators, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)
+
+
 # --- lists and tuples --------------------------------------------------------------------------------------
 
 

@@ -63,6 +63,8 @@ class Recorder:
         self.abstract = FrameState(start_pc)
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
+        # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
+        self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
@@ -775,6 +777,9 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     base, _exit_pc = arg
     iterator = r.read_slot(frame, base + 2)
     if iterator.kind != Kind.NONE:
+        if type(frame.slots[base + 2]) in (enumerate, zip):
+            _for_iter_combined(r, iterator, frame.slots[base + 2])
+            return
         raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
     sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
     if sequence.kind == Kind.ARRAY and index.kind == Kind.INT:
@@ -797,6 +802,65 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     value = _unbox(r, boxed, actual_sequence[actual_index])
     r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
     r.push(value)
+
+
+_SEQUENCE_ITERATORS = {type(iter([])): Kind.LIST, type(iter(())): Kind.TUPLE}
+_MAX_ZIPPED = 4
+
+
+def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) -> None:
+    """`for i, x in enumerate(seq)` and `for x, y in zip(xs, ys)` over lists and tuples. Native code advances
+    the iterator objects themselves (the enumerate's count, each list or tuple iterator's index), so whoever else
+    holds them finds them where CPython leaves them; every guard comes before the first store, so an exit leaves
+    them as they were (the interpreter then runs `next` itself). The tuple of items is never built: the next
+    instruction must unpack it."""
+    reduced = actual.__reduce__()
+    numbered = type(actual) is enumerate
+    inner = [reduced[1][0]] if numbered else list(reduced[1])
+    kinds = [_SEQUENCE_ITERATORS.get(type(it)) for it in inner]
+    if None in kinds:
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} of other than list or tuple iterators")
+    states = [it.__reduce__() for it in inner]
+    if any(len(state) < 3 for state in states) or (numbered and reduced[1][1] >= 2**63 - 1):
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} past its end or its ssize_t count")
+    if len({id(it) for it in inner}) < len(inner) or len(inner) > _MAX_ZIPPED:
+        raise Abort(Reason.FOR_OVER, what=f"zip of the same iterator twice, or of more than {_MAX_ZIPPED}")
+    width = 2 if numbered else len(inner)
+    following = r.pc + 1
+    if not inner or r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != width:
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} whose items are not unpacked into {width} names")
+    own = r.trace.loop.header_pc == r.pc - 1
+    if any(state[2] >= len(state[1][0]) for state in states):
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+    if numbered:
+        r.emit("_GUARD_ENUMERATE", (iterator,))
+        iterators = [r.emit("_ENUMERATE_ITERATOR", (iterator,))]
+    else:
+        r.emit("_GUARD_ZIP", (iterator,), operand=len(inner))
+        iterators = [r.emit("_ZIP_ITERATOR", (iterator,), operand=k) for k in range(len(inner))]
+    moves, items = [], []
+    for it, kind, state in zip(iterators, kinds, states):
+        r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
+        sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (it,), kind=kind)
+        position = r.emit("_LOAD_ITERATOR_POSITION", (it,))
+        r.emit(f"_GUARD_NOT_EXHAUSTED_{kind.name}", (sequence, position), leaves_loop=own)
+        (actual_sequence,), actual_position = state[1], state[2]
+        boxed = r.emit(f"_ITER_NEXT_{kind.name}", (sequence, position))
+        items.append(_unbox(r, boxed, actual_sequence[actual_position]))
+        moves.append((it, r.emit("_ITER_INCREMENT", (position,))))
+    if numbered:
+        count = r.emit("_LOAD_ENUMERATE_COUNT", (iterator,))
+        following_count = r.emit("_BINARY_OP_ADD_INT", (count, r.const(1)))  # (leaves where CPython's count grows)
+        items.insert(0, count)
+    for it, position in moves:  # (no guard from here on)
+        r.emit("_STORE_ITERATOR_POSITION", (it, position))
+    if numbered:
+        r.emit("_STORE_ENUMERATE_COUNT", (iterator, following_count))
+    unpacked = r.trace.new_value(Kind.TUPLE)
+    r.virtual_tuples[unpacked.id] = tuple(items)
+    r.push(unpacked)
 
 
 def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: Value) -> None:
@@ -1148,6 +1212,11 @@ def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
     """`x, y = pair` or `for x, y in pairs` over a list or tuple: a guard on its length (else the interpreter
     raises CPython's ValueError), then its items, as reads of items 0 to n - 1 (the first on top)."""
     sequence = r.pop()
+    items = r.virtual_tuples.pop(sequence.id, None)
+    if items is not None:  # an enumerate's or a zip's items: only ever unpacked (the first on top)
+        for item in reversed(items):
+            r.push(item)
+        return
     actual = frame.stack[-1]
     if sequence.kind not in (Kind.LIST, Kind.TUPLE) or len(actual) != n:
         raise Abort(Reason.UNPACK, kind=sequence.kind.short, count=n)

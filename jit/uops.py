@@ -297,6 +297,29 @@ _uop("_GUARD_EXHAUSTED_TUPLE", (T, I), None, DEOPT)
 _uop("_ITER_NEXT_LIST", (L, I), O, doc="the item at the index, which the guard proved in range (borrowed)")
 _uop("_ITER_NEXT_TUPLE", (T, I), O)
 _uop("_ITER_INCREMENT", (I,), I, doc="index + 1 (below the sequence's length: no overflow)")
+# `for i, x in enumerate(seq)`, `for x, y in zip(xs, ys)` over lists and tuples: native code advances the
+# iterator objects themselves. Their structure is guarded once at the entry: only Python code changes it
+_uop(
+    "_GUARD_SEQUENCE_ITERATOR",
+    (O,),
+    None,
+    DEOPT,
+    operand=Operand.KIND,
+    hoistable=True,
+    transient=True,
+    doc="an exact list (tuple) iterator, not exhausted: the operand",
+)
+_uop("_SEQUENCE_ITERATOR_SEQUENCE", (O,), VARIES, entry_value=True, doc="the list or tuple it iterates (borrowed)")
+_uop("_LOAD_ITERATOR_POSITION", (O,), I, pure=False, doc="a list or tuple iterator's index")
+_uop("_STORE_ITERATOR_POSITION", (O, I), None, pure=False, mutates=True)
+_uop("_GUARD_ENUMERATE", (O,), None, DEOPT, hoistable=True, transient=True, doc="an exact enumerate, ssize_t count")
+_uop("_ENUMERATE_ITERATOR", (O,), O, entry_value=True, doc="the iterator it numbers (borrowed)")
+_uop("_LOAD_ENUMERATE_COUNT", (O,), I, pure=False, doc="the count it gives next")
+_uop("_STORE_ENUMERATE_COUNT", (O, I), None, pure=False, mutates=True)
+_uop(
+    "_GUARD_ZIP", (O,), None, DEOPT, operand=Operand.CONST, hoistable=True, transient=True, doc="exact, of n iterators"
+)
+_uop("_ZIP_ITERATOR", (O,), O, operand=Operand.CONST, entry_value=True, doc="its iterator number k (borrowed)")
 
 # --- lists and tuples ----------------------------------------------------------------------------------------
 _uop("_BINARY_SUBSCR_LIST_INT", (L, I), O, DEOPT, doc="bounds-checked element read (borrowed)")

@@ -53,6 +53,8 @@ def _identity(operand: Any) -> tuple:
     """The operand's fields, objects by identity (names by value)."""
     if operand is None:
         return ()
+    if not dataclasses.is_dataclass(operand):  # a kind
+        return (operand,)
     return tuple(
         value if isinstance(value, str) else id(value)
         for value in (getattr(operand, field.name) for field in dataclasses.fields(operand))

@@ -40,14 +40,15 @@ def test_guards_are_never_removable_as_dead_code():
             assert not uop.pure, uop.name
 
 
-def test_hoistable_uops_are_guards_without_inputs_but_arrays():
-    """Hoistable guards read no trace values, except an array (its spec, its flags), which the hoist pass
-    moves only when it is the same at the entry as throughout the trace."""
+def test_hoistable_uops_are_guards_without_inputs_but_arrays_and_iterators():
+    """Hoistable guards read no trace values, except an array (its spec, its flags) or an iterator object (an
+    enumerate's, a zip's or a list iterator's structure), which the hoist pass moves only when it is the same
+    at the entry as throughout the trace."""
     hoistable = [op for op in UOPS.values() if op.hoistable]
     assert hoistable
     for op in hoistable:
         assert op.guard is Guard.DEOPT and op.output is None, op.name
-        assert all(kind == Kind.ARRAY for kind in op.inputs), op.name
+        assert all(kind in (Kind.ARRAY, Kind.OBJECT) for kind in op.inputs), op.name
 
 
 def test_type_guards_are_never_lowered():

@@ -90,6 +90,18 @@ SOURCES = {
         """,
         (100,),
     ),
+    "combined_iterators": (
+        """
+        def combined_iterators(xs, ys):
+            total = 0.0
+            for i, x in enumerate(xs):
+                total += i * x
+            for x, y in zip(xs, ys):
+                total += x * y
+            return total
+        """,
+        ([0.5 * k for k in range(100)], list(range(100))),
+    ),
     "nested_loops": (
         """
         def nested_loops(n, m):

@@ -1,0 +1,192 @@
+"""`for i, x in enumerate(seq)` and `for x, y in zip(xs, ys)` over lists and tuples in native loops: native code
+advances the enumerate, zip and list/tuple iterator objects themselves, so that code holding them afterwards
+finds them where CPython leaves them. Differential against CPython, native through jit.stats."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from helpers import TEST_OPTIONS, check
+
+import jit
+
+
+def weighted(a):
+    s = 0
+    for i, x in enumerate(a):
+        s += i * x
+    return s
+
+
+def numbered_from(a, start):
+    last = None
+    total = 0
+    for i, x in enumerate(a, start):
+        total += x
+        last = i
+    return last, total
+
+
+def search(a, limit):
+    for i, x in enumerate(a):
+        if x > limit:
+            return i
+    return -1
+
+
+def resumed(a):
+    numbered = enumerate(a)
+    s = 0
+    for i, x in numbered:
+        if x < 0:
+            break
+        s += i * x
+    return s, next(numbered, None), list(numbered)
+
+
+def growing(a):
+    for i, x in enumerate(a):
+        if i < 60 and x % 3 == 0:
+            a.append(x + 1)
+    return len(a)
+
+
+def dot(xs, ys):
+    s = 0.0
+    for x, y in zip(xs, ys):
+        s += x * y
+    return s
+
+
+def three(xs, ys, zs):
+    s = 0
+    for x, y, z in zip(xs, ys, zs):
+        s += x * y - z
+    return s
+
+
+def rises(a):
+    n = 0
+    for x, y in zip(a, a[1:]):
+        if y > x:
+            n += 1
+    return n
+
+
+def consumed(a, b):
+    first = iter(a)
+    s = 0
+    for x, y in zip(first, b):
+        s += x * y
+    return s, list(first)
+
+
+def strict(a, b):
+    s = 0
+    for x, y in zip(a, b, strict=True):
+        s += x - y
+    return s
+
+
+def grouped(a):
+    it = iter(a)
+    s = 0
+    for x, y in zip(it, it):
+        s += x - y
+    return s
+
+
+@pytest.mark.parametrize(
+    "a",
+    [list(range(50)), tuple(range(50)), [k * 0.5 for k in range(50)], [True, False, 3] * 15, list(range(40)) + [1.5]],
+)
+def test_enumerate(a):
+    check(weighted, (a,), native=True)
+
+
+@pytest.mark.parametrize("start", [0, 7, -20, 2**62, 2**63 - 30])
+def test_enumerate_start(start):
+    """A count about to pass 2**63 leaves native code, and CPython's enumerate goes on with int objects."""
+    check(numbered_from, (list(range(50)), start), (tuple(range(60)), start), native=True)
+
+
+def test_enumerate_count_past_64_bits_is_exact():
+    check(numbered_from, (list(range(100)), 2**63 - 30))
+
+
+def test_search_returns_from_the_loop():
+    check(search, (list(range(100)), 70), (list(range(100)), 500), ([5.0] * 40 + [9.5], 8), native=True)
+
+
+def test_the_enumerate_object_is_left_where_cpython_leaves_it():
+    check(resumed, (list(range(40)) + [-1, 7, 8],), (tuple(range(45)) + (-3,),), (list(range(50)),), native=True)
+
+
+def test_a_list_growing_while_enumerated():
+    check(growing, (list(range(30)),), native=True)
+
+
+@pytest.mark.parametrize(
+    "xs, ys",
+    [
+        ([k * 0.25 for k in range(60)], [k * 1.5 for k in range(60)]),
+        (tuple(range(60)), [k * 0.5 for k in range(50)]),
+        ([k * 0.5 for k in range(40)], tuple(range(60))),
+        ([1.0] * 40, [2.0] * 30 + [3]),
+    ],
+)
+def test_zip(xs, ys):
+    check(dot, (xs, ys), native=True)
+
+
+def test_zip_of_three():
+    check(three, (list(range(50)), tuple(range(60)), list(range(55))), native=True)
+
+
+def test_zip_of_a_list_and_its_slice():
+    check(rises, ([k % 7 for k in range(80)],), native=True)
+
+
+def test_zip_advances_the_first_iterator_when_the_second_ends():
+    """CPython takes an item of the first iterator before it finds the second exhausted: it is lost."""
+    check(consumed, (list(range(50)), list(range(40))), (list(range(40)), list(range(40))), native=True)
+
+
+def test_strict_zip():
+    check(strict, (list(range(50)), list(range(50))), (list(range(50)), list(range(45))), native=True)
+
+
+def test_the_same_iterator_twice_is_exact():
+    check(grouped, (list(range(60)),), (list(range(61)),))
+
+
+def test_reference_counts_stay_flat():
+    a = list(range(100))
+    b = [k * 0.5 for k in range(100)]
+    f = jit.jit(**TEST_OPTIONS)(dot)
+    g = jit.jit(**TEST_OPTIONS)(weighted)
+    for _ in range(3):
+        f(a, b)
+        g(a)
+    before = sys.getrefcount(a), sys.getrefcount(b), [sys.getrefcount(x) for x in b[:5]]
+    for _ in range(200):
+        f(a, b)
+        g(a)
+    assert (sys.getrefcount(a), sys.getrefcount(b), [sys.getrefcount(x) for x in b[:5]]) == before
+    assert jit.stats(f)["native_entries"] > 0 and jit.stats(g)["native_entries"] > 0
+
+
+def numbered_keys(d):
+    s = 0
+    for i, k in enumerate(d):
+        s += i * d[k]
+    return s
+
+
+def test_other_iterators_are_not_native_but_exact():
+    d = {f"k{n}": n for n in range(40)}
+    check(numbered_keys, (d,))
+    jitted = jit.jit(**TEST_OPTIONS)(numbered_keys)
+    jitted(d)
+    assert "enumerate of other than list or tuple iterators" in jit.explain(jitted)
