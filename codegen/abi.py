@@ -51,6 +51,13 @@ SEQUENCE_ITERATOR_INDEX = 16  # it_index
 SEQUENCE_ITERATOR_SEQUENCE = 24  # it_seq: NULL once exhausted
 ZIP_SIZE = 16  # tuplesize
 ZIP_ITERATORS = 24  # ittuple
+# the iterators whose next item native code takes with their own tp_iternext (PyTypeObject, dictiterobject,
+# unicodeiterobject, PyASCIIObject: the same from 3.11 on; checked below)
+TYPE_ITERNEXT = 224  # PyTypeObject.tp_iternext
+CONTAINER_ITERATOR_CONTAINER = 16  # dictiterobject.di_dict, setiterobject.si_set: NULL once exhausted
+DICT_ITERATOR_LENGTH = 48  # dictiterobject.len: what it has left to give
+STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
+STR_KIND_SHIFT = 2
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -152,7 +159,34 @@ def _check_iterators() -> bool:
         return False
 
 
+def _check_builtin_iterators() -> bool:
+    """Compare the type, dict iterator and str offsets above with live objects."""
+    try:
+        self_iter = ctypes.cast(ctypes.pythonapi.PyObject_SelfIter, ctypes.c_void_p).value
+        for made in (iter({}), iter(""), iter("é"), iter(set())):
+            if _read_pointer(id(type(made)) + TYPE_ITERNEXT - WORD) != self_iter:  # tp_iter, just before
+                return False
+        mapping = {1: 2, 3: 4, 5: 6}
+        for iterator in (iter(mapping), iter(mapping.values()), iter(mapping.items())):
+            next(iterator)
+            if _read_ssize(id(iterator) + DICT_ITERATOR_LENGTH) != 2:
+                return False
+            if _read_pointer(id(iterator) + CONTAINER_ITERATOR_CONTAINER) != id(mapping):
+                return False
+        members = {1, 2}
+        if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):
+            return False
+        for text, kind in (("abc", 1), ("é", 1), ("€", 2), ("\U0001f600", 4)):
+            if (ctypes.c_uint32.from_address(id(text) + STR_STATE).value >> STR_KIND_SHIFT) & 7 != kind:
+                return False
+            if _read_pointer(id(iter(text)) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):
+                return False
+        return True
+    except Exception:
+        return False
+
+
 LAYOUT_OK = _check_layouts()
-ITERATORS_OK = LAYOUT_OK and _check_iterators()
+ITERATORS_OK = LAYOUT_OK and _check_iterators() and _check_builtin_iterators()
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"

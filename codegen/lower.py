@@ -1046,6 +1046,48 @@ def _store_enumerate_count(ctx: LowerContext, uop: Uop) -> None:
     _store_at(ctx, numbered, abi.ENUMERATE_COUNT, count)
 
 
+_DICT_ITERATOR_TYPES = frozenset({type(iter({})), type(iter({}.values())), type(iter({}.items()))})
+_CONTAINER_ITERATOR_TYPES = _DICT_ITERATOR_TYPES | {type(iter(set()))}
+_STR_ITERATOR_TYPES = frozenset({type(iter("")), type(iter("é"))})
+
+
+@lowers("_GUARD_BUILTIN_ITERATOR")
+def _guard_builtin_iterator(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, iterator, uop.operand), uop)
+    if uop.operand in _STR_ITERATOR_TYPES:  # its characters are CPython's cached ones: one byte each
+        text = _load_at(ctx, iterator, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+        text = b.select(b.icmp_unsigned("==", text, _NULL), ctx.pointer(""), text)  # (exhausted: no characters)
+        state = _load_at(ctx, text, abi.STR_STATE, I32)
+        kind = b.and_(b.lshr(state, ir.Constant(I32, abi.STR_KIND_SHIFT)), ir.Constant(I32, 7))
+        ctx.guard(b.icmp_unsigned("==", kind, ir.Constant(I32, 1)), uop)
+
+
+@lowers("_ITER_NEXT_BUILTIN")
+def _iter_next_builtin(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """The iterator's own tp_iternext. Before it, what keeps the borrowed items alive: a dict or set iterator's
+    container must have another reference (the exhausted iterator drops its own), and a dict iterator must
+    expect more (at none left, finding one raises an error that asking again would not raise)."""
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    if uop.operand in _CONTAINER_ITERATOR_TYPES:
+        container = _load_at(ctx, iterator, abi.CONTAINER_ITERATOR_CONTAINER, PTR)
+        ctx.guard(b.icmp_unsigned("!=", container, _NULL), uop)
+        ctx.guard(b.icmp_signed(">=", _load_at(ctx, container, 0, I64), _i64(2)), uop)
+        if uop.operand in _DICT_ITERATOR_TYPES:
+            ctx.guard(b.icmp_signed(">", _load_at(ctx, iterator, abi.DICT_ITERATOR_LENGTH, I64), _i64(0)), uop)
+    next_type = ir.FunctionType(PTR, [PTR])
+    tp = _load_at(ctx, iterator, abi.OB_TYPE, PTR)
+    function = b.bitcast(_load_at(ctx, tp, abi.TYPE_ITERNEXT, PTR), next_type.as_pointer())
+    item = b.call(function, [iterator])
+    ctx.guard(b.icmp_unsigned("!=", item, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return item
+
+
 @lowers("_GUARD_ZIP")
 def _guard_zip(ctx: LowerContext, uop: Uop) -> None:
     zipped = ctx.value(uop.args[0])

@@ -33,7 +33,7 @@ from jit.frontend.operators import CompareOp, UnaryOp
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
 from jit.resume import FrameState, Snapshots, prewritten
-from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
+from jit.trace import NO_CONST, ExitPoint, FrameSnapshot, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, GlobalBinding, GlobalName, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
@@ -780,6 +780,9 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
         if type(frame.slots[base + 2]) in (enumerate, zip):
             _for_iter_combined(r, iterator, frame.slots[base + 2])
             return
+        if type(frame.slots[base + 2]) in _BUILTIN_ITERATORS:
+            _for_iter_builtin(r, iterator, frame.slots[base + 2])
+            return
         raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
     sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
     if sequence.kind == Kind.ARRAY and index.kind == Kind.INT:
@@ -861,6 +864,62 @@ def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) ->
     unpacked = r.trace.new_value(Kind.TUPLE)
     r.virtual_tuples[unpacked.id] = tuple(items)
     r.push(unpacked)
+
+
+_DICT_ITEMS_ITERATOR = type(iter({}.items()))
+_STR_ITERATORS = frozenset({type(iter("")), type(iter("é"))})
+_BUILTIN_ITERATORS = _STR_ITERATORS | {type(iter({})), type(iter({}.values())), _DICT_ITEMS_ITERATOR, type(iter(set()))}
+
+
+def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
+    """`for c in s` (a str of characters below U+0100), `for k in d`, `for v in d.values()`, `for k, v in
+    d.items()` (unpacked), `for x in a_set`: the next item through the iterator's own tp_iternext. From there
+    on the iterator has moved: every guard until the item is unpacked resumes after FOR_ITER, with the item on
+    the stack (handed over), and grows no side trace (which could not take that reference over)."""
+    reduced = actual.__reduce__()  # (read without moving it: iter(s) and a position, or a list of what is left)
+    if type(actual) in _STR_ITERATORS:
+        text, position = (reduced[1][0], reduced[2]) if len(reduced) > 2 else ("", 0)
+        if any(ord(c) > 0xFF for c in text):
+            raise Abort(Reason.FOR_OVER, what="str with characters past U+00FF (each one a new object)")
+        left = text[position : position + 1]
+    else:
+        left = reduced[1][0]
+    pairs = type(actual) is _DICT_ITEMS_ITERATOR
+    following = r.pc + 1
+    if pairs and (r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != 2):
+        raise Abort(Reason.FOR_OVER, what="dict items not unpacked into two names")
+    own = r.trace.loop.header_pc == r.pc - 1
+    if not left:
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+    r.emit("_GUARD_BUILTIN_ITERATOR", (iterator,), operand=type(actual))
+    kind = Kind.TUPLE if pairs else Kind.OBJECT
+    item = r.emit("_ITER_NEXT_BUILTIN", (iterator,), operand=type(actual), kind=kind, leaves_loop=own)
+    r.push(item)
+    after = Snapshot([FrameSnapshot(following, dict(r.abstract.slots()), list(r.abstract.stack()))])
+    first = len(r.trace.uops)
+    r.resume_override = after
+    try:
+        if pairs:
+            items = tuple(
+                _unbox(r, r.emit("_BINARY_SUBSCR_TUPLE_INT", (item, r.const(k))), part)
+                for k, part in enumerate(left[0])
+            )
+        else:
+            unboxed = _unbox(r, item, left[0])
+    finally:
+        r.resume_override = None
+    for uop in r.trace.uops[first:]:
+        if uop.exit is not None:
+            uop.exit.when_hot = WhenHot.NEVER
+    r.abstract.pop()
+    if pairs:
+        unpacked = r.trace.new_value(Kind.TUPLE)
+        r.virtual_tuples[unpacked.id] = items
+        r.push(unpacked)
+    else:
+        r.push(unboxed)
 
 
 def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: Value) -> None:

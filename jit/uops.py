@@ -316,6 +316,29 @@ _uop("_GUARD_ENUMERATE", (O,), None, DEOPT, hoistable=True, transient=True, doc=
 _uop("_ENUMERATE_ITERATOR", (O,), O, entry_value=True, doc="the iterator it numbers (borrowed)")
 _uop("_LOAD_ENUMERATE_COUNT", (O,), I, pure=False, doc="the count it gives next")
 _uop("_STORE_ENUMERATE_COUNT", (O, I), None, pure=False, mutates=True)
+# `for x in s` over a str of characters below U+0100, `for k in d`, `for v in d.values()`, `for k, v in
+# d.items()`, `for x in a_set`: each item through the iterator's own tp_iternext (a new reference, released
+# at once: the str's characters are CPython's cached ones, a dict's or a set's items are held by it)
+_uop(
+    "_GUARD_BUILTIN_ITERATOR",
+    (O,),
+    None,
+    DEOPT,
+    operand=Operand.CONST,
+    hoistable=True,
+    transient=True,
+    doc="exactly of that iterator type (a str's: over characters below U+0100)",
+)
+_uop(
+    "_ITER_NEXT_BUILTIN",
+    (O,),
+    VARIES,
+    DEOPT,
+    owns=True,
+    mutates=True,
+    operand=Operand.CONST,
+    doc="its next item, leaving where it has none or raises (the interpreter asks again: the same answer)",
+)
 _uop(
     "_GUARD_ZIP", (O,), None, DEOPT, operand=Operand.CONST, hoistable=True, transient=True, doc="exact, of n iterators"
 )

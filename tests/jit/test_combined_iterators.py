@@ -190,3 +190,154 @@ def test_other_iterators_are_not_native_but_exact():
     jitted = jit.jit(**TEST_OPTIONS)(numbered_keys)
     jitted(d)
     assert "enumerate of other than list or tuple iterators" in jit.explain(jitted)
+
+
+# --- str, dict and set iterators: each item through the iterator's own tp_iternext ------------------------------
+
+
+def vowels(text):
+    n = 0
+    for c in text:
+        if c in "aeiouéà":
+            n += 1
+    return n
+
+
+def char_counts(text):
+    counts = {}
+    for c in text:
+        counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+def value_total(d):
+    s = 0
+    for v in d.values():
+        s += v
+    return s
+
+
+def weighted_keys(d):
+    s = 0
+    for k in d:
+        s += len(k) * d[k]
+    return s
+
+
+def long_key_total(d):
+    s = 0.0
+    for k, v in d.items():
+        if len(k) > 2:
+            s += v
+    return s
+
+
+def member_total(xs):
+    s = 0
+    for x in xs:
+        s += x
+    return s
+
+
+def grows_while_iterated(d):
+    n = 0
+    for k in d:
+        n += 1
+        if n == 30:
+            d[k + "!"] = 1
+    return n
+
+
+def set_grows(xs):
+    n = 0
+    for x in xs:
+        n += 1
+        if n == 30:
+            xs.add(-1)
+    return n
+
+
+def rest_of_iterator(d):
+    it = iter(d)
+    s = 0
+    for k in it:
+        s += d[k]
+        if s > 500:
+            break
+    return s, list(it)
+
+
+def literal_dict_keys():
+    n = 0
+    for k in {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6}:
+        n += len(k)
+    return n
+
+
+TEXT = "the quick brown fox jumps over the lazy dog, déjà vu " * 20
+WORDS = {f"k{n}": n for n in range(200)}
+
+
+def test_str():
+    check(vowels, (TEXT,), ("",), ("x" * 100,), native=True)
+    check(char_counts, (TEXT,), native=True)
+
+
+def test_str_past_latin_1_is_exact():
+    check(vowels, ("aé€" * 50,), ("🙂" * 40 + "ae",))
+
+
+def test_dict_values_keys_and_items():
+    check(value_total, (WORDS,), ({k: v * 0.5 for k, v in WORDS.items()},), native=True)
+    check(weighted_keys, (WORDS,), native=True)
+    check(long_key_total, ({k: v * 1.5 for k, v in WORDS.items()},), native=True)
+
+
+def test_items_changing_type_midway():
+    mixed = {**{f"k{n}": n for n in range(60)}, **{f"f{n}": n * 0.5 for n in range(60)}, "z": True}
+    check(value_total, (mixed,), native=True)
+    check(long_key_total, ({**{f"k{n}": n * 0.5 for n in range(60)}, **{n: 1.0 for n in range(40)}},))
+
+
+def test_set():
+    check(member_total, (set(range(300)),), (frozenset(range(100)),), native=True)
+
+
+def test_a_dict_growing_while_iterated_raises_cpythons_error():
+    check(grows_while_iterated, (dict(WORDS),), native=True)
+
+
+def test_a_set_growing_while_iterated_raises_cpythons_error():
+    check(set_grows, (set(range(100)),), native=True)
+
+
+def test_the_iterator_is_left_where_cpython_leaves_it():
+    check(rest_of_iterator, (WORDS,), native=True)
+
+
+def test_a_dict_only_its_iterator_holds_is_exact():
+    check(literal_dict_keys, (), (), ())
+
+
+def test_reference_counts_of_iterated_items_stay_flat():
+    import tracemalloc
+
+    text = TEXT
+    words = dict(WORDS)
+    pairs = {k: v * 0.5 for k, v in WORDS.items()}
+    f, g, h = (jit.jit(**TEST_OPTIONS)(fn) for fn in (vowels, weighted_keys, long_key_total))
+    for _ in range(3):
+        f(text), g(words), h(pairs)
+    keys = list(words)[:5]
+    before = [sys.getrefcount(x) for x in (text, words, pairs, *keys, *pairs.values())][:12]
+    tracemalloc.start()
+    for _ in range(300):
+        f(text), g(words), h(pairs)
+    first = tracemalloc.get_traced_memory()[0]
+    for _ in range(300):
+        f(text), g(words), h(pairs)
+    grown = tracemalloc.get_traced_memory()[0] - first
+    tracemalloc.stop()
+    assert [sys.getrefcount(x) for x in (text, words, pairs, *keys, *pairs.values())][:12] == before
+    assert grown < 20_000
+    assert all(jit.stats(fn)["native_entries"] > 0 for fn in (f, g, h))

@@ -102,6 +102,20 @@ SOURCES = {
         """,
         ([0.5 * k for k in range(100)], list(range(100))),
     ),
+    "builtin_iterators": (
+        """
+        def builtin_iterators(text, d):
+            vowels = 0
+            for c in text:
+                if c in "aeiou":
+                    vowels += 1
+            total = 0.0
+            for k, v in d.items():
+                total += len(k) * v
+            return vowels, total
+        """,
+        ("abcdefghij" * 10, {f"k{n}": n * 0.5 for n in range(100)}),
+    ),
     "nested_loops": (
         """
         def nested_loops(n, m):
