@@ -10,7 +10,8 @@ matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan
 
 The body has at least one loop, and uses: assignments (also chained, tuple and swap assignments, unpacking),
 augmented assignments (also to ``data[...]``), assignment expressions (``(n := ...)``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
-variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple, bounded
+variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple (also through
+``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
 early returns, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
@@ -35,7 +36,7 @@ Every program is valid, deterministic and cheap to run, by construction:
   ``% M`` / ``& M``; ``**`` exponents and shift counts are small constants.
 
 Most programs are "narrow": their constants fit in 64 bits and they avoid what the JIT does not compile
-(comprehensions, calls of Python functions, ``enumerate``, slices, ``in``...), so that their loops do run as
+(comprehensions, calls of Python functions, slices, ``in``...), so that their loops do run as
 native code, where overflow checks, int/float mixing, nan, -0.0 and side exits get exercised; the others
 ("wide") use everything.
 
@@ -60,6 +61,7 @@ INT_LOCALS = ("n", "m")
 NUM_LOCALS = ("s", "t")
 LOOP_VARS = ("i", "j", "k")
 ITEM_VARS = ("vi", "vj", "vk")  # `for vi in data`
+ZIP_VARS = ("zi", "zj", "zk")  # `for vi, zi in zip(data, tup)`
 MAYBE_UNBOUND = "u"  # a local with no initial value (reading it may raise UnboundLocalError)
 WORDS = ("a", "bb", "", "a b", "ünï")  # the strs a program's dict `tally` counts under
 INT_GLOBALS = ("G",)  # module globals f declares `global` and uses as variables (it assigns them first)
@@ -645,11 +647,18 @@ class _Gen:
         if sc.budget >= DATA_MAX and self.flag(25):
             item = ITEM_VARS[sc.loops]
             inner = self.loop_scope(sc, DATA_MAX, var=var)
-            inner = dataclasses.replace(inner, num_read=(*inner.num_read, item), num_write=(*inner.num_write, item))
+            pair = ZIP_VARS[sc.loops]
+            items = (item, pair)
+            inner = dataclasses.replace(inner, num_read=(*inner.num_read, *items), num_write=(*inner.num_write, *items))
             heads = [f"{item} in data"] + [f"{item} in tup"] * self.use_tuple
+            heads += [f"{var}, {item} in enumerate(data)", f"{var}, {item} in enumerate(data, {self.int_(-3, 3)})"]
+            heads += [f"{item}, {pair} in zip(data, tup)", f"{pair}, {item} in zip(tup, data)"] * self.use_tuple
+            heads += [f"{item} in tally.values()"] * self.use_dict  # (tally may grow meanwhile: RuntimeError)
             if self.wide:
-                heads += [f"{var}, {item} in enumerate(data)", f"{item} in data[::-1]"]
+                heads += [f"{item} in data[::-1]"]
             head = self.one(heads)
+            if " zip(" not in head:
+                inner = dataclasses.replace(inner, num_read=inner.num_read[:-1], num_write=inner.num_write[:-1])
             return [f"for {head}:", *self.body(inner)] + self.loop_else(sc)
         k = self.trips(sc)
         inner = self.loop_scope(sc, k, var=var)

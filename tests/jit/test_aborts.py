@@ -93,9 +93,9 @@ def test_stats_by_code_of_several_reasons():
     """
     plain = define(textwrap.dedent(source), "g")
     jitted = jit(threshold=2, side_exit_threshold=2, max_aborts=2, interpreter=True)(plain)
-    items = set(range(100))  # for over a set is not compiled
-    for _ in range(10):
-        assert jitted(50, items) == plain(50, items)
+    items = list(range(100))
+    for _ in range(10):  # for over a reversed list is not compiled
+        assert jitted(50, reversed(items)) == plain(50, reversed(items))
     by_code = jit.stats(jitted)["aborts_by_code"]
     assert by_code == {"CALL": 2, "FOR_OVER": 2}, by_code
 
