@@ -160,7 +160,7 @@ def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     """run_loop from pc, where native code entered at the loop's header left it: seen at once if that is
     the loop's end or its break target, else interpreted from there."""
     info = frame.code.loops[loop]
-    if pc == info.exit_pc or (pc == info.header_pc + 1 and _range_ends(frame, pc)):
+    if pc == info.exit_pc or (pc == info.header_pc + 1 and range_ended(frame, pc)):
         return EXHAUSTED, None
     if pc == info.break_pc:
         return BREAK, None
@@ -170,7 +170,7 @@ def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     return RETURN, result
 
 
-def _range_ends(frame: Frame, pc: int) -> bool:
+def range_ended(frame: Frame, pc: int) -> bool:
     """If pc is a FOR_RANGE over a range whose end is reached, execute it (native code leaves a range loop
     there at its end): whether it did. Saves starting the dispatch loop for one instruction."""
     code = frame.code

@@ -28,12 +28,13 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from jit.frontend.instrument import CONTINUE, NEVER, RETURN
+from jit.frontend.instructions import FOR_RANGE
+from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from runtime import parking
 from runtime.errors import fix_handoff_traceback, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
-from runtime.interpreter import loop_view, resume_loop, run_loop
+from runtime.interpreter import loop_view, range_ended, resume_loop, run_loop
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
 MAX_BACKOFF = 2**10  # the longest back-off of a blacklisted loop, in loop starts; the next one parks it
@@ -64,6 +65,7 @@ class LoopRuntime:
         "parked",
         "park_for",
         "busy",
+        "range_end",
         "_positions",
         "__weakref__",
     )
@@ -101,6 +103,10 @@ class LoopRuntime:
         self.busy = False  # changing the code: not now, says the runtime to the parking clock
         # per version of the code: (position -> offset, line -> offset), for tracebacks
         self._positions: dict[int, tuple[dict[Any, int], dict[int, int]]] = {}
+        # per loop: the pc where native code leaves a range loop at its end (its FOR_RANGE), else -2
+        self.range_end = [
+            loop.header_pc + 1 if code.ops[loop.header_pc + 1] == FOR_RANGE else -2 for loop in code.loops
+        ]
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
 
@@ -110,39 +116,64 @@ class LoopRuntime:
         function = self.function
         code = self.t1
         info = code.loops[index]
-        frame = Frame(function, code, [*values, *self.padding])
+        slots = [*values, *self.padding]
+        frame = Frame(function, code, slots)
         frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
         if info.hidden:
-            enter(info, it, iterable, frame.slots)
+            enter(info, it, iterable, slots)
+        self.handoffs += 1
         if at_body:
             # CPython ran threshold - 1 iterations: the back-edge ending this one makes the loop hot, as in
             # the interpreter (which then records the next iteration)
             counts = function.backedge_counts
             counts[index] = max(counts[index], function.hot_threshold - 1)
-        self.handoffs += 1
         monitor = function.monitor
-        if monitor is not None and self.min_iterations:
-            before = (monitor.runner.native_entries, monitor.runner.native_iterations, monitor.recordings)
-            how, value = self.run(frame, index, at_body, monitor)
-            self.judge(index, monitor, before)
+        if monitor is None:
+            how, value = self.run(frame, index, at_body, None)
+            monitor = function.monitor  # (made if the loop got hot)
+            if monitor is not None and monitor.runner.native_entries and info.parent is not None:
+                self.boost[info.parent] = 1
+            if how == CONTINUE:
+                leave(info, it, iterable, slots)
+            values = tuple(slots[: code.nlocals])
+            if how == RETURN:
+                return how, values, value
+            return how, values, _UNBOUND_ID in map(id, values)
+        runner = monitor.runner
+        entries = runner.native_entries
+        if at_body:
+            before = (entries, runner.native_iterations, monitor.recordings)
+            how, value = run_loop(frame, index, info.body_pc)
         else:
-            entries = monitor.runner.native_entries if monitor is not None else 0
-            how, value = self.run(frame, index, at_body, monitor)
-            before = (entries, 0, 0)
-        parent = info.parent
-        if parent is not None and function.monitor is not None:
-            if function.monitor.runner.native_entries != before[0]:
+            before = (entries, runner.native_iterations, monitor.recordings)
+            how, value = CONTINUE, None
+            exit = None
+            if function.hot_loops[index] is not None:
+                exit = monitor.enter_through_stubs(frame, index, count=False)
+            if exit is None:
+                how, value = run_loop(frame, index, info.header_pc)
+            else:
+                # the usual way back: native code left the loop at its end or by a break (seen here without
+                # the interpreter); elsewhere the interpreter goes on from the exit
+                pc = monitor.exited(frame, exit)
+                if pc == info.exit_pc or (pc == self.range_end[index] and range_ended(frame, pc)):
+                    how = EXHAUSTED
+                elif pc == info.break_pc:
+                    how = BREAK
+                else:
+                    how, value = resume_loop(frame, index, pc)
+        if self.min_iterations:
+            self.judge(index, monitor, before)
+        if runner.native_entries != entries:
+            parent = info.parent
+            if parent is not None:
                 self.boost[parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
-        slots = frame.slots
         if how == CONTINUE:
             leave(info, it, iterable, slots)
         values = tuple(slots[: code.nlocals])
         if how == RETURN:
             return how, values, value
-        monitor = function.monitor
-        if monitor is not None:
-            return how, values, monitor.runner.holds_unbound(values)
-        return how, values, _UNBOUND_ID in map(id, values)
+        return how, values, runner.holds_unbound(values)
 
     @internal
     def run(self, frame: Frame, index: int, at_body: bool, monitor: Any) -> tuple[int, Any]:

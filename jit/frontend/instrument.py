@@ -414,6 +414,8 @@ class _Instrumenter:
         self.local_names = t1.slot_names[: t1.nlocals]
         # locals surely bound when each loop starts: the hand-off reads them directly (others under try)
         self.bound_at = _bound_at_loops(source, set(self.local_names[: t1.nparams]))
+        # locals surely unbound when each loop starts: its header's hand-off passes the marker (no try)
+        self.unbound_at = _unbound_at_loops(source, set(self.local_names[: t1.nparams]))
         self.single_copy: set[int] = set()
         self.levels: dict[int, int] = {}  # loop index -> its nesting level (see block)
 
@@ -507,7 +509,9 @@ class _Instrumenter:
         stmts = {
             "BODY": body,
             "ORELSE": orelse,
-            "HANDOFF_HEADER": self.handoff(loop, level, False, "HOW", is_for, head, bound),
+            "HANDOFF_HEADER": self.handoff(
+                loop, level, False, "HOW", is_for, head, bound, self.unbound_at[(node.lineno, node.col_offset)]
+            ),
             "HANDOFF_BODY": self.handoff(loop, level, True, "H", is_for, head, bound | targets),
         }
         # the copies' for/while statements keep the original's position: CPython then places their
@@ -519,10 +523,19 @@ class _Instrumenter:
         return names
 
     def handoff(
-        self, loop: LoopInfo, level: int, at_body: bool, result: str, is_for: bool, head: ast.AST, bound: frozenset[str]
+        self,
+        loop: LoopInfo,
+        level: int,
+        at_body: bool,
+        result: str,
+        is_for: bool,
+        head: ast.AST,
+        bound: frozenset[str],
+        unbound: frozenset[str] = frozenset(),
     ) -> list[ast.stmt]:
         """The statements of one hand-off; the outcome goes to hidden local `result`; `bound`: the locals
-        surely bound there."""
+        surely bound there, `unbound`: those surely unbound there (the marker is passed for them: reading
+        them would raise, which costs more than the rest of the hand-off)."""
         reads: list[ast.stmt] = []
         args: list[ast.expr] = []
         deletes: list[ast.stmt] = []
@@ -530,6 +543,10 @@ class _Instrumenter:
         for slot, name in enumerate(self.local_names):
             if name in bound:
                 args.append(ast.Name(name, ast.Load()))
+                continue
+            if name in unbound:
+                args.append(ast.Attribute(ast.Constant(_PLACEHOLDER_VALUES["RT"]), "unbound", ast.Load()))
+                deletes.extend(_Fill(head, {"NAME": name}).fill(_template(_DELETE)))
                 continue
             temp = self.hidden("v", slot)
             temps.append(temp)
@@ -667,6 +684,54 @@ def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int,
     walk(source.node.body, frozenset(params) - deleted)
     found[_DELETED] = frozenset(deleted)
     return found
+
+
+def _binds(node: ast.AST, source: FunctionSource) -> list[tuple[tuple[int, int], str]]:
+    """Every place in node that may bind a name, with the name (mangled): an over-approximation (the
+    targets of comprehensions and the names of nested scopes count too)."""
+    found: list[tuple[tuple[int, int], str]] = []
+    for sub in ast.walk(node):
+        names: list[str] = []
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            names = [sub.id]
+        elif isinstance(sub, ast.alias):
+            names = [(sub.asname or sub.name).split(".")[0]]
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [sub.name]
+        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+            names = [sub.name]
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            names = [sub.rest]
+        elif isinstance(sub, ast.arg):
+            names = [sub.arg]
+        at = (getattr(sub, "lineno", 0), getattr(sub, "col_offset", 0))
+        found.extend((at, source.mangle(name)) for name in names)
+    return found
+
+
+def _unbound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int, int], frozenset[str]]:
+    """For each loop statement (by position), the locals surely unbound when it starts: no parameter, and
+    nothing that could bind them runs before. Without jumps, what runs before a statement is text before it,
+    what an enclosing loop runs in an earlier iteration, and (for a for loop, at its hand-off) its iterable."""
+    everything = _binds(source.node, source)
+    found: dict[tuple[int, int], frozenset[str]] = {}
+
+    def walk(node: ast.AST, enclosing: frozenset[str]) -> None:
+        for sub in ast.iter_child_nodes(node):
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue  # (a nested scope's loops are not this function's)
+            inner = enclosing
+            if isinstance(sub, (ast.For, ast.While)):
+                at = (sub.lineno, sub.col_offset)
+                before = {name for where, name in everything if where < at}
+                if isinstance(sub, ast.For):
+                    before |= {name for _, name in _binds(sub.iter, source)}
+                found[at] = frozenset(enclosing | before | params)
+                inner = enclosing | {name for _, name in _binds(sub, source)}
+            walk(sub, inner)
+
+    walk(source.node, frozenset())
+    return {at: frozenset(name for _, name in everything) - maybe for at, maybe in found.items()}
 
 
 _DELETED = (0, -1)  # (a key of _bound_at_loops' result no statement has: the locals deleted somewhere)

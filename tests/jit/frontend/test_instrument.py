@@ -272,6 +272,29 @@ def f(n, dropped):
     assert "except <RT>.name_error" in text
 
 
+def test_marker_passed_where_surely_unbound():
+    source = """
+def f(n, m):
+    seen = 0
+    for i in range(n):
+        for j in range((w := m)):
+            seen += later if seen > 99 else j
+        later = i
+    for k in range(n):
+        seen += k
+    return seen, w
+"""
+    text = instrumented(define(source, "f")).source()
+    headers = [line for line in text.splitlines() if ".loop(" in line and ", False," in line]
+    values = {line.split(".loop(")[1].split(",")[0]: line[line.rindex("(n, ") :] for line in headers}
+    # slots: n m seen i j w later k. At the first loop's start nothing but the parameters and `seen` can be
+    # bound; the inner loop's start follows earlier iterations of the outer loop (j, later) and its iterable's
+    # walrus; the last loop's follows both others (only k is new)
+    assert values["0"] == "(n, m, seen, <RT>.unbound, <RT>.unbound, <RT>.unbound, <RT>.unbound, <RT>.unbound))"
+    assert values["1"] == "(n, m, seen, i, _tj_v4, _tj_v5, _tj_v6, <RT>.unbound))"
+    assert values["2"].endswith(", <RT>.unbound))") and values["2"].count("<RT>.unbound") == 1
+
+
 def test_while_true_has_no_test_in_its_copies():
     source = """
 def f(n):
