@@ -16,10 +16,10 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
-from codegen.ownership import ENTRY, Ownership
+from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from jit.resume import Hold, exit_resume
-from jit.trace import ExitPoint, Snapshot, Trace, Uop, Value
+from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
 
@@ -209,20 +209,29 @@ class LowerContext:
     # --- the interpreter's state -----------------------------------------------------------------------
     def materialize(self, snapshot: Snapshot) -> int:
         """Write what the interpreter needs at snapshot (as ``jit.resume`` works it out): the slots whose
-        values the buffer lacks, and the stack; return the stack's depth."""
+        values the buffer lacks, and the stack; return the stack's depth. A slot of an owned kind always goes
+        with a reference of its own (a constant's taken here), and the buffer's reference to the value a slot
+        held where the trace started, if of an owned kind, is released (``codegen.ownership``)."""
         b = self.builder
         (frame,) = exit_resume(self.trace, snapshot)
         handed: set[int] = set()  # owned values handed over already: one more reference for each other place
+        replaced: list[ir.Value] = []  # the buffer's references to the slots' former values
         for state in frame.slots:
             if state.hold is Hold.VALUE:
                 assert state.value is not None
+                if self.buffer_owns(state.slot):
+                    replaced.append(self.load_slot(state.slot, Kind.INT_OBJECT))
                 owned = self.hand_over(state.value, handed)
+                if not owned and state.value.kind in OWNED_KINDS:
+                    self.incref(self.value(state.value))  # (a constant)
+                    owned = True
                 self.store_slot(state.slot, state.value.kind, self.value(state.value), owned)
             elif state.hold is Hold.PREVIOUS:
                 flag = self.valid.get(state.slot)
                 if flag is not None:  # the previous iteration's value, once there was one
                     written, previous = flag
                     kind = self.valid_kinds[state.slot]
+                    assert kind not in OWNED_KINDS, "an owned kind in a slot assigned late (jit.recorder reads it)"
                     with b.if_then(written):
                         self.store_slot(state.slot, kind, previous)
         for index, value in enumerate(frame.stack):
@@ -230,7 +239,18 @@ class LowerContext:
             self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
+        for old in replaced:
+            self.decref(old)
         return len(frame.stack)
+
+    def buffer_owns(self, slot: int) -> bool:
+        """Does the buffer hold a reference of its own to what slot held where the trace started (a kind of
+        owned values there)?"""
+        trace = self.trace
+        if trace.kind is TraceKind.ROOT:
+            value = trace.entry_slots.get(slot)
+            return value is not None and value.kind in OWNED_KINDS
+        return trace.known_kinds.get(slot) in OWNED_KINDS
 
     def hand_over(self, value: Value, handed: set[int]) -> bool:
         """Whether value, written into the interpreter's state, goes with a reference of its own (taking one

@@ -8,11 +8,14 @@ frame's slots (a list of ``Layout.nslots`` values), it
 1. checks the types of the values against the tree's entry type map and unboxes them into a frame buffer on
    its own C stack (every slot, with its tag, as ``runtime.native.NativeBuffer.pack`` would: slots outside
    the map are classified by their type). On a mismatch (a value of another kind, an int beyond 64 bits
-   where the map says int, a list of another length) it returns ``None`` and has changed nothing;
+   where the map says int, a list of another length) it returns ``None`` and has changed nothing. An int
+   beyond 64 bits where the map says int object (``Kind.INT_OBJECT``) gets a reference of the buffer's own,
+   tagged OWNED (``codegen.ownership``); anywhere else it is tagged an object;
 2. runs the tree's root on that buffer;
 3. boxes what the exit wrote (slots tagged DIRTY, and the operand stack: ``abi.DEPTH`` entries), stores the
    boxed slots into the list (each list item owns its new reference; the old one is released once every
-   item is in place), and returns the tuple ``(exit number, iterations run, *operand stack)``.
+   item is in place), releases the buffer's references to int objects in slots native code did not write,
+   and returns the tuple ``(exit number, iterations run, *operand stack)``.
 
 If native code left with an exception set (a signal handler's, raised by the periodic check), the stub
 still boxes the state, appends that same tuple to the list, and returns NULL with the exception: the caller
@@ -43,7 +46,7 @@ _INT_FN = ir.LiteralStructType([I64, I1])  # (value, fits in 64 bits)
 
 # kinds an entry type map may hold, and how the stub checks each
 _EXACT_TYPES: dict[Kind, type] = {Kind.FLOAT: float, Kind.LIST: list, Kind.TUPLE: tuple, Kind.STR: str, Kind.DICT: dict}
-ENTRY_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, *_EXACT_TYPES})
+ENTRY_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, Kind.INT_OBJECT, *_EXACT_TYPES})
 # kinds boxed by taking a new reference (no allocation), and the method kinds' attribute names
 _METHODS = {Kind.APPEND_METHOD: "append", Kind.DICT_GET_METHOD: "get"}
 # every kind an exit's state may hold that the stub can box (another makes it raise SystemError: never a crash)
@@ -243,7 +246,7 @@ class _Stub:
         b.position_at_end(small)
         leave(Kind.INT, value)
         b.position_at_end(big)
-        leave(Kind.OBJECT, as_word)
+        leave(Kind.INT_OBJECT, as_word)  # (tj_entry_unbox tags it an object unless the type map takes it)
         b.position_at_end(self._no)
         test(self.is_(t, self.pointer(float)), "float")
         leave(Kind.FLOAT, b.load(self.at(obj, abi.FLOAT_VALUE, I64)))
@@ -462,6 +465,23 @@ class _Stub:
             b.position_at_end(go_on)
 
         self.loop(nslots, "unbox", unbox)
+
+        # every slot matched: the buffer takes a reference of its own to each int object the type map names
+        # (codegen.ownership), tagged OWNED; an int past 64 bits elsewhere is an object native code only moves
+        def own(j: ir.Value) -> None:
+            place = b.gep(tags, [j], inbounds=True)
+            with b.if_then(b.icmp_unsigned("==", b.load(place), ir.Constant(I8, int(Kind.INT_OBJECT)))):
+                want = b.load(b.gep(kinds, [j], inbounds=True))
+                taken = b.icmp_unsigned("==", want, ir.Constant(I8, int(Kind.INT_OBJECT)))
+                with b.if_else(taken) as (then, otherwise):
+                    with then:
+                        word = b.load(b.gep(words, [b.add(j, ir.Constant(I64, abi.SLOTS))], inbounds=True))
+                        self.capi("Py_IncRef", b.inttoptr(word, PTR))
+                        b.store(ir.Constant(I8, int(Kind.INT_OBJECT) | OWNED), place)
+                    with otherwise:
+                        b.store(ir.Constant(I8, int(Kind.OBJECT)), place)
+
+        self.loop(nslots, "own", own)
         b.ret(ir.Constant(I8, 1))
         b.position_at_end(refused)
         b.ret(ir.Constant(I8, 0))
@@ -484,6 +504,16 @@ class _Stub:
             return b.gep(tags, [index], inbounds=True)
 
         self.capi("PyErr_Fetch", *error)  # (NULLs when no exception is set)
+
+        # the buffer's references to int objects of slots native code did not write (tj_entry_unbox took them:
+        # the list holds those very objects still)
+        def release_unwritten(j: ir.Value) -> None:
+            t = b.load(tag(j))
+            kept = b.icmp_unsigned("==", b.and_(t, ir.Constant(I8, DIRTY | OWNED)), ir.Constant(I8, OWNED))
+            with b.if_then(kept):
+                self.capi("Py_DecRef", b.inttoptr(b.load(word(b.add(j, ir.Constant(I64, abi.SLOTS)))), PTR))
+
+        self.loop(nslots, "release_unwritten", release_unwritten)
         depth = b.load(word(abi.DEPTH))
         count = b.add(depth, nslots)  # the slots, then the stack: words SLOTS + j, tags j
         boxed = b.alloca(PTR, size=count, name="boxed")

@@ -23,7 +23,7 @@ from codegen import abi
 from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
-from codegen.ownership import ENTRY
+from codegen.ownership import ENTRY, OWNED_KINDS
 from jit.kinds import Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop
@@ -36,6 +36,8 @@ def build(ctx: LowerContext) -> None:
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    for value in ctx.ownership.entry_slots.values():  # (the buffer keeps its own reference: codegen.ownership)
+        ctx.incref(ctx.values[value.id])
     for index, value in trace.entry_stack.items():
         ctx.values[value.id] = ctx.load_stack(index, value.kind)
     for uop in trace.hoisted:
@@ -79,7 +81,10 @@ def build(ctx: LowerContext) -> None:
 
     for position, uop in enumerate(trace.uops):
         if uop.name == "_JUMP_TO_TOP":
-            assert not ctx.ownership.live_at(position), "an owned value across the loop's back-edge"
+            # each slot phi of an owned kind starts the next iteration with a reference of its own
+            for value, count in ctx.ownership.latch_references():
+                for _ in range(count):
+                    ctx.incref(ctx.value(value))
             latch = b.block
             for slot, phi in phis.items():
                 phi.add_incoming(ctx.value(end[slot]), latch)
@@ -195,7 +200,7 @@ def _holds_borrowed_objects(trace: Trace) -> bool:
     for slot in trace.written:
         value = trace.end_snapshot.outer.slots.get(slot)
         if value is not None and value.kind.is_pointer and trace.entry_slots.get(slot) is not value:
-            if not value.is_const:
+            if not value.is_const and value.kind not in OWNED_KINDS:  # (the trace owns those)
                 return True
     return False
 

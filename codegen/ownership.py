@@ -2,9 +2,9 @@
 
 Most pointers native code holds are borrowed: the frame, a trace constant or a container the frame holds keeps
 the object alive. A uop declared ``owns`` (an int object computed past 64 bits, ``Kind.INT_OBJECT``) makes a
-new object instead, and the trace owns that reference. The recorder keeps such values on the operand stack
-only (never in a slot, a container or across an inner tree's call), so each lives inside one iteration, from
-the uop that makes it to its last use, and this plan is exact with no run-time bookkeeping:
+new object instead, and the trace owns that reference. Such a value may live on the operand stack and in
+slots (variables), across the loop's back-edge, exits and tail-jumps; this plan says, with no run-time
+bookkeeping, where each reference is given up:
 
 * after its last position (its last use as an input, or the last guard whose exit state holds it) the value
   is released (``Py_DecRef``) on the path that goes on;
@@ -13,7 +13,14 @@ the uop that makes it to its last use, and this plan is exact with no run-time b
   object; a value in two places of the state gets one more reference for each), or not, and then the exit
   releases it;
 * a side trace's stack values of an owned kind hold the reference the parent's exit handed over (the exit
-  tail-jumps with the state in the buffer), from before its first uop.
+  tail-jumps with the state in the buffer), from before its first uop;
+* a slot of an owned kind the trace reads at its entry is loaded with a reference of the trace's own
+  (``Py_IncRef``); the buffer keeps its own (a slot whose tag is an owned kind always holds a reference of the
+  buffer's: the entry stub or the packer took one, or an exit handed one over), which the trace releases where
+  it writes that slot at an exit (``codegen.context.LowerContext.materialize``);
+* in a looping root trace, a slot's value at the iteration's end flows into the next iteration (the slot's
+  phi): it is kept to the back-edge and not released there, with one more reference for each further slot it
+  flows into; a slot the loop never assigns keeps its entry value for the whole loop (released at the exits).
 """
 
 from __future__ import annotations
@@ -22,9 +29,9 @@ from collections import Counter
 
 from jit.kinds import Kind
 from jit.resume import Hold, exit_resume
-from jit.trace import Snapshot, Trace, Value
+from jit.trace import Snapshot, Trace, TraceEnd, Value
 
-#: the kinds whose values are always owned references
+#: the kinds whose values are always owned references (a constant of such a kind aside: borrowed)
 OWNED_KINDS = frozenset({Kind.INT_OBJECT})
 ENTRY = -1  # the position of values the trace starts with
 
@@ -40,6 +47,10 @@ class Ownership:
         for value in trace.entry_stack.values():
             if value.kind in OWNED_KINDS:
                 self._define(value, ENTRY)
+        #: the entry slots loaded with a reference of the trace's own
+        self.entry_slots = {slot: v for slot, v in trace.entry_slots.items() if v.kind in OWNED_KINDS}
+        for value in self.entry_slots.values():
+            self._define(value, ENTRY)
         for position, uop in enumerate(trace.uops):
             for arg in uop.args:
                 if arg.id in self.defined:
@@ -50,8 +61,39 @@ class Ownership:
             if uop.out is not None and (uop.op.owns or uop.out.kind in OWNED_KINDS) and not uop.out.is_const:
                 assert uop.op.owns, f"{uop.name} makes a {uop.out.kind.short} without owning it"
                 self._define(uop.out, position)
+        if trace.end is TraceEnd.TREE and self.defined:
+            # the tail-jump hands the end state's values over, in the buffer (with the reference each holds)
+            assert trace.end_snapshot is not None
+            for value_id in self.state(trace, trace.end_snapshot):
+                self.last[value_id] = len(trace.uops) - 1
+        # a looping root: what flows across the back-edge (value id -> the references the next iteration needs
+        # of it: one per slot phi it flows into), and the entry values held for the whole loop
+        self.carried: Counter[int] = Counter()
+        self.kept: set[int] = set()
+        self.carried_values: dict[int, Value] = {}
+        if trace.end is TraceEnd.LOOP and self.defined:
+            assert trace.end_snapshot is not None
+            latch = len(trace.uops) - 1
+            end = trace.end_snapshot.outer.slots
+            for slot, value in self.entry_slots.items():
+                if end.get(slot) is value:
+                    self.kept.add(value.id)
+                    self.last[value.id] = latch
+                elif self.last[value.id] == ENTRY:
+                    self.last[value.id] = 0  # (a phi: released in the loop's body, at every iteration)
+            for slot, value in self.entry_slots.items():
+                flows = end[slot]
+                if flows is value:
+                    continue
+                assert flows.is_const or flows.id in self.defined, f"{flows} flows into slot {slot} unowned"
+                self.carried[flows.id] += 1
+                self.carried_values[flows.id] = flows
+                if flows.id in self.defined:
+                    self.last[flows.id] = latch
         self.released: dict[int, list[Value]] = {}
         for value_id, position in self.last.items():
+            if value_id in self.kept or value_id in self.carried:
+                continue  # (held across the back-edge: never released in the loop's body)
             self.released.setdefault(position, []).append(self.values[value_id])
 
     def _define(self, value: Value, position: int) -> None:
@@ -76,9 +118,21 @@ class Ownership:
         return known
 
     def live_at(self, position: int) -> list[Value]:
-        """The owned values defined before position and still needed at or after it."""
+        """The owned values defined before position (or, at the entry, there) and still needed at or after it
+        (at the entry: the hoisted guards)."""
         return [
             self.values[value_id]
             for value_id, defined in self.defined.items()
-            if defined < position <= self.last[value_id]
+            if (defined < position or defined == position == ENTRY) and position <= self.last[value_id]
         ]
+
+    def latch_references(self) -> list[tuple[Value, int]]:
+        """At a looping root's back-edge: the values to take more references to (value, how many), so that
+        each slot phi of an owned kind starts the next iteration with a reference of its own."""
+        out = []
+        for value_id, needed in self.carried.items():
+            value = self.carried_values[value_id]
+            have = 1 if value_id in self.defined and value_id not in self.kept else 0
+            if needed > have:
+                out.append((value, needed - have))
+        return out

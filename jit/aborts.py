@@ -85,6 +85,7 @@ class Reason(enum.Enum):
     RAISES = "{what} raises {exception} here"
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
     INT_OBJECT_ACROSS_LOOP = "an int beyond 64 bits on the operand stack at an inner loop"
+    INT_OBJECT_SLOT_AT_INNER_LOOP = "an int beyond 64 bits in a local at an inner loop's tree call (not compiled yet)"
     RESULT_TYPE = "{what}: result is a {type}"
     OPERAND_KIND = "{what} on {kind}"
     MATMUL = "operator @ on numbers"

@@ -37,8 +37,9 @@ class Kind(enum.IntEnum):
     RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
     APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
     DICT_GET_METHOD = 13  # `d.get` about to be called: held as the dict's pointer, likewise
-    # an exact int held as an object: a result that left 64 bits (or an operand on its way to one). Only ever
-    # an operand-stack temporary, never in a slot: native code owns its reference (see OWNED)
+    # an exact int held as an object: a result that left 64 bits (or an operand on its way to one), on the
+    # operand stack or in a slot (a local past 64 bits). Native code owns its reference (codegen.ownership); a
+    # slot tagged INT_OBJECT in the buffer always holds a reference of the buffer's own (see OWNED)
     INT_OBJECT = 14
     # an int held as an i128: a result past 64 bits whose magnitude the recorder bounds below 2**127 (a
     # product of two ints, plus a few more), on its way back to 64 bits (typically `% m`). Only ever an
@@ -121,8 +122,10 @@ _SHORT = {
 
 # marks a buffer tag written by native code: the interpreter re-boxes those slots at an exit
 DIRTY = 0x80
-# marks a buffer tag whose object native code hands over with a reference of its own (an owned temporary at an
-# exit): the interpreter releases that reference once it holds the object
+# marks a buffer tag whose object native code hands over with a reference of its own (an owned value at an
+# exit): the interpreter releases that reference once it holds the object. A slot of an int object the tree's
+# entry type map names is tagged OWNED at the entry too (the entry stub or the packer took a reference), and
+# released at the end if native code did not write the slot
 OWNED = 0x40
 KIND_BITS = 0x3F
 

@@ -37,6 +37,9 @@ from jit.trace import NO_CONST, ExitPoint, FrameSnapshot, Snapshot, Trace, Trace
 from jit.uops import UOPS, Callee, GlobalBinding, GlobalName, ModuleAttr, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
+#: the kinds of owned references a slot may hold (codegen.ownership)
+OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
+
 _ELEMENT_TYPES = {
     float: Kind.FLOAT,
     bool: Kind.BOOL,
@@ -96,6 +99,9 @@ class Recorder:
         self.limit = host.options.max_trace_length
         self.depth = 0  # nesting depth of the trees this trace calls
         self.finished = False
+        # a root trace: what the frame's slots held where it starts (the kind of a slot it assigns an int object
+        # without reading it first becomes part of its entry type map: codegen.ownership)
+        self.start_slots = list(frame.slots) if parent is None else []
         if parent is None:
             self.snapshots.begin(start_pc)
             self.emit("_CHECK_PERIODIC")
@@ -265,10 +271,11 @@ class Recorder:
     def push(self, value: Value) -> None:
         self.abstract.push(value)
 
-    def pop(self, objects: bool = False) -> Value:
+    def pop(self, objects: bool = False, stored: bool = False) -> Value:
         """The value on top of the operand stack. An int past 64 bits (an int object or an i128) is narrowed to
-        an int (a guard that it fits in 64 bits) unless the consumer takes `objects`: only int arithmetic does,
-        so such a value never reaches a slot, a call or a container."""
+        an int (a guard that it fits in 64 bits) unless the consumer takes `objects` (int arithmetic), or it is
+        `stored` into a local and does not fit in 64 bits as recorded: then it is an int object there (owned:
+        codegen.ownership), which a guard narrows again where it is next used as an int."""
         value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
@@ -276,6 +283,10 @@ class Recorder:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
+            if stored and not self.inlined and not specialize.fits_int64(actual):
+                return specialize.as_int_object(self, value)
+            if value.is_const and not specialize.fits_int64(value.const):
+                return self.const(value.const)  # (an object native code only moves, as any other constant)
             return specialize.narrow(self, value, actual, "this use of an int")
         if value.kind == Kind.ARRAY_INDEX:
             raise Abort(Reason.ARRAY_VIEW_USED)
@@ -287,7 +298,7 @@ class Recorder:
             return value
         if self.inlined:  # an inlined callee's local not assigned yet
             return self.const(UNBOUND)
-        kind = kind_of(frame.slots[slot])
+        kind = self.slot_kind(frame.slots[slot], slot)
         if kind == Kind.UNBOUND:
             raise Abort(Reason.UNBOUND_READ)
         if kind == Kind.RANGE:
@@ -304,11 +315,37 @@ class Recorder:
         self.abstract.set(slot, value)
         return value
 
+    def slot_kind(self, actual: Any, slot: int) -> Kind:
+        """The kind of a slot's value as the buffer tags it where the trace starts: an int past 64 bits is an
+        int object the buffer owns (Kind.INT_OBJECT) in a root trace's entry type map, or where the parent
+        exit left one; elsewhere an object native code only moves (Kind.OBJECT)."""
+        kind = kind_of(actual)
+        if type(actual) is int:
+            trace = self.trace
+            if trace.kind is TraceKind.ROOT:
+                return Kind.INT_OBJECT if kind == Kind.OBJECT else kind
+            if trace.known_kinds.get(slot) == Kind.INT_OBJECT:
+                return Kind.INT_OBJECT
+        return kind
+
     def write_slot(self, slot: int, value: Value) -> None:
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_STORED)
         if value.kind == Kind.ARRAY_INDEX:
             raise Abort(Reason.ARRAY_VIEW_USED)
+        trace = self.trace
+        if (
+            value.kind in OWNED_SLOT_KINDS
+            and trace.kind is TraceKind.ROOT
+            and not self.inlined
+            and slot not in trace.entry_slots
+        ):
+            # a loop-carried owned reference must be in the entry type map (never assigned late, where an exit
+            # would find the previous iteration's value: codegen.ownership keeps no such references)
+            kind = self.slot_kind(self.start_slots[slot], slot)
+            if kind == Kind.RANGE:
+                raise Abort(Reason.RANGE_IN_LOCAL)
+            trace.entry_slots[slot] = trace.new_value(kind)
         self.abstract.set(slot, value)
         if not self.inlined:  # (an inlined callee's locals live only in the trace)
             self.trace.written.add(slot)
@@ -351,8 +388,11 @@ class Recorder:
     def end_with_link(self, frame: Frame) -> None:
         """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
         trace = self.trace
+        owned = self.owned_slots()
         for tree in self.host.trees_at(trace.loop.index):
-            if self.matches_entry(frame, tree.entry_kinds):
+            # (an owned reference goes into a slot of the tree's entry type map, whose traces know it)
+            takes = all(tree.entry_kinds.get(slot) == Kind.INT_OBJECT for slot in owned)
+            if takes and self.matches_entry(frame, tree.entry_kinds):
                 for slot in tree.entry_kinds:
                     self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
                 trace.end = TraceEnd.TREE
@@ -362,10 +402,21 @@ class Recorder:
         trace.end = TraceEnd.EXIT
         self.emit("_EXIT_TRACE", operand=self.pc)
 
+    def owned_slots(self) -> set[int]:
+        """The slots that hold an owned reference here (an int object): assigned one, or holding one where
+        the trace started."""
+        out = {slot for slot, kind in self.trace.known_kinds.items() if kind in OWNED_SLOT_KINDS}
+        for slot, value in self.abstract.slots().items():
+            if value.kind in OWNED_SLOT_KINDS:
+                out.add(slot)
+            else:
+                out.discard(slot)
+        return out
+
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
         for slot, kind in entry_kinds.items():
             value = self.abstract.get(slot)
-            have = value.kind if value is not None else kind_of(frame.slots[slot])
+            have = value.kind if value is not None else self.slot_kind(frame.slots[slot], slot)
             if have != kind:
                 return False
         return True
@@ -385,6 +436,8 @@ class Recorder:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
         if any(value.kind in specialize.BEYOND_64_BITS for value in self.abstract.stack()):
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
+        if self.owned_slots() or any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
+            raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)
         self.pending_tree = tree
@@ -431,6 +484,8 @@ class Recorder:
         guard.alternatives = tuple(alternatives)
         for slot, (kind, certain) in tree.writes_at(exit).items():
             actual = kind_of(frame.slots[slot])
+            if kind in OWNED_SLOT_KINDS:
+                raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
             if not certain:
                 self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
             elif actual != kind:
@@ -503,7 +558,7 @@ def _load_fast(r: Recorder, frame: Frame, slot: int) -> None:
 
 @_handles(I.STORE_FAST)
 def _store_fast(r: Recorder, frame: Frame, slot: int) -> None:
-    r.write_slot(slot, r.pop())
+    r.write_slot(slot, r.pop(stored=True))
 
 
 @_handles(I.DELETE_FAST)
@@ -521,6 +576,9 @@ def _clear_slots(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
 
 @_handles(I.LOAD_CONST)
 def _load_const(r: Recorder, frame: Frame, value: Any) -> None:
+    if type(value) is int and not specialize.fits_int64(value):  # (an operand of int arithmetic, or stored)
+        r.push(r.const(value, Kind.INT_OBJECT))
+        return
     r.push(r.const(value))
 
 

@@ -29,6 +29,7 @@ from runtime.frame import UNBOUND
 _APPEND_METHOD = int(Kind.APPEND_METHOD)
 _DICT_GET_METHOD = int(Kind.DICT_GET_METHOD)
 _WIDE_INT = int(Kind.WIDE_INT)
+_INT_OBJECT = int(Kind.INT_OBJECT)
 _LOW_WORD = (1 << 64) - 1
 _INT, _FLOAT, _BOOL, _NONE, _UNBOUND, _OBJECT = (
     int(Kind.INT),
@@ -192,7 +193,7 @@ class NativeBuffer:
                     tags[i] = _INT
                 else:
                     words[word + i] = id(value)
-                    tags[i] = _OBJECT
+                    tags[i] = _INT_OBJECT
             elif t is float:
                 doubles[word + i] = value
                 tags[i] = _FLOAT
@@ -213,6 +214,30 @@ class NativeBuffer:
                     words[word + i] = id(value)
                 tags[i] = int(kind) if kind != Kind.RANGE else _OBJECT
         return bytes(tags[: len(slots)])
+
+    def take_references(self, slots: list[Any], owned: tuple[int, ...]) -> None:
+        """Before a tree runs on the packed buffer: the buffer takes a reference of its own to the int past 64
+        bits in each slot owned names (the tree's entry type map says Kind.INT_OBJECT there: its traces count
+        on it, ``codegen.ownership``), tagged OWNED; an int past 64 bits in any other slot is tagged an object
+        (borrowed: native code only moves it)."""
+        tags = self.tags
+        nslots = self.layout.nslots
+        if _INT_OBJECT not in bytes(tags[:nslots]):
+            return
+        for i in range(nslots):
+            if tags[i] == _INT_OBJECT:
+                tags[i] = _OBJECT
+        for slot in owned:
+            _incref(slots[slot])
+            tags[slot] = _INT_OBJECT | OWNED
+
+    def release_references(self, slots: list[Any], owned: tuple[int, ...]) -> None:
+        """After the exit was unpacked: give up the buffer's references (take_references) that native code did
+        not hand over (a slot not written since: it holds the same object)."""
+        tags = self.tags
+        for slot in owned:
+            if not tags[slot] & DIRTY:
+                _decref(slots[slot])
 
     def unpack(self, slots: list[Any], stack_depth: int) -> list[Any]:
         """Rebuild the slots native code changed; return the operand stack an exit wrote."""
@@ -238,6 +263,7 @@ class NativeBuffer:
 
 
 _decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
+_incref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_IncRef", ctypes.pythonapi))
 
 
 class _MethodDef(ctypes.Structure):

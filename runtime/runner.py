@@ -65,6 +65,8 @@ class NativeRunner:
         """Run tree on the packed buffer (given back to the pool afterwards); rebuild the frame from the exit
         it took and return that exit."""
         buffer.words[abi.FUEL] = abi.FUEL_START
+        owned = tree.owned_entry_slots
+        buffer.take_references(frame.slots, owned)
         self.native_entries += 1
         tree.entries += 1
         with self.lock:
@@ -79,6 +81,7 @@ class NativeRunner:
             exit = exits[buffer.words[abi.EXIT]]
             self.exits_to_interpreter += 1
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+            buffer.release_references(frame.slots, owned)
             self.free_buffers.append(buffer)
             raise
         with self.lock:
@@ -90,6 +93,7 @@ class NativeRunner:
         self.exits_to_interpreter += 1
         exit.taken += 1
         frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
+        buffer.release_references(frame.slots, owned)
         self.free_buffers.append(buffer)
         if self.registry.graveyard:
             self.free_graveyard()

@@ -83,6 +83,8 @@ class Tree:
         self.loop = loop
         self.root = root
         self.entry_kinds: dict[int, Kind] = root.trace.entry_kinds
+        # the slots whose int objects the buffer holds a reference to while the tree runs (codegen.ownership)
+        self.owned_entry_slots = tuple(slot for slot, kind in self.entry_kinds.items() if kind == Kind.INT_OBJECT)
         slots = tuple(self.entry_kinds)
         kinds = tuple(int(kind) for kind in self.entry_kinds.values())
         # matching an entry type map: one C-level gather of the tags, one tuple comparison

@@ -155,14 +155,15 @@ def test_no_reference_is_leaked():
 
 
 def test_an_int_past_64_bits_passed_in_keeps_its_count():
-    """A parameter past 64 bits makes the loop's recording stop (an operand the trace cannot hold): the count of
-    that object stays as it was after many calls."""
+    """A parameter past 64 bits is an int object in a local (the buffer and the trace each hold a reference to
+    it while native code runs: codegen.ownership): the count of that object stays as it was after many calls."""
     big = 2**70 + 12345
     f = jit.jit(threshold=2, side_exit_threshold=2)(keeps_it)
     before = sys.getrefcount(big)
     for _ in range(20):
         assert f(300, big) == keeps_it(300, big)
     assert sys.getrefcount(big) == before
+    assert jit.stats(f)["native_entries"] > 0
 
 
 def test_the_int_object_an_exit_hands_over_has_one_reference():

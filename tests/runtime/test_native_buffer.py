@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codegen import abi
-from jit.kinds import DIRTY, Kind
+from jit.kinds import DIRTY, OWNED, Kind
 from runtime.frame import UNBOUND
 from runtime.native import NativeBuffer, Plans
 
@@ -54,8 +54,23 @@ def test_a_big_int_where_the_plan_had_an_int():
     assert buffer.pack([1, 2.5]) == bytes([Kind.INT, Kind.FLOAT])
     assert (int, float) in plans.pack
     big = 2**64
-    assert buffer.pack([big, 2.5]) == bytes([Kind.OBJECT, Kind.FLOAT])
+    # (an int object: a tree whose entry type map takes it gets a reference of the buffer's own, see
+    # test_take_references; any other tree an object it only moves)
+    assert buffer.pack([big, 2.5]) == bytes([Kind.INT_OBJECT, Kind.FLOAT])
     assert buffer.words[abi.SLOTS] == id(big)
+
+
+def test_take_references():
+    buffer = NativeBuffer(abi.Layout(3, 1), Plans())
+    big, other = 2**70 + 5, -(2**80) - 7
+    slots = [big, 1, other]
+    before = sys.getrefcount(big), sys.getrefcount(other)
+    buffer.pack(slots)
+    buffer.take_references(slots, (0,))
+    assert bytes(buffer.tags[:3]) == bytes([Kind.INT_OBJECT | OWNED, Kind.INT, Kind.OBJECT])
+    assert (sys.getrefcount(big), sys.getrefcount(other)) == (before[0] + 1, before[1])
+    buffer.release_references(slots, (0,))  # (not written by native code: the buffer's reference goes)
+    assert (sys.getrefcount(big), sys.getrefcount(other)) == before
 
 
 def test_objects_travel_as_addresses():

@@ -1,0 +1,251 @@
+"""Ints past 64 bits kept in variables: a local that holds an int object (Kind.INT_OBJECT) across iterations,
+exits, side traces' tail-jumps into a tree, and `del`, with the references native code owns given up exactly
+(codegen.ownership). Differential against CPython, native through jit.stats, references counted with
+sys.getrefcount and memory with tracemalloc."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import tracemalloc
+
+import pytest
+from helpers import check
+
+import jit
+
+
+def grows(n):
+    x = 1
+    for i in range(n):
+        x = x * 3 + i  # past 2**63 after about 40 iterations
+    return x
+
+
+def grows_negative(n):
+    x = -1
+    for i in range(n):
+        x = x * 3 - i
+    return x
+
+
+def factorial(n):
+    f = 1
+    for i in range(1, n + 1):
+        f *= i
+    return f
+
+
+def polynomial_hash(codes):
+    h = 0
+    for c in codes:
+        h = h * 31 + c  # no modulo: the hash keeps growing
+    return h
+
+
+def up_and_down(n, k):
+    x = 1
+    for i in range(n):
+        if i % 20 < 10:
+            x = x * k
+        else:
+            x = x // k  # back below 2**63, and back to 1
+    return x
+
+
+def swaps(n):
+    a = 2**70
+    b = -(2**65)
+    for i in range(n):
+        a, b = b, a * 3 + i
+    return a, b
+
+
+def copies(n):
+    x = 2**64
+    y = 0
+    for i in range(n):
+        x = x * 5 + i
+        y = x  # one int object in two slots at the back-edge
+    return x, y
+
+
+def invariant(n, big, m):
+    acc = 0
+    for i in range(n):
+        acc = (acc * 7 + big + i) % m  # big: read every iteration, never assigned
+    return acc
+
+
+def bounded(n):
+    x = 2**80
+    for i in range(n):
+        x = (x * 1_000_003 + i) % ((1 << 100) + 7)
+    return x
+
+
+def deletes(n):
+    total = 0
+    for i in range(n):
+        x = (i + 1) << 70
+        total = (total * 3 + x) % 1_000_000_007
+        del x
+    return total
+
+
+def remainder_by(n, d):
+    x = 3**50
+    r = 0
+    for i in range(n):
+        x = x * 7 + i
+        r = x % (d - i)  # ZeroDivisionError where i == d
+    return r
+
+
+def moves_it(n, big):
+    kept = 0
+    for i in range(n):
+        kept = big
+    return kept
+
+
+@pytest.mark.parametrize("n", [0, 1, 30, 45, 300])
+def test_an_int_growing_past_64_bits_in_a_variable(n):
+    check(grows, (n,), native=True if n >= 30 else None)
+
+
+@pytest.mark.parametrize("n", [30, 45, 300])
+def test_negative_overflow(n):
+    check(grows_negative, (n,), native=True)
+
+
+def test_factorial():
+    check(factorial, (10,), (25,), (200,), native=True)
+
+
+def test_polynomial_hash_without_modulo():
+    check(polynomial_hash, ([ord(c) for c in "tracejit " * 30],), ([],), ([7] * 5,), native=True)
+
+
+@pytest.mark.parametrize("k", [3, 2**20, 2**40, -(2**33)])
+def test_fitting_and_not_fitting_by_turns(k):
+    check(up_and_down, (200, k), native=True)
+
+
+def test_swapped_int_objects():
+    check(swaps, (0,), (1,), (50,), native=True)
+
+
+def test_one_int_object_in_two_variables():
+    check(copies, (0,), (1,), (60,), native=True)
+
+
+def test_a_loop_invariant_int_object():
+    check(invariant, (200, 2**90, 1_000_000_007), (200, -(2**70), 97), (200, 5, 97), native=True)
+
+
+def test_del_of_an_int_object():
+    check(deletes, (0,), (3,), (100,), native=True)
+
+
+def test_division_by_zero_from_an_int_object_in_a_variable():
+    """ZeroDivisionError from CPython's remainder of an int object a variable holds: native code leaves with
+    its state exact, and the interpreter raises at the user's line."""
+    f = check(remainder_by, (100, 1000), (100, 50), (100, -3), native=True)
+
+    def failure(func):
+        with pytest.raises(ZeroDivisionError) as info:
+            func(100, 50)
+        entry = traceback.extract_tb(info.value.__traceback__)[-1]
+        return str(info.value), entry.lineno, entry.line
+
+    assert failure(f) == failure(remainder_by)
+    assert failure(f.cpython_baseline) == failure(remainder_by)
+
+
+def warmed(func, *args, **options):
+    f = jit.jit(threshold=2, side_exit_threshold=2, min_native_iterations=0, **options)(func)
+    for _ in range(6):
+        assert f(*args) == func(*args)
+    return f
+
+
+def test_one_exit_per_call_once_warm():
+    """The tree recorded where x fits exits where it leaves 64 bits; its side trace tail-jumps into the tree
+    recorded where x is an int object: one exit per call."""
+    f = warmed(grows, 300)
+    before = jit.stats(f)
+    for _ in range(3):
+        assert f(300) == grows(300)
+    after = jit.stats(f)
+    assert after["exits_to_interpreter"] - before["exits_to_interpreter"] == 3
+    assert after["native_entries"] - before["native_entries"] == 3
+    assert after["root_traces"] == 2 and after["side_traces"] >= 1
+    assert not after["aborts"]
+
+
+@pytest.mark.parametrize("func,args", [(grows, (300,)), (swaps, (300,)), (copies, (300,)), (up_and_down, (310, 2**20))])
+def test_the_result_has_only_the_callers_reference(func, args):
+    f = warmed(func, *args)
+    entries = jit.stats(f)["native_entries"]
+    result = f(*args)
+    assert result == func(*args)
+    assert jit.stats(f)["native_entries"] > entries
+    if isinstance(result, tuple):
+        # the tuple's reference, the comprehension's variable and getrefcount's argument (copies: x and y are
+        # one object, twice in the tuple)
+        assert [sys.getrefcount(item) for item in result] == [3 + (func is copies)] * 2
+    else:
+        assert sys.getrefcount(result) == 2
+
+
+def test_an_int_object_passed_in_keeps_its_count():
+    big = 2**70 + 12345
+    for func, args in ((invariant, (300, big, 97)), (moves_it, (300, big))):
+        f = warmed(func, *args)
+        before = sys.getrefcount(big)
+        for _ in range(20):
+            assert f(*args) == func(*args)
+        assert sys.getrefcount(big) == before
+        assert jit.stats(f)["native_entries"] > 0
+        assert jit.stats(f)["traces_compiled"] > 0
+
+
+@pytest.mark.parametrize("func,args", [(bounded, ()), (deletes, ()), (up_and_down, (2**20,)), (swaps, ())])
+def test_no_memory_is_leaked_over_100_000_iterations(func, args):
+    if func is swaps:
+        func = _bounded_swaps
+    f = warmed(func, 1000, *args)
+    tracemalloc.start()
+    try:
+        f(100_000, *args)
+        first = tracemalloc.get_traced_memory()[0]
+        f(100_000, *args)
+        second = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert second - first < 10_000
+    assert jit.stats(f)["native_iterations"] >= 200_000
+
+
+def _bounded_swaps(n):
+    a = 2**70
+    b = -(2**65)
+    for i in range(n):
+        a, b = b, (a * 3 + i) % (1 << 90)
+    return a, b
+
+
+def outer_inner(n):
+    x = 2**70
+    total = 0
+    for i in range(n):
+        x = x * 3 + i
+        for j in range(4):
+            total += j
+    return x, total
+
+
+def test_an_int_object_at_an_inner_loop_is_a_clean_abort():
+    f = check(outer_inner, (50,), native=True)  # (the inner loop is native)
+    assert "INT_OBJECT_SLOT_AT_INNER_LOOP" in jit.stats(f)["aborts_by_code"]
