@@ -472,3 +472,31 @@ _uop("_NP_UNARY_NEGATIVE_FLOAT64", (NF,), NF)
 _uop("_NP_UNARY_NEGATIVE_INT64", (NI,), NI, DEOPT)
 _uop("_NP_ABS_FLOAT64", (NF,), NF)
 _uop("_NP_ABS_INT64", (NI,), NI, DEOPT)
+
+# --- NumPy's math ufuncs on scalars (jit.ufuncs): NumPy's result type is the output's kind (a double, a float
+# or an i64); native code leaves wherever NumPy would report a floating-point event (np.errstate decides)
+_uop("_NP_SQRT", (ANY,), VARIES, DEOPT, doc="input: a double or a float; leaves where it is below zero (invalid)")
+_uop(
+    "_NP_UFUNC_EXACT",
+    (ANY,),
+    VARIES,
+    operand=Operand.MATH_NAME,
+    doc="absolute, floor or ceil of a double or a float (never an event); absolute of an i64 holding a NumPy int "
+    "(wrapping at the dtype's minimum, as NumPy's loop does)",
+)
+_uop(
+    "_NP_MINMAX",
+    (ANY, ANY),
+    VARIES,
+    operand=Operand.MATH_NAME,
+    doc="minimum or maximum of two doubles, floats or i64: a NaN on either side wins, of equal values the second",
+)
+_uop(
+    "_NP_UFUNC_LOOP",
+    (ANY,),
+    VARIES,
+    DEOPT,
+    operand=Operand.MATH_NAME,
+    doc="numpy.<name> through NumPy's own inner loop for the output's type (d->d, f->f), between clearing and "
+    "testing the floating-point status flags; leaves on any event NumPy reports",
+)
