@@ -14,6 +14,7 @@ from helpers import check, define
 
 import jit as jit_module
 from jit import jit
+from jit.options import Options
 
 np = pytest.importorskip("numpy")
 
@@ -86,6 +87,16 @@ def exps(a):
     for i in range(len(a)):
         s = s + np.exp(a[i]) - np.log(a[i] + 2.0)
     return s
+
+
+def rows(n, m):
+    total = 0.0
+    for i in range(n):
+        row = np.zeros(m)
+        for j in range(m):
+            row[j] = np.sqrt(i * j)
+        total += np.sum(row) + np.ones(2)[0]
+    return total
 
 
 def clipped(a, low, high):
@@ -262,3 +273,20 @@ def test_clipping_runs_natively():
     a = np.linspace(-3.0, 3.0, 300)
     a[200] = np.nan
     quietly(lambda: check(fn("clipped"), (a, -1.0, 2), (a.astype(np.float32), -1, 2.5), native=True))
+
+
+def test_other_numpy_calls_run_in_cpython_and_are_tried_again():
+    """np.zeros, np.sum, np.ones in a loop: that loop runs in CPython with NumPy's results (jit.explain says why),
+    an inner loop runs natively, and the outer loop is not given up for good: after each back-off it is
+    recorded again (more aborts than max_aborts)."""
+    check(fn("rows"), (30, 200), (3, 5), native=True)
+    f = jit(threshold=2)(fn("rows"))
+    for _ in range(60):
+        assert f(20, 30) == fn("rows")(20, 30)
+    assert "call to numpy.zeros: NumPy functions other than the math ufuncs of scalars are not native" in (
+        jit_module.explain(f)
+    )
+    stats = jit_module.stats(f)
+    tries = sum(count for text, count in stats["aborts"].items() if "numpy.zeros" in text)
+    assert tries > Options().max_aborts
+    assert stats["native_entries"] > 0 and stats["aborts_by_code"].get("NUMPY_CALL") == tries
