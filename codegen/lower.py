@@ -1348,6 +1348,36 @@ def _array_index(ctx: LowerContext, uop: Uop) -> ir.Value:
     return index
 
 
+@lowers("_ARRAY_INDEX_IN_RANGE")
+def _array_index_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    dim, index = _args(ctx, uop)
+    ctx.guard(ctx.builder.icmp_unsigned("<", index, dim), uop)  # (unsigned: a negative index leaves too)
+    return index
+
+
+@lowers("_GUARD_INDEX_RANGE")
+def _guard_index_range(ctx: LowerContext, uop: Uop) -> None:
+    """low <= base < dimension - high for each dimension (in i128: a broadcast view's dimension may be near
+    2**63)."""
+    b = ctx.builder
+    base, low, *pairs = _args(ctx, uop)
+    ok = b.icmp_signed(">=", base, low)
+    for dim, high in zip(pairs[::2], pairs[1::2]):
+        limit = b.sub(b.sext(dim, I128), b.sext(high, I128))
+        ok = b.and_(ok, b.icmp_signed("<", b.sext(base, I128), limit))
+    ctx.guard(ok, uop)
+
+
+@lowers("_BINARY_OP_ADD_INT_IN_RANGE")
+def _add_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.add(*_args(ctx, uop), flags=["nsw"])
+
+
+@lowers("_BINARY_OP_SUBTRACT_INT_IN_RANGE")
+def _subtract_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.sub(*_args(ctx, uop), flags=["nsw"])
+
+
 def _element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.Value]) -> ir.Value:
     """The address of an element from _ARRAY_LOAD's inputs (data, checked indices, then the dimensions after
     the first or the strides): row-major from the shape for a C-contiguous array, else from its strides."""

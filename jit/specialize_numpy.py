@@ -114,7 +114,11 @@ def _address_inputs(
         if not -actual_array.shape[axis] <= index < actual_array.shape[axis]:
             raise Abort(Reason.INDEX_OUT_OF_RANGE)
     data, dims, strides = header(r, array, spec)
-    checked = [r.emit("_ARRAY_INDEX", (dims[axis], v)) for axis, v in enumerate(indices)]
+    # an index not negative when recorded is checked as one (jit.optimizer.bounds merges such checks)
+    checked = [
+        r.emit("_ARRAY_INDEX_IN_RANGE" if actual[axis] >= 0 else "_ARRAY_INDEX", (dims[axis], v))
+        for axis, v in enumerate(indices)
+    ]
     return [data, *checked, *(dims[1:] if spec.contiguous else strides)]
 
 

@@ -430,6 +430,32 @@ _uop(
     "_ARRAY_INDEX", (I, I), I, DEOPT, doc="inputs: a dimension, an index (negative: from the end); leaves if out of it"
 )
 _uop(
+    "_ARRAY_INDEX_IN_RANGE",
+    (I, I),
+    I,
+    DEOPT,
+    hoistable=True,
+    transient=True,
+    doc="inputs: a dimension, an index that was not negative when recorded; leaves unless 0 <= index < dimension "
+    "(a negative index too: the interpreter counts it from the end)",
+)
+# jit.optimizer.bounds: the _ARRAY_INDEX_IN_RANGE checks of indices base + c, merged into one guard on base where
+# the first of them (or of the additions computing them) was. Both are hoisted when their inputs are the same
+# throughout the trace (an outer loop's index): failing at the entry grows a side trace (transient)
+_uop(
+    "_GUARD_INDEX_RANGE",
+    "n",
+    None,
+    DEOPT,
+    hoistable=True,
+    transient=True,
+    doc="inputs: base, low, then pairs dimension, high (low and the highs constants): low <= base and base < "
+    "dimension - high for each pair, so that base + c is an index in range of each dimension for every offset c "
+    "from -low to its high",
+)
+_uop("_BINARY_OP_ADD_INT_IN_RANGE", (I, I), I, fold=_plain(operator.add), doc="an index base + c (in range: proven)")
+_uop("_BINARY_OP_SUBTRACT_INT_IN_RANGE", (I, I), I, fold=_plain(operator.sub), doc="base - c, likewise")
+_uop(
     "_ARRAY_LOAD",
     "n",
     VARIES,

@@ -67,6 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.dce",
         "jit.optimizer.guards",
         "jit.optimizer.hoist",
+        "jit.optimizer.bounds",
         "jit.optimizer",
     ),
     # traces to machine code (returns what it built; the layers above install it)
