@@ -434,14 +434,12 @@ _uop(
     (I, I),
     I,
     DEOPT,
-    hoistable=True,
-    transient=True,
     doc="inputs: a dimension, an index that was not negative when recorded; leaves unless 0 <= index < dimension "
     "(a negative index too: the interpreter counts it from the end)",
 )
 # jit.optimizer.bounds: the _ARRAY_INDEX_IN_RANGE checks of indices base + c, merged into one guard on base where
-# the first of them (or of the additions computing them) was. Both are hoisted when their inputs are the same
-# throughout the trace (an outer loop's index): failing at the entry grows a side trace (transient)
+# the first of them (or of the additions computing them) was; hoisted when its inputs are the same throughout the
+# trace (an outer loop's index): failing at the entry grows a side trace (transient)
 _uop(
     "_GUARD_INDEX_RANGE",
     "n",

@@ -6,6 +6,9 @@ leaves with that first uop's exit and state, and the interpreter redoes the iter
 NumPy's IndexError where an index is out of range, or counting a negative one from the end). After it the indices
 need no check, and computing them cannot overflow (``_BINARY_OP_ADD_INT_IN_RANGE``).
 
+A lone check becomes such a guard too (with low and high 0), so that one on values the same throughout the
+trace can be hoisted.
+
 An index negative when recorded is checked by itself (``_ARRAY_INDEX``, NumPy's wrap-around), so a side trace
 recorded where a merged guard failed on a negative index checks that one alone and merges no guard that would
 fail there again.
@@ -79,8 +82,6 @@ def run(trace: Trace) -> None:
             merged = [c for c in checks if defined_at(c.uop.args[0]) < at]
         unchecked = {id(c.addition): c.addition for c in merged if c.addition is not None}
         unchecked = {k: a for k, a in unchecked.items() if a.exit is not None and position[id(a)] >= at}
-        if len(merged) < 2 and not unchecked:
-            continue
         first = trace.uops[at]
         highs: dict[int, tuple[Value, int]] = {}
         for c in merged:

@@ -1,12 +1,12 @@
 """The `bounds` pass: the checks of indices base + c against dimensions (recorded non-negative:
 _ARRAY_INDEX_IN_RANGE) become one guard on base where the first of them, or of the additions computing them, was,
 with that uop's exit; the additions then need no overflow check; the guards on values the same throughout the
-trace move to its entry (growing a side trace when they fail there). Negative indices (_ARRAY_INDEX) and lone
-checks stay as they are."""
+trace move to its entry (growing a side trace when they fail there). A lone check becomes such a guard; negative
+indices (_ARRAY_INDEX) stay as they are."""
 
 from jit.optimizer import bounds, hoist
 
-from .passes import assert_pass, assert_unchanged
+from .passes import assert_pass
 
 ENTRY = """
 uops of t:
@@ -67,8 +67,8 @@ def test_offsets_of_one_base_share_one_guard_and_invariant_ones_move_to_the_entr
     )
 
 
-def test_negative_and_lone_checks_stay():
-    assert_unchanged(
+def test_a_negative_check_stays_and_a_lone_one_becomes_a_guard():
+    assert_pass(
         bounds.run,
         ENTRY
         + """
@@ -76,6 +76,15 @@ def test_negative_and_lone_checks_stay():
    _ARRAY_INDEX (v5, v7, target=10, exit=1) -> v8:int                      # line 5
    _ARRAY_INDEX_IN_RANGE (v6, v2, target=10, exit=2) -> v9:int             # line 5
    _ARRAY_LOAD (v4, v8, v9, v6, target=10, operand=float64 2-D C) -> v10:np.float64  # line 5
+   _JUMP_TO_TOP (target=6)
+   loop-carried: a=v0, i=v1, j=v2, s=v10
+""",
+        ENTRY
+        + """
+   _UNARY_NEGATIVE_INT (v2, target=9, exit=0) -> v7:int                    # line 5
+   _ARRAY_INDEX (v5, v7, target=10, exit=1) -> v8:int                      # line 5
+   _GUARD_INDEX_RANGE (v2, 0, v6, 0, target=10, exit=2)                    # line 5
+   _ARRAY_LOAD (v4, v8, v2, v6, target=10, operand=float64 2-D C) -> v10:np.float64  # line 5
    _JUMP_TO_TOP (target=6)
    loop-carried: a=v0, i=v1, j=v2, s=v10
 """,
