@@ -13,7 +13,7 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I32, I64, I128, PTR
 from codegen.context import FLOAT32, LowerContext, llvm_type
-from jit import arrays, uops
+from jit import arrays, ufuncs, uops
 from jit.frontend.operators import CompareOp
 from jit.kinds import NUMPY_INT_RANGES, NUMPY_SCALARS, Kind
 from jit.trace import Uop, Value
@@ -1390,6 +1390,36 @@ def _array_index(ctx: LowerContext, uop: Uop) -> ir.Value:
     return index
 
 
+@lowers("_ARRAY_INDEX_IN_RANGE")
+def _array_index_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    dim, index = _args(ctx, uop)
+    ctx.guard(ctx.builder.icmp_unsigned("<", index, dim), uop)  # (unsigned: a negative index leaves too)
+    return index
+
+
+@lowers("_GUARD_INDEX_RANGE")
+def _guard_index_range(ctx: LowerContext, uop: Uop) -> None:
+    """low <= base < dimension - high for each dimension (in i128: a broadcast view's dimension may be near
+    2**63)."""
+    b = ctx.builder
+    base, low, *pairs = _args(ctx, uop)
+    ok = b.icmp_signed(">=", base, low)
+    for dim, high in zip(pairs[::2], pairs[1::2]):
+        limit = b.sub(b.sext(dim, I128), b.sext(high, I128))
+        ok = b.and_(ok, b.icmp_signed("<", b.sext(base, I128), limit))
+    ctx.guard(ok, uop)
+
+
+@lowers("_BINARY_OP_ADD_INT_IN_RANGE")
+def _add_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.add(*_args(ctx, uop), flags=["nsw"])
+
+
+@lowers("_BINARY_OP_SUBTRACT_INT_IN_RANGE")
+def _subtract_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.sub(*_args(ctx, uop), flags=["nsw"])
+
+
 def _element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.Value]) -> ir.Value:
     """The address of an element from _ARRAY_LOAD's inputs (data, checked indices, then the dimensions after
     the first or the strides): row-major from the shape for a C-contiguous array, else from its strides."""
@@ -1535,7 +1565,8 @@ def _np_float_op(op: str) -> Lowering:
             zero_ok = b.fcmp_ordered("==", x, zero)
         else:
             zero_ok = _true()
-        ctx.guard(_event_free(ctx, result, op in ("fmul", "fdiv"), zero_ok), uop)
+        # (checked with the events of the next NumPy float operations, up to the next uop that is not pure)
+        ctx.guard_later(_event_free(ctx, result, op in ("fmul", "fdiv"), zero_ok), uop)
         return result
 
     return lower
@@ -1638,3 +1669,86 @@ LOWERINGS["_NP_BINARY_OP_MULTIPLY_SMALL_INT"] = _np_small_int_op("mul")
 @lowers("_NP_CHECK_RANGE")
 def _np_check_range(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(_in_range(ctx, ctx.value(uop.args[0]), uop.operand), uop)
+
+
+# --- NumPy's math ufuncs on scalars (jit.ufuncs; jit.specialize_ufunc: the result types) ----------------------
+
+
+def _suffix(ty: ir.Type) -> str:
+    return "f32" if ty == FLOAT32 else "f64"
+
+
+@lowers("_NP_SQRT")
+def _np_sqrt(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """Correctly rounded, as NumPy's loops compute it; below zero (-inf too) NumPy reports invalid: leave
+    (a NaN gives NaN, no event; -0.0 gives -0.0)."""
+    b = ctx.builder
+    x = ctx.value(uop.args[0])
+    ctx.guard(b.fcmp_unordered(">=", x, ir.Constant(x.type, 0.0)), uop)
+    return ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
+
+
+@lowers("_NP_UFUNC_EXACT")
+def _np_ufunc_exact(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x = ctx.value(uop.args[0])
+    name = uop.operand
+    if x.type != I64:
+        intrinsic = {"absolute": "fabs", "floor": "floor", "ceil": "ceil"}[name]
+        return ctx.intrinsic(f"llvm.{intrinsic}.{_suffix(x.type)}", x.type, x)
+    assert name == "absolute", name
+    magnitude = b.select(b.icmp_signed("<", x, _i64(0)), b.sub(_i64(0), x), x)  # (wraps at -2**63, as NumPy)
+    if uop.out.kind == Kind.NP_INT32:  # type: ignore[union-attr]
+        return b.sext(b.trunc(magnitude, I32), I64)  # (abs(-2**31) wraps to -2**31, as NumPy's int32 loop)
+    return magnitude
+
+
+@lowers("_NP_MINMAX")
+def _np_minmax(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """NumPy's minimum/maximum loops: the first operand if it is strictly smaller (larger) or a NaN, else the
+    second (so a NaN on either side wins, and of equal values, -0.0 and 0.0 too, the second is the result)."""
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    wanted = "<" if uop.operand == "minimum" else ">"
+    if x.type == I64:
+        return b.select(b.icmp_signed(wanted, x, y), x, y)
+    first = b.or_(b.fcmp_ordered(wanted, x, y), b.fcmp_unordered("uno", x, x))
+    return b.select(first, x, y)
+
+
+@lowers("_NP_UFUNC_LOOP")
+def _np_ufunc_loop(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """Call NumPy's inner loop of the ufunc on one element (args = {&in, &out}, dimensions = {1}, steps =
+    {size, size}), the floating-point status flags cleared before and tested after, as NumPy does; leave if
+    one of NumPy's events is flagged (the interpreter calls the ufunc again, which reports it)."""
+    b = ctx.builder
+    x = ctx.value(uop.args[0])
+    char = "f" if x.type == FLOAT32 else "d"
+    loop = ufuncs.inner_loop(uop.operand, char)
+    events, fenv = ufuncs.fe_events(), ufuncs.fenv_functions()
+    assert loop is not None and events is not None and fenv is not None, "checked by the recorder"
+    cell = _entry_alloca(ctx, ir.ArrayType(x.type, 2))
+    zero = ir.Constant(I32, 0)
+    into, out = (b.gep(cell, [zero, ir.Constant(I32, k)], inbounds=True) for k in (0, 1))
+    args = _entry_alloca(ctx, ir.ArrayType(PTR, 2))
+    for k, address in enumerate((into, out)):
+        b.store(b.bitcast(address, PTR), b.gep(args, [zero, ir.Constant(I32, k)], inbounds=True))
+    sizes = _entry_alloca(ctx, ir.ArrayType(I64, 3))  # dimensions[0], steps[0], steps[1]
+    size = 4 if char == "f" else 8
+    for k, value in enumerate((1, size, size)):
+        b.store(_i64(value), b.gep(sizes, [zero, ir.Constant(I32, k)], inbounds=True))
+    b.store(x, into)
+    fenv_type = ir.FunctionType(I32, [I32])
+    clear, test = (b.inttoptr(_i64(address), fenv_type.as_pointer()) for address in fenv)
+    mask = ir.Constant(I32, events)
+    b.call(clear, [mask])
+    loop_type = ir.FunctionType(ir.VoidType(), [PTR.as_pointer(), I64.as_pointer(), I64.as_pointer(), PTR])
+    function = b.inttoptr(_i64(loop.function), loop_type.as_pointer())
+    dimensions = b.gep(sizes, [zero, zero], inbounds=True)
+    steps = b.gep(sizes, [zero, ir.Constant(I32, 1)], inbounds=True)
+    data = ir.Constant(I64, loop.data).inttoptr(PTR)
+    b.call(function, [b.bitcast(args, PTR.as_pointer()), dimensions, steps, data])
+    flagged = b.call(test, [mask])
+    result = b.load(out)
+    ctx.guard(b.icmp_signed("==", flagged, ir.Constant(I32, 0)), uop)
+    return result

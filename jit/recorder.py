@@ -24,7 +24,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from jit import inline, specialize, specialize_numpy
+from jit import inline, specialize, specialize_numpy, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
@@ -1263,6 +1263,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.abstract.peek(n + 1)
     fn = callee.const if callee.is_const else None
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
+    if handler is None and fn is not None:
+        handler = specialize_ufunc.handler_for(fn)
+        numpy_name = specialize_ufunc.numpy_callable(fn) if handler is None else None
+        if numpy_name is not None:
+            raise Abort(Reason.NUMPY_CALL, name=numpy_name)
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
     if target is not None and not r.inlined:

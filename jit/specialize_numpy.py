@@ -67,7 +67,9 @@ def strictly(compute: Callable[[], Any]) -> Any:
             return compute()
 
 
-def _observe(what: str, compute: Callable[[], Any]) -> Any:
+def observe_strictly(what: str, compute: Callable[[], Any]) -> Any:
+    """compute() on the values being recorded, every NumPy event raised: recording stops if there is one (the
+    compiled guard would leave every time)."""
     try:
         return strictly(compute)
     except Exception as exc:
@@ -112,7 +114,11 @@ def _address_inputs(
         if not -actual_array.shape[axis] <= index < actual_array.shape[axis]:
             raise Abort(Reason.INDEX_OUT_OF_RANGE)
     data, dims, strides = header(r, array, spec)
-    checked = [r.emit("_ARRAY_INDEX", (dims[axis], v)) for axis, v in enumerate(indices)]
+    # an index not negative when recorded is checked as one (jit.optimizer.bounds merges such checks)
+    checked = [
+        r.emit("_ARRAY_INDEX_IN_RANGE" if actual[axis] >= 0 else "_ARRAY_INDEX", (dims[axis], v))
+        for axis, v in enumerate(indices)
+    ]
     return [data, *checked, *(dims[1:] if spec.contiguous else strides)]
 
 
@@ -207,8 +213,8 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     _operands(op, a, b)
     if op not in _ARITHMETIC:
         raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
-    result = _observe(f"operator {op}", lambda: op.fn(actual_a, actual_b))
-    _check_python_ints(r, a, b)
+    result = observe_strictly(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    check_python_ints(r, a, b)
     # NumPy's promotion depends on the operands' types only (NEP 50): the result's type is the rule
     kind = kind_of(result)
     if kind == F32:
@@ -222,7 +228,7 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
 
 
-def _check_python_ints(r: Emitter, a: Value, b: Value) -> None:
+def check_python_ints(r: Emitter, a: Value, b: Value) -> None:
     """A Python int with a numpy.int32 or numpy.uint8 is converted to that type first (NEP 50): out of its
     range, NumPy raises OverflowError (native code leaves, and the interpreter raises it)."""
     for v, other in ((a, b), (b, a)):
@@ -251,14 +257,14 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     if v.kind in (NF, NI, F32, I32, U8) and op == UnaryOp.POS:
         return v
     if v.kind in _SMALL_INTS and op == UnaryOp.NEG:
-        _observe("unary -", lambda: -actual)
+        observe_strictly("unary -", lambda: -actual)
         return r.emit("_NP_BINARY_OP_SUBTRACT_SMALL_INT", (r.const(0), v), kind=v.kind)
     if v.kind == F32 and op == UnaryOp.NEG:
         return r.emit("_NP_UNARY_NEGATIVE_FLOAT32", (v,))
     if v.kind == NF and op == UnaryOp.NEG:
         return r.emit("_NP_UNARY_NEGATIVE_FLOAT64", (v,))
     if v.kind == NI and op == UnaryOp.NEG:
-        _observe("unary -", lambda: -actual)
+        observe_strictly("unary -", lambda: -actual)
         return r.emit("_NP_UNARY_NEGATIVE_INT64", (v,))
     raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=v.kind.short)
 
@@ -270,7 +276,7 @@ def absolute(r: Emitter, v: Value, actual: Any) -> Value:
     if v.kind == F32:
         return r.emit("_NP_ABS_FLOAT32", (v,))
     if v.kind == NI:
-        _observe("abs()", lambda: abs(actual))
+        observe_strictly("abs()", lambda: abs(actual))
         return r.emit("_NP_ABS_INT64", (v,))
     raise Abort(Reason.NUMPY_OPERATOR, op="abs()", kinds=v.kind.short)
 

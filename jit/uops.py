@@ -453,6 +453,30 @@ _uop(
     "_ARRAY_INDEX", (I, I), I, DEOPT, doc="inputs: a dimension, an index (negative: from the end); leaves if out of it"
 )
 _uop(
+    "_ARRAY_INDEX_IN_RANGE",
+    (I, I),
+    I,
+    DEOPT,
+    doc="inputs: a dimension, an index that was not negative when recorded; leaves unless 0 <= index < dimension "
+    "(a negative index too: the interpreter counts it from the end)",
+)
+# jit.optimizer.bounds: the _ARRAY_INDEX_IN_RANGE checks of indices base + c, merged into one guard on base where
+# the first of them (or of the additions computing them) was; hoisted when its inputs are the same throughout the
+# trace (an outer loop's index): failing at the entry grows a side trace (transient)
+_uop(
+    "_GUARD_INDEX_RANGE",
+    "n",
+    None,
+    DEOPT,
+    hoistable=True,
+    transient=True,
+    doc="inputs: base, low, then pairs dimension, high (low and the highs constants): low <= base and base < "
+    "dimension - high for each pair, so that base + c is an index in range of each dimension for every offset c "
+    "from -low to its high",
+)
+_uop("_BINARY_OP_ADD_INT_IN_RANGE", (I, I), I, fold=_plain(operator.add), doc="an index base + c (in range: proven)")
+_uop("_BINARY_OP_SUBTRACT_INT_IN_RANGE", (I, I), I, fold=_plain(operator.sub), doc="base - c, likewise")
+_uop(
     "_ARRAY_LOAD",
     "n",
     VARIES,
@@ -495,3 +519,31 @@ _uop("_NP_UNARY_NEGATIVE_FLOAT64", (NF,), NF)
 _uop("_NP_UNARY_NEGATIVE_INT64", (NI,), NI, DEOPT)
 _uop("_NP_ABS_FLOAT64", (NF,), NF)
 _uop("_NP_ABS_INT64", (NI,), NI, DEOPT)
+
+# --- NumPy's math ufuncs on scalars (jit.ufuncs): NumPy's result type is the output's kind (a double, a float
+# or an i64); native code leaves wherever NumPy would report a floating-point event (np.errstate decides)
+_uop("_NP_SQRT", (ANY,), VARIES, DEOPT, doc="input: a double or a float; leaves where it is below zero (invalid)")
+_uop(
+    "_NP_UFUNC_EXACT",
+    (ANY,),
+    VARIES,
+    operand=Operand.MATH_NAME,
+    doc="absolute, floor or ceil of a double or a float (never an event); absolute of an i64 holding a NumPy int "
+    "(wrapping at the dtype's minimum, as NumPy's loop does)",
+)
+_uop(
+    "_NP_MINMAX",
+    (ANY, ANY),
+    VARIES,
+    operand=Operand.MATH_NAME,
+    doc="minimum or maximum of two doubles, floats or i64: a NaN on either side wins, of equal values the second",
+)
+_uop(
+    "_NP_UFUNC_LOOP",
+    (ANY,),
+    VARIES,
+    DEOPT,
+    operand=Operand.MATH_NAME,
+    doc="numpy.<name> through NumPy's own inner loop for the output's type (d->d, f->f), between clearing and "
+    "testing the floating-point status flags; leaves on any event NumPy reports",
+)

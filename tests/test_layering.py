@@ -32,6 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.aborts",
         "runtime.frame",
         "jit.arrays",
+        "jit.ufuncs",
         "jit.kinds",
         "jit.frontend.operators",
         "jit.frontend.instructions",
@@ -57,6 +58,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.interfaces",
         "jit.specialize",
         "jit.specialize_numpy",
+        "jit.specialize_ufunc",
         "jit.inline",
         "jit.recorder",
         "jit.lifecycle",
@@ -65,6 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.dce",
         "jit.optimizer.guards",
         "jit.optimizer.hoist",
+        "jit.optimizer.bounds",
         "jit.optimizer",
     ),
     # traces to machine code (returns what it built; the layers above install it)

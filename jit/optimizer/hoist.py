@@ -14,7 +14,8 @@ at the entry as everywhere in the trace: constants, or slots the trace reads and
 code changes an array's dtype, shape, layout or flags, and native code runs none (the periodic check's
 signal handlers aside, after which the hoisted guards are checked again). The uops declared ``entry_value``
 (an array's data address, dimensions, strides) move with them on the same condition, so a loop reads each
-array's header once per entry (the periodic check reads it again and leaves if a signal handler changed it)."""
+array's header once per entry (the periodic check reads it again and leaves if a signal handler changed it).
+Index guards on such inputs (``jit.optimizer.bounds``) move the same way."""
 
 from __future__ import annotations
 

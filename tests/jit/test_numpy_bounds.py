@@ -1,0 +1,101 @@
+"""Merged array bounds checks (jit.optimizer.bounds) against CPython: indices base + c of several offsets and
+arrays, in range, out of range at the last iteration (NumPy's IndexError, the same message), negative (NumPy
+counts them from the end) where the loop was recorded on non-negative ones, an outer loop's index that is
+negative for one run of the inner loop (the hoisted guard fails at the entry), and a broadcast view whose
+dimension is 2**62 (the guard's arithmetic is in i128). Each runs natively (jit.stats)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import check, define
+
+import jit as jit_module
+from jit import jit
+
+np = pytest.importorskip("numpy")
+
+SOURCE = """
+def neighbours(a, start, stop):
+    s = 0.0
+    for j in range(start, stop):
+        s += a[j - 1] * 2.0 + a[j + 1] - a[j] + a[1 + j]
+    return s
+
+
+def behind(a, start, stop):
+    s = 0.0
+    for j in range(start, stop):
+        s += a[j - 2] - a[j]
+    return s
+
+
+def rows_above(g, first_row):
+    s = 0.0
+    for i in range(first_row, g.shape[0]):
+        for j in range(1, g.shape[1] - 1):
+            s += g[i - 1, j] + g[i, j - 1] - g[i, j + 1]
+    return s
+
+
+def products(a, b, n):
+    s = 0.0
+    for i in range(n):
+        for k in range(a.shape[1]):
+            s += a[i, k] * b[k, i]
+    return s
+"""
+
+
+def fn(name):
+    return define(SOURCE, name, {})
+
+
+def floats(n=40):
+    return np.arange(n, dtype=np.float64) * 0.5 - 3.0
+
+
+def test_neighbours_share_one_guard():
+    jitted = check(fn("neighbours"), (floats(), 1, 39), (floats(), 1, 20), (floats(), 5, 39), native=True)
+    listing = jit_module.dump(jitted, "uops")
+    assert "_GUARD_INDEX_RANGE" in listing and "_BINARY_OP_ADD_INT_IN_RANGE" in listing
+    assert "_ARRAY_INDEX_IN_RANGE" not in listing
+
+
+def test_out_of_range_at_the_last_iteration_raises_numpys_index_error():
+    check(fn("neighbours"), (floats(), 1, 39), (floats(), 1, 40), (floats(), 1, 39), native=True)
+    f = jit(threshold=2)(fn("neighbours"))
+    f(floats(), 1, 39)
+    with pytest.raises(IndexError, match="index 40 is out of bounds for axis 0 with size 40"):
+        f(floats(), 1, 40)
+
+
+def test_negative_offsets_count_from_the_end_where_recorded_on_non_negative_ones():
+    check(fn("behind"), (floats(), 10, 40), (floats(), 0, 40), (floats(), 0, 5), (floats(), 10, 40), native=True)
+    f = jit(threshold=2)(fn("behind"))
+    for start in (10, 0, 1, 0):
+        assert repr(f(floats(), start, 40)) == repr(fn("behind")(floats(), start, 40))
+    assert jit_module.stats(f)["native_entries"] >= 4
+
+
+def test_an_outer_index_negative_for_one_run_of_the_inner_loop():
+    grid = np.arange(12 * 30, dtype=np.float64).reshape(12, 30) % 7
+    check(fn("rows_above"), (grid, 1), (grid, 0), (grid, 1), (grid, 0), native=True)
+
+
+def test_one_index_against_two_arrays_dimensions():
+    a = np.arange(6 * 8, dtype=np.float64).reshape(6, 8)
+    b_short = np.ones((7, 6))
+    check(fn("products"), (a, a.T.copy(), 6), (a, b_short, 6), (a, a.T.copy(), 6), native=True)
+
+
+def test_a_broadcast_view_with_a_dimension_of_2_to_the_62():
+    """(Not through check: it deep-copies its arguments.)"""
+    big = np.broadcast_to(np.uint8(3), (2**62,))
+    base = 2**62 - 200
+    plain = fn("neighbours")
+    f = jit(threshold=2)(plain)
+    for start, stop in ((base, base + 150), (base, base + 199), (base + 100, base + 199)):
+        assert repr(f(big, start, stop)) == repr(plain(big, start, stop))
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 4611686018427387904"):
+        f(big, base, base + 200)
+    assert jit_module.stats(f)["native_entries"] >= 3
