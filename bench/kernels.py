@@ -174,6 +174,41 @@ def word_counts(n: int) -> int:
     return total
 
 
+@functools.lru_cache(maxsize=8)
+def text_data(n: int) -> str:
+    """Deterministic text of about n characters for letter_stats, built once per size."""
+    words = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do")
+    return " ".join(words[(i * 7 + i // 5) % len(words)] for i in range(n // 6 + 1))
+
+
+def letter_stats(n: int) -> tuple[str, int]:
+    """The most frequent letter of a text: a loop over a str counting into a dict, then over its items."""
+    text = text_data(n)
+    counts: dict[str, int] = {}
+    for c in text:
+        if c != " ":
+            counts[c] = counts.get(c, 0) + 1
+    best, best_count = "", 0
+    for letter, count in counts.items():
+        if count > best_count or (count == best_count and letter < best):
+            best, best_count = letter, count
+    return best, best_count
+
+
+def pair_walk(n: int) -> float:
+    """Positions and neighbours in a list of floats, as ordinary Python writes them: enumerate and zip."""
+    data = float_data(n)
+    total = 0.0
+    for i, x in enumerate(data):
+        if i % 3 == 0:
+            total += x
+    previous = data[0]
+    for x, y in zip(data, data[1:]):  # noqa: RUF007  (as ordinary code often writes it)
+        total += abs(y - x) * 0.5 + (x > previous)
+        previous = x
+    return total
+
+
 #: name -> (kernel, whether it is a nested-loop kernel that is also run with nesting=False)
 KERNELS = {
     "nested_int": (nested_int, True),
@@ -188,6 +223,8 @@ KERNELS = {
     "list_swaps": (list_swaps, False),
     "list_of_lists": (list_of_lists, True),
     "word_counts": (word_counts, False),
+    "letter_stats": (letter_stats, False),
+    "pair_walk": (pair_walk, False),
 }
 
 

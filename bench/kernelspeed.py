@@ -36,6 +36,8 @@ SIZES = {
     "list_swaps": 20_000,
     "list_of_lists": 600,
     "word_counts": 200_000,
+    "letter_stats": 300_000,
+    "pair_walk": 300_000,
 }
 #: --quick: small sizes for a smoke run (~1-5 ms of plain CPython per call)
 QUICK_SIZES = {
@@ -51,6 +53,8 @@ QUICK_SIZES = {
     "list_swaps": 2000,
     "list_of_lists": 60,
     "word_counts": 20_000,
+    "letter_stats": 20_000,
+    "pair_walk": 20_000,
 }
 NUMBA_GOAL = 0.7
 

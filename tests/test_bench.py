@@ -39,6 +39,8 @@ SIZES = {
     "list_swaps": 300,
     "list_of_lists": 30,
     "word_counts": 2000,
+    "letter_stats": 3000,
+    "pair_walk": 3000,
 }
 #: kernels whose hot loop does not run natively yet, and the abort that says why (issue 8 item 2, the generic
 #: object path: big ints); when one of them starts running natively, move it out of here
