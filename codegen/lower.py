@@ -690,9 +690,20 @@ def _len_dict(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_COMPARE_OP_STR")
 def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
     x, y = _args(ctx, uop)
-    order = ctx.capi("PyUnicode_Compare", x, y)  # -1, 0 or 1 (exact strs: it cannot fail)
-    return ctx.builder.icmp_signed(_ICMP[uop.operand], order, ir.Constant(I32, 0))
+    if uop.operand in (CompareOp.EQ, CompareOp.NE):
+        # the same object, or lengths that differ, answer without comparing characters (CPython's own
+        # shortcuts: a str's characters are stored in one canonical form)
+        same = b.icmp_unsigned("==", x, y)
+        differ = b.icmp_unsigned("!=", _load_at(ctx, x, abi.OB_SIZE, I64), _load_at(ctx, y, abi.OB_SIZE, I64))
+        decided = b.or_(same, differ)
+        order = _phi_if(
+            ctx, b.not_(decided), lambda: ctx.capi("PyUnicode_Compare", x, y), b.zext(differ, I32)
+        )  # 0 where equal
+    else:
+        order = ctx.capi("PyUnicode_Compare", x, y)  # -1, 0 or 1 (exact strs: it cannot fail)
+    return b.icmp_signed(_ICMP[uop.operand], order, ir.Constant(I32, 0))
 
 
 @lowers("_DICT_LOOKUP_STR")
@@ -729,12 +740,13 @@ def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.value(uop.args[0])
 
 
-@lowers("_STORE_SUBSCR_DICT_STR")
+@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER")
 def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
-    None), else the interpreter makes the store."""
+    None), else the interpreter makes the store (checked here, unless the trace read it since)."""
     value, mapping, key = _args(ctx, uop)
-    _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    if uop.name == "_STORE_SUBSCR_DICT_STR":
+        _guard_entry_drops_plainly(ctx, uop, mapping, key)
     _dict_set(ctx, uop, mapping, key, uop.args[0], value)
 
 

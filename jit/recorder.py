@@ -66,6 +66,10 @@ class Recorder:
         self.abstract = FrameState(start_pc)
         self.snapshots = Snapshots([self.abstract])
         self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
+        # (dict value id, str key value id) whose entry the trace read as a number, None or missing, since the
+        # last uop that could change a dict (a store over it then needs no check of what it replaces)
+        self.plain_entries: set[tuple[int, int]] = set()
+        self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
@@ -241,6 +245,8 @@ class Recorder:
             if op.is_guard:
                 snapshot = pending if pending is not None else self.snapshots.take()
                 exit = ExitPoint(snapshot, line, leaves_loop=leaves_loop, propagate=propagate)
+        if op.mutates or name == "_CALL_TREE":
+            self.plain_entries.clear()
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         return out  # type: ignore[return-value]
 
@@ -694,7 +700,9 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
         r.push(r.emit("_BIND_APPEND", (obj,)))
         return
     if obj.kind == Kind.DICT and name == "get":
-        r.push(r.emit("_BIND_DICT_GET", (obj,)))
+        bound = r.emit("_BIND_DICT_GET", (obj,))
+        r.bound_dicts[bound.id] = obj
+        r.push(bound)
         return
     if obj.kind == Kind.ARRAY:
         _array_attribute(r, frame, obj, name)
@@ -1067,7 +1075,15 @@ def _dict_subscr(r: Recorder, frame: Frame) -> None:
         raise Abort(Reason.INDEX_OUT_OF_RANGE)
     found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
     r.emit("_GUARD_FOUND", (found,))
-    r.push(_unbox(r, found, actual_mapping[actual_key]))
+    value = _unbox(r, found, actual_mapping[actual_key])
+    _note_plain_entry(r, mapping, key, value)
+    r.push(value)
+
+
+def _note_plain_entry(r: Recorder, mapping: Value, key: Value, value: Value | None) -> None:
+    """The trace read mapping[key] as value (None: missing)."""
+    if value is None or value.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE):
+        r.plain_entries.add((mapping.id, key.id))
 
 
 def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actual: list[Any]) -> Value:
@@ -1079,10 +1095,14 @@ def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actu
         raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
     actual_mapping = frame.stack[len(frame.stack) - len(args) - 1].__self__
     found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
+    owner = r.bound_dicts.get(mapping.id, mapping)
     if actual[0] in actual_mapping:
         r.emit("_GUARD_FOUND", (found,))
-        return _unbox(r, found, actual_mapping[actual[0]])
+        value = _unbox(r, found, actual_mapping[actual[0]])
+        _note_plain_entry(r, owner, key, value)
+        return value
     r.emit("_GUARD_MISSING", (found,))
+    _note_plain_entry(r, owner, key, None)
     return args[1] if len(args) == 2 else r.const(None)
 
 
@@ -1221,7 +1241,10 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         old = frame.stack[-2].get(frame.stack[-1])
         if old is not None and type(old) not in (int, float, bool):
             raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
-        r.emit("_STORE_SUBSCR_DICT_STR", (value, mapping, key))
+        checked = (mapping.id, key.id) not in r.plain_entries
+        r.emit("_STORE_SUBSCR_DICT_STR" if checked else "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", (value, mapping, key))
+        if value.kind != Kind.STR:
+            r.plain_entries.add((mapping.id, key.id))
         return
     index = specialize.as_int(r, r.pop())
     container = r.pop()

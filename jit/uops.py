@@ -418,6 +418,15 @@ _uop(
     drops=True,
     doc="inputs: value, dict, key; the value it replaces must be a number or None",
 )
+_uop(
+    "_STORE_SUBSCR_DICT_STR_OVER_NUMBER",
+    (ANY, D, S),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="the same, where the trace read d[key] since anything could change it: a number, None or missing",
+)
 
 # --- builtins and math ---------------------------------------------------------------------------------------
 _uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))

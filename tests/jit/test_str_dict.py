@@ -147,3 +147,43 @@ def test_word_counts_keep_reference_counts_and_memory():
     assert after == before
     assert grown - current < 10_000
     assert jit_module.stats(f)["native_iterations"] >= 200_000
+
+
+BUMP = """
+def bump(keys, table):
+    for key in keys:
+        seen = table.get(key, 0)
+        table[key] = seen + 1
+    return table
+
+
+def reset(keys, table):
+    for key in keys:
+        table[key] = 0
+    return table
+"""
+
+
+def test_a_store_over_an_entry_the_trace_read_skips_the_check():
+    bump = define(BUMP, "bump")
+    keys = ["a", "bb", "a", "c"] * 20
+    check(bump, (keys, {}), (keys, {"a": 1.5, "c": True}), (keys, {"bb": 2**70}), native=True)
+    jitted = jit(threshold=2, side_exit_threshold=2)(bump)
+    jitted(keys, {})
+    assert "_STORE_SUBSCR_DICT_STR_OVER_NUMBER" in jit_module.dump(jitted, "uops")
+
+
+def test_a_store_over_an_entry_not_read_checks_what_it_replaces():
+    """The interpreter makes a store that would free an object whose finalizer could run Python code."""
+    reset = define(BUMP, "reset")
+    keys = ["a", "bb", "c"] * 20
+    marker = [1, 2]
+    check(reset, (keys, {}), (keys, {"a": 3, "bb": marker, "c": "s"}), native=True)
+    jitted = jit(threshold=2, side_exit_threshold=2)(reset)
+    table = {"bb": marker}
+    jitted(keys, {})
+    before = sys.getrefcount(marker)
+    jitted(keys, table)
+    assert sys.getrefcount(marker) == before - 1 and table == {"a": 0, "bb": 0, "c": 0}
+    listing = jit_module.dump(jitted, "uops")
+    assert "_STORE_SUBSCR_DICT_STR " in listing and "_OVER_NUMBER" not in listing
