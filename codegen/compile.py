@@ -8,7 +8,7 @@ from typing import Any
 
 from codegen import abi
 from codegen.context import LowerContext
-from codegen.engine import CompiledModule, engine
+from codegen.engine import CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
 from codegen.function import build
 from jit.trace import Trace, TraceKind
@@ -37,6 +37,7 @@ class LoweredTrace:
     exports: list[str]
     dependencies: list[str]  # the JIT libraries of the trees it calls or jumps into
     keepalive: list[Any]
+    imports: dict[str, int]  # the addresses of its symbols (codegen.symbols), for the linker
 
 
 def lower_trace(
@@ -47,9 +48,11 @@ def lower_trace(
     globals_: dict[str, Any],
     builtins_: dict[str, Any],
     active_address: int,
+    cache: ObjectCache | None = None,
 ) -> LoweredTrace:
     """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
-    the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``)."""
+    the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``).
+    cache: where the entry stubs' support library is looked for if this process has not compiled it yet."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
@@ -59,7 +62,7 @@ def lower_trace(
     dependencies = []
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
         ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
-        support()  # (compiled once: the stub imports its functions)
+        support(cache)  # (compiled once: the stub imports its functions)
         exports.append(build_entry(ctx, active_address))
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
@@ -72,13 +75,14 @@ def lower_trace(
         exports=exports,
         dependencies=sorted(set(dependencies)),
         keepalive=ctx.keepalive,
+        imports=ctx.symbols.addresses,
     )
 
 
-def compile_lowered(lowered: LoweredTrace, opt_level: int) -> NativeCode:
+def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | None = None) -> NativeCode:
     """Optimize, compile and link a lowered trace against the trees it calls or jumps into (LLVM: releases the
-    GIL)."""
-    module = engine().compile(lowered.ir, lowered.exports, lowered.dependencies, opt_level)
+    GIL); with a cache (``codegen.cache``), its object code is taken from there if it holds it."""
+    module = engine().compile(lowered.ir, lowered.exports, lowered.dependencies, opt_level, lowered.imports, cache)
     return NativeCode(
         symbol=lowered.symbol,
         module=module,

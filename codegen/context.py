@@ -17,6 +17,7 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
+from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from jit.resume import Hold, exit_resume
 from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
@@ -65,7 +66,9 @@ class LowerContext:
         self.call_result: ir.Value | None = None  # the last inner tree's exit number
         self.valid: dict[int, tuple[ir.Value, ir.Value]] = {}  # slot -> (written-yet flag, previous value)
         self.valid_kinds: dict[int, Kind] = {}
-        self.keepalive: list[Any] = []  # objects whose addresses are baked into the code
+        # the objects (and runtime variables) the code refers to, as symbols of the module bound when it is linked
+        self.symbols = ObjectSymbols(self.module, symbol)
+        self.keepalive: list[Any] = self.symbols.keepalive  # the objects the code points to
         self.exit_points: list[ExitPoint] = trace.exits()
         self.exit_index = {id(e): i for i, e in enumerate(self.exit_points)}
         for index, point in enumerate(self.exit_points):
@@ -118,8 +121,8 @@ class LowerContext:
         return ir.Constant(I64, 0)  # None and unbound have no payload
 
     def pointer(self, obj: Any) -> ir.Value:
-        self.keepalive.append(obj)
-        return ir.Constant(I64, id(obj)).inttoptr(PTR)
+        """An ``i8*`` to obj: a symbol of the module (``codegen.symbols``), never its address as a constant."""
+        return self.symbols.pointer(obj)
 
     # --- the frame buffer ------------------------------------------------------------------------------
     def _in_entry(self, key: tuple[Any, ...], make: Callable[[ir.IRBuilder], ir.Value]) -> ir.Value:

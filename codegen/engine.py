@@ -22,7 +22,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import llvmlite.binding as llvm
 
@@ -45,6 +45,17 @@ TRACE_PASSES = (
 CODEGEN_LEVEL = {0: 0, 1: 1, 2: 2, 3: 3}
 
 
+class ObjectCache(Protocol):
+    """Where a module's object code may be found, keyed by its text and optimization level
+    (``codegen.cache.CodeCache``)."""
+
+    def load(self, ir_text: str, opt_level: int) -> bytes | None: ...
+
+    def store(self, ir_text: str, opt_level: int, obj: bytes) -> None: ...
+
+    def reject(self, ir_text: str, opt_level: int) -> None: ...
+
+
 @dataclasses.dataclass
 class CompiledModule:
     tracker: Any  # keeps the library's code alive
@@ -52,8 +63,9 @@ class CompiledModule:
     ir: str  # as generated
     opt_level: int
     code_bytes: int
-    compile_ms: float
+    compile_ms: float  # (loading and linking only, when the object code came from a cache)
     library: str
+    cached: bool = False  # its object code came from a cache (``codegen.cache``): LLVM did not run
 
     @property
     def opt_ir(self) -> str:
@@ -76,6 +88,7 @@ class Engine:
         self.builder: Any = None  # the pass builder and the trace pipeline, made at the first compilation
         self.trace_passes: Any = None
         self._names = itertools.count()
+        self.llvm_compiles = 0  # modules LLVM optimized and compiled to object code in this process
 
     def machine(self, opt: int) -> Any:
         tm = self.machines.get(opt)
@@ -94,24 +107,64 @@ class Engine:
     def unique(self, prefix: str) -> str:
         return f"{prefix}{next(self._names)}"
 
-    def compile(self, ir_text: str, exports: list[str], depends_on: list[str], opt_level: int) -> CompiledModule:
-        """Optimize, compile and link one module; return its exported symbols' addresses."""
+    def compile(
+        self,
+        ir_text: str,
+        exports: list[str],
+        depends_on: list[str],
+        opt_level: int,
+        imports: dict[str, int] | None = None,
+        cache: ObjectCache | None = None,
+    ) -> CompiledModule:
+        """Optimize, compile and link one module; return its exported symbols' addresses. imports: the
+        addresses of the module's own symbols (``codegen.symbols``). With a cache, the object code is looked
+        up there first (then neither LLVM's passes nor its code generator run) and stored there after LLVM
+        made it."""
+        start = time.perf_counter()
+        obj = cache.load(ir_text, opt_level) if cache is not None else None
+        cached = obj is not None
         with self.lock:
-            start = time.perf_counter()
-            module = self._optimized(ir_text, opt_level)
-            obj = self.machine(CODEGEN_LEVEL[opt_level]).emit_object(module)
-            library = self.unique("tracejit_lib")
-            builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-            for name, address in self.imports.items():
-                builder.import_symbol(name, address)
-            for dependency in depends_on:
-                builder.add_jit_library(dependency)
-            for name in exports:
-                builder.export_symbol(name)
-            tracker = builder.link(self.jit, library)
-            addresses = {name: tracker[name] for name in exports}
-            elapsed = (time.perf_counter() - start) * 1e3
-            return CompiledModule(tracker, addresses, ir_text, opt_level, len(obj), elapsed, library)
+            if obj is None:
+                obj = self._emit(ir_text, opt_level)
+            try:
+                tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
+            except RuntimeError:
+                if not cached:
+                    raise
+                assert cache is not None
+                cache.reject(ir_text, opt_level)  # (object code that does not link: made anew, never trusted)
+                cached = False
+                obj = self._emit(ir_text, opt_level)
+                tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
+        if cache is not None and not cached:
+            cache.store(ir_text, opt_level, obj)
+        elapsed = (time.perf_counter() - start) * 1e3
+        return CompiledModule(tracker, addresses, ir_text, opt_level, len(obj), elapsed, library, cached)
+
+    def _emit(self, ir_text: str, opt_level: int) -> bytes:
+        """The object code of ir_text: LLVM's passes and code generator (the lock held)."""
+        module = self._optimized(ir_text, opt_level)
+        obj = bytes(self.machine(CODEGEN_LEVEL[opt_level]).emit_object(module))
+        self.llvm_compiles += 1
+        return obj
+
+    def _link(
+        self, obj: bytes, exports: list[str], depends_on: list[str], imports: dict[str, int]
+    ) -> tuple[Any, dict[str, int], str]:
+        """Link object code as a new JIT library: its tracker, its exports' addresses and its name (the lock
+        held)."""
+        library = self.unique("tracejit_lib")
+        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+        for name, address in self.imports.items():
+            builder.import_symbol(name, address)
+        for name, address in imports.items():
+            builder.import_symbol(name, address)
+        for dependency in depends_on:
+            builder.add_jit_library(dependency)
+        for name in exports:
+            builder.export_symbol(name)
+        tracker = builder.link(self.jit, library)
+        return tracker, {name: tracker[name] for name in exports}, library
 
     def _optimized(self, ir_text: str, opt_level: int) -> Any:
         """Parse ir_text and run the optimization pipeline of opt_level on it (the lock held)."""

@@ -36,7 +36,8 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.engine import CompiledModule, engine
+from codegen.engine import CompiledModule, ObjectCache, engine
+from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, OWNED, POINTER_KINDS, Kind
 from runtime.frame import UNBOUND
 
@@ -86,34 +87,33 @@ _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
 _support_lock = threading.Lock()
-_support_keepalive: list[object] = []
+_support_symbols: list[ObjectSymbols] = []  # (keeps the objects its code points to alive)
 
 
-def support() -> CompiledModule:
+def support(cache: ObjectCache | None = None) -> CompiledModule:
     """The support library (compiled at the first call): ``tj_entry_classify`` and ``tj_entry_leave``, which
     the stubs call (generic code, kept out of each tree's module: LLVM compiles it once), and
-    ``tj_holds_unbound``."""
+    ``tj_holds_unbound``. cache: where its object code may be found (and is stored), if the first trace that
+    needs it is cached (``codegen.cache``)."""
     with _support_lock:
         if not _support:
             llvm = engine()
             module = ir.Module(name="tj_entry_support")
             module.triple = llvm.triple
             module.data_layout = llvm.data_layout
-
-            def pointer(obj: object) -> ir.Value:
-                _support_keepalive.append(obj)
-                return ir.Constant(I64, id(obj)).inttoptr(PTR)
-
-            stub = _Stub(module, {}, pointer)
+            symbols = ObjectSymbols(module, "tj_support")
+            stub = _Stub(module, {}, symbols.pointer)
             stub.build_classify()
             stub.build_unbox()
             stub.build_leave()
-            _build_holds_unbound(module, pointer)
-            compiled = llvm.compile(str(module), [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND], [], 2)
+            _build_holds_unbound(module, symbols.pointer)
+            exports = [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND]
+            compiled = llvm.compile(str(module), exports, [], 2, symbols.addresses, cache)
             # every later module imports them by address, as it does the C-API (under the engine's lock: a
             # compilation in the background reads the imports)
             with llvm.lock:
                 llvm.imports.update({name: compiled.addresses[name] for name in (CLASSIFY, UNBOX, LEAVE)})
+            _support_symbols.append(symbols)
             _support.append(compiled)
         return _support[0]
 
@@ -426,7 +426,7 @@ class _Stub:
         b.position_at_end(unboxed_ok)
 
         # 2. the tree, then its exit's state boxed into the list
-        active = ir.Constant(I64, active_address).inttoptr(I64.as_pointer())
+        active = ctx.symbols.variable("active", I64, active_address)
         b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
         b.store(b.add(b.load(active), ir.Constant(I64, 1)), active)
         exit_number = b.call(ctx.function, [buf])
