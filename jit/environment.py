@@ -8,6 +8,9 @@
 - ``TRACEJIT_DEBUG``: a yes/no value; yes prints the Python traceback of every internal error that made a
   recording give up (they are otherwise only counted in ``jit.stats(f)["aborts"]``), and keeps tracejit's own
   frames in the tracebacks of exceptions that leave jitted functions.
+- ``TRACEJIT_CACHE_DIR``: a directory; ``@jit(cache=True)`` keeps its entries there instead of next to the
+  source file (``codegen.cache``). Unset or empty: the default. Read when a cached function first looks an
+  entry up.
 - ``TRACEJIT_UPDATE_GOLDEN`` (yes/no) and ``TRACEJIT_FUZZ_EXAMPLES`` (a count) are read by the test suite only.
 
 A value that cannot be understood gives one ``jit.EnvironmentVariableWarning`` naming what is accepted, and is
@@ -19,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 import warnings
 
 from jit.errors import EnvironmentVariableWarning
@@ -40,6 +44,24 @@ def debug() -> bool:
 def dump_kinds() -> tuple[str, ...]:
     """``JIT_DUMP``: the dump kinds to print as traces compile, in the order given, without duplicates."""
     return _dump_kinds(os.environ.get("JIT_DUMP", ""))
+
+
+def cache_directory() -> str:
+    """``TRACEJIT_CACHE_DIR``: where ``@jit(cache=True)`` keeps its entries ("": the default)."""
+    return os.environ.get(CACHE_DIRECTORY, "")
+
+
+CACHE_DIRECTORY = "TRACEJIT_CACHE_DIR"
+
+
+def user_cache_directory() -> str:
+    """The user's cache directory: ``$XDG_CACHE_HOME`` or ``~/.cache`` (``%LOCALAPPDATA%`` on Windows,
+    ``~/Library/Caches`` on macOS)."""
+    if sys.platform == "win32":
+        return os.environ.get("LOCALAPPDATA") or os.path.expanduser("~")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches")
+    return os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 
 
 def flag(name: str) -> bool:

@@ -21,10 +21,12 @@ import functools
 import sys
 import threading
 import traceback
+import zlib
 from collections import Counter
 from typing import Any, Protocol
 
 from codegen import abi
+from codegen.cache import CodeCache
 from codegen.compile import LoweredTrace, compile_lowered, lower_trace
 from jit import background, environment
 from jit.aborts import Abort, Reason
@@ -52,6 +54,7 @@ class Jitted(Protocol):
     once a loop gets hot): its tier-1 code, options and namespaces, the loop headers the interpreter asks about
     (``hot_loops``), and a way to stop jitting it (and to take that back)."""
 
+    py_func: Any
     code: T1Code
     options: Options
     globals: dict[str, Any]
@@ -70,7 +73,10 @@ class Monitor:
         self.options = function.options
         self.layout = abi.Layout(self.code.nslots, self.code.max_stack)
         self.registry = TreeRegistry(len(self.code.loops))
-        self.runner = NativeRunner(self.layout, self.registry)
+        # the persistent code cache (option cache), and how many of this function's traces LLVM compiled
+        self.cache = CodeCache.for_function(function.py_func, self.code, self.options) if self.options.cache else None
+        self.llvm_compiles = 0
+        self.runner = NativeRunner(self.layout, self.registry, self.cache)
         self.loops: list[LoopState | None] = [None] * len(self.code.loops)
         self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
         self.recordings = 0  # started
@@ -301,8 +307,10 @@ class Monitor:
         registry = self.registry
         exits = registry.number_exits(trace)
         name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
-        # (fixed width: listings align their columns on symbol lengths, and golden tests compare them)
-        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{id(self) & 0xFFFF:04x}"
+        # (fixed width: listings align their columns on symbol lengths, and golden tests compare them; with a
+        # code cache, the same in every process: the symbol is part of the module's text, so of the cache's key)
+        suffix = self._stable_suffix if self.cache is not None else id(self) & 0xFFFF
+        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{suffix:04x}"
         lowered = lower_trace(
             trace,
             symbol=symbol,
@@ -310,8 +318,16 @@ class Monitor:
             globals_=self.function.globals,
             builtins_=self.function.builtins,
             active_address=self.runner.stubs_active_address,
+            cache=self.cache,
         )
         return lowered, exits
+
+    @functools.cached_property
+    def _stable_suffix(self) -> int:
+        """The last part of trace symbols with a code cache: from where the function is defined, not the address
+        of this monitor (two functions of the same name in one process still get different ones, mostly)."""
+        code = self.code
+        return zlib.crc32(f"{code.filename}:{code.qualname}:{code.firstlineno}".encode()) & 0xFFFF
 
     def _compile_in_background(
         self, recorder: Recorder, trace: Trace, lowered: LoweredTrace, exits: list[ExitDescriptor], depth: int
@@ -331,11 +347,13 @@ class Monitor:
         registry = self.registry
         try:
             try:
-                native = compile_lowered(lowered, self.options.opt_level)  # LLVM releases the GIL
+                native = compile_lowered(lowered, self.options.opt_level, self.cache)  # LLVM releases the GIL
             except Exception as exc:
                 self._compiler_error(recorder, exc)
                 return
             compiled = registry.add(trace, native, exits)
+            if not native.module.cached:
+                self.llvm_compiles += 1
             self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
             trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)
             if trace_kinds:

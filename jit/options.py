@@ -47,6 +47,10 @@ class Options:
     #: and the exit's state boxed in native code); False: in Python, as when a stub refuses an entry (to compare
     #: the two in benchmarks and tests)
     entry_stubs: bool = True
+    #: keep the object code of compiled traces on disk (``codegen.cache``), so that later processes running the
+    #: same function with the same options skip LLVM: ``__pycache__/tracejit/`` next to the source file, or the
+    #: user's cache directory, or ``TRACEJIT_CACHE_DIR``
+    cache: bool = False
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

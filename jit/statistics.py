@@ -40,6 +40,12 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
         "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
+        # traces whose object code LLVM made (the others came from the code cache: option cache)
+        "llvm_compiles": 0,
+        # the persistent code cache (option cache; codegen.cache): modules whose object code it held (hits), did
+        # not hold (misses), held unusable (rejects: damaged, or another key; compiled anew), entries written
+        # (stores) and entries that could not be (errors); and its directory (None: no cache, or not used yet)
+        "cache": {"hits": 0, "misses": 0, "rejects": 0, "stores": 0, "errors": 0, "directory": None},
         "code_bytes": 0,
         "code_bytes_compiled": 0,
         "trees": [],
@@ -69,6 +75,10 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["compile_ms_per_trace"] = [round(ms, 3) for _, ms, _ in compiled]
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
     out["compiles_pending"] = monitor.pending
+    out["llvm_compiles"] = monitor.llvm_compiles
+    cache = monitor.cache
+    if cache is not None:
+        out["cache"] = {**cache.counts(), "directory": cache.used_directory}
     out["code_bytes"] = sum(t.module.code_bytes for t in monitor.traces)  # held now
     out["code_bytes_compiled"] = sum(size for _, _, size in compiled)  # ever
     out["invalidated_trees"] = monitor.invalidated

@@ -286,13 +286,14 @@ _new_builtin.argtypes = [ctypes.POINTER(_MethodDef), ctypes.py_object, ctypes.py
 _holds_unbound: list[Any] = []
 
 
-def holds_unbound() -> Any:
+def holds_unbound(cache: Any = None) -> Any:
     """The builtin ``holds_unbound(values)``: does the tuple values hold the unbound marker? (Compiled with
-    the entry stubs' support library, at the first call: it needs LLVM.)"""
+    the entry stubs' support library, at the first call: it needs LLVM; or found in cache, a
+    ``codegen.cache.CodeCache``.)"""
     if not _holds_unbound:
         from codegen.entry import HOLDS_UNBOUND, support
 
-        _holds_unbound.append(entry_function(support().addresses[HOLDS_UNBOUND], HOLDS_UNBOUND))
+        _holds_unbound.append(entry_function(support(cache).addresses[HOLDS_UNBOUND], HOLDS_UNBOUND))
     return _holds_unbound[0]
 
 

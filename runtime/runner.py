@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import TYPE_CHECKING
 
 from codegen import abi
 from runtime.errors import internal
@@ -21,11 +22,14 @@ from runtime.native import NativeBuffer, Plans, holds_unbound
 from runtime.registry import TreeRegistry
 from runtime.trees import Tree
 
+if TYPE_CHECKING:
+    from codegen.engine import ObjectCache
+
 
 class NativeRunner:
     """Runs one function's trees (see the module's docstring)."""
 
-    def __init__(self, layout: abi.Layout, registry: TreeRegistry) -> None:
+    def __init__(self, layout: abi.Layout, registry: TreeRegistry, cache: ObjectCache | None = None) -> None:
         self.layout = layout
         self.registry = registry
         self.free_buffers: list[NativeBuffer] = []
@@ -36,7 +40,8 @@ class NativeRunner:
         self.stubs_active = ctypes.c_int64(0)
         self.stubs_active_address = ctypes.addressof(self.stubs_active)
         # holds_unbound(values): is a value the unbound marker (compared by identity, natively)?
-        self.holds_unbound = holds_unbound()
+        # (compiled with the entry stubs' support library, or found in cache: codegen.cache)
+        self.holds_unbound = holds_unbound(cache)
         self.native_entries = 0
         self.native_iterations = 0  # loop iterations those entries ran (trees called included)
         self.exits_to_interpreter = 0

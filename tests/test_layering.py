@@ -74,7 +74,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "backend": (
         "codegen.capi",
         "codegen.abi",
+        "codegen.symbols",
         "codegen.engine",
+        "codegen.cache",
         "codegen.ownership",
         "codegen.context",
         "codegen.lower",
