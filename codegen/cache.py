@@ -13,12 +13,16 @@ The key of an entry is a SHA-256 digest of everything the object code may depend
 - the module's text (which holds the trace: its uops as lowered, its entry type map, the buffer layout, the
   names and exits of the trees it calls or jumps into) and the optimization level;
 - the function: its source text, its CPython code object (``marshal``), its tier-1 code, its options;
-- tracejit: its version and a digest of its own source files (any change of tracejit's is a new key);
+- tracejit: a digest of its own source files (its version, and more: any change of tracejit's is a new key);
 - CPython: ``sys.implementation.cache_tag``, the version and build, ``ABIFLAGS``, ``SOABI``, ``Py_DEBUG``,
   ``Py_GIL_DISABLED``;
 - LLVM: its version, llvmlite's, the target triple, the host CPU's name and features, the pass pipeline.
 Only an entry whose key equals the module's is ever loaded; a change of anything above is a different key, so
-a miss (the old entry stays on disk, unused).
+a miss (the old entry stays on disk, unused). One module is shared by every function: the entry stubs' support
+library (``codegen.entry.support``), compiled once per process. Its text is decided by tracejit's source, the
+CPython build and llvmlite, all in the key, so its entry is keyed by its name instead (``tracejit-<key>.tjc``,
+no function's context in the key), and a process that finds it never builds the module (tens of milliseconds
+of Python); the objects it refers to are bound by a fixed table.
 
 Storage: one file per entry, ``<module>.<qualname>-<key digest>.tjc``, in ``__pycache__/tracejit/`` next to
 the function's source file, or ``tracejit/`` in the user's cache directory (``$XDG_CACHE_HOME``, else
@@ -37,7 +41,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import inspect
 import json
 import marshal
@@ -61,6 +64,7 @@ FORMAT = 1
 SUFFIX = ".tjc"
 # magic, format, payload length, key digest, payload digest
 _HEADER = struct.Struct("<8sIQ32s32s")
+SHARED = "tracejit"  # the file name prefix of the entries of shared modules
 ENVIRONMENT_VARIABLE = environment_variables.CACHE_DIRECTORY
 _PACKAGES = ("jit", "codegen", "runtime")
 
@@ -103,11 +107,12 @@ class CodeCache:
         return self._directory
 
     # --- what the engine calls (codegen.engine.ObjectCache) --------------------------------------------
-    def load(self, ir_text: str, opt_level: int) -> bytes | None:
-        """The object code of the entry for this module, or None (a miss, or an entry rejected)."""
-        key = self.key(ir_text, opt_level)
+    def load(self, text: str, opt_level: int, shared: bool = False) -> bytes | None:
+        """The object code of the entry for the module of this text (shared: of this name, in every function's
+        cache), or None (a miss, or an entry rejected)."""
+        key = self.key(text, opt_level, shared)
         try:
-            with open(self.path(key), "rb") as file:
+            with open(self.path(key, shared), "rb") as file:
                 data = file.read()
         except OSError:  # (none, or an unreadable directory: then storing fails too, and is counted)
             self._count("misses")
@@ -116,17 +121,17 @@ class CodeCache:
         self._count("hits" if payload is not None else "rejects")
         return payload
 
-    def store(self, ir_text: str, opt_level: int, obj: bytes) -> None:
+    def store(self, text: str, opt_level: int, obj: bytes, shared: bool = False) -> None:
         """Write the entry of this module (atomically; a failure is only counted)."""
-        key = self.key(ir_text, opt_level)
+        key = self.key(text, opt_level, shared)
         try:
-            write_entry(self.path(key), key, obj)
+            write_entry(self.path(key, shared), key, obj)
         except OSError:
             self._count("errors")
         else:
             self._count("stores")
 
-    def reject(self, ir_text: str, opt_level: int) -> None:
+    def reject(self, text: str, opt_level: int, shared: bool = False) -> None:
         """The object code load gave would not link: count it as rejected, not as a hit (it is compiled anew and
         stored over the entry)."""
         with self._lock:
@@ -134,16 +139,17 @@ class CodeCache:
             self.rejects += 1
 
     # --- keys and files --------------------------------------------------------------------------------
-    def key(self, ir_text: str, opt_level: int) -> bytes:
-        """The digest of everything the object code of the module ir_text may depend on."""
+    def key(self, text: str, opt_level: int, shared: bool = False) -> bytes:
+        """The digest of everything the object code of the module of this text (or shared: name) may depend on."""
         digest = hashlib.sha256()
-        for part in (b"tracejit code cache", environment(), self.context, str(opt_level).encode(), ir_text.encode()):
+        context = b"shared" if shared else self.context
+        for part in (b"tracejit code cache", environment(), context, str(opt_level).encode(), text.encode()):
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.digest()
 
-    def path(self, key: bytes) -> str:
-        return os.path.join(self.directory, f"{self.name}-{key.hex()}{SUFFIX}")
+    def path(self, key: bytes, shared: bool = False) -> str:
+        return os.path.join(self.directory, f"{SHARED if shared else self.name}-{key.hex()}{SUFFIX}")
 
     def counts(self) -> dict[str, int]:
         return {
@@ -253,8 +259,7 @@ def environment() -> bytes:
     """What a key holds about tracejit, CPython and LLVM in this process (computed once)."""
     machine = engine_module.engine()
     parts = {
-        "tracejit": _version(),
-        "tracejit_source": source_digest(),
+        "tracejit": source_digest(),
         "cache_tag": sys.implementation.cache_tag,
         "python": sys.version,
         "hexversion": sys.hexversion,
@@ -271,13 +276,6 @@ def environment() -> bytes:
         "codegen_levels": sorted(engine_module.CODEGEN_LEVEL.items()),
     }
     return json.dumps(parts, sort_keys=True, default=str).encode()
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("tracejit")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 @functools.cache

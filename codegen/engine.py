@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import llvmlite.binding as llvm
@@ -46,14 +47,14 @@ CODEGEN_LEVEL = {0: 0, 1: 1, 2: 2, 3: 3}
 
 
 class ObjectCache(Protocol):
-    """Where a module's object code may be found, keyed by its text and optimization level
-    (``codegen.cache.CodeCache``)."""
+    """Where a module's object code may be found, keyed by its text (or, shared, by a name it has in every
+    function's cache) and optimization level (``codegen.cache.CodeCache``)."""
 
-    def load(self, ir_text: str, opt_level: int) -> bytes | None: ...
+    def load(self, text: str, opt_level: int, shared: bool = False) -> bytes | None: ...
 
-    def store(self, ir_text: str, opt_level: int, obj: bytes) -> None: ...
+    def store(self, text: str, opt_level: int, obj: bytes, shared: bool = False) -> None: ...
 
-    def reject(self, ir_text: str, opt_level: int) -> None: ...
+    def reject(self, text: str, opt_level: int, shared: bool = False) -> None: ...
 
 
 @dataclasses.dataclass
@@ -109,22 +110,28 @@ class Engine:
 
     def compile(
         self,
-        ir_text: str,
+        ir_text: str | Callable[[], str],
         exports: list[str],
         depends_on: list[str],
         opt_level: int,
         imports: dict[str, int] | None = None,
         cache: ObjectCache | None = None,
+        shared_key: str | None = None,
     ) -> CompiledModule:
         """Optimize, compile and link one module; return its exported symbols' addresses. imports: the
         addresses of the module's own symbols (``codegen.symbols``). With a cache, the object code is looked
         up there first (then neither LLVM's passes nor its code generator run) and stored there after LLVM
-        made it."""
+        made it; by the module's text, or by shared_key, a name the module is known by in every function's
+        cache (then ir_text may be a function making the text, called only if LLVM must compile it)."""
         start = time.perf_counter()
-        obj = cache.load(ir_text, opt_level) if cache is not None else None
+        shared = shared_key is not None
+        key = shared_key if shared_key is not None else ir_text
+        assert isinstance(key, str)
+        obj = cache.load(key, opt_level, shared) if cache is not None else None
         cached = obj is not None
         with self.lock:
             if obj is None:
+                ir_text = ir_text if isinstance(ir_text, str) else ir_text()
                 obj = self._emit(ir_text, opt_level)
             try:
                 tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
@@ -132,14 +139,16 @@ class Engine:
                 if not cached:
                     raise
                 assert cache is not None
-                cache.reject(ir_text, opt_level)  # (object code that does not link: made anew, never trusted)
+                cache.reject(key, opt_level, shared)  # (object code that does not link: made anew, never trusted)
                 cached = False
+                ir_text = ir_text if isinstance(ir_text, str) else ir_text()
                 obj = self._emit(ir_text, opt_level)
                 tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
         if cache is not None and not cached:
-            cache.store(ir_text, opt_level, obj)
+            cache.store(key, opt_level, obj, shared)
         elapsed = (time.perf_counter() - start) * 1e3
-        return CompiledModule(tracker, addresses, ir_text, opt_level, len(obj), elapsed, library, cached)
+        text = ir_text if isinstance(ir_text, str) else ""  # (a shared module found in the cache: never made)
+        return CompiledModule(tracker, addresses, text, opt_level, len(obj), elapsed, library, cached)
 
     def _emit(self, ir_text: str, opt_level: int) -> bytes:
         """The object code of ir_text: LLVM's passes and code generator (the lock held)."""

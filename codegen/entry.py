@@ -88,6 +88,31 @@ _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
 _support_lock = threading.Lock()
 _support_symbols: list[ObjectSymbols] = []  # (keeps the objects its code points to alive)
+#: the key the support library's object code is cached by (``codegen.cache``: in every function's cache, with
+#: tracejit's source files, CPython's build and LLVM in the key, which decide its text)
+SUPPORT_KEY = "tracejit entry stubs' support library"
+
+
+def _support_objects() -> tuple[object, ...]:
+    """Every object the support library may refer to, in a fixed order: each is bound to the symbol of its
+    index, so the bindings are known without making the library's module (a cached library is never made)."""
+    objects: list[object] = []
+    for obj in (
+        int,
+        float,
+        bool,
+        True,
+        False,
+        None,
+        UNBOUND,
+        SystemError,
+        64,
+        *_EXACT_TYPES.values(),
+        *_METHODS.values(),
+    ):
+        if not any(obj is known for known in objects):
+            objects.append(obj)
+    return tuple(objects)
 
 
 def support(cache: ObjectCache | None = None) -> CompiledModule:
@@ -98,17 +123,22 @@ def support(cache: ObjectCache | None = None) -> CompiledModule:
     with _support_lock:
         if not _support:
             llvm = engine()
-            module = ir.Module(name="tj_entry_support")
-            module.triple = llvm.triple
-            module.data_layout = llvm.data_layout
-            symbols = ObjectSymbols(module, "tj_support")
-            stub = _Stub(module, {}, symbols.pointer)
-            stub.build_classify()
-            stub.build_unbox()
-            stub.build_leave()
-            _build_holds_unbound(module, symbols.pointer)
+            symbols = ObjectSymbols(None, "tj_support", _support_objects())
+
+            def make() -> str:
+                module = ir.Module(name="tj_entry_support")
+                module.triple = llvm.triple
+                module.data_layout = llvm.data_layout
+                symbols.module = module
+                stub = _Stub(module, {}, symbols.pointer)
+                stub.build_classify()
+                stub.build_unbox()
+                stub.build_leave()
+                _build_holds_unbound(module, symbols.pointer)
+                return str(module)
+
             exports = [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND]
-            compiled = llvm.compile(str(module), exports, [], 2, symbols.addresses, cache)
+            compiled = llvm.compile(make, exports, [], 2, symbols.addresses, cache, SUPPORT_KEY)
             # every later module imports them by address, as it does the C-API (under the engine's lock: a
             # compilation in the background reads the imports)
             with llvm.lock:

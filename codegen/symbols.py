@@ -23,21 +23,36 @@ from codegen.capi import I8
 class ObjectSymbols:
     """The symbols of one module: made on first use, with the addresses linking binds them to."""
 
-    def __init__(self, module: ir.Module, prefix: str) -> None:
+    def __init__(self, module: ir.Module | None, prefix: str, fixed: tuple[object, ...] | None = None) -> None:
         self.module = module
         self.prefix = prefix
         self.addresses: dict[str, int] = {}  # symbol -> its address in this process (the linker's imports)
         self.keepalive: list[Any] = []  # the objects symbols point to (the code holds no reference of its own)
         self._objects: dict[int, ir.GlobalVariable] = {}  # id(obj) -> its symbol
+        # fixed: the objects the module may refer to, given in advance, each bound to the symbol of its index
+        # whether the module uses it or not (so the bindings are known without making the module)
+        self._fixed: dict[int, int] | None = None
+        if fixed is not None:
+            self._fixed = {id(obj): index for index, obj in enumerate(fixed)}
+            self.keepalive.extend(fixed)
+            self.addresses.update({self._name(index): id(obj) for index, obj in enumerate(fixed)})
 
     def pointer(self, obj: object) -> ir.Value:
         """An ``i8*`` to obj, kept alive as long as this table is."""
         known = self._objects.get(id(obj))
         if known is None:
-            name = f"{self.prefix}_o{len(self._objects)}"
-            known = self._objects[id(obj)] = self._declare(name, I8, id(obj))
-            self.keepalive.append(obj)
+            if self._fixed is None:
+                self.keepalive.append(obj)
+                index = len(self._objects)
+                self.addresses[self._name(index)] = id(obj)
+            else:
+                index = self._fixed[id(obj)]  # (KeyError: an object missing from the table given)
+            assert self.module is not None
+            known = self._objects[id(obj)] = ir.GlobalVariable(self.module, I8, self._name(index))
         return known
+
+    def _name(self, index: int) -> str:
+        return f"{self.prefix}_o{index}"
 
     def variable(self, name: str, ty: ir.Type, address: int) -> ir.GlobalVariable:
         """A ``ty*`` to a variable at address in this process (owned by the caller, which keeps it alive)."""
@@ -45,6 +60,7 @@ class ObjectSymbols:
 
     def _declare(self, name: str, ty: ir.Type, address: int) -> ir.GlobalVariable:
         assert name not in self.addresses, name
+        assert self.module is not None
         variable = ir.GlobalVariable(self.module, ty, name)  # (no initializer: an external declaration)
         self.addresses[name] = address
         return variable
