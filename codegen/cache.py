@@ -32,7 +32,8 @@ object code. It is written to a temporary file in the same directory and renamed
 atomic), so a reader sees a whole entry or none, and processes that store the same entry at once each write a
 whole, identical one. An entry with another magic, format, key, length or checksum (truncated, damaged, or
 written by something else) is rejected: compiled anew and overwritten, never trusted; so is one whose object
-code does not link. Failing to read or write the directory only costs the cache: the code is compiled as
+code does not link. A module whose text holds a constant address (which lowering never writes) is never
+cached: counted as uncacheable. Failing to read or write the directory only costs the cache: the code is compiled as
 without it. The cache runs code it finds in that directory: it must not be writable by anyone you would not let
 change your source files (as for ``.pyc`` files).
 """
@@ -45,6 +46,7 @@ import inspect
 import json
 import marshal
 import os
+import re
 import secrets
 import struct
 import sys
@@ -84,6 +86,7 @@ class CodeCache:
         self.rejects = 0  # entries found unusable (damaged, another key, not linkable): compiled anew
         self.stores = 0  # entries written
         self.errors = 0  # entries that could not be written (the directory is not writable, the disk is full...)
+        self.uncacheable = 0  # modules holding an address of this process (never cached: see holds_an_address)
 
     @classmethod
     def for_function(cls, func: types.FunctionType, tier1: Any, options: Any) -> CodeCache:
@@ -110,6 +113,9 @@ class CodeCache:
     def load(self, text: str, opt_level: int, shared: bool = False) -> bytes | None:
         """The object code of the entry for the module of this text (shared: of this name, in every function's
         cache), or None (a miss, or an entry rejected)."""
+        if not shared and holds_an_address(text):
+            self._count("uncacheable")
+            return None
         key = self.key(text, opt_level, shared)
         try:
             with open(self.path(key, shared), "rb") as file:
@@ -123,6 +129,8 @@ class CodeCache:
 
     def store(self, text: str, opt_level: int, obj: bytes, shared: bool = False) -> None:
         """Write the entry of this module (atomically; a failure is only counted)."""
+        if not shared and holds_an_address(text):
+            return  # (counted by load)
         key = self.key(text, opt_level, shared)
         try:
             write_entry(self.path(key, shared), key, obj)
@@ -158,11 +166,23 @@ class CodeCache:
             "rejects": self.rejects,
             "stores": self.stores,
             "errors": self.errors,
+            "uncacheable": self.uncacheable,
         }
 
     def _count(self, name: str) -> None:
         with self._lock:
             setattr(self, name, getattr(self, name) + 1)
+
+
+#: a constant address: an integer other than 0 turned into a pointer, as an instruction or a constant expression
+_ADDRESS = re.compile(r"\binttoptr \(?i64 (?!0 )-?\d")
+
+
+def holds_an_address(ir_text: str) -> bool:
+    """Does a module's text hold a pointer made from a constant integer (an address of this process)? Lowering
+    makes none (objects are symbols: ``codegen.symbols``); a module that did would mean something else in
+    another process, so the cache never stores nor loads one (a safety net for lowerings written later)."""
+    return _ADDRESS.search(ir_text) is not None
 
 
 def read_entry(data: bytes, key: bytes) -> bytes | None:

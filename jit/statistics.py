@@ -44,8 +44,9 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "llvm_compiles": 0,
         # the persistent code cache (option cache; codegen.cache): modules whose object code it held (hits), did
         # not hold (misses), held unusable (rejects: damaged, or another key; compiled anew), entries written
-        # (stores) and entries that could not be (errors); and its directory (None: no cache, or not used yet)
-        "cache": {"hits": 0, "misses": 0, "rejects": 0, "stores": 0, "errors": 0, "directory": None},
+        # (stores), entries that could not be (errors), modules never cached because their text holds an address
+        # (uncacheable: lowering writes none); and its directory (None: no cache, or not used yet)
+        "cache": {"hits": 0, "misses": 0, "rejects": 0, "stores": 0, "errors": 0, "uncacheable": 0, "directory": None},
         "code_bytes": 0,
         "code_bytes_compiled": 0,
         "trees": [],

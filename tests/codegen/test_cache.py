@@ -127,6 +127,31 @@ def test_a_second_process_links_the_stored_code_and_runs_no_llvm(tmp_path):
     assert _entries(source / "__pycache__" / "tracejit") == entries
 
 
+@pytest.mark.slow
+def test_processes_storing_at_once_leave_whole_entries(tmp_path):
+    source = _kernels(tmp_path)
+    store = tmp_path / "store"
+    script = source / "run.py"
+    script.write_text(textwrap.dedent(SCRIPT.format(directory=str(source), options=TEST_OPTIONS)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env[cache_module.ENVIRONMENT_VARIABLE] = str(store)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(3)
+    ]
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        _assert_ran(json.loads(out.strip().splitlines()[-1]))
+    assert [p.name for p in store.iterdir() if not p.name.endswith(cache_module.SUFFIX) or p.name.startswith(".")] == []
+    after = _run(source, store)
+    _assert_ran(after)
+    assert after["engine_llvm"] == 0
+    assert all(after[name]["cache"]["rejects"] == after[name]["cache"]["misses"] == 0 for name in ("nested", "words"))
+
+
 def _damage(entries: list[Path]) -> None:
     """Damage every entry a different way: a flipped payload byte, truncation, another key, another format,
     object code that is not object code (with a correct checksum), an empty file."""
@@ -256,7 +281,15 @@ def test_without_the_option_no_file_is_touched(tmp_path, monkeypatch):
     assert f(300) == loops(300)
     assert_native(f)
     stats = jit.stats(f)
-    assert stats["cache"] == {"hits": 0, "misses": 0, "rejects": 0, "stores": 0, "errors": 0, "directory": None}
+    assert stats["cache"] == {
+        "hits": 0,
+        "misses": 0,
+        "rejects": 0,
+        "stores": 0,
+        "errors": 0,
+        "uncacheable": 0,
+        "directory": None,
+    }
     assert not store.exists() and opened == []
 
 
@@ -273,6 +306,20 @@ def test_a_module_refers_to_no_address(tmp_path, monkeypatch):
         assert re.search(r"@\"?tj_loops_root0_0_[0-9a-f]{4}_o0\"? = external global i8", ir), ir[:3000]
         texts.append(ir)
     assert texts[0] == texts[1]
+
+
+def test_a_module_holding_an_address_is_never_cached(tmp_path):
+    assert cache_module.holds_an_address("  %p = inttoptr i64 140000123 to i8*")
+    assert cache_module.holds_an_address("  store i64 1, i64* inttoptr (i64 94000 to i64*)")
+    assert cache_module.holds_an_address("  %p = inttoptr i64 -5 to i8*")
+    assert not cache_module.holds_an_address("  %p = inttoptr i64 0 to i8*")
+    assert not cache_module.holds_an_address("  %p = inttoptr i64 %x to i8*")
+    store = cache_module.CodeCache("f", b"context", directory=str(tmp_path))
+    text = "define i8* @f() {\n  ret i8* inttoptr (i64 94000 to i8*)\n}\n"
+    assert store.load(text, 2) is None
+    store.store(text, 2, b"object code")
+    assert os.listdir(tmp_path) == [] and store.load(text, 2) is None
+    assert store.counts()["uncacheable"] == 2 and store.counts()["misses"] == 0
 
 
 def test_an_unwritable_directory_costs_only_the_cache(tmp_path, monkeypatch):
