@@ -362,3 +362,25 @@ def test_numpy_ufunc_loops_are_symbols_too(tmp_path, monkeypatch):
         counts.append(jit.stats(f)["cache"])
     assert counts[0]["stores"] > 0 and counts[0]["uncacheable"] == 0
     assert counts[1]["hits"] == counts[0]["stores"] and counts[1]["misses"] == 0
+
+
+def test_background_compilation_uses_the_cache(tmp_path, monkeypatch):
+    from jit import background
+
+    monkeypatch.setenv(cache_module.ENVIRONMENT_VARIABLE, str(tmp_path))
+    made = []
+    for _ in range(2):
+        f = _cached(loops, sync_compile=False)
+        for _ in range(5):
+            assert f(300) == loops(300)
+        assert background.compiler().drain()
+        for _ in range(3):  # (now with the installed code)
+            assert f(300) == loops(300)
+        made.append(jit.stats(f))
+    first, second = made
+    # (the support library, if this process had not compiled it yet, is stored as well)
+    assert first["cache"]["stores"] >= first["llvm_compiles"] == first["traces_compiled"] > 0
+    assert first["cache"]["hits"] == first["cache"]["rejects"] == 0
+    assert second["cache"]["hits"] > 0 and second["cache"]["rejects"] == 0
+    assert second["llvm_compiles"] == second["traces_compiled"] - second["cache"]["hits"]
+    assert first["native_entries"] > 0 and second["native_entries"] > 0
