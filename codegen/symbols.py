@@ -51,6 +51,18 @@ class ObjectSymbols:
             known = self._objects[id(obj)] = ir.GlobalVariable(self.module, I8, self._name(index))
         return known
 
+    def address(self, name: str, address: int) -> ir.GlobalVariable:
+        """An ``i8*`` to code or data at address in this process, outside Python's objects (a C function, a
+        library's static data), named for what it is: the same name must mean the same thing in every process
+        (one symbol per name)."""
+        full = f"{self.prefix}_{name}"
+        if full in self.addresses:
+            assert self.addresses[full] == address, full
+            known = self.module.get_global(full) if self.module is not None else None
+            assert isinstance(known, ir.GlobalVariable)
+            return known
+        return self._declare(full, I8, address)
+
     def _name(self, index: int) -> str:
         return f"{self.prefix}_o{index}"
 

@@ -51,6 +51,13 @@ def explain_report(state: JitFunction) -> str:
             status = f"{status}; {_cpython_status(state, loop.index)}"
         lines.append(f"  loop {loop.index} ({loop.kind}) at line {loop.line}: {status}")
     monitor = state.monitor
+    if monitor is not None and monitor.cache is not None:
+        counts = monitor.cache.counts()
+        where = monitor.cache.used_directory or "not used yet"
+        lines.append(
+            f"  code cache ({where}): {counts['hits']} module(s) found, {counts['misses']} not found, "
+            f"{counts['rejects']} rejected, {counts['stores']} stored; LLVM compiled {monitor.llvm_compiles} trace(s)"
+        )
     if monitor is not None and monitor.abort_reasons:
         lines.append("  recordings that gave up:")
         for reason, count in monitor.abort_reasons.most_common(10):

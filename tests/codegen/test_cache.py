@@ -247,6 +247,11 @@ def test_a_new_instance_hits_and_the_results_match_cpython(tmp_path, monkeypatch
         stats = jit.stats(f)
         assert stats["cache"]["hits"] == stats["traces_compiled"] > 0
         assert stats["cache"]["misses"] == 0 and stats["llvm_compiles"] == 0
+        hits = stats["cache"]["hits"]
+        assert (
+            f"code cache ({tmp_path}): {hits} module(s) found, 0 not found, 0 rejected, 0 stored; LLVM compiled 0"
+            in (jit.explain(f))
+        )
 
 
 def test_changed_options_or_source_miss(tmp_path, monkeypatch):
@@ -331,3 +336,51 @@ def test_an_unwritable_directory_costs_only_the_cache(tmp_path, monkeypatch):
     assert_native(f)
     stats = jit.stats(f)
     assert stats["cache"]["errors"] == stats["traces_compiled"] > 0 and stats["cache"]["stores"] == 0
+
+
+def test_numpy_ufunc_loops_are_symbols_too(tmp_path, monkeypatch):
+    """NumPy's inner loops and the C library's floating-point status functions are reached through symbols
+    (named for what they are), so a trace calling them is cached and found again."""
+    np = pytest.importorskip("numpy")
+    monkeypatch.setenv(cache_module.ENVIRONMENT_VARIABLE, str(tmp_path))
+    namespace = {"np": np}
+    text = "def waves(a):\n    total = 0.0\n    for i in range(len(a)):\n        total += np.sin(a[i]) + np.exp(a[i])\n    return total\n"
+    path = tmp_path / "waves.py"
+    path.write_text(text)
+    exec(compile(text, str(path), "exec"), namespace)
+    waves = namespace["waves"]
+    data = np.linspace(0.0, 3.0, 300)
+    counts = []
+    for _ in range(2):
+        f = _cached(waves)
+        assert repr(f(data)) == repr(waves(data))
+        assert_native(f)
+        ir = jit.dump(f, "ir")
+        assert "_NP_UFUNC_LOOP" in jit.dump(f, "uops")
+        assert re.findall(r"inttoptr \(?i64 [1-9]", ir) == []
+        assert re.search(r"@\"?tj_waves_root0_0_[0-9a-f]{4}_np_sin_d\"? = external global i8", ir)
+        counts.append(jit.stats(f)["cache"])
+    assert counts[0]["stores"] > 0 and counts[0]["uncacheable"] == 0
+    assert counts[1]["hits"] == counts[0]["stores"] and counts[1]["misses"] == 0
+
+
+def test_background_compilation_uses_the_cache(tmp_path, monkeypatch):
+    from jit import background
+
+    monkeypatch.setenv(cache_module.ENVIRONMENT_VARIABLE, str(tmp_path))
+    made = []
+    for _ in range(2):
+        f = _cached(loops, sync_compile=False)
+        for _ in range(5):
+            assert f(300) == loops(300)
+        assert background.compiler().drain()
+        for _ in range(3):  # (now with the installed code)
+            assert f(300) == loops(300)
+        made.append(jit.stats(f))
+    first, second = made
+    # (the support library, if this process had not compiled it yet, is stored as well)
+    assert first["cache"]["stores"] >= first["llvm_compiles"] == first["traces_compiled"] > 0
+    assert first["cache"]["hits"] == first["cache"]["rejects"] == 0
+    assert second["cache"]["hits"] > 0 and second["cache"]["rejects"] == 0
+    assert second["llvm_compiles"] == second["traces_compiled"] - second["cache"]["hits"]
+    assert first["native_entries"] > 0 and second["native_entries"] > 0
