@@ -33,6 +33,9 @@ from jit.trace import Snapshot, Trace, TraceEnd, Value
 
 #: the kinds whose values are always owned references (a constant of such a kind aside: borrowed)
 OWNED_KINDS = frozenset({Kind.INT_OBJECT})
+#: the kinds a slot may hold an owned reference of (an int object, a list or tuple built by the trace): where
+#: an exit writes such a slot, the reference the buffer held to its former value is released if its tag says so
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
 ENTRY = -1  # the position of values the trace starts with
 
 
@@ -44,11 +47,26 @@ class Ownership:
         self.last: dict[int, int] = {}
         self.values: dict[int, Value] = {}
         self._states: dict[int, Counter[int]] = {}
-        for value in trace.entry_stack.values():
-            if value.kind in OWNED_KINDS:
+        for index, value in trace.entry_stack.items():
+            if value.kind in OWNED_KINDS or index in trace.owned_entry_stack:
                 self._define(value, ENTRY)
-        #: the entry slots loaded with a reference of the trace's own
+        owns = {uop.out.id for uop in trace.uops if uop.out is not None and uop.op.owns and not uop.out.is_const}
+        looping = trace.end is TraceEnd.LOOP
+        end = trace.end_snapshot.outer.slots if looping and trace.end_snapshot is not None else {}
+        #: the entry slots loaded with a reference of the trace's own: of an owned kind, or (a looping root)
+        #: a slot into which an owned value flows at the back-edge (its phi holds one from then on)
         self.entry_slots = {slot: v for slot, v in trace.entry_slots.items() if v.kind in OWNED_KINDS}
+        grown = True
+        while grown:  # (a value flowing from one slot's phi into another's: `a, b = b, []`)
+            grown = False
+            for slot, v in trace.entry_slots.items():
+                if (
+                    slot not in self.entry_slots
+                    and slot in end
+                    and (end[slot].id in owns or end[slot] in self.entry_slots.values())
+                ):
+                    self.entry_slots[slot] = v
+                    grown = True
         for value in self.entry_slots.values():
             self._define(value, ENTRY)
         for position, uop in enumerate(trace.uops):
@@ -58,6 +76,9 @@ class Ownership:
             if uop.exit is not None:
                 for value_id in self.state(trace, uop.exit.snapshot):
                     self.last[value_id] = position
+            if uop.name == "_CALL_TREE":  # handed over to the buffer, taken back after the next uop's guard
+                for value_id in self.slot_state(trace, uop.operand.snapshot):
+                    self.last[value_id] = max(self.last[value_id], position + 1)
             if uop.out is not None and (uop.op.owns or uop.out.kind in OWNED_KINDS) and not uop.out.is_const:
                 assert uop.op.owns, f"{uop.name} makes a {uop.out.kind.short} without owning it"
                 self._define(uop.out, position)
@@ -85,7 +106,8 @@ class Ownership:
                 flows = end[slot]
                 if flows is value:
                     continue
-                assert flows.is_const or flows.id in self.defined, f"{flows} flows into slot {slot} unowned"
+                # (else a constant, or a list or tuple the frame keeps alive: the latch takes a reference)
+                assert flows.is_const or flows.id in self.defined or flows.kind not in OWNED_KINDS, flows
                 self.carried[flows.id] += 1
                 self.carried_values[flows.id] = flows
                 if flows.id in self.defined:
@@ -115,6 +137,16 @@ class Ownership:
                     if value.id in self.defined:
                         known[value.id] += 1
             self._states[id(snapshot)] = known
+        return known
+
+    def slot_state(self, trace: Trace, snapshot: Snapshot) -> Counter[int]:
+        """How many slots of the interpreter's state at snapshot hold each owned value."""
+        known: Counter[int] = Counter()
+        if self.defined:
+            (frame,) = exit_resume(trace, snapshot)
+            for slot in frame.slots:
+                if slot.hold is Hold.VALUE and slot.value is not None and slot.value.id in self.defined:
+                    known[slot.value.id] += 1
         return known
 
     def live_at(self, position: int) -> list[Value]:
