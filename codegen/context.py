@@ -95,7 +95,6 @@ class LowerContext:
         # the uop being lowered
         self.ownership = Ownership(trace)
         self.position = ENTRY
-        self.pending_guard: tuple[ir.Value, Uop] | None = None  # (guard_later)
         self.call_handed: Counter[int] = Counter()  # the owned values the last inner tree's call handed over
 
     # --- values ----------------------------------------------------------------------------------------
@@ -321,9 +320,7 @@ class LowerContext:
     # --- guards and exits ------------------------------------------------------------------------------
     def guard(self, ok: ir.Value, uop: Uop, before_exit: Callable[[], None] | None = None) -> None:
         """Continue if ok, else leave through uop's exit. (A guard with nothing to do before its exit, no
-        owned value to release, branches straight to the block that writes its exit's state.) The guards
-        deferred before it are checked first (``guard_later``)."""
-        self.flush_guards()
+        owned value to release, branches straight to the block that writes its exit's state.)"""
         b = self.builder
         assert uop.exit is not None
         exit = uop.exit
@@ -342,26 +339,6 @@ class LowerContext:
             self.exit_stub(exit)
         branch.set_weights([1000, 1])
         b.position_at_end(cont)
-
-    def guard_later(self, ok: ir.Value, uop: Uop) -> None:
-        """A guard that may be checked together with the next ones, until a uop that is not pure is lowered
-        (``flush_guards``): one branch for them all, leaving through the first one's exit. Exact, since nothing
-        between the first and the check changes what the interpreter sees, and the first exit's state was
-        computed before it (the interpreter redoes everything from there, the operations of the later guards
-        too). Checked at once where an owned value is live (its release depends on the position)."""
-        if self.ownership.live_at(self.position):
-            self.guard(ok, uop)
-        elif self.pending_guard is None:
-            self.pending_guard = (ok, uop)
-        else:
-            self.pending_guard = (self.builder.and_(self.pending_guard[0], ok), self.pending_guard[1])
-
-    def flush_guards(self) -> None:
-        """Check the guards ``guard_later`` deferred (if any)."""
-        if self.pending_guard is not None:
-            ok, uop = self.pending_guard
-            self.pending_guard = None
-            self.guard(ok, uop)
 
     def exit_stub(self, exit: ExitPoint) -> None:
         """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""

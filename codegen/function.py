@@ -83,7 +83,6 @@ def build(ctx: LowerContext) -> None:
 
     for position, uop in enumerate(trace.uops):
         if uop.name == "_JUMP_TO_TOP":
-            ctx.flush_guards()
             # each slot phi of an owned kind starts the next iteration with a reference of its own
             for value, count in ctx.ownership.latch_references():
                 for _ in range(count):
@@ -151,8 +150,6 @@ def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
     """Lower one uop; position: its index in trace.uops (None for a hoisted guard), after which the owned
     values it last needs are released (codegen.ownership)."""
-    if not uop.op.pure:
-        ctx.flush_guards()  # (before the position moves on: the deferred guards leave from the earlier one)
     if position is not None:
         ctx.position = position
     if uop.name == "_CHECK_PERIODIC":
@@ -187,10 +184,7 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
     for hoisted in ctx.trace.hoisted:
         if hoisted.op.is_guard:
-            entry_value = ctx.values.get(hoisted.out.id) if hoisted.out is not None else None
             _lower(ctx, hoisted)
-            if entry_value is not None:  # (an index guard's output: the same value, computed at the entry)
-                ctx.values[hoisted.out.id] = entry_value  # type: ignore[union-attr]
         else:  # a value read at the entry (an array's header): leave if a handler changed it
             again = LOWERINGS[hoisted.name](ctx, hoisted)
             ctx.guard(b.icmp_unsigned("==", again, ctx.values[hoisted.out.id]), uop)  # type: ignore[union-attr]

@@ -1615,8 +1615,7 @@ def _np_float_op(op: str) -> Lowering:
             zero_ok = b.fcmp_ordered("==", x, zero)
         else:
             zero_ok = _true()
-        # (checked with the events of the next NumPy float operations, up to the next uop that is not pure)
-        ctx.guard_later(_event_free(ctx, result, op in ("fmul", "fdiv"), zero_ok), uop)
+        ctx.guard(_event_free(ctx, result, op in ("fmul", "fdiv"), zero_ok), uop)
         return result
 
     return lower

@@ -10,7 +10,7 @@ from __future__ import annotations
 from jit.optimizer import bounds, constfold, dce, guards, hoist
 from jit.trace import Trace
 
-PASSES = (guards.run, constfold.run, bounds.run, hoist.run, dce.run)
+PASSES = (guards.run, constfold.run, hoist.run, bounds.run, dce.run)
 
 
 def optimize(trace: Trace) -> None:

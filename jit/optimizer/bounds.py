@@ -13,9 +13,10 @@ An index negative when recorded is checked by itself (``_ARRAY_INDEX``, NumPy's 
 recorded where a merged guard failed on a negative index checks that one alone and merges no guard that would
 fail there again.
 
-A guard on values the same throughout the trace (an outer loop's index, a dimension) is hoisted to the trace's
-entry (``jit.optimizer.hoist``, which runs next; the index guards are ``transient``: failing there, for one run
-of the loop, grows a side trace from the entry, which checks that index by itself).
+It runs after ``jit.optimizer.hoist`` (so every array's header is read at the entry and each guard can check
+an index against the dimensions of all the arrays it indexes), then hoists its own guards on values the same
+throughout the trace (an outer loop's index) to the entry (index guards are ``transient``: failing there, for
+one run of the loop, grows a side trace from the entry, which checks that index by itself).
 
 The stencil's five reads of ``a`` and its write into ``out``: 4 guards an iteration instead of 12 checks (each a
 compare and a branch after counting a negative index from the end) and 4 overflow checks."""
@@ -25,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 
 from jit.kinds import Kind
+from jit.optimizer import hoist
 from jit.optimizer.uses import replace
 from jit.trace import Trace, Uop, Value
 from jit.uops import UOPS
@@ -109,3 +111,4 @@ def run(trace: Trace) -> None:
                 kept.append(uop)
         trace.uops = kept
         replace(trace, forward)
+        hoist.run(trace)  # (the guards on invariant values)

@@ -30,6 +30,7 @@ def run(trace: Trace) -> None:
     seen: set[tuple] = set()
     kept = []
     invariant = {v.id for slot, v in trace.entry_slots.items() if slot not in trace.written}
+    invariant.update(u.out.id for u in trace.hoisted if u.out is not None)  # (hoisted by an earlier run)
     for uop in trace.uops:
         movable = uop.op.hoistable or uop.op.entry_value
         if not movable or not all(v.is_const or v.id in invariant for v in uop.args):

@@ -26,7 +26,7 @@ RECORDED = ENTRY.replace("(hoisted to the entry)", "")
 def test_offsets_of_one_base_share_one_guard_and_invariant_ones_move_to_the_entry():
     """(the hoisted guard's exit grows a side trace when hot: the listing's default, not written)"""
     assert_pass(
-        lambda trace: (bounds.run(trace), hoist.run(trace)),
+        lambda trace: (hoist.run(trace), bounds.run(trace)),
         RECORDED
         + """
    _BINARY_OP_SUBTRACT_INT (v2, 1, target=9, exit=0) -> v7:int             # line 5
@@ -77,7 +77,7 @@ def test_a_negative_check_stays_and_a_lone_one_becomes_a_guard():
    _ARRAY_INDEX_IN_RANGE (v6, v2, target=10, exit=2) -> v9:int             # line 5
    _ARRAY_LOAD (v4, v8, v9, v6, target=10, operand=float64 2-D C) -> v10:np.float64  # line 5
    _JUMP_TO_TOP (target=6)
-   loop-carried: a=v0, i=v1, j=v2, s=v10
+   loop-carried: a=v0, i=v1, j=v7, s=v10
 """,
         ENTRY
         + """
@@ -86,6 +86,6 @@ def test_a_negative_check_stays_and_a_lone_one_becomes_a_guard():
    _GUARD_INDEX_RANGE (v2, 0, v6, 0, target=10, exit=2)                    # line 5
    _ARRAY_LOAD (v4, v8, v2, v6, target=10, operand=float64 2-D C) -> v10:np.float64  # line 5
    _JUMP_TO_TOP (target=6)
-   loop-carried: a=v0, i=v1, j=v2, s=v10
+   loop-carried: a=v0, i=v1, j=v7, s=v10
 """,
     )
