@@ -36,6 +36,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "_Py_Dealloc": (ir.VoidType(), (PTR,)),
     "PyObject_Vectorcall": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
     "PyList_Append": (I32, (PTR, PTR)),
+    "PyList_New": (PTR, (I64,)),
     "PyFunction_GetCode": (PTR, (PTR,)),
     "PyFunction_GetDefaults": (PTR, (PTR,)),
     "PyNumber_Add": (PTR, (PTR, PTR)),

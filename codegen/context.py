@@ -9,6 +9,7 @@ pointer, null until a side trace is compiled) or returns the exit's number.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
-from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
+from codegen.ownership import ENTRY, MAY_BE_OWNED, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
 from jit.resume import Hold, exit_resume
@@ -95,6 +96,7 @@ class LowerContext:
         self.ownership = Ownership(trace)
         self.position = ENTRY
         self.pending_guard: tuple[ir.Value, Uop] | None = None  # (guard_later)
+        self.call_handed: Counter[int] = Counter()  # the owned values the last inner tree's call handed over
 
     # --- values ----------------------------------------------------------------------------------------
     def value(self, v: Value) -> ir.Value:
@@ -223,8 +225,8 @@ class LowerContext:
         for state in frame.slots:
             if state.hold is Hold.VALUE:
                 assert state.value is not None
-                if self.buffer_owns(state.slot):
-                    replaced.append(self.load_slot(state.slot, Kind.INT_OBJECT))
+                if self.buffer_may_own(state.slot):
+                    replaced.append(self.owned_by_buffer(state.slot))
                 owned = self.hand_over(state.value, handed)
                 if not owned and state.value.kind in OWNED_KINDS:
                     self.incref(self.value(state.value))  # (a constant)
@@ -244,17 +246,41 @@ class LowerContext:
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
         for old in replaced:
-            self.decref(old)
+            self.capi("Py_DecRef", old)  # (NULL-safe: NULL where the buffer held no reference)
         return len(frame.stack)
 
-    def buffer_owns(self, slot: int) -> bool:
-        """Does the buffer hold a reference of its own to what slot held where the trace started (a kind of
-        owned values there)?"""
+    def buffer_may_own(self, slot: int) -> bool:
+        """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A
+        kind an exit may hand over owned there; a slot of unknown kind never holds one: jit.recorder makes
+        every slot a root assigns an owned reference part of its entry type map.)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
-            return value is not None and value.kind in OWNED_KINDS
-        return trace.known_kinds.get(slot) in OWNED_KINDS
+            kind = value.kind if value is not None else None
+        else:
+            kind = trace.known_kinds.get(slot)
+        return kind in MAY_BE_OWNED
+
+    def owned_by_buffer(self, slot: int) -> ir.Value:
+        """The object slot's word points to if its tag says the buffer owns a reference to it, else NULL."""
+        b = self.builder
+        tag = b.load(self.tag_address(self.layout.slot_tag(slot)))
+        owns = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(I8, OWNED)), ir.Constant(I8, 0))
+        return b.select(owns, self.load_slot(slot, Kind.OBJECT), ir.Constant(PTR, None))
+
+    def take_back(self, handed: Counter[int], snapshot: Snapshot) -> None:
+        """After an inner tree's call at snapshot returned the recorded way (it wrote none of the slots holding
+        them): the trace owns again the references it handed over (their tags lose OWNED; a value in several
+        slots had one more reference for each other place)."""
+        (frame,) = exit_resume(self.trace, snapshot)
+        for state in frame.slots:
+            value = state.value
+            if state.hold is Hold.VALUE and value is not None and value.id in handed:
+                tag = ir.Constant(I8, int(value.kind) | DIRTY)
+                self.builder.store(tag, self.tag_address(self.layout.slot_tag(state.slot)))
+        for value_id, count in handed.items():
+            for _ in range(count - 1):
+                self.decref(self.value(self.ownership.values[value_id]))
 
     def hand_over(self, value: Value, handed: set[int]) -> bool:
         """Whether value, written into the interpreter's state, goes with a reference of its own (taking one
@@ -343,9 +369,12 @@ class LowerContext:
         index = self.exit_index[id(exit)]
         live = self.ownership.live_at(self.position)
         if live:
-            # owned values the exit's state does not hold are released here (the others are handed over)
-            assert not exit.propagate and exit.prewritten is None, "an owned value across an inner tree's call"
-            in_state = self.ownership.state(self.trace, exit.snapshot)
+            # owned values the exit's state does not hold are released here (the others are handed over; after
+            # an inner tree's call that left another way, the state is the buffer's: the call handed them over)
+            if exit.propagate or exit.prewritten is not None:
+                in_state = self.call_handed
+            else:
+                in_state = self.ownership.state(self.trace, exit.snapshot)
             self.release([value for value in live if value.id not in in_state])
         if exit.propagate:
             counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)

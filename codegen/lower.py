@@ -116,6 +116,7 @@ def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
 
 @lowers("_CALL_TREE")
 def _call_tree(ctx: LowerContext, uop: Uop) -> None:
+    ctx.call_handed = ctx.ownership.slot_state(ctx.trace, uop.operand.snapshot)  # (taken back after the call)
     ctx.materialize(uop.operand.snapshot)
     ctx.store_fuel()
     callee = ctx.tree_function(uop.operand.tree.symbol)
@@ -142,6 +143,10 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
             b.position_at_end(other)
 
     ctx.guard(b.icmp_signed("==", result, _i64(exit_id)), uop, before_exit=dispatch)
+    if ctx.call_handed:  # the inner tree wrote none of the slots holding them (jit.recorder): the trace's again
+        call = ctx.trace.uops[ctx.position - 1]
+        assert call.name == "_CALL_TREE"
+        ctx.take_back(ctx.call_handed, call.operand.snapshot)
 
 
 @lowers("_RELOAD_SLOT")
@@ -1201,6 +1206,39 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
         ctx.decref(obj)  # the list holds its own reference now
     # on failure (no memory) nothing was appended: the interpreter redoes it and raises
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
+@lowers("_BUILD_LIST")
+def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """PyList_New and a new reference to each item, given to the list (a number boxed, or the very object it
+    was read as); if an allocation failed, everything made is released and the trace leaves (the
+    interpreter builds the list again)."""
+    b = ctx.builder
+    null = ir.Constant(PTR, None)
+    references = []
+    for value in uop.args:
+        obj = ctx.value(value) if value.kind.is_pointer else _same_object(ctx, value)
+        if obj is None:
+            obj = _box(ctx, value.kind, ctx.value(value))
+        else:
+            ctx.capi("Py_IncRef", obj)
+        references.append(obj)
+    made = ctx.capi("PyList_New", _i64(len(references)))
+    ok = b.icmp_unsigned("!=", made, null)
+    for obj in references:
+        ok = b.and_(ok, b.icmp_unsigned("!=", obj, null))
+
+    def release() -> None:
+        for obj in [*references, made]:
+            ctx.capi("Py_DecRef", obj)  # (NULL-safe)
+        ctx.capi("PyErr_Clear")
+
+    ctx.guard(ok, uop, before_exit=release)
+    if references:
+        items = b.bitcast(_load_at(ctx, made, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+        for index, obj in enumerate(references):
+            b.store(obj, b.gep(items, [_i64(index)], inbounds=True))
+    return made
 
 
 # --- builtins and math -------------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ from jit.trace import Snapshot, Trace, TraceEnd, Value
 
 #: the kinds whose values are always owned references (a constant of such a kind aside: borrowed)
 OWNED_KINDS = frozenset({Kind.INT_OBJECT})
+#: the kinds a slot may hold an owned reference of (an int object, a list or tuple built by the trace): where
+#: an exit writes such a slot, the reference the buffer held to its former value is released if its tag says so
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
 ENTRY = -1  # the position of values the trace starts with
 
 
@@ -47,8 +50,16 @@ class Ownership:
         for value in trace.entry_stack.values():
             if value.kind in OWNED_KINDS:
                 self._define(value, ENTRY)
-        #: the entry slots loaded with a reference of the trace's own
-        self.entry_slots = {slot: v for slot, v in trace.entry_slots.items() if v.kind in OWNED_KINDS}
+        owns = {uop.out.id for uop in trace.uops if uop.out is not None and uop.op.owns and not uop.out.is_const}
+        looping = trace.end is TraceEnd.LOOP
+        end = trace.end_snapshot.outer.slots if looping and trace.end_snapshot is not None else {}
+        #: the entry slots loaded with a reference of the trace's own: of an owned kind, or (a looping root)
+        #: a slot into which an owned value flows at the back-edge (its phi holds one from then on)
+        self.entry_slots = {
+            slot: v
+            for slot, v in trace.entry_slots.items()
+            if v.kind in OWNED_KINDS or (slot in end and end[slot].id in owns)
+        }
         for value in self.entry_slots.values():
             self._define(value, ENTRY)
         for position, uop in enumerate(trace.uops):
@@ -58,6 +69,9 @@ class Ownership:
             if uop.exit is not None:
                 for value_id in self.state(trace, uop.exit.snapshot):
                     self.last[value_id] = position
+            if uop.name == "_CALL_TREE":  # handed over to the buffer, taken back after the next uop's guard
+                for value_id in self.slot_state(trace, uop.operand.snapshot):
+                    self.last[value_id] = max(self.last[value_id], position + 1)
             if uop.out is not None and (uop.op.owns or uop.out.kind in OWNED_KINDS) and not uop.out.is_const:
                 assert uop.op.owns, f"{uop.name} makes a {uop.out.kind.short} without owning it"
                 self._define(uop.out, position)
@@ -115,6 +129,16 @@ class Ownership:
                     if value.id in self.defined:
                         known[value.id] += 1
             self._states[id(snapshot)] = known
+        return known
+
+    def slot_state(self, trace: Trace, snapshot: Snapshot) -> Counter[int]:
+        """How many slots of the interpreter's state at snapshot hold each owned value."""
+        known: Counter[int] = Counter()
+        if self.defined:
+            (frame,) = exit_resume(trace, snapshot)
+            for slot in frame.slots:
+                if slot.hold is Hold.VALUE and slot.value is not None and slot.value.id in self.defined:
+                    known[slot.value.id] += 1
         return known
 
     def live_at(self, position: int) -> list[Value]:

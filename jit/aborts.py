@@ -69,6 +69,7 @@ class Reason(enum.Enum):
     APPEND_ARGUMENTS = "list.append() with other than one argument"
     APPEND_TO = "append to a {kind}"
     APPEND_VALUE = "appending a {kind}"
+    BUILD_ITEM = "building a list of a {kind} (freeing it could run Python code)"
 
     # --- NumPy arrays and scalars --------------------------------------------------------------------------
     ARRAY_INDEX = "{spec} array indexed by {what} (only one int per dimension is native)"
@@ -90,7 +91,8 @@ class Reason(enum.Enum):
     RAISES = "{what} raises {exception} here"
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
     INT_OBJECT_ACROSS_LOOP = "an int beyond 64 bits on the operand stack at an inner loop"
-    INT_OBJECT_SLOT_AT_INNER_LOOP = "an int beyond 64 bits in a local at an inner loop's tree call (not compiled yet)"
+    INT_OBJECT_SLOT_AT_INNER_LOOP = "an int beyond 64 bits in a local of an inner loop's tree (not compiled yet)"
+    OWNED_SLOT_WRITTEN_BY_INNER_LOOP = "the inner loop's tree assigns a local holding a list or int the trace made"
     RESULT_TYPE = "{what}: result is a {type}"
     OPERAND_KIND = "{what} on {kind}"
     MATMUL = "operator @ on numbers"

@@ -50,6 +50,10 @@ class TreeView(Protocol):
         """slot -> (kind, certain) for the slots the tree may have changed when it leaves through exit."""
         ...
 
+    def slots_written(self) -> set[int]:
+        """Every slot a call of the tree may assign."""
+        ...
+
 
 class RecordingHost(Protocol):
     """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""

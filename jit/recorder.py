@@ -39,6 +39,8 @@ from runtime.frame import UNBOUND, Frame
 
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
+#: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
 
 _ELEMENT_TYPES = {
     float: Kind.FLOAT,
@@ -73,6 +75,7 @@ class Recorder:
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
+        self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
         self.array_headers: dict[int, tuple[Value, list[Value], list[Value]]] = {}  # (specialize_numpy.header)
@@ -248,6 +251,8 @@ class Recorder:
         if op.mutates or name == "_CALL_TREE":
             self.plain_entries.clear()
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
+        if op.owns and out is not None:
+            self.owned_values.add(out.id)
         return out  # type: ignore[return-value]
 
     def pending_subscript(self) -> Snapshot | None:
@@ -340,12 +345,7 @@ class Recorder:
         if value.kind == Kind.ARRAY_INDEX:
             raise Abort(Reason.ARRAY_VIEW_USED)
         trace = self.trace
-        if (
-            value.kind in OWNED_SLOT_KINDS
-            and trace.kind is TraceKind.ROOT
-            and not self.inlined
-            and slot not in trace.entry_slots
-        ):
+        if self.is_owned(value) and trace.kind is TraceKind.ROOT and not self.inlined and slot not in trace.entry_slots:
             # a loop-carried owned reference must be in the entry type map (never assigned late, where an exit
             # would find the previous iteration's value: codegen.ownership keeps no such references)
             kind = self.slot_kind(self.start_slots[slot], slot)
@@ -396,8 +396,8 @@ class Recorder:
         trace = self.trace
         owned = self.owned_slots()
         for tree in self.host.trees_at(trace.loop.index):
-            # (an owned reference goes into a slot of the tree's entry type map, whose traces know it)
-            takes = all(tree.entry_kinds.get(slot) == Kind.INT_OBJECT for slot in owned)
+            # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
+            takes = all(slot in tree.entry_kinds for slot in owned)
             if takes and self.matches_entry(frame, tree.entry_kinds):
                 for slot in tree.entry_kinds:
                     self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
@@ -408,12 +408,18 @@ class Recorder:
         trace.end = TraceEnd.EXIT
         self.emit("_EXIT_TRACE", operand=self.pc)
 
+    def is_owned(self, value: Value) -> bool:
+        """Does value hold a reference of the trace's own (an int object, a list the trace built)?"""
+        return value.kind in OWNED_SLOT_KINDS or value.id in self.owned_values
+
     def owned_slots(self) -> set[int]:
-        """The slots that hold an owned reference here (an int object): assigned one, or holding one where
-        the trace started."""
-        out = {slot for slot, kind in self.trace.known_kinds.items() if kind in OWNED_SLOT_KINDS}
+        """The slots that may hold an owned reference here: assigned one, or (a side trace) holding where it
+        started what the parent's exit may have handed over (an int object, a list or a tuple), or holding the
+        value they started with that a root's back-edge may make owned (codegen.ownership)."""
+        trace = self.trace
+        out = {slot for slot, kind in trace.known_kinds.items() if kind in MAY_BE_OWNED}
         for slot, value in self.abstract.slots().items():
-            if value.kind in OWNED_SLOT_KINDS:
+            if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in MAY_BE_OWNED):
                 out.add(slot)
             else:
                 out.discard(slot)
@@ -442,8 +448,10 @@ class Recorder:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
         if any(value.kind in specialize.BEYOND_64_BITS for value in self.abstract.stack()):
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
-        if self.owned_slots() or any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
+        if any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
             raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+        if self.owned_slots() & tree.slots_written():  # (the call hands them over and takes them back)
+            raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
         for slot in tree.entry_kinds:
             self.read_slot(frame, slot)
         self.pending_tree = tree
@@ -1374,6 +1382,25 @@ def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
         r.push(_unbox(r, r.emit(name, (sequence, r.const(k))), actual[k]))
 
 
-@_handles(I.BUILD_LIST, I.CALL_KW, I.RAISE)
+#: the kinds of the items a list built natively may hold: freeing such a list (where the variable holding it
+#: is assigned again) runs no Python code (numbers, str, and containers other code keeps alive)
+_BUILT_ITEM_KINDS = frozenset(
+    {Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.INT_OBJECT, Kind.STR, Kind.LIST, Kind.TUPLE, Kind.DICT}
+)
+
+
+@_handles(I.BUILD_LIST)
+def _build_list(r: Recorder, frame: Frame, n: int) -> None:
+    """`[]`, `[a, b]`: a new list, owned by the trace (codegen.ownership) until it is handed over or freed."""
+    if r.inlined:
+        raise Abort(Reason.NOT_COMPILED, instruction="BUILD_LIST in an inlined call")
+    items = [r.pop(stored=True) for _ in range(n)][::-1]
+    for item in items:
+        if item.kind not in _BUILT_ITEM_KINDS:
+            raise Abort(Reason.BUILD_ITEM, kind=item.kind.short)
+    r.push(r.emit("_BUILD_LIST", tuple(items)))
+
+
+@_handles(I.CALL_KW, I.RAISE)
 def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
     raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)

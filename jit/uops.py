@@ -361,6 +361,15 @@ _uop(
     doc="inputs: value, list, index; boxes it",
 )
 
+_uop(
+    "_BUILD_LIST",
+    "n",
+    L,
+    DEOPT,
+    owns=True,
+    doc="a new list of the inputs (numbers boxed), owned by the trace; leaves if an allocation fails",
+)
+
 # --- ints past 64 bits (exact ints as objects: CPython's own arithmetic, which runs no Python code) ------------
 _uop("_BOX_INT", (I,), Kind.INT_OBJECT, DEOPT, owns=True, doc="a new int object (leaves if allocation fails)")
 _uop(

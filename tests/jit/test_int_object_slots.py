@@ -246,6 +246,30 @@ def outer_inner(n):
     return x, total
 
 
-def test_an_int_object_at_an_inner_loop_is_a_clean_abort():
-    f = check(outer_inner, (50,), native=True)  # (the inner loop is native)
+def inner_uses_it(n):
+    x = 2**70
+    total = 0
+    for i in range(n):
+        x = x * 3 + i
+        for j in range(4):
+            total += j
+            y = x
+    return y, total
+
+
+def test_an_int_object_in_a_variable_across_an_inner_loops_call():
+    """The call hands the reference over with the buffer and takes it back (the inner tree does not assign
+    the variable): one native entry and exit per call once warm."""
+    f = check(outer_inner, (0,), (1,), (50,), native=True)
+    assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED"}
+    g = warmed(outer_inner, 50)
+    before = jit.stats(g)
+    result = g(50)
+    assert result == outer_inner(50)
+    assert jit.stats(g)["exits_to_interpreter"] - before["exits_to_interpreter"] == 1
+    assert [sys.getrefcount(item) for item in result][0] == 3
+
+
+def test_an_inner_loop_using_an_int_object_is_a_clean_abort():
+    f = check(inner_uses_it, (50,), native=True)  # (the inner loop is native)
     assert "INT_OBJECT_SLOT_AT_INNER_LOOP" in jit.stats(f)["aborts_by_code"]
