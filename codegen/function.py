@@ -17,13 +17,15 @@ slot's current value.
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from llvmlite import ir
 
 from codegen import abi
 from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
-from codegen.ownership import ENTRY, OWNED_KINDS
+from codegen.ownership import ENTRY
 from jit.kinds import Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop
@@ -192,7 +194,7 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
         else:  # a value read at the entry (an array's header): leave if a handler changed it
             again = LOWERINGS[hoisted.name](ctx, hoisted)
             ctx.guard(b.icmp_unsigned("==", again, ctx.values[hoisted.out.id]), uop)  # type: ignore[union-attr]
-    if _holds_borrowed_objects(ctx.trace):
+    if _holds_borrowed_objects(ctx.trace, ctx.ownership.defined):
         # a handler might have dropped the last reference to an object a slot points to: leave
         ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
     else:
@@ -200,13 +202,14 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     b.position_at_end(cont)
 
 
-def _holds_borrowed_objects(trace: Trace) -> bool:
-    """Does a loop-carried slot hold an object the trace found inside another (a list's element)?"""
+def _holds_borrowed_objects(trace: Trace, owned: Container[int]) -> bool:
+    """Does a loop-carried slot hold an object the trace found inside another (a list's element)? (Not one
+    it owns: an int object, a list it built.)"""
     assert trace.end_snapshot is not None
     for slot in trace.written:
         value = trace.end_snapshot.outer.slots.get(slot)
         if value is not None and value.kind.is_pointer and trace.entry_slots.get(slot) is not value:
-            if not value.is_const and value.kind not in OWNED_KINDS:  # (the trace owns those)
+            if not value.is_const and value.id not in owned:
                 return True
     return False
 

@@ -47,19 +47,26 @@ class Ownership:
         self.last: dict[int, int] = {}
         self.values: dict[int, Value] = {}
         self._states: dict[int, Counter[int]] = {}
-        for value in trace.entry_stack.values():
-            if value.kind in OWNED_KINDS:
+        for index, value in trace.entry_stack.items():
+            if value.kind in OWNED_KINDS or index in trace.owned_entry_stack:
                 self._define(value, ENTRY)
         owns = {uop.out.id for uop in trace.uops if uop.out is not None and uop.op.owns and not uop.out.is_const}
         looping = trace.end is TraceEnd.LOOP
         end = trace.end_snapshot.outer.slots if looping and trace.end_snapshot is not None else {}
         #: the entry slots loaded with a reference of the trace's own: of an owned kind, or (a looping root)
         #: a slot into which an owned value flows at the back-edge (its phi holds one from then on)
-        self.entry_slots = {
-            slot: v
-            for slot, v in trace.entry_slots.items()
-            if v.kind in OWNED_KINDS or (slot in end and end[slot].id in owns)
-        }
+        self.entry_slots = {slot: v for slot, v in trace.entry_slots.items() if v.kind in OWNED_KINDS}
+        grown = True
+        while grown:  # (a value flowing from one slot's phi into another's: `a, b = b, []`)
+            grown = False
+            for slot, v in trace.entry_slots.items():
+                if (
+                    slot not in self.entry_slots
+                    and slot in end
+                    and (end[slot].id in owns or end[slot] in self.entry_slots.values())
+                ):
+                    self.entry_slots[slot] = v
+                    grown = True
         for value in self.entry_slots.values():
             self._define(value, ENTRY)
         for position, uop in enumerate(trace.uops):
@@ -99,7 +106,8 @@ class Ownership:
                 flows = end[slot]
                 if flows is value:
                     continue
-                assert flows.is_const or flows.id in self.defined, f"{flows} flows into slot {slot} unowned"
+                # (else a constant, or a list or tuple the frame keeps alive: the latch takes a reference)
+                assert flows.is_const or flows.id in self.defined or flows.kind not in OWNED_KINDS, flows
                 self.carried[flows.id] += 1
                 self.carried_values[flows.id] = flows
                 if flows.id in self.defined:

@@ -28,6 +28,7 @@ class ExitView(Protocol):
     stack_kinds: list[Kind]
     known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
     stack_consts: dict[int, Any]  # stack index -> the constant there
+    owned_stack: frozenset[int]  # the stack entries handed over with a reference of their own (OWNED)
 
     def follows_from(self, tree: Any) -> bool:
         """Is this an exit of tree, or of a tree a call of it may run (handed on as it was), so that a trace

@@ -116,6 +116,7 @@ class Recorder:
         else:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
+            self.trace.owned_entry_stack = frozenset(parent.owned_stack)
             for index, kind in enumerate(parent.stack_kinds):
                 if index in parent.stack_consts:  # a constant where the parent left: still that constant
                     value = self.const(parent.stack_consts[index])
@@ -326,6 +327,30 @@ class Recorder:
         self.abstract.set(slot, value)
         return value
 
+    def enter_owned_slots(self) -> None:
+        """At a root's end: every slot that carries an owned reference into the next iteration (a value a uop
+        made, or one that came in through another slot that does: `a, b = b, []`) becomes part of the entry
+        type map (an exit early in the next iteration gives the interpreter that value, which the back-edge
+        keeps: codegen.ownership), with the kind it had where the trace started."""
+        trace = self.trace
+        owned = {v.id for v in self.abstract.slots().values() if self.is_owned(v) and not v.is_const}
+        grown = True
+        while grown:
+            grown = False
+            for slot in sorted(trace.written):
+                end = self.abstract.get(slot)
+                if end is None or end.id not in owned:
+                    continue
+                entry = trace.entry_slots.get(slot)
+                if entry is None:
+                    kind = self.slot_kind(self.start_slots[slot], slot)
+                    if kind == Kind.RANGE:
+                        raise Abort(Reason.RANGE_IN_LOCAL)
+                    entry = trace.entry_slots[slot] = trace.new_value(kind)
+                if entry.id not in owned:
+                    owned.add(entry.id)
+                    grown = True
+
     def slot_kind(self, actual: Any, slot: int) -> Kind:
         """The kind of a slot's value as the buffer tags it where the trace starts: an int past 64 bits is an
         int object the buffer owns (Kind.INT_OBJECT) in a root trace's entry type map, or where the parent
@@ -368,6 +393,8 @@ class Recorder:
     def close_at_header(self, frame: Frame) -> None:
         """The interpreter is back at the header of the trace's loop."""
         trace = self.trace
+        if trace.kind is TraceKind.ROOT:
+            self.enter_owned_slots()
         trace.end_snapshot = self.snapshots.take(empty_stack=True)
         if trace.kind is TraceKind.ROOT:
             stable = all(self.abstract.get(s).kind == v.kind for s, v in trace.entry_slots.items())
@@ -493,7 +520,9 @@ class Recorder:
             if other.id == exit.id:
                 continue
             point = ExitPoint(snapshot, self.line)
-            point.prewritten = prewritten(trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other))
+            point.prewritten = prewritten(
+                trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other), other.owned_stack
+            )
             alternatives.append(point)
         guard.alternatives = tuple(alternatives)
         for slot, (kind, certain) in tree.writes_at(exit).items():

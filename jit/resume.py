@@ -387,6 +387,7 @@ def prewritten(
     pc: int,
     stack_kinds: Iterable[Kind],
     inner_writes: Mapping[int, tuple[Kind | None, bool]],
+    owned_stack: frozenset[int] = frozenset(),
 ) -> Prewritten:
     """An outer exit taken when an inner tree, called at snapshot, left its loop by its exit inner_exit
     (resuming at pc with a stack of stack_kinds) after writing inner_writes (its `FrameResume.writes` there,
@@ -398,4 +399,4 @@ def prewritten(
             known[slot] = kind
         else:
             known.pop(slot, None)
-    return Prewritten(inner_exit, pc, list(stack_kinds), known)
+    return Prewritten(inner_exit, pc, list(stack_kinds), known, owned_stack)

@@ -112,6 +112,7 @@ class Prewritten:
     pc: int
     stack_kinds: list[Kind]
     known_kinds: dict[int, Kind]
+    owned_stack: frozenset[int] = frozenset()  # the stack entries the inner exit handed over owned
 
 
 @dataclasses.dataclass
@@ -166,6 +167,8 @@ class Trace:
     entry_stack: dict[int, Value] = dataclasses.field(default_factory=dict)  # side traces: stack index -> value read
     start_stack: list[Value] = dataclasses.field(default_factory=list)  # side traces: the whole stack at the start
     known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew
+    # side traces: the stack entries the parent's exit handed over with a reference of their own (OWNED)
+    owned_entry_stack: frozenset[int] = frozenset()
     uops: list[Uop] = dataclasses.field(default_factory=list)
     written: set[int] = dataclasses.field(default_factory=set)  # slots the trace assigns
     end: TraceEnd | None = None  # set when recording finishes

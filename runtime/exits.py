@@ -9,6 +9,7 @@ was taken, and what it links to.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Container
 from typing import Any
 
 from jit.kinds import Kind
@@ -31,6 +32,9 @@ class ExitDescriptor:
     # slot -> (kind, certain) for every slot the trace assigns: what it may have changed in the buffer
     writes: dict[int, tuple[Kind | None, bool]] = dataclasses.field(default_factory=dict)
     exact_writes: bool = True  # False when the state was written by an inner tree (``writes`` is empty then)
+    # the stack entries native code hands over with a reference of their own (OWNED): a side trace recorded
+    # from the exit starts owning them (codegen.ownership)
+    owned_stack: frozenset[int] = frozenset()
     # (runtime.trees builds on this module: the tree and trace an exit belongs to are typed there, not here)
     tree: Any = None  # the runtime.trees.Tree it belongs to (None once freed)
     trace: Any = None  # the runtime.trees.CompiledTrace it belongs to (None once freed)
@@ -62,8 +66,9 @@ class ExitDescriptor:
         return self.when_hot is WhenHot.SIDE and not self.leaves_loop and not self.propagate and not self.blacklisted
 
 
-def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
-    """The runtime's view of exit point of trace (numbered number), from ``jit.resume``'s account of it."""
+def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] = ()) -> ExitDescriptor:
+    """The runtime's view of exit point of trace (numbered number), from ``jit.resume``'s account of it; owned:
+    the ids of the trace's values that hold a reference of their own (``codegen.ownership``)."""
     if point.prewritten is not None:
         state = point.prewritten
         return ExitDescriptor(
@@ -77,6 +82,7 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
             when_hot=point.when_hot,
             propagate=False,
             exact_writes=False,
+            owned_stack=state.owned_stack,
         )
     (frame,) = exit_resume(trace, point.snapshot)
     return ExitDescriptor(
@@ -90,4 +96,5 @@ def describe(trace: Trace, point: ExitPoint, number: int) -> ExitDescriptor:
         when_hot=point.when_hot,
         propagate=point.propagate,
         writes=frame.writes(),
+        owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
     )

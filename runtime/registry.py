@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from codegen.compile import NativeCode
+from codegen.ownership import Ownership
 from jit.frontend.instructions import LoopInfo
 from jit.trace import Trace
 from runtime.exits import ExitDescriptor, describe
@@ -37,10 +38,11 @@ class TreeRegistry:
     # --- installing ------------------------------------------------------------------------------------
     def number_exits(self, trace: Trace) -> list[ExitDescriptor]:
         """Describe and number trace's exits (setting each exit point's id), in trace.exits() order."""
+        owned = Ownership(trace).defined  # (the values a side trace recorded from an exit starts owning)
         with self._numbering:
             exits = []
             for point in trace.exits():
-                exit = describe(trace, point, len(self.exits))
+                exit = describe(trace, point, len(self.exits), owned)
                 point.id = exit.id
                 self.exits.append(exit)
                 exits.append(exit)

@@ -146,3 +146,45 @@ def test_no_memory_is_leaked_over_100_000_iterations(func):
         tracemalloc.stop()
     assert second - first < 10_000
     assert jit.stats(f)["native_iterations"] >= 200_000
+
+
+def mixed_items(n):
+    total = 0.0
+    for i in range(n):
+        total += [i, i * 0.5][i % 2]  # (the item's type guard fails at every other iteration)
+    return total
+
+
+def test_a_side_trace_starts_owning_the_list_its_exit_handed_over():
+    """The list is on the operand stack where the guard on its item's type fails: the exit hands it over
+    owned, and the side trace that grows there owns it (frees it once used)."""
+    check(mixed_items, (0,), (1,), (100,), native=True)
+    f = warmed(mixed_items, 1000)
+    assert jit.stats(f)["side_traces"] >= 1
+    before = jit.stats(f)["exits_to_interpreter"]
+    tracemalloc.start()
+    try:
+        f(100_000)
+        first = tracemalloc.get_traced_memory()[0]
+        f(100_000)
+        second = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert second - first < 10_000
+    assert jit.stats(f)["exits_to_interpreter"] - before == 2
+
+
+def rotates(n):
+    a = []
+    b = []
+    for i in range(n):
+        a, b = b, [i]  # a list built in one iteration flows through a second variable into the next
+    return a, b
+
+
+def test_a_list_flowing_from_one_variable_into_another():
+    check(rotates, (0,), (1,), (2,), (50,), native=True)
+    f = warmed(rotates, 50)
+    a, b = f(50)
+    assert (a, b) == rotates(50)
+    assert sys.getrefcount(a) == sys.getrefcount(b) == 2
