@@ -1208,11 +1208,12 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 
 
-@lowers("_BUILD_LIST")
+@lowers("_BUILD_LIST", "_BUILD_TUPLE")
 def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
-    """PyList_New and a new reference to each item, given to the list (a number boxed, or the very object it
-    was read as); if an allocation failed, everything made is released and the trace leaves (the
-    interpreter builds the list again)."""
+    """PyList_New (PyTuple_New) and a new reference to each item, given to the list (a number boxed, or the
+    very object it was read as); if an allocation failed, everything made is released and the trace leaves
+    (the interpreter builds it again)."""
+    is_list = uop.name == "_BUILD_LIST"
     b = ctx.builder
     null = ir.Constant(PTR, None)
     references = []
@@ -1223,7 +1224,7 @@ def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
         else:
             ctx.capi("Py_IncRef", obj)
         references.append(obj)
-    made = ctx.capi("PyList_New", _i64(len(references)))
+    made = ctx.capi("PyList_New" if is_list else "PyTuple_New", _i64(len(references)))
     ok = b.icmp_unsigned("!=", made, null)
     for obj in references:
         ok = b.and_(ok, b.icmp_unsigned("!=", obj, null))
@@ -1235,7 +1236,10 @@ def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
 
     ctx.guard(ok, uop, before_exit=release)
     if references:
-        items = b.bitcast(_load_at(ctx, made, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+        if is_list:
+            items = b.bitcast(_load_at(ctx, made, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+        else:
+            items = b.bitcast(b.gep(made, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
         for index, obj in enumerate(references):
             b.store(obj, b.gep(items, [_i64(index)], inbounds=True))
     return made

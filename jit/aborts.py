@@ -69,7 +69,7 @@ class Reason(enum.Enum):
     APPEND_ARGUMENTS = "list.append() with other than one argument"
     APPEND_TO = "append to a {kind}"
     APPEND_VALUE = "appending a {kind}"
-    BUILD_ITEM = "building a list of a {kind} (freeing it could run Python code)"
+    BUILD_ITEM = "building a {container} of a {kind} (freeing it could run Python code)"
 
     # --- NumPy arrays and scalars --------------------------------------------------------------------------
     ARRAY_INDEX = "{spec} array indexed by {what} (only one int per dimension is native)"

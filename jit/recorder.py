@@ -1163,7 +1163,8 @@ def _subscript_snapshot(r: Recorder) -> Snapshot:
 
 @_handles(I.BUILD_TUPLE)
 def _build_tuple(r: Recorder, frame: Frame, n: int) -> None:
-    """Only a key of int indices that subscripts an array right away (`a[i, j]`): never built."""
+    """`(a, b)`: a new tuple, owned by the trace (as `_build_list`'s lists); a key of int indices that subscripts
+    an array right away (`a[i, j]`) is never built."""
     ops = r.code.ops
     next_op = ops[r.pc + 1] if r.pc + 1 < len(ops) else None
     items = [r.abstract.peek(k) for k in range(n, 0, -1)]
@@ -1174,7 +1175,8 @@ def _build_tuple(r: Recorder, frame: Frame, n: int) -> None:
         or r.abstract.peek(n + 1).kind != Kind.ARRAY
         or any(v.kind not in (Kind.INT, Kind.NP_INT64) for v in items)
     ):
-        raise Abort(Reason.NOT_COMPILED, instruction="BUILD_TUPLE")
+        _build(r, n, "_BUILD_TUPLE")
+        return
     snapshot = _subscript_snapshot(r)
     for _ in range(n):
         r.abstract.pop()
@@ -1421,13 +1423,18 @@ _BUILT_ITEM_KINDS = frozenset(
 @_handles(I.BUILD_LIST)
 def _build_list(r: Recorder, frame: Frame, n: int) -> None:
     """`[]`, `[a, b]`: a new list, owned by the trace (codegen.ownership) until it is handed over or freed."""
+    _build(r, n, "_BUILD_LIST")
+
+
+def _build(r: Recorder, n: int, uop: str) -> None:
+    """A new list or tuple (uop) of the top n stack values."""
     if r.inlined:
-        raise Abort(Reason.NOT_COMPILED, instruction="BUILD_LIST in an inlined call")
+        raise Abort(Reason.NOT_COMPILED, instruction=f"{uop[1:]} in an inlined call")
     items = [r.pop(stored=True) for _ in range(n)][::-1]
     for item in items:
         if item.kind not in _BUILT_ITEM_KINDS:
-            raise Abort(Reason.BUILD_ITEM, kind=item.kind.short)
-    r.push(r.emit("_BUILD_LIST", tuple(items)))
+            raise Abort(Reason.BUILD_ITEM, container=uop[7:].lower(), kind=item.kind.short)
+    r.push(r.emit(uop, tuple(items)))
 
 
 @_handles(I.CALL_KW, I.RAISE)

@@ -369,6 +369,7 @@ _uop(
     owns=True,
     doc="a new list of the inputs (numbers boxed), owned by the trace; leaves if an allocation fails",
 )
+_uop("_BUILD_TUPLE", "n", T, DEOPT, owns=True, doc="a new tuple of the inputs, likewise")
 
 # --- ints past 64 bits (exact ints as objects: CPython's own arithmetic, which runs no Python code) ------------
 _uop("_BOX_INT", (I,), Kind.INT_OBJECT, DEOPT, owns=True, doc="a new int object (leaves if allocation fails)")

@@ -188,3 +188,58 @@ def test_a_list_flowing_from_one_variable_into_another():
     a, b = f(50)
     assert (a, b) == rotates(50)
     assert sys.getrefcount(a) == sys.getrefcount(b) == 2
+
+
+def tuple_pairs(n):
+    out = []
+    for i in range(n):
+        out.append((i, i * 0.5, "s"))
+    return out
+
+
+def tuple_unpacked(n):
+    total = 0
+    for i in range(n):
+        t = (i, i + 1, i * 2)
+        a, b, c = t
+        total = (total + a * b + c) % 1_000_000_007
+    return total, t
+
+
+def tuple_swap(n):
+    a = 1
+    b = 2.5
+    for i in range(n):
+        a, b = b, a
+    return a, b
+
+
+def test_tuples_built_in_a_loop():
+    check(tuple_pairs, (0,), (3,), (60,), native=True)
+    check(tuple_unpacked, (1,), (60,), native=True)
+    check(tuple_swap, (0,), (7,), (60,), native=True)
+
+
+def test_every_tuple_has_only_its_holders_references():
+    f = warmed(tuple_pairs, 60)
+    result = f(60)
+    assert result == tuple_pairs(60)
+    assert {sys.getrefcount(item) for item in result} == {3}
+    g = warmed(tuple_unpacked, 60)
+    total, t = g(60)
+    assert (total, t) == tuple_unpacked(60)
+    assert sys.getrefcount(t) == 2
+
+
+def test_no_memory_is_leaked_by_tuples_over_100_000_iterations():
+    f = warmed(tuple_unpacked, 1000)
+    tracemalloc.start()
+    try:
+        f(100_000)
+        first = tracemalloc.get_traced_memory()[0]
+        f(100_000)
+        second = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert second - first < 10_000
+    assert jit.stats(f)["native_iterations"] >= 200_000
