@@ -95,7 +95,6 @@ class LowerContext:
         # the uop being lowered
         self.ownership = Ownership(trace)
         self.position = ENTRY
-        self.pending_guard: tuple[ir.Value, Uop] | None = None  # (guard_later)
         self.call_handed: Counter[int] = Counter()  # the owned values the last inner tree's call handed over
 
     # --- values ----------------------------------------------------------------------------------------
