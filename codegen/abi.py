@@ -190,3 +190,35 @@ LAYOUT_OK = _check_layouts()
 ITERATORS_OK = LAYOUT_OK and _check_iterators() and _check_builtin_iterators()
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"
+
+
+BYTES_DATA = bytes.__basicsize__ - 1  # offset of PyBytesObject.ob_sval
+RANGE_FIELDS = (16, 24, 32)  # offsets of a range object's start, stop and step (int objects)
+
+
+def _range_iterator_layout() -> tuple[int, int, int] | None:
+    """Where a range iterator keeps its state, as (offset of the index of the next item, or -1 if the start
+    moves instead; offset of the start; offset of the step): CPython 3.11 keeps the range's start and counts
+    an index, 3.12 on advance the start. Probed on a live iterator; None if neither layout is found (the
+    hand-off then reads ranges through Python)."""
+    if not LAYOUT_OK:
+        return None
+    try:
+        rng = range(5, 100, 7)
+        it = iter(rng)
+        next(it), next(it)
+        words = ctypes.c_long * ((type(it).__basicsize__ - 16) // WORD)
+        fields = list(words.from_address(id(it) + 16))
+        pointers = [_read_pointer(id(rng) + offset) for offset in RANGE_FIELDS]
+        if pointers != [id(rng.start), id(rng.stop), id(rng.step)]:
+            return None
+        if fields == [2, 5, 7, 14]:
+            return 16, 24, 32
+        if fields == [19, 7, 12]:
+            return -1, 16, 24
+    except Exception:
+        pass
+    return None
+
+
+RANGE_ITERATOR = _range_iterator_layout()

@@ -83,6 +83,12 @@ CLASSIFY = "tj_entry_classify"
 LEAVE = "tj_entry_leave"
 HOLDS_UNBOUND = "tj_holds_unbound"
 UNBOX = "tj_entry_unbox"
+HANDOFF = "tj_handoff"
+#: ``METH_FASTCALL``: (self: the tree's hand-off parameters, a bytes object; args; nargs)
+HANDOFF_FN = ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64])
+#: the hand-off parameters: the stub's address, nslots, nlocals, the loop's first hidden slot, the loop's kind
+HANDOFF_PARAMS = "5q"
+HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
 _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
@@ -109,6 +115,15 @@ def _support_objects() -> tuple[object, ...]:
         64,
         *_EXACT_TYPES.values(),
         *_METHODS.values(),
+        # (the hand-off: build_handoff)
+        list,
+        tuple,
+        range,
+        type(iter(range(0))),
+        type(iter([])),
+        type(iter(())),
+        (),
+        NotImplemented,
     ):
         if not any(obj is known for known in objects):
             objects.append(obj)
@@ -135,9 +150,10 @@ def support(cache: ObjectCache | None = None) -> CompiledModule:
                 stub.build_unbox()
                 stub.build_leave()
                 _build_holds_unbound(module, symbols.pointer)
+                stub.build_handoff()
                 return str(module)
 
-            exports = [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND]
+            exports = [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND, HANDOFF]
             compiled = llvm.compile(make, exports, [], 2, symbols.addresses, cache, SUPPORT_KEY)
             # every later module imports them by address, as it does the C-API (under the engine's lock: a
             # compilation in the background reads the imports)
@@ -652,6 +668,193 @@ class _Stub:
         with b.if_then(b.icmp_unsigned("!=", b.load(error[0]), ir.Constant(PTR, None))):
             self.capi("PyErr_Restore", *(b.load(e) for e in error))
         b.ret(ir.Constant(PTR, None))
+
+    def build_handoff(self) -> None:
+        """``PyObject *tj_handoff(params, args, nargs)`` (``METH_FASTCALL``), a loop's hand-off from CPython
+        into a tree in one call: ``handoff(values, it, iterable, spill)`` with ``values`` the tuple of the
+        user's locals, ``it`` and ``iterable`` the loop's iterator and what it was made from. It builds the
+        frame's slots list (the locals, every hidden slot unbound but the loop's own, which it fills as
+        ``runtime.handoff.enter`` would: a range loop's from the range iterator's fields, a for loop's from a
+        list or tuple iterator's index) and calls the tree's entry stub on it. Returns NotImplemented if it
+        cannot build the list (another shape of values, a range loop over something else than a range and its
+        own short iterator, a for loop over something else than an exact list or tuple or an iterator of the
+        user's: the caller hands off through Python), None if the stub
+        refused the slots, else ``(the stub's result, slots, the locals as a tuple, whether one is unbound)``.
+        If the stub raised, the list (with the stub's state appended) goes into ``spill``."""
+        fn = self.start(HANDOFF, HANDOFF_FN)
+        b = self.b
+        params_obj, args, nargs = fn.args
+        null = ir.Constant(PTR, None)
+        params = b.bitcast(b.gep(params_obj, [ir.Constant(I64, abi.BYTES_DATA)], inbounds=True), I64.as_pointer())
+
+        def param(i: int) -> ir.Value:
+            return b.load(b.gep(params, [ir.Constant(I64, i)], inbounds=True))
+
+        def arg(i: int) -> ir.Value:
+            return b.load(b.gep(args, [ir.Constant(I64, i)], inbounds=True))
+
+        def items_of(obj: ir.Value, offset: int) -> ir.Value:
+            return b.bitcast(b.gep(obj, [ir.Constant(I64, offset)], inbounds=True), PTR.as_pointer())
+
+        def item(items: ir.Value, j: ir.Value | int) -> ir.Value:
+            j = ir.Constant(I64, j) if isinstance(j, int) else j
+            return b.gep(items, [j], inbounds=True)
+
+        def take(obj: ir.Value) -> ir.Value:
+            self.capi("Py_IncRef", obj)
+            return obj
+
+        stub_address, nslots, nlocals, base, kind = (param(i) for i in range(5))
+        not_here = self.block("not_here")
+        ok = self.block("args_ok")
+        b.cbranch(b.icmp_signed("==", nargs, ir.Constant(I64, 4)), ok, not_here)
+        b.position_at_end(ok)
+        values, it, iterable, spill = (arg(i) for i in range(4))
+        shaped = b.and_(
+            self.is_(self.type_of(values), self.pointer(tuple)),
+            b.icmp_signed("==", b.load(self.at(values, abi.OB_SIZE, I64)), nlocals),
+        )
+        ok = self.block("values_ok")
+        b.cbranch(shaped, ok, not_here)
+        b.position_at_end(ok)
+        # the loop's hidden slots, new references (NULL: the slot stays unbound), by the loop's kind
+        made, fail = self.block("made"), self.block("fail")
+        hidden: list[tuple[ir.Block, list[ir.Value]]] = []
+        none = self.pointer(None)
+        switch = b.switch(kind, not_here)
+        block = self.block("while_loop")
+        switch.add_case(ir.Constant(I64, HANDOFF_WHILE), block)
+        b.position_at_end(block)
+        hidden.append((b.block, [null] * 4))
+        b.branch(made)
+        if abi.RANGE_ITERATOR is not None:
+            block = self.block("range_loop")
+            switch.add_case(ir.Constant(I64, HANDOFF_RANGE), block)
+            b.position_at_end(block)
+            index_at, start_at, step_at = abi.RANGE_ITERATOR
+            exact = b.and_(
+                self.is_(self.type_of(iterable), self.pointer(range)),
+                self.is_(self.type_of(it), self.pointer(type(iter(range(0))))),
+            )
+            exact_block = self.block("range_ok")
+            b.cbranch(exact, exact_block, not_here)
+            b.position_at_end(exact_block)
+            cur = b.load(self.at(it, start_at, I64))
+            if index_at >= 0:  # (3.11: the start stays, an index counts the items taken)
+                cur = b.add(cur, b.mul(b.load(self.at(it, index_at, I64)), b.load(self.at(it, step_at, I64))))
+            cur_obj = self.capi("PyLong_FromLongLong", cur)
+            boxed = self.block("cur_boxed")
+            b.cbranch(b.icmp_unsigned("!=", cur_obj, null), boxed, fail)
+            b.position_at_end(boxed)
+            stop, step = (b.load(self.at(iterable, offset, PTR)) for offset in abi.RANGE_FIELDS[1:])
+            hidden.append((b.block, [cur_obj, take(stop), take(step), take(none)]))
+            b.branch(made)
+        if abi.ITERATORS_OK:
+            # as runtime.handoff.enter: a private iterator of an exact list or tuple gives way to the sequence
+            # and its index (an exhausted one forgot its sequence: an empty tuple then); the user's own iterator
+            # (no iterable) is shared as it is
+            block = self.block("iter_loop")
+            switch.add_case(ir.Constant(I64, HANDOFF_SEQUENCE), block)
+            b.position_at_end(block)
+            shared, private = self.block("shared_iterator"), self.block("private_iterator")
+            b.cbranch(self.is_(iterable, none), shared, private)
+            b.position_at_end(shared)
+            hidden.append((b.block, [take(none), take(none), take(it), null]))
+            b.branch(made)
+            b.position_at_end(private)
+            iterable_type, it_type = self.type_of(iterable), self.type_of(it)
+            exact = b.or_(
+                b.and_(self.is_(iterable_type, self.pointer(list)), self.is_(it_type, self.pointer(type(iter([]))))),
+                b.and_(self.is_(iterable_type, self.pointer(tuple)), self.is_(it_type, self.pointer(type(iter(()))))),
+            )
+            exact_block = self.block("sequence_ok")
+            b.cbranch(exact, exact_block, not_here)
+            b.position_at_end(exact_block)
+            sequence = b.load(self.at(it, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR))
+            ongoing = b.icmp_unsigned("!=", sequence, null)
+            index = b.select(ongoing, b.load(self.at(it, abi.SEQUENCE_ITERATOR_INDEX, I64)), ir.Constant(I64, 0))
+            index_obj = self.capi("PyLong_FromLongLong", index)
+            boxed = self.block("index_boxed")
+            b.cbranch(b.icmp_unsigned("!=", index_obj, null), boxed, fail)
+            b.position_at_end(boxed)
+            walked = take(b.select(ongoing, iterable, self.pointer(())))
+            hidden.append((b.block, [walked, index_obj, take(none), null]))
+            b.branch(made)
+        b.position_at_end(made)
+        objects = []
+        for k in range(4):
+            phi = b.phi(PTR, name=f"hidden{k}")
+            for source, values_in in hidden:
+                phi.add_incoming(values_in[k], source)
+            objects.append(phi)
+        slots = self.capi("PyList_New", nslots)
+        listed = self.block("listed")
+        no_list = self.block("no_list")
+        b.cbranch(b.icmp_unsigned("!=", slots, null), listed, no_list)
+        b.position_at_end(no_list)
+        for obj in objects:
+            self.capi("Py_DecRef", obj)  # (NULL-safe)
+        b.branch(fail)
+        b.position_at_end(listed)
+        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR.as_pointer()))
+        value_items = items_of(values, abi.TUPLE_ITEMS)
+        unbound = self.pointer(UNBOUND)
+        self.loop(nlocals, "locals", lambda j: b.store(take(b.load(item(value_items, j))), item(items, j)))
+        self.loop(b.sub(nslots, nlocals), "hidden", lambda j: b.store(take(unbound), item(items, b.add(j, nlocals))))
+        for k, obj in enumerate(objects):
+            with b.if_then(b.icmp_unsigned("!=", obj, null)):
+                b.store(obj, item(items, b.add(base, ir.Constant(I64, k))))
+                self.capi("Py_DecRef", unbound)
+        stub = b.inttoptr(stub_address, ENTRY_FN.as_pointer())
+        result = b.call(stub, [null, slots])
+        raised, returned = self.block("raised"), self.block("returned")
+        b.cbranch(b.icmp_unsigned("==", result, null), raised, returned).set_weights([1, 1000])
+        b.position_at_end(raised)
+        error = [b.alloca(PTR, name=name) for name in ("error_type", "error_value", "error_traceback")]
+        self.capi("PyErr_Fetch", *error)
+        status = self.capi("PyList_Append", spill, slots)
+        with b.if_then(b.icmp_signed("!=", status, ir.Constant(I32, 0))):
+            self.capi("PyErr_Clear")  # (the state is lost: the caller finds nothing in spill)
+        self.capi("PyErr_Restore", *(b.load(e) for e in error))
+        self.capi("Py_DecRef", slots)
+        b.ret(null)
+        b.position_at_end(returned)
+        matched, refused = self.block("matched"), self.block("refused")
+        b.cbranch(self.is_(result, self.pointer(None)), refused, matched)
+        b.position_at_end(refused)
+        self.capi("Py_DecRef", slots)
+        b.ret(result)
+        b.position_at_end(matched)
+        local_values = self.capi("PyTuple_New", nlocals)
+        out = self.capi("PyTuple_New", ir.Constant(I64, 4))
+        made_both, not_made = self.block("tuples_made"), self.block("tuples_not_made")
+        both = b.and_(b.icmp_unsigned("!=", local_values, null), b.icmp_unsigned("!=", out, null))
+        b.cbranch(both, made_both, not_made)
+        b.position_at_end(not_made)
+        for obj in (local_values, out, result, slots):
+            self.capi("Py_DecRef", obj)  # (NULL-safe)
+        b.ret(null)
+        b.position_at_end(made_both)
+        items = b.load(self.at(slots, abi.LIST_ITEMS, PTR.as_pointer()))
+        local_items = items_of(local_values, abi.TUPLE_ITEMS)
+        found = b.alloca(I1, name="found_unbound")
+        b.store(ir.Constant(I1, 0), found)
+
+        def copy_local(j: ir.Value) -> None:
+            obj = b.load(item(items, j))
+            b.store(take(obj), item(local_items, j))
+            b.store(b.or_(b.load(found), self.is_(obj, unbound)), found)
+
+        self.loop(nlocals, "out", copy_local)
+        flag = take(b.select(b.load(found), self.pointer(True), self.pointer(False)))
+        out_items = items_of(out, abi.TUPLE_ITEMS)
+        for k, obj in enumerate((result, slots, local_values, flag)):
+            b.store(obj, item(out_items, k))
+        b.ret(out)
+        b.position_at_end(not_here)
+        b.ret(take(self.pointer(NotImplemented)))
+        b.position_at_end(fail)
+        b.ret(null)
 
     def declare_memset(self) -> ir.Function:
         return self.declare("llvm.memset.p0i8.i64", ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]))

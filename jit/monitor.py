@@ -76,13 +76,16 @@ class Monitor:
         # the persistent code cache (option cache), and how many of this function's traces LLVM compiled
         self.cache = CodeCache.for_function(function.py_func, self.code, self.options) if self.options.cache else None
         self.llvm_compiles = 0
-        self.runner = NativeRunner(self.layout, self.registry, self.cache)
+        self.runner = NativeRunner(self.layout, self.registry, self.cache, self.code.nlocals)
         self.loops: list[LoopState | None] = [None] * len(self.code.loops)
         self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
         self.recordings = 0  # started
         # a trace of this function holds NumPy values: entry stubs (codegen.entry) cannot box them at an exit,
         # so its trees are entered through the buffer's Python path (runtime.native) from then on
         self.numpy_traces = False
+        # hand-offs from CPython enter trees in one native call (NativeRunner.hand_over): entry stubs on, and no
+        # NumPy trace (whose values the stubs cannot box)
+        self.native_handoffs = self.options.entry_stubs
         self.abort_reasons: Counter[str] = Counter()  # by message, with where it happened
         self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
         self.limits_hit: Counter[str] = Counter()
@@ -280,7 +283,8 @@ class Monitor:
         registry = self.registry
         self._life(trace).compile()
         if not self.numpy_traces and trace.holds_kinds(NUMPY_KINDS):
-            self.numpy_traces = True  # (entry stubs box only Python's kinds: at_loop_header enters by the buffer)
+            self.numpy_traces = True
+            self.native_handoffs = False  # (entry stubs box only Python's kinds: at_loop_header enters by the buffer)
         with registry.lock:
             registry.compiling += 1
         depth = recorder.depth

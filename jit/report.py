@@ -105,12 +105,17 @@ def _cpython_status(state: JitFunction, index: int) -> str:
     count = runtime.counters[index]
     starts = "loop starts" if index in runtime.single_copy else "iterations"
     per_entry = runtime.not_paying[index]
-    paying = (
-        f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
-        f"(min_native_iterations={runtime.min_iterations})"
-        if per_entry is not None
-        else ""
-    )
+    paying = ""
+    if per_entry is not None and runtime.unrecorded[index]:
+        paying = (
+            f": its starts ran {per_entry:.1f} iterations each in CPython, fewer than would pay for entering "
+            f"native code (min_native_iterations={runtime.min_iterations}), so it was not recorded"
+        )
+    elif per_entry is not None:
+        paying = (
+            f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
+            f"(min_native_iterations={runtime.min_iterations})"
+        )
     if index in runtime.parked:
         left = collections_left(runtime, index)
         when = f"for {left} more garbage collection(s)" if left is not None else "until it wakes"

@@ -26,6 +26,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         # code), and entries a stub refused (a value of another kind: the Python path took them)
         "stub_entries": 0,
         "stub_refusals": 0,
+        # stub entries made by a loop's hand-off from CPython in one native call (codegen.entry.build_handoff)
+        "handoff_entries": 0,
         # loops CPython runs because their native entries did not pay (min_native_iterations), by line
         "not_paying_loops": [],
         # loops new calls run as the user wrote them, with no counter, until they wake (runtime.parking)
@@ -54,6 +56,11 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "limits_hit": {},
         "blacklisted_loops": [],
     }
+    runtime = state.loop_runtime
+    if runtime is not None:  # (a loop whose starts were too short never made the monitor)
+        out["not_paying_loops"] = [
+            loop.line for loop, per_entry in zip(state.code.loops, runtime.not_paying) if per_entry is not None
+        ]
     if monitor is None:
         return out
     compiled = monitor.compiled
@@ -64,11 +71,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["native_iterations"] = monitor.native_iterations
     out["stub_entries"] = monitor.runner.stub_entries
     out["stub_refusals"] = monitor.runner.stub_refusals
-    runtime = state.loop_runtime
-    if runtime is not None:
-        out["not_paying_loops"] = [
-            loop.line for loop, per_entry in zip(state.code.loops, runtime.not_paying) if per_entry is not None
-        ]
+    out["handoff_entries"] = monitor.runner.handoff_entries
     out["exits_to_interpreter"] = monitor.exits_to_interpreter
     out["aborts"] = dict(monitor.abort_reasons)
     out["aborts_total"] = sum(monitor.abort_reasons.values())

@@ -178,14 +178,25 @@ def range_ended(frame: Frame, pc: int) -> bool:
         return False
     base = code.args[pc][0]
     slots = frame.slots
+    if not range_exhausted(slots, base):
+        return False
+    slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
+    return True
+
+
+def sequence_exhausted(slots: list[Any], base: int) -> bool:
+    """Has the for loop over a list or tuple by index whose hidden slots start at base reached its end (what its
+    FOR_ITER would test)? (False for a loop over an iterator: only its next can tell.)"""
+    return slots[base + 2] is None and slots[base + 1] >= len(slots[base])
+
+
+def range_exhausted(slots: list[Any], base: int) -> bool:
+    """Has the range loop whose hidden slots start at base reached its end (what its FOR_RANGE would test)?"""
     step = slots[base + 2]
     if step is None or step is UNBOUND:
         return False
     cur = slots[base]
-    if cur < slots[base + 1] if step > 0 else cur > slots[base + 1]:
-        return False
-    slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
-    return True
+    return cur >= slots[base + 1] if step > 0 else cur <= slots[base + 1]
 
 
 @internal

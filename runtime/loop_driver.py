@@ -28,20 +28,26 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from jit.frontend.instructions import FOR_RANGE
+from jit.frontend.instructions import FOR_ITER, FOR_RANGE
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
+from jit.trace import WhenHot
 from runtime import parking
 from runtime.errors import fix_handoff_traceback, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
-from runtime.interpreter import loop_view, range_ended, resume_loop, run_loop
+from runtime.interpreter import loop_view, range_exhausted, resume_loop, run_loop, sequence_exhausted
 
 FIRST_BACKOFF = 16  # loop starts a blacklisted loop runs plain before it is probed again
 MAX_BACKOFF = 2**10  # the longest back-off of a blacklisted loop, in loop starts; the next one parks it
+MIN_COUNTED = 32  # iterations CPython counted, at least, before their number per start says a loop's starts are short
+MIN_STARTS = 4  # ended loop starts CPython counted, at least, before their iterations per start say they are short
 PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
 MAX_PAY_BACKOFF = 2**10  # the longest back-off of a loop whose entries did not pay; the next one parks it
 
 _UNBOUND_ID = id(UNBOUND)
+# where native code leaves a for loop at its end (the instruction after its header), by that instruction's opcode:
+# the test that the loop has ended there
+_END_TESTS: dict[int, Any] = {FOR_RANGE: range_exhausted, FOR_ITER: sequence_exhausted}
 
 
 class LoopRuntime:
@@ -65,7 +71,11 @@ class LoopRuntime:
         "parked",
         "park_for",
         "busy",
-        "range_end",
+        "loop_end",
+        "counted",
+        "starts",
+        "short",
+        "unrecorded",
         "_positions",
         "__weakref__",
     )
@@ -86,6 +96,13 @@ class LoopRuntime:
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
         self.counters: list[int] = [start] * len(code.loops)  # LOOPS
+        # per loop: the iterations CPython was last given to count (counters), and the starts of its counted copy
+        # that ended since (the instrumented code's RT.starts); the iterations per start that made the last hot
+        # hand-off give the loop back unrecorded (starts_too_short), until at_own_header does
+        self.counted: list[int] = [start] * len(code.loops)
+        self.starts: list[int] = [0] * len(code.loops)
+        self.short: list[float | None] = [None] * len(code.loops)
+        self.unrecorded = [False] * len(code.loops)  # per loop: its not_paying figure is CPython's, per start
         self.backoff = [FIRST_BACKOFF] * len(code.loops)
         self.min_iterations: int = function.options.min_native_iterations
         # per loop: [hand-offs, native entries, native iterations] of the window being counted
@@ -103,9 +120,13 @@ class LoopRuntime:
         self.busy = False  # changing the code: not now, says the runtime to the parking clock
         # per version of the code: (position -> offset, line -> offset), for tracebacks
         self._positions: dict[int, tuple[dict[Any, int], dict[int, int]]] = {}
-        # per loop: the pc where native code leaves a range loop at its end (its FOR_RANGE), else -2
-        self.range_end = [
-            loop.header_pc + 1 if code.ops[loop.header_pc + 1] == FOR_RANGE else -2 for loop in code.loops
+        # per loop: the pc where native code leaves a for loop at its end (its FOR_RANGE or FOR_ITER, else -2), and
+        # the test that it has ended there
+        self.loop_end: list[tuple[int, Any]] = [
+            (loop.header_pc + 1, _END_TESTS[code.ops[loop.header_pc + 1]])
+            if code.ops[loop.header_pc + 1] in _END_TESTS
+            else (-2, None)
+            for loop in code.loops
         ]
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
@@ -116,64 +137,92 @@ class LoopRuntime:
         function = self.function
         code = self.t1
         info = code.loops[index]
+        self.handoffs += 1
+        monitor = function.monitor
+        frame = None
+        if not at_body and monitor is not None and function.hot_loops[index] is not None and monitor.native_handoffs:
+            # the usual hand-off: into native code in one call, and back at the loop's end or break
+            runner = monitor.runner
+            before = (runner.native_entries, runner.native_iterations, monitor.recordings)
+            # (an exception from native code, a signal handler's, shows at the hand-off: the loop's header)
+            entered = runner.hand_over(monitor.registry.trees[index], values, it, iterable)
+            if entered is not None and entered is not NotImplemented:
+                exit, result, slots, values, unbound = entered
+                if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
+                    pc = exit.pc
+                    how = CONTINUE
+                    end_pc, ended = self.loop_end[index]
+                    if pc == info.exit_pc or (pc == end_pc and ended(slots, info.hidden[0])):
+                        how = EXHAUSTED
+                    elif pc == info.break_pc:
+                        how = BREAK
+                    if how != CONTINUE:
+                        if self.min_iterations:
+                            self.judge(index, monitor, before)
+                        if info.parent is not None:
+                            self.boost[info.parent] = (
+                                1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
+                            )
+                        return how, values, unbound
+                # elsewhere: the interpreter goes on from the exit
+                frame = Frame(function, code, slots)
+                frame.error_pc = info.header_pc
+                if len(result) > 2:
+                    frame.stack[:] = result[2:]
+                how, value = resume_loop(frame, index, monitor.exited(frame, exit))
+                return self.finish(index, it, iterable, frame, how, value, before)
         slots = [*values, *self.padding]
         frame = Frame(function, code, slots)
         frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
         if info.hidden:
             enter(info, it, iterable, slots)
-        self.handoffs += 1
         if at_body:
-            # CPython ran threshold - 1 iterations: the back-edge ending this one makes the loop hot, as in
-            # the interpreter (which then records the next iteration)
-            counts = function.backedge_counts
-            counts[index] = max(counts[index], function.hot_threshold - 1)
-        monitor = function.monitor
+            if self.starts_too_short(index):
+                # not worth recording: the interpreter runs this iteration, then CPython the loop (at_own_header)
+                self.short[index] = self.counted[index] / self.starts[index]
+            else:
+                # CPython ran threshold - 1 iterations: the back-edge ending this one makes the loop hot, as in
+                # the interpreter (which then records the next iteration)
+                counts = function.backedge_counts
+                counts[index] = max(counts[index], function.hot_threshold - 1)
         if monitor is None:
             how, value = self.run(frame, index, at_body, None)
-            monitor = function.monitor  # (made if the loop got hot)
-            if monitor is not None and monitor.runner.native_entries and info.parent is not None:
-                self.boost[info.parent] = 1
-            if how == CONTINUE:
-                leave(info, it, iterable, slots)
-            values = tuple(slots[: code.nlocals])
-            if how == RETURN:
-                return how, values, value
-            return how, values, _UNBOUND_ID in map(id, values)
+            return self.finish(index, it, iterable, frame, how, value, None)
         runner = monitor.runner
-        entries = runner.native_entries
-        if at_body:
-            before = (entries, runner.native_iterations, monitor.recordings)
-            how, value = run_loop(frame, index, info.body_pc)
-        else:
-            before = (entries, runner.native_iterations, monitor.recordings)
-            how, value = CONTINUE, None
-            exit = None
-            if function.hot_loops[index] is not None:
-                exit = monitor.enter_through_stubs(frame, index, count=False)
-            if exit is None:
-                how, value = run_loop(frame, index, info.header_pc)
-            else:
-                # the usual way back: native code left the loop at its end or by a break (seen here without
-                # the interpreter); elsewhere the interpreter goes on from the exit
-                pc = monitor.exited(frame, exit)
-                if pc == info.exit_pc or (pc == self.range_end[index] and range_ended(frame, pc)):
-                    how = EXHAUSTED
-                elif pc == info.break_pc:
-                    how = BREAK
-                else:
-                    how, value = resume_loop(frame, index, pc)
-        if self.min_iterations:
-            self.judge(index, monitor, before)
-        if runner.native_entries != entries:
-            parent = info.parent
-            if parent is not None:
-                self.boost[parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
+        before = (runner.native_entries, runner.native_iterations, monitor.recordings)
+        how, value = self.run(frame, index, at_body, monitor)
+        return self.finish(index, it, iterable, frame, how, value, before)
+
+    def finish(
+        self,
+        index: int,
+        it: Any,
+        iterable: Any,
+        frame: Frame,
+        how: int,
+        value: Any,
+        before: tuple[int, int, int] | None,
+    ) -> tuple[int, Any, Any]:
+        """The end of a hand-off run in the interpreter (`before`: the monitor's counts before it, None if there
+        was no monitor): the policy's bookkeeping, then what the instrumented code gets back."""
+        function = self.function
+        info = self.t1.loops[index]
+        monitor = function.monitor  # (made if the loop got hot)
+        if monitor is not None:
+            if before is not None and self.min_iterations:
+                self.judge(index, monitor, before)
+            entries = before[0] if before is not None else 0
+            if monitor.runner.native_entries != entries and info.parent is not None:
+                self.boost[info.parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
+        slots = frame.slots
         if how == CONTINUE:
             leave(info, it, iterable, slots)
-        values = tuple(slots[: code.nlocals])
+        values = tuple(slots[: self.t1.nlocals])
         if how == RETURN:
             return how, values, value
-        return how, values, runner.holds_unbound(values)
+        if monitor is not None:
+            return how, values, monitor.runner.holds_unbound(values)
+        return how, values, _UNBOUND_ID in map(id, values)
 
     @internal
     def run(self, frame: Frame, index: int, at_body: bool, monitor: Any) -> tuple[int, Any]:
@@ -193,6 +242,13 @@ class LoopRuntime:
         """The interpreter is at the header of the loop it runs for CPython: the pc to go on from, or -1 to
         give the loop back to CPython."""
         function = self.function
+        short = self.short[index]
+        if short is not None:
+            self.short[index] = None
+            self.not_paying[index] = short
+            self.unrecorded[index] = True
+            self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
+            return -1
         if function.hot_loops[index] is None and self.blacklisted(index) and self.waited[index]:
             # it has run plain for its back-off: what made its recordings fail may be gone
             self.waited[index] = False
@@ -208,7 +264,7 @@ class LoopRuntime:
                 counts[index] = max(counts[index], function.hot_threshold - 1)
                 self.counters[index] = function.hot_threshold
                 return pc + 1
-            self.counters[index] = max(function.hot_threshold - counts[index], 1)
+            self.count(index, max(function.hot_threshold - counts[index], 1))
             return -1
         monitor = function.monitor
         entries = monitor.runner.native_entries
@@ -224,6 +280,29 @@ class LoopRuntime:
                 state.cooldown = 0  # CPython waits it out instead, counting iterations
             self.counters[index] = wait if wait > 0 else max(function.hot_threshold, 1)
         return -1
+
+    def count(self, index: int, iterations: int) -> None:
+        """Let CPython count `iterations` iterations of loop `index` (its counted copy), and its starts, before
+        the loop is hot."""
+        self.counters[index] = iterations
+        self.counted[index] = iterations
+        self.starts[index] = 0
+
+    def starts_too_short(self, index: int) -> bool:
+        """Loop `index` just got hot in CPython's counted copy: were its starts so short that native entries
+        could not pay, however fast its code (so that recording and compiling it would be wasted)? Only an
+        outermost loop is judged so: an inner loop's tree pays inside its outer loop's tree, which needs it
+        first (an outer trace calls the inner tree; it cannot inline the inner loop)."""
+        starts = self.starts[index]
+        return (
+            starts >= MIN_STARTS
+            and self.counted[index] >= MIN_COUNTED
+            and self.t1.loops[index].parent is None
+            and self.min_iterations > 0
+            and self.counted[index] < self.min_iterations * starts
+            and self.function.hot_loops[index] is None
+            and not self.blacklisted(index)
+        )
 
     def judge(self, index: int, monitor: Any, before: tuple[int, int, int]) -> None:
         """Count one hand-off of loop `index` towards its window; at the window's end, send the loop back to
@@ -244,6 +323,7 @@ class LoopRuntime:
             return
         per_entry = window[2] / window[1]
         window[:] = (0, 0, 0)
+        self.unrecorded[index] = False
         if per_entry >= self.min_iterations:
             self.not_paying[index] = None
             self.pay_backoff[index] = FIRST_BACKOFF

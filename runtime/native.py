@@ -297,6 +297,24 @@ def holds_unbound(cache: Any = None) -> Any:
     return _holds_unbound[0]
 
 
+_METH_FASTCALL = 0x0080
+_handoff_definition: list[_MethodDef] = []  # (one for every tree: each builtin's __self__ is its parameters)
+
+
+def handoff_function(stub_address: int, nslots: int, nlocals: int, base: int, kind: int) -> Any:
+    """The builtin ``handoff(values, it, iterable, spill)`` of a tree whose entry stub is at stub_address
+    (``codegen.entry.build_handoff``: a loop's hand-off from CPython into the tree in one call); base: the
+    loop's first hidden slot, kind: the loop's kind (``codegen.entry.HANDOFF_WHILE``, ...). The caller keeps
+    the code alive."""
+    from codegen.entry import HANDOFF, HANDOFF_PARAMS, support
+
+    address = support().addresses[HANDOFF]
+    if not _handoff_definition:
+        _handoff_definition.append(_MethodDef(HANDOFF.encode(), address, _METH_FASTCALL, None))
+    params = struct.pack(HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind)
+    return _new_builtin(_handoff_definition[0], params, None)
+
+
 def entry_function(address: int, name: str) -> Any:
     """A builtin function calling the entry stub at address (``codegen.entry``: ``METH_O``) with one
     argument: calling it costs what calling any builtin does, much less than a ctypes call. The builtin

@@ -12,25 +12,37 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codegen import abi
+from codegen.entry import HANDOFF_RANGE, HANDOFF_SEQUENCE, HANDOFF_WHILE
+from jit.frontend.instructions import LoopKind
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor
 from runtime.frame import Frame
-from runtime.native import NativeBuffer, Plans, holds_unbound
+from runtime.native import NativeBuffer, Plans, handoff_function, holds_unbound
 from runtime.registry import TreeRegistry
 from runtime.trees import Tree
 
 if TYPE_CHECKING:
     from codegen.engine import ObjectCache
 
+# the kinds of loops whose state a hand-off from CPython builds natively (where their iterators' layouts are known)
+_HANDOFF_KINDS = {LoopKind.WHILE: HANDOFF_WHILE}
+if abi.RANGE_ITERATOR is not None:
+    _HANDOFF_KINDS[LoopKind.RANGE] = HANDOFF_RANGE
+if abi.ITERATORS_OK:
+    _HANDOFF_KINDS[LoopKind.ITER] = HANDOFF_SEQUENCE
+
 
 class NativeRunner:
     """Runs one function's trees (see the module's docstring)."""
 
-    def __init__(self, layout: abi.Layout, registry: TreeRegistry, cache: ObjectCache | None = None) -> None:
+    def __init__(
+        self, layout: abi.Layout, registry: TreeRegistry, cache: ObjectCache | None = None, nlocals: int = 0
+    ) -> None:
         self.layout = layout
+        self.nlocals = nlocals  # the user's locals, the first slots (a hand-off from CPython passes them)
         self.registry = registry
         self.free_buffers: list[NativeBuffer] = []
         self.plans = Plans()  # how to pack and unpack the shapes seen (shared by the buffers)
@@ -47,6 +59,8 @@ class NativeRunner:
         self.exits_to_interpreter = 0
         self.stub_entries = 0  # native entries through an entry stub
         self.stub_refusals = 0  # entries the stubs refused (no tree's entry type map matched: counted by the monitor)
+        self.handoff_entries = 0  # stub entries through a hand-off in one native call (hand_over)
+        self.spill: list[list[Any]] = []  # where a hand-off's native call leaves the slots if it raises
 
     def take_buffer(self) -> NativeBuffer:
         """A frame buffer (from the pool, or a new one); give it back with give_back, or through call."""
@@ -147,6 +161,61 @@ class NativeRunner:
         if self.registry.graveyard:
             self.free_graveyard()
         return exit
+
+    @internal
+    def hand_over(self, trees: list[Tree], values: tuple[Any, ...], it: Any, iterable: Any) -> Any:
+        """A loop's hand-off from CPython at its header, in one native call (``codegen.entry.build_handoff``)
+        through the first of its trees whose entry stub takes the state: ``(exit, stub result, slots, locals,
+        whether a local is unbound)``; None if no tree took it, NotImplemented if the hand-off cannot build the
+        state (the caller goes through Python: ``runtime.handoff``)."""
+        for tree in trees:
+            handoff = tree.handoff
+            if handoff is None:
+                handoff = tree.handoff = self.make_handoff(tree)
+            if handoff is False:
+                continue
+            try:
+                out = handoff(values, it, iterable, self.spill)
+            except BaseException:
+                # a signal handler's exception (KeyboardInterrupt): native code left through its periodic exit
+                if self.spill:
+                    slots = self.spill.pop()
+                    if len(slots) > self.layout.nslots:
+                        self.native_entries += 1
+                        self.stub_entries += 1
+                        self.handoff_entries += 1
+                        tree.entries += 1
+                        self.exits_to_interpreter += 1
+                raise
+            if out is None:
+                continue
+            if out is NotImplemented:
+                return out
+            result, slots, values, unbound = out
+            iterations = result[1]
+            self.native_entries += 1
+            self.stub_entries += 1
+            self.handoff_entries += 1
+            self.native_iterations += iterations
+            self.exits_to_interpreter += 1
+            tree.entries += 1
+            tree.iterations += iterations
+            exit = self.registry.exits[result[0]]
+            exit.taken += 1
+            if self.registry.graveyard:
+                self.free_graveyard()
+            return exit, result, slots, values, unbound
+        return None
+
+    def make_handoff(self, tree: Tree) -> Any:
+        """tree's hand-off builtin (``runtime.native.handoff_function``); False if it has none (no entry stub,
+        or hidden slots of a kind only ``runtime.handoff`` fills)."""
+        info = tree.loop
+        kind = _HANDOFF_KINDS.get(info.kind)
+        if tree.entry is None or kind is None or (kind != HANDOFF_WHILE) != bool(info.hidden):
+            return False
+        base = info.hidden[0] if info.hidden else 0
+        return handoff_function(tree.root.entry_address, self.layout.nslots, self.nlocals, base, kind)
 
     @internal
     def run(self, frame: Frame, tree: Tree) -> ExitDescriptor:

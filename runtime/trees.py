@@ -101,6 +101,8 @@ class Tree:
         self.function = NATIVE_FUNCTION(root.address)
         # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
         self.entry: Any = entry_function(root.entry_address, root.symbol) if root.entry_address else None
+        # the hand-off from CPython (runtime.native.handoff_function), made at its first use; False: none
+        self.handoff: Any = None
         self.side_traces: list[CompiledTrace] = []
         self.depth = depth  # 1 + the deepest tree it calls
         self.calls = calls

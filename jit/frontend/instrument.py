@@ -10,7 +10,8 @@ Each loop statement L (its tier-1 ``LoopInfo`` index) keeps one int in the list 
   loop exactly as written, with no per-iteration cost); ``NEVER``: plain for good, and not even counted.
 
 The counted copy counts in a local, written back to LOOPS[L] in a ``finally`` however the loop is left (a
-``try`` costs nothing in CPython until something raises).
+``try`` costs nothing in CPython until something raises), which also counts the start in ``RT.starts[L]``
+(so that the runtime knows how many iterations a start runs before it records the loop).
 
 A hand-off calls ``RT.loop(L, at_body, it, iterable, values)``: ``at_body`` False at the loop's header (before
 the next item is fetched / the condition is tested), True at the start of the body (the target is assigned /
@@ -62,7 +63,8 @@ MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``loop``,
 #: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
-#: it ran native code, so that it gets hot at its next iteration), ``iter`` (the builtin), ``unbound`` (the
+#: it ran native code, so that it gets hot at its next iteration), ``starts`` (per loop: the starts its counted
+#: copy ended), ``iter`` (the builtin), ``unbound`` (the
 #: tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes:
 #: the user's globals may rebind their names).
 PLACEHOLDERS = ("RT",)
@@ -167,6 +169,7 @@ else:
                         HOW = 1
                 finally:
                     RT.counters[L] = C
+                    RT.starts[L] += 1
         OWN = None
         if HOW == 0:
             for TARGET in IT:
@@ -211,6 +214,7 @@ else:
                     HOW = 1
             finally:
                 RT.counters[L] = C
+                RT.starts[L] += 1
     if HOW:
         S = 0
         if HOW == 1:

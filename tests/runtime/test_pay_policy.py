@@ -166,3 +166,57 @@ def test_option_is_validated():
         jit(min_native_iterations=-1)
     with pytest.raises(TypeError, match="min_native_iterations"):
         jit(min_native_iterations=1.5)
+
+
+# --- loops whose starts are too short to record at all -------------------------------------------------------
+
+
+def test_a_loop_whose_starts_are_short_in_cpython_is_never_recorded():
+    """Counted in CPython before it is hot: a few iterations per start cannot pay for a native entry, so the loop
+    goes back to CPython unrecorded (nothing compiled, no monitor even), with the back-off of loops that do not
+    pay, and is parked in the end."""
+    f = jit(digits)  # (the default threshold: the loop is hot after many starts)
+    for n in range(3000):
+        assert f(n) == digits(n)
+    s = jit.stats(f)
+    assert s["traces_compiled"] == 0 and s["native_entries"] == 0 and s["aborts_total"] == 0
+    line = digits.__code__.co_firstlineno + 2
+    assert s["not_paying_loops"] == [line]
+    assert s["parked_loops"] == [line]
+    assert "iterations each in CPython, fewer than would pay for entering native code" in jit.explain(f)
+
+
+def test_a_loop_with_long_starts_is_recorded_as_before():
+    f = jit(short_sum)
+    for _ in range(3):
+        assert f(1000) == short_sum(1000)
+    assert jit.stats(f)["traces_compiled"] >= 1 and jit.stats(f)["native_entries"] >= 1
+
+
+def test_short_starts_are_recorded_with_the_option_off():
+    f = jit(min_native_iterations=0)(digits)
+    for n in range(300):
+        assert f(n * 7919) == digits(n * 7919)
+    assert jit.stats(f)["traces_compiled"] >= 1 and jit.stats(f)["not_paying_loops"] == []
+
+
+def test_a_loop_found_short_in_cpython_is_won_back_by_long_starts():
+    f = jit(short_sum)
+    for _ in range(40):
+        assert f(3) == short_sum(3)
+    assert jit.stats(f)["not_paying_loops"] and jit.stats(f)["traces_compiled"] == 0
+    for _ in range(FIRST_BACKOFF + 4):  # the back-off, then counting again: the starts are long now
+        assert f(5000) == short_sum(5000)
+    s = jit.stats(f)
+    assert s["traces_compiled"] >= 1 and s["native_entries"] >= 1
+
+
+def test_an_inner_loop_with_short_starts_is_still_recorded():
+    """Its tree pays inside the outer loop's tree, which calls it: a warm call enters native code once."""
+    f = jit(nested_sum)
+    for _ in range(6):
+        assert f(300, 3) == nested_sum(300, 3)
+    before = jit.stats(f)["native_entries"]
+    assert f(300, 3) == nested_sum(300, 3)
+    s = jit.stats(f)
+    assert s["native_entries"] - before == 1 and s["not_paying_loops"] == []

@@ -1,0 +1,250 @@
+"""A loop's hand-off from CPython into native code in one call (codegen.entry.build_handoff, through
+``NativeRunner.hand_over``): the locals come as the instrumented code's tuple, a range loop's hidden slots are
+read from the range iterator's fields, the tree's entry stub runs on the slots built, and the locals go back
+as one tuple.
+
+Checked: the slots it builds are those the Python hand-off (runtime.handoff.enter) builds, for range
+iterators at every position; results equal CPython's with values of every kind and unbound locals
+(``check``), with ``jit.stats`` showing the one-call hand-off ran (``handoff_entries``); states it cannot
+build (a range past a C long, a `range` that is not the builtin) go through Python; reference counts stay
+flat.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import jit as jit_module
+from codegen import abi
+from jit import jit
+from jit.api import state_of
+from runtime.frame import UNBOUND
+from runtime.handoff import enter
+from tests.helpers import check, define
+
+pytestmark = pytest.mark.skipif(abi.RANGE_ITERATOR is None, reason="range iterator layout unknown: no native hand-off")
+
+ALWAYS = {"threshold": 2, "side_exit_threshold": 2, "min_native_iterations": 0}
+
+
+def handoff_entries(jitted):
+    return jit_module.stats(jitted.cpython_baseline)["handoff_entries"]
+
+
+def stepping(start, stop, step, scale):
+    total = 0
+    for i in range(start, stop, step):
+        total += i * scale
+    return total
+
+
+def _hand_over(f, values, it, iterable):
+    """The tree of f's only loop run through the native hand-off and through the Python hand-off on the same
+    state: (the native result, its slots), (the Python result, its slots)."""
+    state = state_of(f)
+    monitor = state.monitor
+    (tree,) = monitor.registry.trees[0]
+    if not tree.handoff:
+        tree.handoff = monitor.runner.make_handoff(tree)
+    out = tree.handoff(values, it, iterable, [])
+    code = state.code
+    slots = [*values, *(UNBOUND,) * (code.nslots - code.nlocals)]
+    enter(code.loops[0], it, iterable, slots)
+    return out, (tree.entry(slots), slots)
+
+
+@pytest.mark.parametrize(
+    "start, stop, step",
+    [(0, 10, 1), (5, 100, 7), (10, -10, -3), (-(2**40), 2**40, 2**37), (0, 0, 1), (3, 9, 2)],
+)
+def test_range_iterator_at_every_position_gives_the_python_hand_offs_slots(start, stop, step):
+    f = jit(**ALWAYS)(stepping)
+    for _ in range(4):
+        f(0, 5, 1, 3)
+    rng = range(start, stop, step)
+    for taken in range(len(rng) + 2):  # (past its end too: an exhausted iterator)
+        it = iter(rng)
+        for _ in range(taken):
+            next(it, None)
+        values = (start, stop, step, 3, 0, UNBOUND if taken == 0 else 11)  # (start stop step scale total i)
+        native, python = _hand_over(f, values, it, rng)
+        assert native is not None and native is not NotImplemented
+        result, slots, local_values, unbound = native
+        assert (result, slots) == python
+        assert local_values == tuple(slots[: len(local_values)])
+        assert unbound == any(value is UNBOUND for value in local_values)
+
+
+def summing(items, scale):
+    total = 0
+    for x in items:
+        total += x * scale
+    return total
+
+
+@pytest.mark.parametrize("make", [list, tuple], ids=["list", "tuple"])
+def test_sequence_iterator_at_every_position_gives_the_python_hand_offs_slots(make):
+    f = jit(**ALWAYS)(summing)
+    for _ in range(4):
+        f(make([1, 2, 3]), 2)
+    sequence = make([5, 6, 7, 8])
+    for taken in range(len(sequence) + 2):  # (past its end too: an exhausted iterator forgets its sequence)
+        it = iter(sequence)
+        for _ in range(taken):
+            next(it, None)
+        values = (sequence, 2, 0, UNBOUND if taken == 0 else 9)  # (items scale total x)
+        native, python = _hand_over(f, values, it, sequence)
+        assert native is not NotImplemented
+        if native is None:  # exhausted: an empty tuple in its slots, which a tree that walks a list refuses
+            assert taken > len(sequence) and make is list and python[0] is None and python[1][4] == ()
+            continue
+        result, slots, local_values, unbound = native
+        assert (result, slots) == python
+        assert local_values == tuple(slots[: len(local_values)])
+
+
+def test_the_users_own_iterator_is_shared():
+    """No iterable: the iterator may be the user's, so native code must call its next (the Python hand-off
+    puts it in the loop's iterator slot; the tree's entry type map then decides)."""
+    f = jit(**ALWAYS)(summing)
+    for _ in range(4):
+        f([1, 2, 3], 2)
+    state = state_of(f)
+    (tree,) = state.monitor.registry.trees[0]
+    it = iter([1, 2, 3])
+    out = tree.handoff(([1, 2, 3], 2, 0, UNBOUND), it, None, [])
+    assert out is None  # (built, then refused: the tree walks a list by index, not an iterator)
+    assert next(it) == 1  # untouched
+
+
+def test_results_and_hand_offs_through_one_call():
+    calls = [(0, 10, 1, 2), (5, 100, 7, 3), (10, -10, -3, 1), (4, 4, 1, 5), (0, 3, 1, 1)] * 4
+    jitted = check(stepping, *calls, options=ALWAYS, native=True)
+    assert handoff_entries(jitted) > 0
+
+
+def unbound_after(n, flag):
+    if flag:
+        before = 1.5
+    for i in range(n):
+        seen = before if flag else 0.0
+    if n:
+        return i, seen
+    return flag
+
+
+def test_unbound_locals_in_and_out():
+    calls = [(3, True), (0, True), (2, True), (4, True), (1, False), (0, False)] * 4
+    jitted = check(unbound_after, *calls, options=ALWAYS)
+    assert handoff_entries(jitted) > 0
+
+
+def kinds(n, i, x, flag, nothing, lst, s, d, obj):
+    total = 0
+    acc = 0.0
+    for k in range(n):
+        total += i + k + len(lst) + len(s) + len(d)
+        acc += x
+        if flag and nothing is None:
+            total += 1
+        other = obj
+    return total, acc, other
+
+
+def test_every_kind_of_local():
+    base = (3, 5, 1.5, True, None, [1, 2, 3], "abc", {"a": 1}, 2**70)
+    calls = [base, (2, -7, -0.0, False, None, [], "", {}, "x"), (4, 2**62, 1e300, True, None, [0], "é", {1: 2}, 1.5)]
+    jitted = check(kinds, *(calls * 4), options=ALWAYS, native=True)
+    assert handoff_entries(jitted) > 0
+
+
+def counting_while(n, step):
+    total = 0
+    while n > 0:
+        total += n
+        n -= step
+    return total
+
+
+def test_for_loops_over_lists_and_tuples():
+    calls = [([1, 2, 3], 2), ((4, 5), 3), ([], 1), ((), 2), ([7] * 50, 1)] * 4
+    jitted = check(summing, *calls, options=ALWAYS, native=True)
+    assert handoff_entries(jitted) > 0
+
+
+def test_a_while_loop():
+    jitted = check(counting_while, *([(10, 3), (0, 1), (7, 7), (5, 1)] * 4), options=ALWAYS, native=True)
+    assert handoff_entries(jitted) > 0
+
+
+def test_states_it_cannot_build_go_through_python():
+    source = """
+def past_c_long(n):
+    total = 0
+    for i in range(2**64, 2**64 + n):
+        total += i & 7
+    return total
+
+def own_range(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+"""
+    past = define(source, "past_c_long")
+    jitted = check(past, *([3, 5, 0, 4] * 4), options=ALWAYS)
+    assert handoff_entries(jitted) == 0
+    own = define(source, "own_range")
+    own.__globals__["range"] = lambda n: [n, n + 1, n + 2]  # (a list: a range loop over something else)
+    jitted = check(own, *([3, 5, 0, 4] * 4), options=ALWAYS)
+    assert handoff_entries(jitted) == 0
+
+    class Items(list):
+        pass
+
+    jitted = check(summing, *([(Items([1, 2]), 3), (Items([4]), 1)] * 4), options=ALWAYS)
+    assert handoff_entries(jitted) == 0  # (a list's subclass: tier 1 iterates its iterator)
+
+
+def moves(lst, s, obj, x, n):
+    a, b, c, y = obj, lst, s, x
+    for k in range(n):
+        a = lst
+        b = s
+        c = obj
+        y = x + k
+    return a is lst, b is s, c is obj, y
+
+
+def test_reference_counts_stay_flat():
+    f = jit(**ALWAYS)(moves)
+    lst, s, obj, x = [1, 2], "a str" * 3, object(), 2.5
+    for _ in range(10):
+        f(lst, s, obj, x, 3)
+    before = [sys.getrefcount(v) for v in (lst, s, obj, x)]
+    entries = jit_module.stats(f)["handoff_entries"]
+    for _ in range(300):
+        assert f(lst, s, obj, x, 3) == (True, True, True, 4.5)
+        assert f(lst, s, obj, x, 0) == (False, False, False, 2.5)  # (a loop that runs no iteration)
+    assert jit_module.stats(f)["handoff_entries"] - entries == 600
+    assert [sys.getrefcount(v) for v in (lst, s, obj, x)] == before
+
+
+def test_refused_and_unbuildable_states_leak_nothing():
+    f = jit(**ALWAYS)(moves)
+    lst, s, obj = [1, 2], "a str" * 3, object()
+    for _ in range(10):
+        f(lst, s, obj, 2.5, 3)
+    state = state_of(f)
+    (tree,) = state.monitor.registry.trees[0]
+    before = [sys.getrefcount(v) for v in (lst, s, obj)]
+    rng = range(3)
+    for _ in range(100):
+        # an int where the tree has a float: refused
+        assert tree.handoff((lst, s, obj, 7, 3, obj, lst, s, 7, UNBOUND), iter(rng), rng, []) is None
+        # a tuple of another length, an iterator of another range: not built
+        assert tree.handoff((lst, s, obj), iter(rng), rng, []) is NotImplemented
+        assert tree.handoff((lst, s, obj, 7, 3, obj, lst, s, 7, UNBOUND), iter([1]), rng, []) is NotImplemented
+    assert [sys.getrefcount(v) for v in (lst, s, obj)] == before
