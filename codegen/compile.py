@@ -38,6 +38,7 @@ class LoweredTrace:
     dependencies: list[str]  # the JIT libraries of the trees it calls or jumps into
     keepalive: list[Any]
     imports: dict[str, int]  # the addresses of its symbols (codegen.symbols), for the linker
+    entry: str = ""  # a root trace's entry stub (codegen.entry), if it has one
 
 
 def lower_trace(
@@ -59,11 +60,15 @@ def lower_trace(
     ctx.builtins = builtins_
     build(ctx)
     exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
+    if f"{symbol}_fast_runs" in ctx.module.globals:  # (a versioned loop's: codegen.function)
+        exports.append(f"{symbol}_fast_runs")
     dependencies = []
+    entry = ""
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
         ctx.function.attributes.add("noinline")  # (the stub calls it; others call it by name)
         support(cache)  # (compiled once: the stub imports its functions)
-        exports.append(build_entry(ctx, active_address))
+        entry = build_entry(ctx, active_address)
+        exports.append(entry)
     for uop in trace.uops:
         if uop.name == "_CALL_TREE":
             dependencies.append(uop.operand.tree.library)
@@ -76,6 +81,7 @@ def lower_trace(
         dependencies=sorted(set(dependencies)),
         keepalive=ctx.keepalive,
         imports=ctx.symbols.addresses,
+        entry=entry,
     )
 
 
@@ -89,6 +95,5 @@ def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | 
         ir=lowered.ir,
         links_address=module.addresses[f"{lowered.symbol}_links"],
         keepalive=lowered.keepalive,
-        # (a root trace's entry stub, if it has one, is its fourth export)
-        entry_address=module.addresses[lowered.exports[3]] if len(lowered.exports) > 3 else 0,
+        entry_address=module.addresses[lowered.entry] if lowered.entry else 0,
     )

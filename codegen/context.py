@@ -48,15 +48,30 @@ def llvm_type(kind: Kind) -> ir.Type:
 
 
 class LowerContext:
-    def __init__(self, trace: Trace, layout: abi.Layout, symbol: str, triple: str, data_layout: str) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        layout: abi.Layout,
+        symbol: str,
+        triple: str,
+        data_layout: str,
+        sibling_of: LowerContext | None = None,
+    ) -> None:
+        """sibling_of: a context whose module gets this function too (an internal one, with the same exits,
+        exit counters, links and declarations: a versioned loop's fast copy, ``codegen.function``)."""
         self.trace = trace
         self.layout = layout
         self.symbol = symbol
-        self.module = ir.Module(name=symbol)
-        self.module.triple = triple
-        self.module.data_layout = data_layout
+        if sibling_of is None:
+            self.module = ir.Module(name=symbol)
+            self.module.triple = triple
+            self.module.data_layout = data_layout
+        else:
+            self.module = sibling_of.module
         self.function = ir.Function(self.module, TRACE_FN, name=symbol)
         self.function.attributes.add("nounwind")
+        if sibling_of is not None:
+            self.function.linkage = "internal"
         self.buf = self.function.args[0]
         self.entry = self.function.append_basic_block("entry")
         self.builder = ir.IRBuilder(self.entry)
@@ -64,24 +79,32 @@ class LowerContext:
         self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
         self.values: dict[int, ir.Value] = {}
         self.fuel: ir.Value | None = None
+        self.event: ir.Value | None = None  # (a versioned loop's checked copy) the fuel of its next event
         self.call_result: ir.Value | None = None  # the last inner tree's exit number
         self.valid: dict[int, tuple[ir.Value, ir.Value]] = {}  # slot -> (written-yet flag, previous value)
         self.valid_kinds: dict[int, Kind] = {}
         # the objects (and runtime variables) the code refers to, as symbols of the module bound when it is linked
-        self.symbols = ObjectSymbols(self.module, symbol)
+        self.symbols = ObjectSymbols(self.module, symbol) if sibling_of is None else sibling_of.symbols
         self.keepalive: list[Any] = self.symbols.keepalive  # the objects the code points to
         self.exit_points: list[ExitPoint] = trace.exits()
         self.exit_index = {id(e): i for i, e in enumerate(self.exit_points)}
         for index, point in enumerate(self.exit_points):
             assert point.id == self.exit_points[0].id + index, "a trace's exits are numbered consecutively"
-        self.callees: dict[str, ir.Function] = {}
-        self.counts = ir.GlobalVariable(
-            self.module, ir.ArrayType(I64, max(len(self.exit_points), 1)), f"{symbol}_counts"
-        )
-        self.counts.initializer = ir.Constant(self.counts.value_type, None)
-        # per exit: the side trace to jump to (patched when one is compiled; only growable exits ever are)
-        self.links = ir.GlobalVariable(self.module, ir.ArrayType(PTR, max(len(self.exit_points), 1)), f"{symbol}_links")
-        self.links.initializer = ir.Constant(self.links.value_type, None)
+        if sibling_of is not None:
+            self.callees = sibling_of.callees
+            self.counts = sibling_of.counts
+            self.links = sibling_of.links
+        else:
+            self.callees = {}
+            self.counts = ir.GlobalVariable(
+                self.module, ir.ArrayType(I64, max(len(self.exit_points), 1)), f"{symbol}_counts"
+            )
+            self.counts.initializer = ir.Constant(self.counts.value_type, None)
+            # per exit: the side trace to jump to (patched when one is compiled; only growable exits ever are)
+            self.links = ir.GlobalVariable(
+                self.module, ir.ArrayType(PTR, max(len(self.exit_points), 1)), f"{symbol}_links"
+            )
+            self.links.initializer = ir.Constant(self.links.value_type, None)
         self.tail: ir.Block | None = None
         self.tail_index: Any = None
         self.tail_fuel: Any = None

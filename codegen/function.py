@@ -17,7 +17,9 @@ slot's current value.
 
 from __future__ import annotations
 
-from collections.abc import Container
+import dataclasses
+import functools
+from collections.abc import Callable, Container
 
 from llvmlite import ir
 
@@ -26,9 +28,10 @@ from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import LOWERINGS
 from codegen.ownership import ENTRY
+from codegen.versions import conditions_hold, trips_left
 from jit.kinds import Kind
 from jit.resume import assigned_late
-from jit.trace import Trace, TraceEnd, Uop
+from jit.trace import Trace, TraceEnd, Uop, Value
 from jit.uops import Lowering
 
 
@@ -53,33 +56,226 @@ def build(ctx: LowerContext) -> None:
         return
 
     entry_end = b.block
-    loop = ctx.function.append_basic_block("loop")
-    b.branch(loop)
-    b.position_at_end(loop)
-    phis: dict[int, ir.PhiInstr] = {}
     assert trace.end_snapshot is not None
     end = trace.end_snapshot.outer.slots
+    # the loop-carried state where the loop starts: the slots' values, the flags of slots assigned late
+    # (jit.resume.Hold.PREVIOUS: not assigned yet), the fuel
+    top = _Top(
+        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
+        {
+            slot: (ir.Constant(I1, 0), ir.Constant(llvm_type(value.kind), ir.Undefined))
+            for slot, value in assigned_late(trace).items()
+        },
+        ctx.fuel,  # type: ignore[arg-type]
+    )
+    warm_up = None
+    if trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
+        assert ctx.fuel is not None
+        fast, refused = _build_fast(ctx)
+        # the fuel at the top of the iteration after WARM_UP (an entry the fast copy's function handed back to
+        # never gets there: it goes on here), and the first event: that, or the next periodic check due
+        handed_back = b.icmp_unsigned("==", ctx.fuel, b.load(refused))
+        warmed_up = b.sub(ctx.fuel, ir.Constant(I64, WARM_UP + 1))
+        target = b.select(handed_back, ir.Constant(I64, -(2**63)), warmed_up)
+        top.event = b.select(b.icmp_signed(">", target, _next_due(ctx, ctx.fuel)), target, _next_due(ctx, ctx.fuel))
+        warm_up = (target, fast)
+        entry_end = b.block
+    loop = ctx.function.append_basic_block("loop")
+    b.branch(loop)
+    here = _loop(ctx, loop, top, fast=False, dispatch=None, warm_up=warm_up)
+    here.add_incoming(top, entry_end)
+    hoist_invariants(ctx.function, entry_end, loop)
+
+
+def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
+    """A versioned loop's fast copy (jit.versions), in a function of its own: the trace's function goes on in
+    it (a tail call, the state at the loop's top in the buffer) after WARM_UP iterations of an entry, if
+    CHEAP_TRIPS are left (a guess), so that the trace's function keeps the registers of the loop as recorded.
+    It checks the conditions there, and again after each periodic check: the fast copy runs while they hold;
+    else it goes back to the trace's function (a tail call again), storing the fuel in the returned global
+    so that this entry goes on there (it would fail again). A range loop's fast copy is counted: it runs the
+    iterations left, at most until the next periodic check is due, with neither the range's guard nor the
+    periodic check (its first two uops), then the conditions are checked again (where the periodic check
+    is due, the trace's function runs it)."""
+    trace = main.trace
+    ctx = LowerContext(trace, main.layout, f"{main.symbol}_fast", "", "", sibling_of=main)
+    ctx.globals, ctx.builtins = main.globals, main.builtins
+    refused = ir.GlobalVariable(ctx.module, I64, f"{main.symbol}_refused")
+    refused.linkage = "internal"
+    refused.initializer = ir.Constant(I64, 1)  # (never a fuel the trace's function enters with)
+    # how often the fast copy was entered (jit.stats: fast_runs)
+    runs = ir.GlobalVariable(ctx.module, I64, f"{main.symbol}_fast_runs")
+    runs.initializer = ir.Constant(I64, 0)
+    b = ctx.builder
+    ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
-        if end.get(slot) is value:
-            continue  # the same value at every iteration: the entry's load, loop-invariant
-        phi = b.phi(llvm_type(value.kind), name=f"slot{slot}")
-        phi.add_incoming(ctx.values[value.id], entry_end)
-        ctx.values[value.id] = phi
-        phis[slot] = phi
-    flags: dict[int, tuple[ir.PhiInstr, ir.PhiInstr]] = {}
+        ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    for uop in trace.hoisted:  # (checked already: the values read at the entry are needed)
+        _lower(ctx, uop)
+    assert trace.end_snapshot is not None and trace.versioning is not None
+    end = trace.end_snapshot.outer.slots
+    # (the trace's function comes here after whole iterations: the slots assigned late are assigned)
+    top = _Top(
+        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
+        {slot: (ir.Constant(I1, 1), ctx.load_slot(slot, value.kind)) for slot, value in assigned_late(trace).items()},
+        ctx.fuel,  # type: ignore[arg-type]
+    )
+    entry_end = b.block
+    counter = trace.range_counter()
+    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
+    dispatch_block = ctx.function.append_basic_block("dispatch")
+    fast = ctx.function.append_basic_block("loop_fast")
+    back = ctx.function.append_basic_block("dispatch_back")
+    b.branch(dispatch_block)
+    b.position_at_end(dispatch_block)
+    dispatch = _Top.phis(ctx, top, assigned=True)
+    dispatch.add_incoming(top, entry_end)
+    for slot, phi in dispatch.values.items():
+        ctx.values[trace.entry_slots[slot].id] = phi
+    holds = conditions_hold(ctx, trace.versioning)
+    left = None
+    due_now = ir.Constant(I1, 0)
+    if counted:
+        assert counter is not None
+        ok, trips = trips_left(ctx, *(ctx.value(v) for v in counter[1:]))
+        # the periodic check is due at the iteration whose decremented fuel is a multiple of abi.PERIOD
+        due = b.and_(b.sub(dispatch.fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
+        left = b.select(b.icmp_signed("<", trips, due), trips, due)
+        holds = b.and_(holds, ok)
+        due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
+        holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
+    b.cbranch(holds, fast, back)
+    b.position_at_end(back)
+    for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
+        ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
+    for slot, (_, previous) in dispatch.flags.items():
+        ctx.store_slot(slot, assigned_late(trace)[slot].kind, previous)
+    ctx.fuel = dispatch.fuel
+    ctx.store_fuel()
+    # (where only the periodic check is due, the trace's function runs it and comes back after WARM_UP)
+    with b.if_then(b.not_(due_now)):
+        b.store(dispatch.fuel, refused)
+    b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
+    b.position_at_end(fast)
+    b.store(b.add(b.load(runs), ir.Constant(I64, 1)), runs)
+    body = ctx.function.append_basic_block("loop_fast_body")
+    b.branch(body)
+    unchecked = _loop(ctx, body, top, fast=True, dispatch=(dispatch, dispatch_block), counted=counted)
+    unchecked.add_incoming(dataclasses.replace(dispatch, left=left), fast)
+    hoist_invariants(ctx.function, entry_end, dispatch_block)
+    return ctx.function, refused
+
+
+#: a versioned loop's iterations in its checked copy, at each entry, before the fast copy's conditions are
+#: checked: an entry that leaves the loop (or the trace, to a side trace) before pays nothing for them (the
+#: check costs a few nanoseconds: about what the fast copy saves in ten iterations)
+WARM_UP = 4
+#: the iterations a range loop must have left then for the check to be worth it
+CHEAP_TRIPS = 32
+
+
+def _slot_of(trace: Trace, value: Value) -> int:
+    return next(slot for slot, v in trace.entry_slots.items() if v is value)
+
+
+@dataclasses.dataclass
+class _Top:
+    """The loop-carried state at the loop's top: per slot, its value, and per slot assigned late, whether it
+    was assigned yet and its previous value, and the fuel; left: (a counted fast copy) the iterations it has
+    left to run."""
+
+    values: dict[int, ir.Value]
+    flags: dict[int, tuple[ir.Value, ir.Value]]
+    fuel: ir.Value
+    left: ir.Value | None = None
+    # (the checked loop of a versioned trace's function) the fuel of the next event: a periodic check due, or
+    # the end of the warm-up
+    event: ir.Value | None = None
+
+    @staticmethod
+    def phis(ctx: LowerContext, like: _Top, left: bool = False, assigned: bool = False) -> _Top:
+        """Phis (no incoming values yet) at the builder's block, of the types of like's values; assigned: the
+        slots assigned late are known to be assigned (their flags are true, not phis)."""
+        b = ctx.builder
+        values = {slot: b.phi(value.type, name=f"slot{slot}") for slot, value in like.values.items()}
+        flags = {
+            slot: (
+                ir.Constant(I1, 1) if assigned else b.phi(I1, name=f"assigned{slot}"),
+                b.phi(previous.type, name=f"previous{slot}"),
+            )
+            for slot, (_, previous) in like.flags.items()
+        }
+        fuel = b.phi(I64, name="fuel")
+        return _Top(
+            values,  # type: ignore[arg-type]
+            flags,  # type: ignore[arg-type]
+            fuel,
+            b.phi(I64, name="left") if left else None,
+            b.phi(I64, name="event") if like.event is not None else None,
+        )
+
+    def add_incoming(self, values: _Top, block: ir.Block) -> None:
+        """values flow into these phis from block."""
+        for slot, phi in self.values.items():
+            phi.add_incoming(values.values[slot], block)  # type: ignore[attr-defined]
+        for slot, (written, previous) in self.flags.items():
+            if isinstance(written, ir.PhiInstr):
+                written.add_incoming(values.flags[slot][0], block)
+            previous.add_incoming(values.flags[slot][1], block)  # type: ignore[attr-defined]
+        self.fuel.add_incoming(values.fuel, block)  # type: ignore[attr-defined]
+        if self.left is not None:
+            assert values.left is not None
+            self.left.add_incoming(values.left, block)  # type: ignore[attr-defined]
+        if self.event is not None:
+            assert values.event is not None
+            self.event.add_incoming(values.event, block)  # type: ignore[attr-defined]
+
+
+def _loop(
+    ctx: LowerContext,
+    loop: ir.Block,
+    like: _Top,
+    *,
+    fast: bool,
+    dispatch: tuple[_Top, ir.Block] | None,
+    warm_up: tuple[ir.Value, ir.Function] | None = None,
+    counted: bool = False,
+) -> _Top:
+    """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
+    fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
+    checks its conditions, which the periodic check goes to before the iteration goes on (None: a loop of one
+    copy goes straight on); warm_up: the fuel at whose iteration's top this copy goes on in the function of the
+    fast copy (``_build_fast``: a tail call, the loop's state in the buffer), and that function; counted: this
+    (fast) copy runs the number of iterations its phi `left` starts with, then goes there (its first two uops,
+    the periodic check and the range's guard, are not lowered: the count stands for both)."""
+    trace = ctx.trace
+    b = ctx.builder
+    b.position_at_end(loop)
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.outer.slots
+    here = _Top.phis(ctx, like, left=counted)
+    for slot, phi in here.values.items():
+        ctx.values[trace.entry_slots[slot].id] = phi
+    ctx.valid.clear()
     for slot, value in assigned_late(trace).items():  # exits before their assignment: jit.resume.Hold.PREVIOUS
-        kind = value.kind
-        written = b.phi(I1, name=f"assigned{slot}")
-        written.add_incoming(ir.Constant(I1, 0), entry_end)
-        previous = b.phi(llvm_type(kind), name=f"previous{slot}")
-        previous.add_incoming(ir.Constant(llvm_type(kind), ir.Undefined), entry_end)
-        flags[slot] = (written, previous)
-        ctx.valid[slot] = (written, previous)
-        ctx.valid_kinds[slot] = kind
-    fuel = b.phi(I64, name="fuel")
-    fuel.add_incoming(ctx.fuel, entry_end)
-    ctx.fuel = fuel
+        ctx.valid[slot] = here.flags[slot]
+        ctx.valid_kinds[slot] = value.kind
+    ctx.fuel = b.sub(here.fuel, ir.Constant(I64, 1)) if counted else here.fuel
     ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
+    ctx.event = here.event
+
+    def back_to_dispatch(cont: ir.Block) -> None:
+        """(after the periodic check) to the conditions, once the slots assigned late are assigned (every way
+        into the dispatch comes after a whole iteration, so that there they are: the checked copy's first
+        iteration is peeled as the trace's loop is), else straight on."""
+        assert dispatch is not None
+        if here.flags:
+            assigned = functools.reduce(b.and_, [written for written, _ in here.flags.values()])
+            go = ctx.function.append_basic_block("to_dispatch")
+            b.cbranch(assigned, go, cont)
+            b.position_at_end(go)
+        dispatch[0].add_incoming(dataclasses.replace(here, fuel=ctx.fuel, left=None), b.block)
+        b.branch(dispatch[1])
 
     for position, uop in enumerate(trace.uops):
         if uop.name == "_JUMP_TO_TOP":
@@ -88,16 +284,37 @@ def build(ctx: LowerContext) -> None:
                 for _ in range(count):
                     ctx.incref(ctx.value(value))
             latch = b.block
-            for slot, phi in phis.items():
-                phi.add_incoming(ctx.value(end[slot]), latch)
-            for slot, (written, previous) in flags.items():
-                written.add_incoming(ir.Constant(I1, 1), latch)
-                previous.add_incoming(ctx.value(end[slot]), latch)
-            fuel.add_incoming(ctx.fuel, latch)
-            b.branch(loop)
+            carried = {slot: ctx.value(end[slot]) for slot in here.values}
+            flags = {slot: (ir.Constant(I1, 1), ctx.value(end[slot])) for slot in here.flags}
+            after = _Top(carried, flags, ctx.fuel)  # type: ignore[arg-type]
+            if dispatch is None:
+                here.add_incoming(dataclasses.replace(after, event=ctx.event), latch)
+                b.branch(loop)
+            elif counted:
+                assert here.left is not None
+                left = b.sub(here.left, ir.Constant(I64, 1))
+                here.add_incoming(dataclasses.replace(after, left=left), latch)
+                dispatch[0].add_incoming(after, latch)
+                b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, dispatch[1])
+            else:
+                here.add_incoming(after, latch)
+                b.branch(loop)
+        elif counted and position < 2:
+            continue
+        elif uop.name == "_CHECK_PERIODIC" and warm_up is not None:
+            ctx.position = position
+            _check_events(ctx, uop, here, *warm_up)
+        elif uop.name == "_CHECK_PERIODIC":
+            ctx.position = position
+            _check_periodic(ctx, uop, back_to_dispatch if dispatch is not None else None)
+        elif fast and uop.fast is not None:
+            form = Uop(
+                uop.fast, uop.args, uop.out, uop.operand, uop.pc, uop.line, uop.exit if uop.fast.is_guard else None
+            )
+            _lower(ctx, form, position)
         else:
             _lower(ctx, uop, position)
-    hoist_invariants(ctx.function, entry_end, loop)
+    return here
 
 
 #: instructions that compute a value from their operands alone and never trap (poison at worst): where their
@@ -110,18 +327,24 @@ _SPECULATABLE = frozenset(
 _SPECULATABLE_CALLS = ("llvm.sadd.with.overflow.", "llvm.ssub.with.overflow.", "llvm.smul.with.overflow.")
 
 
+#: the blocks hoist_invariants leaves alone: exits, and a versioned loop's check of its conditions (which runs
+#: once per entry at most, and whose values would only take registers from the loop if computed before it)
+_NOT_HOISTED = ("exit", "dispatch", "trips", "warmed_up")
+
+
 def hoist_invariants(function: ir.Function, preheader: ir.Block, loop: ir.Block) -> None:
     """Move the loop's speculatable instructions whose operands are all defined before the loop (arithmetic on
     loop-invariant values, with its overflow flag: ``a * b`` in an inner loop) to the end of preheader, the
     block that enters the loop. Only the computation moves: a guard on its result stays where it was, and
     branches on a value known before the loop. (What LLVM's LICM did in the O2 pipeline, which traces do not
-    run: ``codegen.engine``.) Exit blocks are left alone: their code runs once, when the exit is taken."""
+    run: ``codegen.engine``.) Exit blocks are left alone (their code runs once, when the exit is taken), and
+    so are the blocks of a versioned loop's check (``_NOT_HOISTED``)."""
     blocks = function.blocks
     start = blocks.index(loop)
     outside = {id(block) for block in blocks[:start]}
     terminator = preheader.instructions.pop()
     for block in blocks[start:]:
-        if block.name.startswith("exit"):
+        if block.name.startswith(_NOT_HOISTED):
             continue
         kept = []
         for instr in block.instructions:
@@ -166,10 +389,12 @@ def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
             ctx.release(released)
 
 
-def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
+def _check_periodic(ctx: LowerContext, uop: Uop, resume: Callable[[ir.Block], None] | None = None) -> None:
     """Count down the fuel; every ``abi.PERIOD`` iterations: let CPython run pending signal handlers (leaving
     with their exception, e.g. KeyboardInterrupt), then re-check the hoisted guards, which a handler may have
-    invalidated, and the values read at the entry (arrays' headers), leaving if one changed. (The fuel is never reset, so what an entry used is the number of iterations it ran.)"""
+    invalidated, and the values read at the entry (arrays' headers), leaving if one changed; then go on (resume:
+    to where a versioned loop checks its conditions again, before the iteration). (The fuel is never reset, so
+    what an entry used is the number of iterations it ran.)"""
     b = ctx.builder
     assert ctx.fuel is not None
     fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
@@ -180,6 +405,87 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
     branch = b.cbranch(due, slow, cont)
     branch.set_weights([1, abi.PERIOD])
     b.position_at_end(slow)
+    _periodic(ctx, uop)
+    if _holds_borrowed_objects(ctx.trace, ctx.ownership.defined):
+        # a handler might have dropped the last reference to an object a slot points to: leave
+        ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
+    elif resume is not None:
+        resume(cont)
+    else:
+        b.branch(cont)
+    b.position_at_end(cont)
+
+
+def _next_due(ctx: LowerContext, fuel: ir.Value) -> ir.Value:
+    """The decremented fuel of the next iteration whose periodic check is due, from fuel (the loop's top)."""
+    b = ctx.builder
+    first = b.sub(fuel, ir.Constant(I64, 1))
+    return b.sub(first, b.and_(first, ir.Constant(I64, abi.PERIOD - 1)))
+
+
+def _check_events(ctx: LowerContext, uop: Uop, here: _Top, warmed_up: ir.Value, fast: ir.Function) -> None:
+    """_check_periodic for the checked loop of a versioned trace's function, with the end of its warm-up: one
+    compare per iteration, of the fuel with that of the next event (ctx.event). At the periodic check's, the
+    periodic check; at the warm-up's end (the fuel warmed_up, at the top of the iteration after WARM_UP), on
+    in fast, the fast copy's function, if CHEAP_TRIPS are left (a guess, for a range loop); then the next
+    event's fuel."""
+    b = ctx.builder
+    trace = ctx.trace
+    assert ctx.fuel is not None and ctx.event is not None
+    fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
+    ctx.fuel = fuel
+    event = ctx.function.append_basic_block("event")
+    cont = ctx.function.append_basic_block("event_done")
+    branch = b.cbranch(b.icmp_signed("==", fuel, ctx.event), event, cont)
+    branch.set_weights([1, WARM_UP])
+    header = b.block
+    b.position_at_end(cont)
+    next_event = b.phi(I64, name="next_event")
+    next_event.add_incoming(ctx.event, header)
+    b.position_at_end(event)
+    periodic = ctx.function.append_basic_block("periodic")
+    after = ctx.function.append_basic_block("periodic_done")
+    b.cbranch(
+        b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, abi.PERIOD - 1)), ir.Constant(I64, 0)), periodic, after
+    )
+    b.position_at_end(periodic)
+    _periodic(ctx, uop)
+    if _holds_borrowed_objects(trace, ctx.ownership.defined):
+        ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
+    else:
+        b.branch(after)
+    b.position_at_end(after)
+    later = b.select(b.icmp_signed("<", warmed_up, fuel), warmed_up, ir.Constant(I64, -(2**63)))
+    due = _next_due(ctx, fuel)
+    following = b.select(b.icmp_signed(">", later, due), later, due)
+    go = ctx.function.append_basic_block("warmed_up")
+    stay = b.block
+    b.cbranch(b.icmp_signed("==", fuel, warmed_up), go, cont)
+    next_event.add_incoming(following, stay)
+    b.position_at_end(go)
+    counter = trace.range_counter()
+    if counter is not None:  # (a guess, wrapping: the conditions decide)
+        cur, stop, step = (here.values[_slot_of(trace, counter[1])], *map(ctx.value, counter[2:]))
+        ahead = b.select(b.icmp_signed(">", step, ir.Constant(I64, 0)), b.sub(stop, cur), b.sub(cur, stop))
+        on = ctx.function.append_basic_block("to_fast")
+        b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
+        next_event.add_incoming(following, go)
+        b.position_at_end(on)
+    for slot, value in here.values.items():  # the state at the loop's top
+        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
+    late = assigned_late(trace)
+    for slot, (_, previous) in here.flags.items():  # (assigned: WARM_UP iterations have run)
+        ctx.store_slot(slot, late[slot].kind, previous)
+    b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
+    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    b.position_at_end(cont)
+    ctx.event = next_event
+
+
+def _periodic(ctx: LowerContext, uop: Uop) -> None:
+    """A periodic check that is due: let CPython run pending signal handlers (leaving with their exception),
+    then re-check the hoisted guards and the values read at the entry."""
+    b = ctx.builder
     pending = ctx.capi("PyErr_CheckSignals")
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
     for hoisted in ctx.trace.hoisted:
@@ -188,12 +494,6 @@ def _check_periodic(ctx: LowerContext, uop: Uop) -> None:
         else:  # a value read at the entry (an array's header): leave if a handler changed it
             again = LOWERINGS[hoisted.name](ctx, hoisted)
             ctx.guard(b.icmp_unsigned("==", again, ctx.values[hoisted.out.id]), uop)  # type: ignore[union-attr]
-    if _holds_borrowed_objects(ctx.trace, ctx.ownership.defined):
-        # a handler might have dropped the last reference to an object a slot points to: leave
-        ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
-    else:
-        b.branch(cont)
-    b.position_at_end(cont)
 
 
 def _holds_borrowed_objects(trace: Trace, owned: Container[int]) -> bool:

@@ -549,6 +549,18 @@ LOWERINGS["_BINARY_OP_SUBTRACT_INT"] = _with_overflow("ssub")
 LOWERINGS["_BINARY_OP_MULTIPLY_INT"] = _with_overflow("smul")
 
 
+def _no_overflow(name: str) -> Lowering:
+    """An operation the range analysis proved fits i64: no check (``nsw``: LLVM may rely on it)."""
+
+    def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
+        return getattr(ctx.builder, name)(*_args(ctx, uop), flags=["nsw"])
+
+    return lower
+
+
+LOWERINGS["_BINARY_OP_MULTIPLY_INT_IN_RANGE"] = _no_overflow("mul")  # (+ and -: _add_in_range, _subtract_in_range)
+
+
 @lowers("_BINARY_OP_FLOOR_DIVIDE_INT")
 def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
@@ -667,6 +679,11 @@ def _neg_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     (x,) = _args(ctx, uop)
     ctx.guard(b.icmp_signed("!=", x, _i64(INT_MIN)), uop)
     return b.neg(x)
+
+
+@lowers("_UNARY_NEGATIVE_INT_IN_RANGE")
+def _neg_int_unchecked(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.sub(_i64(0), ctx.value(uop.args[0]), flags=["nsw"])
 
 
 @lowers("_UNARY_INVERT_INT")
@@ -963,6 +980,7 @@ def _guard_range_done(ctx: LowerContext, uop: Uop) -> None:
 
 
 LOWERINGS["_ITER_NEXT_RANGE"] = _with_overflow("sadd")
+LOWERINGS["_ITER_NEXT_RANGE_NO_OVERFLOW"] = _no_overflow("add")
 
 
 def _sequence_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
@@ -1149,6 +1167,12 @@ def _subscr(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _item(ctx, sequence, index, uop.name == "_BINARY_SUBSCR_LIST_INT")
 
 
+@lowers("_BINARY_SUBSCR_LIST_INT_IN_BOUNDS", "_BINARY_SUBSCR_TUPLE_INT_IN_BOUNDS")
+def _subscr_in_bounds(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    return _item(ctx, sequence, index, uop.name == "_BINARY_SUBSCR_LIST_INT_IN_BOUNDS")
+
+
 @lowers("_LEN_LIST", "_LEN_TUPLE")
 def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
@@ -1161,11 +1185,17 @@ def _new_ref(ctx: LowerContext, uop: Uop) -> ir.Value:
     return obj
 
 
-@lowers("_STORE_SUBSCR_LIST_INT", "_STORE_SUBSCR_LIST_OBJECT")
+@lowers(
+    "_STORE_SUBSCR_LIST_INT",
+    "_STORE_SUBSCR_LIST_OBJECT",
+    "_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
+    "_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
+)
 def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     value, sequence, index = _args(ctx, uop)
-    index = _checked_index(ctx, uop, sequence, index)
+    if not uop.name.endswith("_IN_BOUNDS"):  # (else the range analysis proved 0 <= index < len)
+        index = _checked_index(ctx, uop, sequence, index)
     items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
     slot = b.gep(items, [index], inbounds=True)
     old = b.load(slot)
@@ -1176,7 +1206,7 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
         b.or_(b.icmp_unsigned("==", old_type, ctx.pointer(int)), b.icmp_unsigned("==", old_type, ctx.pointer(bool))),
     )
     ctx.guard(plain, uop)
-    new = value if uop.name == "_STORE_SUBSCR_LIST_OBJECT" else _same_object(ctx, uop.args[0])
+    new = value if uop.name.startswith("_STORE_SUBSCR_LIST_OBJECT") else _same_object(ctx, uop.args[0])
     if new is not None:
         ctx.incref(new)
     else:

@@ -74,6 +74,7 @@ from jit.uops import (
     TreeExit,
     UopDef,
 )
+from jit.versions import Versioning, parse_condition
 from runtime.frame import UNBOUND
 
 SlotNames = Sequence[str] | Mapping[int, str]
@@ -179,6 +180,8 @@ def format_uop(slot_names: SlotNames, index: int, uop: Uop) -> str:
         parts.append(f"operand={operand}")
     if uop.exit is not None:
         parts.append(f"exit={uop.exit.id}")
+    if uop.fast is not None:
+        parts.append(f"fast={uop.fast.name}")
     text = f"{index:4d} {uop.name} ({', '.join(parts)})"
     if uop.out is not None:
         text += f" -> v{uop.out.id}:{uop.out.kind.short}"
@@ -245,6 +248,8 @@ def format_body(slot_names: SlotNames, trace: Trace, heading: str, *, snapshots:
             if s in trace.end_snapshot.outer.slots
         )
         lines.append(f"     loop-carried: {carried}")
+    if trace.versioning is not None:
+        lines.append(f"     fast while: {trace.versioning}")
     if snapshots:
         if trace.end_snapshot is not None:
             lines.append(f"     end {format_snapshot(slot_names, trace.end_snapshot)}")
@@ -291,7 +296,7 @@ _HEADING = re.compile(r"uops of (?P<symbol>\S+):")
 _LINE_COMMENT = re.compile(r"\s*# line (?P<line>-?\d+)$")
 _OUTPUT = re.compile(r" -> v(?P<id>\d+):(?P<kind>\S+)$")
 _UOP = re.compile(r"(?:(?P<index>\d+)\s+)?(?P<name>_[A-Z0-9_]+) \((?P<inner>.*)\)")
-_KEYWORDS = ("target=", "operand=", "exit=")
+_KEYWORDS = ("target=", "operand=", "exit=", "fast=")
 _SNAPSHOT = re.compile(r"at (?P<pc>\d+): \{(?P<slots>.*)\} \[(?P<stack>.*)\]")
 _EXIT_LINE = re.compile(r"exit (?P<id>\d+) (?P<snapshot>at .*\])(?P<flags>.*)")
 _VALUE = re.compile(r"v(\d+)$")
@@ -405,7 +410,7 @@ class _Parser:
         keywords = {k[:-1]: item[len(k) :] for item in items for k in _KEYWORDS if item.startswith(k)}
         args = tuple(self.value(item) for item in items if not item.startswith(_KEYWORDS))
         if not all(item.startswith(_KEYWORDS) for item in items[len(args) :]):
-            raise self.error(f"{name}: its inputs come first, then target=, operand=, exit=")
+            raise self.error(f"{name}: its inputs come first, then target=, operand=, exit=, fast=")
         pc = int(keywords.get("target", 0))
         operand = self.operand(op, keywords.get("operand"))
         if name in ("_LOAD_SLOT", "_LOAD_STACK"):
@@ -430,6 +435,10 @@ class _Parser:
         elif op.is_guard:
             raise self.error(f"{name} is a guard: it needs exit=<number>")
         uop = Uop(op, args, None, operand, pc, line, exit)
+        if "fast" in keywords:
+            if UOPS.get(keywords["fast"]) is None or op.unchecked != keywords["fast"]:
+                raise self.error(f"{name} has no fast form {keywords['fast']}")
+            uop.fast = UOPS[keywords["fast"]]
         if out is not None:
             uop.out = self.define(out[0], out[1], operand if op.inline_const else NO_CONST)
         if hoisted:
@@ -541,6 +550,14 @@ class _Parser:
                 if not sep:
                     raise self.error(f"not name=value: {item!r}")
                 self.carried.append((name, self.value(value)))
+        elif text.startswith("fast while:"):
+            conditions = []
+            for item in text[len("fast while:") :].split(";"):
+                try:
+                    conditions.append(parse_condition(item.strip(), self.known_value))
+                except (ValueError, SyntaxError) as error:
+                    raise self.error(str(error)) from None
+            trace.versioning = Versioning(conditions)
         elif text.startswith("end "):
             trace.end_snapshot = self.snapshot(text[len("end ") :])
         elif text.startswith("written:"):
@@ -594,6 +611,12 @@ class _Parser:
             raise ListingError(f"the title's entry kinds {{{kinds}}} are not the _LOAD_SLOTs' {{{listed}}}")
 
     # --- tokens ---
+    def known_value(self, id: int) -> Value:
+        value = self.values.get(id)
+        if value is None:
+            raise self.error(f"v{id} is not defined")
+        return value
+
     def define(self, id: int, kind: Kind, const: Any = NO_CONST) -> Value:
         if id in self.values:
             raise self.error(f"v{id} is defined twice")

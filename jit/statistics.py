@@ -114,6 +114,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "compile_ms": round(compiled.module.compile_ms, 3),
                     "code_bytes": compiled.module.code_bytes,
                     "exits": exits,
+                    "fast_runs": compiled.fast_runs(),
                     "calls": [u.operand.tree.symbol for u in compiled.trace.uops if u.name == "_CALL_TREE"],
                     "links_to": compiled.trace.end_tree.symbol if compiled.trace.end is TraceEnd.TREE else None,
                     "ends_with": compiled.trace.end.value if compiled.trace.end is not None else None,

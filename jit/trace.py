@@ -10,6 +10,7 @@ from typing import Any
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.uops import UOPS, VARIES, UopDef
+from jit.versions import Versioning
 
 NO_CONST: Any = object()
 
@@ -129,7 +130,7 @@ class ExitPoint:
 
 
 class Uop:
-    __slots__ = ("alternatives", "args", "exit", "line", "op", "operand", "out", "pc")
+    __slots__ = ("alternatives", "args", "exit", "fast", "line", "op", "operand", "out", "pc")
 
     def __init__(
         self,
@@ -149,6 +150,8 @@ class Uop:
         self.line = line
         self.exit = exit
         self.alternatives: tuple[ExitPoint, ...] = ()  # _GUARD_TREE_EXIT: the inner tree's other loop exits
+        # the uop lowered instead in the loop's fast copy (its op's `unchecked` form: jit.versions), or None
+        self.fast: UopDef | None = None
 
     @property
     def name(self) -> str:
@@ -178,6 +181,8 @@ class Trace:
     parent_exit: Any = None  # side traces: the runtime exit descriptor they hang from
     next_value: int = 0
     removed_uops: int = 0  # by the optimizer
+    # a looping trace's fast copy and its conditions (jit.versions; None: one copy, the trace as it is)
+    versioning: Versioning | None = None
 
     def new_value(self, kind: Kind, const: Any = NO_CONST) -> Value:
         value = Value(self.next_value, kind, const)
@@ -241,6 +246,30 @@ class Trace:
                 values.extend(frame.slots.values())
                 values.extend(frame.stack)
         return any(v.kind in kinds for v in values)
+
+    def range_counter(self) -> tuple[int, Value, Value, Value] | None:
+        """A looping trace's ``for ... in range`` counter: the position of its _GUARD_NOT_EXHAUSTED_RANGE (the
+        first), and its inputs cur (loop-carried: its next value is _ITER_NEXT_RANGE of cur and step), stop and
+        step (the same throughout: constants, or slots read and never assigned). None if there is none."""
+        if self.end is not TraceEnd.LOOP or self.end_snapshot is None:
+            return None
+        end = self.end_snapshot.outer.slots
+        invariant = {v.id for slot, v in self.entry_slots.items() if end.get(slot) is v}
+        carried = {v.id: slot for slot, v in self.entry_slots.items() if end.get(slot) is not v}
+        for position, uop in enumerate(self.uops):
+            if uop.name != "_GUARD_NOT_EXHAUSTED_RANGE":
+                continue
+            cur, stop, step = uop.args
+            if cur.id not in carried or not all(v.is_const or v.id in invariant for v in (stop, step)):
+                return None
+            following = end[carried[cur.id]]
+            if not any(
+                u.out is following and u.args == (cur, step) and u.name.startswith("_ITER_NEXT_RANGE")
+                for u in self.uops
+            ):
+                return None
+            return position, cur, stop, step
+        return None
 
     def exits(self) -> list[ExitPoint]:
         out = [u.exit for u in self.hoisted if u.exit is not None]

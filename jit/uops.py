@@ -166,6 +166,8 @@ class UopDef:
     # (pure) reads only state that Python code alone changes (an array's header): computed once at the trace's
     # entry when its inputs are the same there as throughout the trace (jit.optimizer.hoist)
     entry_value: bool = False
+    # the uop computing the same where jit.optimizer.ranges proved its overflow or bounds check cannot fail
+    unchecked: str | None = None
     doc: str = ""
 
     @property
@@ -255,13 +257,30 @@ _uop("_CONVERT_BOOL_TO_INT", (B,), I, fold=_plain(int))
 
 # --- int arithmetic: i64 with every overflow caught ----------------------------------------------------------
 _BINARY = {op.uop_name: op.fn for op in BinOp if not op.inplace}
-for _name in ("ADD", "SUBTRACT", "MULTIPLY", "FLOOR_DIVIDE", "REMAINDER", "POWER", "LSHIFT", "RSHIFT"):
+for _name in ("ADD", "SUBTRACT", "MULTIPLY"):
+    _uop(
+        f"_BINARY_OP_{_name}_INT",
+        (I, I),
+        I,
+        DEOPT,
+        fold=_plain(_BINARY[_name]),
+        unchecked=f"_BINARY_OP_{_name}_INT_IN_RANGE",
+    )
+    _uop(
+        f"_BINARY_OP_{_name}_INT_IN_RANGE",
+        (I, I),
+        I,
+        fold=_plain(_BINARY[_name]),
+        doc="proven to fit i64 (jit.optimizer.ranges; jit.optimizer.bounds: an index base + c in range)",
+    )
+for _name in ("FLOOR_DIVIDE", "REMAINDER", "POWER", "LSHIFT", "RSHIFT"):
     _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, DEOPT, fold=_plain(_BINARY[_name]))
 for _name in ("AND", "OR", "XOR"):
     _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, fold=_plain(_BINARY[_name]))
     _uop(f"_BINARY_OP_{_name}_BOOL", (B, B), B, fold=_plain(_BINARY[_name]))
 _uop("_BINARY_OP_TRUE_DIVIDE_INT", (I, I), F, DEOPT, fold=_plain(operator.truediv), doc="exact below 2**53")
-_uop("_UNARY_NEGATIVE_INT", (I,), I, DEOPT, fold=_plain(operator.neg))
+_uop("_UNARY_NEGATIVE_INT", (I,), I, DEOPT, fold=_plain(operator.neg), unchecked="_UNARY_NEGATIVE_INT_IN_RANGE")
+_uop("_UNARY_NEGATIVE_INT_IN_RANGE", (I,), I, fold=_plain(operator.neg), doc="its input is not -2**63")
 _uop("_UNARY_INVERT_INT", (I,), I, fold=_plain(operator.invert))
 _uop("_COMPARE_OP_INT", (I, I), B, operand=CMP, fold=_compare)
 
@@ -289,7 +308,15 @@ _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 # --- loops ---------------------------------------------------------------------------------------------------
 _uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, doc="inputs: cur, stop, step")
 _uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT)
-_uop("_ITER_NEXT_RANGE", (I, I), I, DEOPT, doc="cur + step, leaving if it overflows")
+_uop(
+    "_ITER_NEXT_RANGE",
+    (I, I),
+    I,
+    DEOPT,
+    unchecked="_ITER_NEXT_RANGE_NO_OVERFLOW",
+    doc="cur + step, leaving if it overflows",
+)
+_uop("_ITER_NEXT_RANGE_NO_OVERFLOW", (I, I), I, doc="cur + step, which the range analysis proved fits i64")
 _uop("_GUARD_NOT_EXHAUSTED_LIST", (L, I), None, DEOPT, doc="inputs: the list, the loop's index")
 _uop("_GUARD_NOT_EXHAUSTED_TUPLE", (T, I), None, DEOPT)
 _uop("_GUARD_EXHAUSTED_LIST", (L, I), None, DEOPT)
@@ -345,8 +372,17 @@ _uop(
 _uop("_ZIP_ITERATOR", (O,), O, operand=Operand.CONST, entry_value=True, doc="its iterator number k (borrowed)")
 
 # --- lists and tuples ----------------------------------------------------------------------------------------
-_uop("_BINARY_SUBSCR_LIST_INT", (L, I), O, DEOPT, doc="bounds-checked element read (borrowed)")
-_uop("_BINARY_SUBSCR_TUPLE_INT", (T, I), O, DEOPT)
+_uop(
+    "_BINARY_SUBSCR_LIST_INT",
+    (L, I),
+    O,
+    DEOPT,
+    unchecked="_BINARY_SUBSCR_LIST_INT_IN_BOUNDS",
+    doc="bounds-checked element read (borrowed)",
+)
+_uop("_BINARY_SUBSCR_TUPLE_INT", (T, I), O, DEOPT, unchecked="_BINARY_SUBSCR_TUPLE_INT_IN_BOUNDS", doc="likewise")
+_uop("_BINARY_SUBSCR_LIST_INT_IN_BOUNDS", (L, I), O, doc="the range analysis proved 0 <= index < len (borrowed)")
+_uop("_BINARY_SUBSCR_TUPLE_INT_IN_BOUNDS", (T, I), O, doc="likewise")
 _uop("_LEN_LIST", (L,), I)
 _uop("_LEN_TUPLE", (T,), I)
 _uop("_BIND_APPEND", (L,), Kind.APPEND_METHOD, doc="lst.append, not called yet (the same pointer as lst)")
@@ -358,7 +394,17 @@ _uop(
     DEOPT,
     mutates=True,
     drops=True,
+    unchecked="_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
     doc="inputs: value, list, index; boxes it",
+)
+_uop(
+    "_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
+    (ANY, L, I),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="the range analysis proved 0 <= index < len (still leaves where boxing fails or the old item is no number)",
 )
 
 _uop(
@@ -406,7 +452,17 @@ _uop(
     DEOPT,
     mutates=True,
     drops=True,
+    unchecked="_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
     doc="inputs: an object, list, index; stores that very object (the element replaced must be a number)",
+)
+_uop(
+    "_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
+    (O, L, I),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="the range analysis proved 0 <= index < len (still leaves where the old item is no number)",
 )
 
 # --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
@@ -493,8 +549,7 @@ _uop(
     "dimension - high for each pair, so that base + c is an index in range of each dimension for every offset c "
     "from -low to its high",
 )
-_uop("_BINARY_OP_ADD_INT_IN_RANGE", (I, I), I, fold=_plain(operator.add), doc="an index base + c (in range: proven)")
-_uop("_BINARY_OP_SUBTRACT_INT_IN_RANGE", (I, I), I, fold=_plain(operator.sub), doc="base - c, likewise")
+# (and _BINARY_OP_ADD_INT_IN_RANGE, _BINARY_OP_SUBTRACT_INT_IN_RANGE: base + c and base - c, declared above)
 _uop(
     "_ARRAY_LOAD",
     "n",

@@ -72,6 +72,11 @@ class CompiledTrace:
             return []
         return list((ctypes.c_int64 * len(self.exits)).from_address(counts))
 
+    def fast_runs(self) -> int:
+        """How often a versioned loop's fast copy was entered (jit.versions; 0 if the trace has none)."""
+        runs = self.module.addresses.get(f"{self.symbol}_fast_runs")
+        return ctypes.c_int64.from_address(runs).value if runs is not None else 0
+
     def link(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
         """Patch exit's stub so that it jumps straight into target."""
         assert exit.can_grow() and self.exits[exit.index] is exit

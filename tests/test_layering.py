@@ -37,6 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.frontend.operators",
         "jit.frontend.instructions",
         "jit.uops",
+        "jit.versions",
         "jit.trace",
     ),
     # Python source to tier-1 instructions and instrumented CPython code
@@ -68,6 +69,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.guards",
         "jit.optimizer.hoist",
         "jit.optimizer.bounds",
+        "jit.optimizer.cse",
+        "jit.optimizer.ranges",
         "jit.optimizer",
     ),
     # traces to machine code (returns what it built; the layers above install it)
@@ -80,6 +83,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.ownership",
         "codegen.context",
         "codegen.lower",
+        "codegen.versions",
         "codegen.function",
         "codegen.entry",
         "codegen.compile",

@@ -1,0 +1,293 @@
+"""The `ranges` pass: overflow and bounds checks proven needless go, in place where constants prove it, else in
+the loop's fast copy (`fast=`), whose conditions (`fast while:`) it writes; every other check stays."""
+
+from jit.optimizer import ranges
+
+from .passes import after, assert_pass, assert_unchanged
+
+#: for i in range(n): total += (x ^ i) & 7     (x: an int the loop reads and never assigns)
+SUM_OF_MASKED = """
+uops of t:
+   _LOAD_SLOT (target=14, operand=1 (total)) -> v4:int
+   _LOAD_SLOT (target=14, operand=2 (x)) -> v5:int
+   _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+   _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+   _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+   _CHECK_PERIODIC (target=14, exit=0)
+   _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+   _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+   _BINARY_OP_XOR_INT (v5, v1, target=19) -> v6:int
+   _BINARY_OP_AND_INT (v6, 7, target=21) -> v8:int
+   _BINARY_OP_ADD_INT (v4, v8, target=22, exit=3) -> v9:int
+   _JUMP_TO_TOP (target=13)
+   loop-carried: total=v9, x=v5, .range.cur=v3, .range.stop=v2, .range.step=v0
+"""
+
+#: the range's counter: its next value fits i64 while the last one the loop reaches, plus the step, does
+COUNTER = "max(v1, v2 - 1) + v0 <= 9223372036854775807; min(v1, v2 + 1) + v0 <= 9223372036854775807"
+
+
+def test_an_accumulated_sum_of_a_bounded_term_is_checked_once_per_entry():
+    assert_pass(
+        ranges.run,
+        SUM_OF_MASKED,
+        f"""
+        uops of t:
+           _LOAD_SLOT (target=14, operand=1 (total)) -> v4:int
+           _LOAD_SLOT (target=14, operand=2 (x)) -> v5:int
+           _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+           _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+           _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+           _CHECK_PERIODIC (target=14, exit=0)
+           _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+           _ITER_NEXT_RANGE (v1, v0, target=14, exit=2, fast=_ITER_NEXT_RANGE_NO_OVERFLOW) -> v3:int
+           _BINARY_OP_XOR_INT (v5, v1, target=19) -> v6:int
+           _BINARY_OP_AND_INT (v6, 7, target=21) -> v8:int
+           _BINARY_OP_ADD_INT (v4, v8, target=22, exit=3, fast=_BINARY_OP_ADD_INT_IN_RANGE) -> v9:int
+           _JUMP_TO_TOP (target=13)
+           loop-carried: total=v9, x=v5, .range.cur=v3, .range.stop=v2, .range.step=v0
+           fast while: {COUNTER}; v4 + max(v2 - v1, v1 - v2) * 7 <= 9223372036854775807
+        """,
+    )
+
+
+def test_a_subtracted_term_bounds_the_sum_from_below():
+    text = SUM_OF_MASKED.replace("_BINARY_OP_ADD_INT (v4, v8", "_BINARY_OP_SUBTRACT_INT (v4, v8")
+    listing = after_ranges(text)
+    assert "_BINARY_OP_SUBTRACT_INT (v4, v8, target=22, exit=3, fast=_BINARY_OP_SUBTRACT_INT_IN_RANGE)" in listing
+    assert "v4 + max(v2 - v1, v1 - v2) * (-7) <= 9223372036854775807" in listing
+
+
+def test_an_unbounded_term_keeps_its_check():
+    # total += (x ^ i) << i: a shift has no bounds the analysis knows, so neither has the sum
+    text = SUM_OF_MASKED.replace(
+        "_BINARY_OP_AND_INT (v6, 7, target=21)", "_BINARY_OP_LSHIFT_INT (v6, v1, target=21, exit=4)"
+    )
+    listing = after_ranges(text)
+    assert "_BINARY_OP_LSHIFT_INT (v6, v1, target=21, exit=4) -> v8:int" in listing
+    assert "_BINARY_OP_ADD_INT (v4, v8, target=22, exit=3) -> v9:int" in listing
+    assert "v4" not in listing.split("fast while:")[1]
+
+
+def test_a_product_of_bounded_values_is_checked_once_per_entry():
+    # total += x * (x ^ i): for x >= 0 and i >= 0 the xor is within [0, x + i], so the product is bounded too
+    text = SUM_OF_MASKED.replace(
+        "_BINARY_OP_AND_INT (v6, 7, target=21)", "_BINARY_OP_MULTIPLY_INT (v5, v6, target=21, exit=4)"
+    )
+    listing = after_ranges(text)
+    assert "_BINARY_OP_MULTIPLY_INT (v5, v6, target=21, exit=4, fast=_BINARY_OP_MULTIPLY_INT_IN_RANGE)" in listing
+    assert "_BINARY_OP_ADD_INT (v4, v8, target=22, exit=3, fast=_BINARY_OP_ADD_INT_IN_RANGE)" in listing
+    assert "0 <= v5" in listing and "0 <= min(v1, v2 + 1)" in listing
+
+
+def after_ranges(text: str) -> str:
+    return after(ranges.run, text)
+
+
+def test_constants_alone_remove_a_check_in_place():
+    assert_pass(
+        ranges.run,
+        """
+        uops of t:
+           _LOAD_SLOT (target=1, operand=0 (x)) -> v0:int
+           _BINARY_OP_AND_INT (v0, 255, target=2) -> v1:int
+           _BINARY_OP_MULTIPLY_INT (v1, 1000, target=3, exit=0) -> v2:int
+           _BINARY_OP_ADD_INT (v0, v2, target=4, exit=1) -> v3:int
+           _EXIT_TRACE (target=5, exit=2)
+        """,
+        """
+        uops of t:
+           _LOAD_SLOT (target=1, operand=0 (x)) -> v0:int
+           _BINARY_OP_AND_INT (v0, 255, target=2) -> v1:int
+           _BINARY_OP_MULTIPLY_INT_IN_RANGE (v1, 1000, target=3) -> v2:int
+           _BINARY_OP_ADD_INT (v0, v2, target=4, exit=1) -> v3:int
+           _EXIT_TRACE (target=5, exit=2)
+        """,
+    )
+
+
+def test_a_list_read_in_range_of_its_length_goes_unchecked_in_the_fast_copy():
+    # for k in range(len(data)): total += data[k] (unboxed: a float)
+    text = """
+    uops of t:
+       _LOAD_SLOT (target=14, operand=0 (data)) -> v6:list
+       _LOAD_SLOT (target=14, operand=1 (total)) -> v4:float
+       _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+       _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+       _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+       _CHECK_PERIODIC (target=14, exit=0)
+       _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+       _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+       _BINARY_SUBSCR_LIST_INT (v6, v1, target=19, exit=3) -> v7:object
+       _GUARD_TYPE (v7, target=19, operand=float, exit=4) -> v8:object
+       _UNBOX_FLOAT (v8, target=19) -> v9:float
+       _BINARY_OP_ADD_FLOAT (v4, v9, target=22) -> v10:float
+       _JUMP_TO_TOP (target=13)
+       loop-carried: data=v6, total=v10, .range.cur=v3, .range.stop=v2, .range.step=v0
+    """
+    listing = after_ranges(text)
+    assert "_BINARY_SUBSCR_LIST_INT (v6, v1, target=19, exit=3, fast=_BINARY_SUBSCR_LIST_INT_IN_BOUNDS)" in listing
+    assert "0 <= min(v1, v2 + 1)" in listing
+    assert "max(v1, v2 - 1) <= len(v6) - 1" in listing
+
+
+def test_a_list_that_an_append_may_change_keeps_its_bounds_check():
+    text = """
+    uops of t:
+       _LOAD_SLOT (target=14, operand=0 (data)) -> v6:list
+       _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+       _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+       _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+       _CHECK_PERIODIC (target=14, exit=0)
+       _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+       _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+       _BINARY_SUBSCR_LIST_INT (v6, v1, target=19, exit=3) -> v7:object
+       _CALL_LIST_APPEND (v6, v7, target=20, exit=4)
+       _JUMP_TO_TOP (target=13)
+       loop-carried: data=v6, .range.cur=v3, .range.stop=v2, .range.step=v0
+    """
+    listing = after_ranges(text)
+    assert "_BINARY_SUBSCR_LIST_INT (v6, v1, target=19, exit=3) -> v7:object" in listing
+    assert "len(" not in listing
+
+
+def test_a_list_the_loop_assigns_keeps_its_bounds_check():
+    # the list is loop-carried (another list each iteration): its length at the loop's top says nothing
+    text = """
+    uops of t:
+       _LOAD_SLOT (target=14, operand=0 (rows)) -> v6:list
+       _LOAD_SLOT (target=14, operand=1 (row)) -> v5:list
+       _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+       _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+       _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+       _CHECK_PERIODIC (target=14, exit=0)
+       _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+       _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+       _BINARY_SUBSCR_LIST_INT (v5, v1, target=19, exit=3) -> v7:object
+       _BINARY_SUBSCR_LIST_INT (v6, v1, target=20, exit=4) -> v8:object
+       _GUARD_TYPE (v8, target=20, operand=list, exit=5) -> v9:list
+       _JUMP_TO_TOP (target=13)
+       loop-carried: rows=v6, row=v9, .range.cur=v3, .range.stop=v2, .range.step=v0
+    """
+    listing = after_ranges(text)
+    assert "_BINARY_SUBSCR_LIST_INT (v5, v1, target=19, exit=3) -> v7:object" in listing
+    assert "_BINARY_SUBSCR_LIST_INT (v6, v1, target=20, exit=4, fast=_BINARY_SUBSCR_LIST_INT_IN_BOUNDS)" in listing
+
+
+def test_a_side_trace_has_no_fast_copy():
+    # (no loop: nothing is known of the values it starts with)
+    assert_unchanged(
+        ranges.run,
+        """
+        # t_side: side trace from exit 3 (line 5) of the loop at line 4; entry kinds {total:int, i:int} [uops]
+        uops of t_side:
+           _LOAD_SLOT (target=14, operand=1 (total)) -> v4:int
+           _LOAD_SLOT (target=14, operand=2 (i)) -> v5:int
+           _BINARY_OP_AND_INT (v5, 7, target=21) -> v8:int
+           _BINARY_OP_ADD_INT (v4, v8, target=22, exit=3) -> v9:int
+           _EXIT_TRACE (target=23, exit=4)
+        """,
+    )
+
+
+def test_a_loop_without_a_range_keeps_its_accumulator_checked():
+    # while i != 1: total += i & 7  (no trip count: the sum is unbounded)
+    assert_unchanged(
+        ranges.run,
+        """
+        uops of t:
+           _LOAD_SLOT (target=4, operand=0 (i)) -> v0:int
+           _LOAD_SLOT (target=4, operand=1 (total)) -> v1:int
+           _CHECK_PERIODIC (target=4, exit=0)
+           _COMPARE_OP_INT (v0, 1, target=5, operand=!=) -> v2:bool
+           _GUARD_IS_TRUE_POP (v2, target=6, exit=1)
+           _BINARY_OP_AND_INT (v0, 7, target=7) -> v3:int
+           _BINARY_OP_ADD_INT (v1, v3, target=8, exit=2) -> v4:int
+           _BINARY_OP_RSHIFT_INT (v0, 1, target=9, exit=3) -> v5:int
+           _JUMP_TO_TOP (target=3)
+           loop-carried: i=v5, total=v4
+        """,
+    )
+
+
+def test_a_loop_calling_an_inner_tree_gets_no_fast_copy():
+    # (its time is the inner loop's: a second copy would only take compile time)
+    assert_unchanged(
+        ranges.run,
+        """
+        uops of t:
+           _LOAD_SLOT (target=7, operand=0 (m)) -> v5:int
+           _LOAD_SLOT (target=7, operand=4 (.range.cur)) -> v1:int
+           _LOAD_SLOT (target=7, operand=5 (.range.stop)) -> v2:int
+           _LOAD_SLOT (target=7, operand=6 (.range.step)) -> v0:int
+           _CHECK_PERIODIC (target=7, exit=6)
+           _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=7, exit=7)
+           _ITER_NEXT_RANGE (v1, v0, target=7, exit=8) -> v3:int
+           _CALL_TREE (target=13, operand=tree t_inner (loop at line 5))
+           _JUMP_TO_TOP (target=6)
+           loop-carried: m=v5, .range.cur=v3, .range.stop=v2, .range.step=v0
+        """,
+    )
+
+
+def test_a_guard_on_a_comparison_bounds_counters_that_only_grow_or_shrink():
+    # while i < j: ... i += 1; j -= 1  (i only grows, j only shrinks: after the guard both are within
+    # [i, j] of the loop's top)
+    listing = after_ranges(
+        """
+        uops of t:
+           _LOAD_SLOT (target=20, operand=1 (a)) -> v3:list
+           _LOAD_SLOT (target=20, operand=3 (i)) -> v0:int
+           _LOAD_SLOT (target=20, operand=4 (j)) -> v1:int
+           _CHECK_PERIODIC (target=20, exit=0)
+           _COMPARE_OP_INT (v0, v1, target=22, operand=<) -> v2:bool
+           _GUARD_IS_TRUE_POP (v2, target=23, exit=1)
+           _BINARY_SUBSCR_LIST_INT (v3, v1, target=26, exit=2) -> v4:object
+           _STORE_SUBSCR_LIST_OBJECT (v4, v3, v0, target=33, exit=8)
+           _BINARY_OP_ADD_INT (v0, 1, target=39, exit=10) -> v13:int
+           _BINARY_OP_SUBTRACT_INT (v1, 1, target=43, exit=11) -> v15:int
+           _JUMP_TO_TOP (target=19)
+           loop-carried: a=v3, i=v13, j=v15
+        """
+    )
+    assert "_BINARY_SUBSCR_LIST_INT (v3, v1, target=26, exit=2, fast=_BINARY_SUBSCR_LIST_INT_IN_BOUNDS)" in listing
+    assert "(v4, v3, v0, target=33, exit=8, fast=_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS)" in listing
+    assert "_BINARY_OP_ADD_INT (v0, 1, target=39, exit=10, fast=_BINARY_OP_ADD_INT_IN_RANGE)" in listing
+    assert "_BINARY_OP_SUBTRACT_INT (v1, 1, target=43, exit=11, fast=_BINARY_OP_SUBTRACT_INT_IN_RANGE)" in listing
+    assert "0 <= v0;" in listing and "v1 <= len(v3) - 1" in listing
+
+
+def test_a_guard_the_other_way_bounds_nothing_it_does_not_imply():
+    # while i != j: i += 1  (!= says nothing of i's upper bound: i + 1 stays checked)
+    assert_unchanged(
+        ranges.run,
+        """
+        uops of t:
+           _LOAD_SLOT (target=20, operand=3 (i)) -> v0:int
+           _LOAD_SLOT (target=20, operand=4 (j)) -> v1:int
+           _CHECK_PERIODIC (target=20, exit=0)
+           _COMPARE_OP_INT (v0, v1, target=22, operand=!=) -> v2:bool
+           _GUARD_IS_TRUE_POP (v2, target=23, exit=1)
+           _BINARY_OP_ADD_INT (v0, 1, target=39, exit=10) -> v13:int
+           _JUMP_TO_TOP (target=19)
+           loop-carried: i=v13, j=v1
+        """,
+    )
+
+
+def test_a_false_guard_holds_the_negated_comparison():
+    # while True: if i >= n: break; i += 1  (the guard that the comparison is false: i < n)
+    listing = after_ranges(
+        """
+        uops of t:
+           _LOAD_SLOT (target=20, operand=3 (i)) -> v0:int
+           _LOAD_SLOT (target=20, operand=4 (n)) -> v1:int
+           _CHECK_PERIODIC (target=20, exit=0)
+           _COMPARE_OP_INT (v0, v1, target=22, operand=>=) -> v2:bool
+           _GUARD_IS_FALSE_POP (v2, target=23, exit=1)
+           _BINARY_OP_ADD_INT (v0, 1, target=39, exit=10) -> v13:int
+           _JUMP_TO_TOP (target=19)
+           loop-carried: i=v13, n=v1
+        """
+    )
+    assert "_BINARY_OP_ADD_INT (v0, 1, target=39, exit=10, fast=_BINARY_OP_ADD_INT_IN_RANGE)" in listing
