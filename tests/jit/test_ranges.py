@@ -262,3 +262,16 @@ def test_a_sum_near_the_limit_across_nested_loops():
         return total
 
     check(outer, (0, 200), (INT64_MAX - 1023 * 200 * 150, 200), (INT64_MAX - 1023 * 200 * 250, 200), native=True)
+
+
+def test_a_fast_copy_from_the_code_cache_runs_and_matches_cpython(tmp_path, monkeypatch):
+    from codegen import cache as cache_module
+
+    monkeypatch.setenv(cache_module.ENVIRONMENT_VARIABLE, str(tmp_path))
+    first = check(masked_sum, (0, N), options={"cache": True}, native=True)
+    assert jit_module.stats(first)["cache"]["stores"] > 0
+    again = check(masked_sum, (0, N), options={"cache": True}, native=True)
+    for f in both(again):
+        stats = jit_module.stats(f)
+        assert stats["cache"]["hits"] == stats["traces_compiled"] > 0 and stats["llvm_compiles"] == 0
+        assert fast_runs(f) > 0
