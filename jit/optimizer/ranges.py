@@ -113,10 +113,7 @@ class _Analysis:
             and bool(trace.uops)
             and trace.uops[0].name == "_CHECK_PERIODIC"
             and not any(u.name == "_CALL_TREE" for u in trace.uops)
-            # (objects the trace owns, int objects or lists it builds: the references a handover between the
-            # copies' functions would have to pass on are not worth it)
-            and not trace.holds_kinds(frozenset({Kind.INT_OBJECT}))
-            and not any(u.op.owns for u in trace.uops)
+            and not _owns_across_iterations(trace)
         )
         self.lengths_fixed = not any(_may_change_lengths(u) for u in trace.uops)
         self.producer = {u.out.id: u for u in trace.uops if u.out is not None}
@@ -482,6 +479,18 @@ def _pruned(conditions: list[Condition]) -> list[Condition]:
             continue
         kept.append(c)
     return kept
+
+
+def _owns_across_iterations(trace: Trace) -> bool:
+    """Does a slot hold an object the trace owns from one iteration to the next (an int object, a list it
+    built: codegen.ownership)? The references a handover between the functions of a loop's copies would pass
+    on are not worth it: such a loop gets no fast copy."""
+    assert trace.end_snapshot is not None
+    made = {u.out.id for u in trace.uops if u.out is not None and u.op.owns}
+    ends = trace.end_snapshot.outer.slots.values()
+    return any(v.kind is Kind.INT_OBJECT for v in [*trace.entry_slots.values(), *ends]) or any(
+        v.id in made for v in ends
+    )
 
 
 def _may_change_lengths(uop: Uop) -> bool:
