@@ -1,5 +1,5 @@
 """Each uop is declared once (jit/uops.py), with the facts the passes and the lowering read, and lowered by
-exactly one entry of codegen/lower.py's table unless it declares another way."""
+exactly one entry of codegen/lower/'s table unless it declares another way."""
 
 import pytest
 

@@ -1,0 +1,108 @@
+"""Lowerings of global-name guards, loads and stores (through the globals dict)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import I32, PTR
+from codegen.context import LowerContext
+from codegen.lower.objects import _box, _load_at, _same_object
+from codegen.lower.table import (
+    _args,
+    lowers,
+)
+from jit.trace import Uop, Value
+
+
+def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: object, fallback: dict | None) -> ir.Value:
+    b = ctx.builder
+    key = ctx.pointer(name)
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(namespace), key)
+    if fallback is not None:
+        missing = b.icmp_unsigned("==", found, ir.Constant(PTR, None))
+        in_fallback = ctx.capi("PyDict_GetItem", ctx.pointer(fallback), key)
+        found = b.select(missing, in_fallback, found)
+    return b.icmp_unsigned("==", found, ctx.pointer(expected))
+
+
+@lowers("_GUARD_GLOBAL", "_CHECK_GLOBAL")
+def _guard_global(ctx: LowerContext, uop: Uop) -> None:
+    binding = uop.operand
+    namespace = ctx.globals if binding.namespace is None else binding.namespace
+    builtins = ctx.builtins if binding.builtins is None else binding.builtins
+    ctx.guard(_dict_entry_is(ctx, namespace, binding.name, binding.value, builtins), uop)
+
+
+@lowers("_GUARD_MODULE_ATTR")
+def _guard_module_attr(ctx: LowerContext, uop: Uop) -> None:
+    attr = uop.operand
+    ctx.guard(_dict_entry_is(ctx, attr.module.__dict__, attr.name, attr.value, None), uop)
+
+
+@lowers("_LOAD_GLOBAL_VALUE")
+def _load_global_value(ctx: LowerContext, uop: Uop) -> ir.Value:
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name))
+    ctx.guard(ctx.builder.icmp_unsigned("!=", found, ir.Constant(PTR, None)), uop)
+    return found
+
+
+@lowers("_GUARD_GLOBAL_NUMBER")
+def _guard_global_number(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    found = ctx.capi("PyDict_GetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name))
+    missing = b.icmp_unsigned("==", found, ir.Constant(PTR, None))
+    found_type = _load_at(ctx, b.select(missing, ctx.pointer(None), found), abi.OB_TYPE, PTR)
+    number = b.icmp_unsigned("==", found_type, ctx.pointer(int))
+    for cls in (float, bool):
+        number = b.or_(number, b.icmp_unsigned("==", found_type, ctx.pointer(cls)))
+    ctx.guard(number, uop)
+
+
+@lowers("_STORE_GLOBAL")
+def _store_global(ctx: LowerContext, uop: Uop) -> None:
+    """globals[name] = the value, boxed. The value it replaces must free without running Python code (an
+    int, float, bool or None), else the interpreter makes the store."""
+    namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
+    if not uop.operand.over_number:  # (else the trace read or stored a number there, and nothing ran since)
+        _guard_entry_drops_plainly(ctx, uop, namespace, key)
+    (value,) = _args(ctx, uop)
+    _dict_set(ctx, uop, namespace, key, uop.args[0], value)
+
+
+def _guard_entry_drops_plainly(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value) -> None:
+    """Leave unless mapping[key] is missing or holds a number or None: replacing it then runs no Python code."""
+    b = ctx.builder
+    old = ctx.capi("PyDict_GetItem", mapping, key)
+    missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
+    old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
+    plain = missing
+    for cls in (int, float, bool, type(None)):
+        plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
+    ctx.guard(plain, uop)
+
+
+def _dict_set(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, v: Value, native: ir.Value) -> None:
+    """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails."""
+    b = ctx.builder
+    new = native if v.kind.is_pointer else _same_object(ctx, v)
+    boxed_here = new is None
+    if new is None:
+        new = _box(ctx, v.kind, native)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
+    if boxed_here:
+        ctx.decref(new)
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
+@lowers("_GUARD_CALLEE")
+def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
+    callee = uop.operand
+    b = ctx.builder
+    function = ctx.pointer(callee.function)
+    code = ctx.capi("PyFunction_GetCode", function)
+    defaults = ctx.capi("PyFunction_GetDefaults", function)
+    expected = ctx.pointer(callee.defaults) if callee.defaults is not None else ir.Constant(PTR, None)
+    same = b.and_(b.icmp_unsigned("==", code, ctx.pointer(callee.code)), b.icmp_unsigned("==", defaults, expected))
+    ctx.guard(same, uop)

@@ -1,0 +1,140 @@
+"""Lowerings on lists and tuples: length, subscripts, stores, appends, unpacking."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import I32, I64, PTR
+from codegen.context import LowerContext
+from codegen.lower.loops import _item
+from codegen.lower.objects import _box, _load_at, _same_object
+from codegen.lower.table import (
+    _args,
+    _i64,
+    lowers,
+)
+from jit.trace import Uop
+
+
+def _checked_index(ctx: LowerContext, uop: Uop, sequence: ir.Value, index: ir.Value) -> ir.Value:
+    b = ctx.builder
+    size = _load_at(ctx, sequence, abi.OB_SIZE, I64)
+    index = b.select(b.icmp_signed("<", index, _i64(0)), b.add(index, size), index)
+    ctx.guard(b.icmp_unsigned("<", index, size), uop)  # unsigned: a negative index is out of range too
+    return index
+
+
+@lowers("_BINARY_SUBSCR_LIST_INT", "_BINARY_SUBSCR_TUPLE_INT")
+def _subscr(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    index = _checked_index(ctx, uop, sequence, index)
+    return _item(ctx, sequence, index, uop.name == "_BINARY_SUBSCR_LIST_INT")
+
+
+@lowers("_BINARY_SUBSCR_LIST_INT_IN_BOUNDS", "_BINARY_SUBSCR_TUPLE_INT_IN_BOUNDS")
+def _subscr_in_bounds(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    return _item(ctx, sequence, index, uop.name == "_BINARY_SUBSCR_LIST_INT_IN_BOUNDS")
+
+
+@lowers("_LEN_LIST", "_LEN_TUPLE")
+def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
+
+
+@lowers("_NEW_REF")
+def _new_ref(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.incref(obj)
+    return obj
+
+
+@lowers(
+    "_STORE_SUBSCR_LIST_INT",
+    "_STORE_SUBSCR_LIST_OBJECT",
+    "_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
+    "_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
+)
+def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    value, sequence, index = _args(ctx, uop)
+    if not uop.name.endswith("_IN_BOUNDS"):  # (else the range analysis proved 0 <= index < len)
+        index = _checked_index(ctx, uop, sequence, index)
+    items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    slot = b.gep(items, [index], inbounds=True)
+    old = b.load(slot)
+    # the element dropped must free without running Python code (no __del__): a float, int or bool
+    old_type = _load_at(ctx, old, abi.OB_TYPE, PTR)
+    plain = b.or_(
+        b.icmp_unsigned("==", old_type, ctx.pointer(float)),
+        b.or_(b.icmp_unsigned("==", old_type, ctx.pointer(int)), b.icmp_unsigned("==", old_type, ctx.pointer(bool))),
+    )
+    ctx.guard(plain, uop)
+    new = value if uop.name.startswith("_STORE_SUBSCR_LIST_OBJECT") else _same_object(ctx, uop.args[0])
+    if new is not None:
+        ctx.incref(new)
+    else:
+        new = _box(ctx, uop.args[0].kind, value)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    b.store(new, slot)
+    ctx.decref(old)
+
+
+@lowers("_BIND_APPEND")
+def _bind_append(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.value(uop.args[0])
+
+
+@lowers("_CALL_LIST_APPEND")
+def _list_append(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    target, item = _args(ctx, uop)
+    kind = uop.args[1].kind
+    obj = item if kind.is_pointer else _same_object(ctx, uop.args[1])
+    boxed_here = obj is None
+    if obj is None:
+        obj = _box(ctx, kind, item)
+        ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    status = ctx.capi("PyList_Append", target, obj)
+    if boxed_here:
+        ctx.decref(obj)  # the list holds its own reference now
+    # on failure (no memory) nothing was appended: the interpreter redoes it and raises
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
+@lowers("_BUILD_LIST", "_BUILD_TUPLE")
+def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """PyList_New (PyTuple_New) and a new reference to each item, given to the list (a number boxed, or the
+    very object it was read as); if an allocation failed, everything made is released and the trace leaves
+    (the interpreter builds it again)."""
+    is_list = uop.name == "_BUILD_LIST"
+    b = ctx.builder
+    null = ir.Constant(PTR, None)
+    references = []
+    for value in uop.args:
+        obj = ctx.value(value) if value.kind.is_pointer else _same_object(ctx, value)
+        if obj is None:
+            obj = _box(ctx, value.kind, ctx.value(value))
+        else:
+            ctx.capi("Py_IncRef", obj)
+        references.append(obj)
+    made = ctx.capi("PyList_New" if is_list else "PyTuple_New", _i64(len(references)))
+    ok = b.icmp_unsigned("!=", made, null)
+    for obj in references:
+        ok = b.and_(ok, b.icmp_unsigned("!=", obj, null))
+
+    def release() -> None:
+        for obj in [*references, made]:
+            ctx.capi("Py_DecRef", obj)  # (NULL-safe)
+        ctx.capi("PyErr_Clear")
+
+    ctx.guard(ok, uop, before_exit=release)
+    if references:
+        if is_list:
+            items = b.bitcast(_load_at(ctx, made, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+        else:
+            items = b.bitcast(b.gep(made, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+        for index, obj in enumerate(references):
+            b.store(obj, b.gep(items, [_i64(index)], inbounds=True))
+    return made

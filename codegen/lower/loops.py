@@ -1,0 +1,207 @@
+"""Loop iteration: range iterators and for over lists and tuples."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import I1, I32, I64, PTR
+from codegen.context import LowerContext
+from codegen.lower.ints import _no_overflow, _with_overflow
+from codegen.lower.objects import _load_at, _type_is
+from codegen.lower.table import (
+    LOWERINGS,
+    _args,
+    _i64,
+    _true,
+    lowers,
+)
+from jit.kinds import Kind
+from jit.trace import Uop
+
+
+def _range_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    cur, stop, step = _args(ctx, uop)
+    up = b.icmp_signed(">", step, _i64(0))
+    return b.select(up, b.icmp_signed("<", cur, stop), b.icmp_signed(">", cur, stop))
+
+
+@lowers("_GUARD_NOT_EXHAUSTED_RANGE")
+def _guard_range_more(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_range_has_more(ctx, uop), uop)
+
+
+@lowers("_GUARD_EXHAUSTED_RANGE")
+def _guard_range_done(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.not_(_range_has_more(ctx, uop)), uop)
+
+
+LOWERINGS["_ITER_NEXT_RANGE"] = _with_overflow("sadd")
+LOWERINGS["_ITER_NEXT_RANGE_NO_OVERFLOW"] = _no_overflow("add")
+
+
+def _sequence_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    return ctx.builder.icmp_signed("<", index, _load_at(ctx, sequence, abi.OB_SIZE, I64))
+
+
+@lowers("_GUARD_NOT_EXHAUSTED_LIST", "_GUARD_NOT_EXHAUSTED_TUPLE")
+def _guard_sequence_more(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_sequence_has_more(ctx, uop), uop)
+
+
+@lowers("_GUARD_EXHAUSTED_LIST", "_GUARD_EXHAUSTED_TUPLE")
+def _guard_sequence_done(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.not_(_sequence_has_more(ctx, uop)), uop)
+
+
+def _item(ctx: LowerContext, sequence: ir.Value, index: ir.Value, is_list: bool) -> ir.Value:
+    b = ctx.builder
+    if is_list:
+        items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    else:
+        items = b.bitcast(b.gep(sequence, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+    return b.load(b.gep(items, [index], inbounds=True))
+
+
+@lowers("_ITER_NEXT_LIST", "_ITER_NEXT_TUPLE")
+def _iter_next(ctx: LowerContext, uop: Uop) -> ir.Value:
+    sequence, index = _args(ctx, uop)
+    return _item(ctx, sequence, index, uop.name == "_ITER_NEXT_LIST")
+
+
+@lowers("_ITER_INCREMENT")
+def _iter_increment(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.add(ctx.value(uop.args[0]), _i64(1), flags=["nsw"])
+
+
+_SEQUENCE_ITERATOR_TYPES = {Kind.LIST: type(iter([])), Kind.TUPLE: type(iter(())), None: None}
+_NULL = ir.Constant(PTR, None)
+
+
+def _store_at(ctx: LowerContext, pointer: ir.Value, offset: int, value: ir.Value) -> None:
+    b = ctx.builder
+    b.store(value, b.bitcast(b.gep(pointer, [_i64(offset)], inbounds=True), value.type.as_pointer()))
+
+
+@lowers("_GUARD_SEQUENCE_ITERATOR")
+def _guard_sequence_iterator(ctx: LowerContext, uop: Uop) -> None:
+    iterator = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:  # (another layout than the one checked: never native)
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, iterator, _SEQUENCE_ITERATOR_TYPES[uop.operand]), uop)  # first: then read its fields
+    live = _load_at(ctx, iterator, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+    ctx.guard(ctx.builder.icmp_unsigned("!=", live, _NULL), uop)
+
+
+@lowers("_SEQUENCE_ITERATOR_SEQUENCE")
+def _sequence_iterator_sequence(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+
+
+@lowers("_LOAD_ITERATOR_POSITION")
+def _load_iterator_position(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.SEQUENCE_ITERATOR_INDEX, I64)
+
+
+@lowers("_STORE_ITERATOR_POSITION")
+def _store_iterator_position(ctx: LowerContext, uop: Uop) -> None:
+    iterator, position = _args(ctx, uop)
+    _store_at(ctx, iterator, abi.SEQUENCE_ITERATOR_INDEX, position)
+
+
+@lowers("_GUARD_ENUMERATE")
+def _guard_enumerate(ctx: LowerContext, uop: Uop) -> None:
+    numbered = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, numbered, enumerate), uop)
+    long_count = _load_at(ctx, numbered, abi.ENUMERATE_LONG_COUNT, PTR)
+    ctx.guard(ctx.builder.icmp_unsigned("==", long_count, _NULL), uop)
+
+
+@lowers("_ENUMERATE_ITERATOR")
+def _enumerate_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.ENUMERATE_ITERATOR, PTR)
+
+
+@lowers("_LOAD_ENUMERATE_COUNT")
+def _load_enumerate_count(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.ENUMERATE_COUNT, I64)
+
+
+@lowers("_STORE_ENUMERATE_COUNT")
+def _store_enumerate_count(ctx: LowerContext, uop: Uop) -> None:
+    numbered, count = _args(ctx, uop)
+    _store_at(ctx, numbered, abi.ENUMERATE_COUNT, count)
+
+
+_DICT_ITERATOR_TYPES = frozenset({type(iter({})), type(iter({}.values())), type(iter({}.items()))})
+_CONTAINER_ITERATOR_TYPES = _DICT_ITERATOR_TYPES | {type(iter(set()))}
+_STR_ITERATOR_TYPES = frozenset({type(iter("")), type(iter("é"))})
+
+
+@lowers("_GUARD_BUILTIN_ITERATOR")
+def _guard_builtin_iterator(ctx: LowerContext, uop: Uop) -> None:
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    ctx.guard(_type_is(ctx, iterator, uop.operand), uop)
+    if uop.operand in _STR_ITERATOR_TYPES:  # its characters are CPython's cached ones: one byte each
+        text = _load_at(ctx, iterator, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
+        text = b.select(b.icmp_unsigned("==", text, _NULL), ctx.pointer(""), text)  # (exhausted: no characters)
+        state = _load_at(ctx, text, abi.STR_STATE, I32)
+        kind = b.and_(b.lshr(state, ir.Constant(I32, abi.STR_KIND_SHIFT)), ir.Constant(I32, 7))
+        ctx.guard(b.icmp_unsigned("==", kind, ir.Constant(I32, 1)), uop)
+
+
+@lowers("_ITER_NEXT_BUILTIN")
+def _iter_next_builtin(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """The iterator's own tp_iternext. Before it, what keeps the borrowed items alive: a dict or set iterator's
+    container must have another reference (the exhausted iterator drops its own), and a dict iterator must
+    expect more (at none left, finding one raises an error that asking again would not raise)."""
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    if uop.operand in _CONTAINER_ITERATOR_TYPES:
+        container = _load_at(ctx, iterator, abi.CONTAINER_ITERATOR_CONTAINER, PTR)
+        ctx.guard(b.icmp_unsigned("!=", container, _NULL), uop)
+        ctx.guard(b.icmp_signed(">=", _load_at(ctx, container, 0, I64), _i64(2)), uop)
+        if uop.operand in _DICT_ITERATOR_TYPES:
+            ctx.guard(b.icmp_signed(">", _load_at(ctx, iterator, abi.DICT_ITERATOR_LENGTH, I64), _i64(0)), uop)
+    next_type = ir.FunctionType(PTR, [PTR])
+    tp = _load_at(ctx, iterator, abi.OB_TYPE, PTR)
+    function = b.bitcast(_load_at(ctx, tp, abi.TYPE_ITERNEXT, PTR), next_type.as_pointer())
+    item = b.call(function, [iterator])
+    ctx.guard(b.icmp_unsigned("!=", item, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return item
+
+
+@lowers("_GUARD_ZIP")
+def _guard_zip(ctx: LowerContext, uop: Uop) -> None:
+    zipped = ctx.value(uop.args[0])
+    if not abi.ITERATORS_OK:
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return
+    b = ctx.builder
+    ctx.guard(_type_is(ctx, zipped, zip), uop)
+    size = _load_at(ctx, zipped, abi.ZIP_SIZE, I64)
+    ctx.guard(b.icmp_signed("==", size, _i64(uop.operand)), uop)
+    # distinct iterators: `zip(it, it)` takes two items of it per step, which reading each once would not
+    iterators = _load_at(ctx, zipped, abi.ZIP_ITERATORS, PTR)
+    each = [_load_at(ctx, iterators, abi.TUPLE_ITEMS + abi.WORD * k, PTR) for k in range(uop.operand)]
+    distinct = _true()
+    for k, first in enumerate(each):
+        for second in each[k + 1 :]:
+            distinct = b.and_(distinct, b.icmp_unsigned("!=", first, second))
+    ctx.guard(distinct, uop)
+
+
+@lowers("_ZIP_ITERATOR")
+def _zip_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
+    iterators = _load_at(ctx, ctx.value(uop.args[0]), abi.ZIP_ITERATORS, PTR)
+    return _load_at(ctx, iterators, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)

@@ -1,0 +1,127 @@
+"""Lowerings of type guards, unboxing and boxing of objects."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import DOUBLE, I32, I64, PTR
+from codegen.context import LowerContext
+from codegen.lower.table import (
+    _entry_alloca,
+    _i64,
+    lowers,
+)
+from codegen.lower.wide_ints import _phi_if
+from jit.kinds import NUMPY_SCALARS, Kind
+from jit.trace import Uop, Value
+
+_TYPE_OF_KIND = {
+    Kind.INT: int,
+    Kind.FLOAT: float,
+    Kind.BOOL: bool,
+    Kind.LIST: list,
+    Kind.TUPLE: tuple,
+    Kind.STR: str,
+    Kind.DICT: dict,
+    Kind.NONE: type(None),
+}
+
+
+def _load_at(ctx: LowerContext, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+    b = ctx.builder
+    address = b.gep(pointer, [_i64(offset)], inbounds=True)
+    return b.load(b.bitcast(address, ty.as_pointer()))
+
+
+def _type_is(ctx: LowerContext, obj: ir.Value, pytype: type) -> ir.Value:
+    return ctx.builder.icmp_unsigned("==", _load_at(ctx, obj, abi.OB_TYPE, PTR), ctx.pointer(pytype))
+
+
+@lowers("_GUARD_TYPE")
+def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.guard(_type_is(ctx, obj, _TYPE_OF_KIND[uop.operand]), uop)
+    return obj
+
+
+@lowers("_UNBOX_INT", "_NARROW_INT_OBJECT")
+def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    overflow = _entry_alloca(ctx, I32)
+    value = ctx.capi("PyLong_AsLongLongAndOverflow", ctx.value(uop.args[0]), overflow)
+    ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+    return value
+
+
+@lowers("_UNBOX_FLOAT")
+def _unbox_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _load_at(ctx, ctx.value(uop.args[0]), abi.FLOAT_VALUE, DOUBLE)
+
+
+@lowers("_UNBOX_BOOL")
+def _unbox_bool(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), ctx.pointer(True))
+
+
+@lowers("_CONVERT_INT_TO_FLOAT")
+def _int_to_float(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.sitofp(ctx.value(uop.args[0]), DOUBLE)
+
+
+@lowers("_CONVERT_BOOL_TO_INT")
+def _bool_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.builder.zext(ctx.value(uop.args[0]), I64)
+
+
+def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
+    """A borrowed pointer to the object CPython would have at hand for v, if v was not computed: a
+    constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items:
+    or globals: that could have freed the object.)"""
+    if v.kind == Kind.NONE:
+        return ctx.pointer(None)
+    if v.is_const and v.kind.is_number:
+        return ctx.pointer(v.const)
+    if v.boxed is not None and not any(u.op.drops for u in ctx.trace.uops):
+        return ctx.value(v.boxed)
+    return None
+
+
+def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
+    """A new reference to a Python object for a native value (NULL if allocation failed)."""
+    b = ctx.builder
+    if kind == Kind.INT:
+        return ctx.capi("PyLong_FromLongLong", value)
+    if kind == Kind.FLOAT:
+        return ctx.capi("PyFloat_FromDouble", value)
+    if kind.is_numpy_scalar:
+        return _box_numpy_scalar(ctx, kind, value)
+    obj = b.select(value, ctx.pointer(True), ctx.pointer(False))
+    ctx.capi("Py_IncRef", obj)
+    return obj
+
+
+def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
+    """A new numpy.bool (one of its two singletons), or a NumPy scalar made by calling its type on the Python
+    float or int of the same value (exact), as the interpreter boxes it at an exit (NULL if that failed)."""
+    b = ctx.builder
+    scalar_type = NUMPY_SCALARS[kind]
+    if kind == Kind.NP_BOOL:
+        obj = b.select(value, ctx.pointer(scalar_type(True)), ctx.pointer(scalar_type(False)))
+        ctx.capi("Py_IncRef", obj)
+        return obj
+    if kind.is_numpy_int:
+        python = ctx.capi("PyLong_FromLongLong", value)
+    else:
+        python = ctx.capi("PyFloat_FromDouble", value if value.type == DOUBLE else b.fpext(value, DOUBLE))
+    null = ir.Constant(PTR, None)
+    made = b.icmp_unsigned("!=", python, null)
+
+    def call() -> ir.Value:
+        arguments = _entry_alloca(ctx, PTR)
+        b.store(python, arguments)
+        obj = ctx.capi("PyObject_Vectorcall", ctx.pointer(scalar_type), arguments, _i64(1), null)
+        ctx.capi("Py_DecRef", python)
+        return obj
+
+    return _phi_if(ctx, made, call, null)

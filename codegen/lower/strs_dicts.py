@@ -1,0 +1,91 @@
+"""Lowerings on strs and dicts keyed by strs."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen import abi
+from codegen.capi import I32, I64, PTR
+from codegen.context import LowerContext
+from codegen.lower.global_names import _dict_set, _guard_entry_drops_plainly
+from codegen.lower.objects import _load_at
+from codegen.lower.table import (
+    _ICMP,
+    _args,
+    lowers,
+)
+from codegen.lower.wide_ints import _phi_if
+from jit.frontend.operators import CompareOp
+from jit.trace import Uop
+
+
+@lowers("_LEN_STR")
+def _len_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.capi("PyUnicode_GetLength", ctx.value(uop.args[0]))
+
+
+@lowers("_LEN_DICT")
+def _len_dict(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.capi("PyDict_Size", ctx.value(uop.args[0]))
+
+
+@lowers("_COMPARE_OP_STR")
+def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    x, y = _args(ctx, uop)
+    if uop.operand in (CompareOp.EQ, CompareOp.NE):
+        # the same object, or lengths that differ, answer without comparing characters (CPython's own
+        # shortcuts: a str's characters are stored in one canonical form)
+        same = b.icmp_unsigned("==", x, y)
+        differ = b.icmp_unsigned("!=", _load_at(ctx, x, abi.OB_SIZE, I64), _load_at(ctx, y, abi.OB_SIZE, I64))
+        decided = b.or_(same, differ)
+        order = _phi_if(
+            ctx, b.not_(decided), lambda: ctx.capi("PyUnicode_Compare", x, y), b.zext(differ, I32)
+        )  # 0 where equal
+    else:
+        order = ctx.capi("PyUnicode_Compare", x, y)  # -1, 0 or 1 (exact strs: it cannot fail)
+    return b.icmp_signed(_ICMP[uop.operand], order, ir.Constant(I32, 0))
+
+
+@lowers("_DICT_LOOKUP_STR")
+def _dict_lookup_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    mapping, key = _args(ctx, uop)
+    return ctx.capi("PyDict_GetItem", mapping, key)
+
+
+@lowers("_GUARD_FOUND")
+def _guard_found(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("!=", ctx.value(uop.args[0]), ir.Constant(PTR, None)), uop)
+
+
+@lowers("_GUARD_MISSING")
+def _guard_missing(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), ir.Constant(PTR, None)), uop)
+
+
+@lowers("_CONTAINS_DICT_STR")
+def _contains_dict_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    mapping, key = _args(ctx, uop)
+    return ctx.builder.icmp_unsigned("!=", ctx.capi("PyDict_GetItem", mapping, key), ir.Constant(PTR, None))
+
+
+@lowers("_CONTAINS_STR")
+def _contains_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    text, part = _args(ctx, uop)
+    found = ctx.capi("PyUnicode_Contains", text, part)  # 1 or 0 (exact strs: it cannot fail)
+    return ctx.builder.icmp_signed("==", found, ir.Constant(I32, 1))
+
+
+@lowers("_BIND_DICT_GET")
+def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return ctx.value(uop.args[0])
+
+
+@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER")
+def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
+    """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
+    None), else the interpreter makes the store (checked here, unless the trace read it since)."""
+    value, mapping, key = _args(ctx, uop)
+    if uop.name == "_STORE_SUBSCR_DICT_STR":
+        _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    _dict_set(ctx, uop, mapping, key, uop.args[0], value)

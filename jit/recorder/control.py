@@ -1,0 +1,80 @@
+"""Handlers of control flow: branches become guards, loop headers close or nest, returns end side traces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.recorder.recorder import Recorder, _EndHere, _handles
+from jit.trace import TraceEnd, TraceKind, WhenHot
+from runtime.frame import Frame
+
+
+@_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
+def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
+    condition = specialize.truth(r, r.pop())
+    truth = bool(frame.stack[-1])
+    jump_when = r.code.ops[r.pc] == I.POP_JUMP_IF_TRUE
+    jumps = truth == jump_when
+    r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
+
+
+@_handles(I.JUMP_IF_FALSE_OR_POP, I.JUMP_IF_TRUE_OR_POP)
+def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
+    value = r.abstract.peek()
+    condition = specialize.truth(r, value)
+    truth = bool(frame.stack[-1])
+    jump_when = r.code.ops[r.pc] == I.JUMP_IF_TRUE_OR_POP
+    jumps = truth == jump_when
+    r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
+    if not jumps:
+        r.pop()
+
+
+@_handles(I.JUMP)
+def _jump(r: Recorder, frame: Frame, target: int) -> None:
+    pass
+
+
+@_handles(I.JUMP_BACKWARD)
+def _jump_backward(r: Recorder, frame: Frame, target: int) -> None:
+    loop = r.code.loops[r.code.args[target]]
+    if loop.index != r.trace.loop.index:
+        if loop.index in r.finishing_inner:  # the end of an iteration its tree left midway
+            r.finishing_inner.discard(loop.index)
+            return
+        raise Abort(Reason.INNER_NOT_COMPILED, line=loop.line)
+
+
+@_handles(I.LOOP_HEADER)
+def _loop_header(r: Recorder, frame: Frame, index: int) -> None:
+    if index == r.trace.loop.index:
+        r.close_at_header(frame)
+        return
+    try:
+        r.inner_header(frame, r.code.loops[index])
+    except _EndHere:
+        r.trace.end = TraceEnd.EXIT
+        r.trace.end_snapshot = r.snapshots.take(empty_stack=True)
+        r.emit("_EXIT_TRACE", operand=r.pc)
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # the inner loop's tree takes over
+        r.finish(frame)
+
+
+@_handles(I.RETURN_VALUE)
+def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
+    """A side trace ends here, leaving to the interpreter with the value on the stack, which returns it. A
+    root trace whose iteration returns has no loop to compile: it is recorded again at the next chance."""
+    if r.inlined:  # an inlined callee returns to the caller's trace
+        r.inlined[-1].result = r.pop()
+        return
+    if r.trace.kind is TraceKind.ROOT:
+        raise Abort(Reason.RETURN_IN_LOOP)
+    r.end_with_exit(frame)
+
+
+@_handles(I.CALL_KW, I.RAISE)
+def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
+    raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)

@@ -1,0 +1,236 @@
+"""Handlers of for loops: over ranges (virtual range objects), lists, tuples, arrays, enumerate and zip, and
+strs, dicts and sets through their iterators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize, specialize_numpy
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.frontend.operators import CompareOp
+from jit.kinds import Kind
+from jit.recorder.recorder import Recorder, _handles
+from jit.recorder.subscripts import _unbox
+from jit.trace import FrameSnapshot, Snapshot, Value, WhenHot
+from runtime.frame import UNBOUND, Frame
+
+
+@_handles(I.FOR_RANGE)
+def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    base, _exit_pc = arg
+    step_slot = r.read_slot(frame, base + 2)
+    if step_slot.kind == Kind.NONE:
+        raise Abort(Reason.RANGE_REBOUND)
+    cur, stop = r.read_slot(frame, base), r.read_slot(frame, base + 1)
+    for v in (cur, stop, step_slot):
+        if v.kind != Kind.INT:
+            raise Abort(Reason.RANGE_BEYOND_64_BITS)
+    actual_cur, actual_stop, actual_step = frame.slots[base], frame.slots[base + 1], frame.slots[base + 2]
+    more = actual_cur < actual_stop if actual_step > 0 else actual_cur > actual_stop
+    own = r.trace.loop.header_pc == r.pc - 1
+    if more:
+        specialize.observe("the range's next value", lambda: actual_cur + actual_step, Kind.INT)
+        r.emit("_GUARD_NOT_EXHAUSTED_RANGE", (cur, stop, step_slot), leaves_loop=own)
+        following = r.emit("_ITER_NEXT_RANGE", (cur, step_slot))
+        r.push(cur)
+        r.write_slot(base, following)
+    else:
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        r.emit("_GUARD_EXHAUSTED_RANGE", (cur, stop, step_slot))
+        for slot in range(base, base + 4):
+            r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.RANGE_SETUP)
+def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
+    value = r.abstract.pop()
+    parts = r.virtual_ranges.get(value.id)
+    if parts is None:
+        raise Abort(Reason.RANGE_ELSEWHERE)
+    for offset, part in enumerate(parts):
+        r.write_slot(base + offset, part)
+    r.write_slot(base + 3, r.const(None))
+
+
+@_handles(I.FOR_ITER)
+def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    base, _exit_pc = arg
+    iterator = r.read_slot(frame, base + 2)
+    if iterator.kind != Kind.NONE:
+        if type(frame.slots[base + 2]) in (enumerate, zip):
+            _for_iter_combined(r, iterator, frame.slots[base + 2])
+            return
+        if type(frame.slots[base + 2]) in _BUILTIN_ITERATORS:
+            _for_iter_builtin(r, iterator, frame.slots[base + 2])
+            return
+        raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
+    sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
+    if sequence.kind == Kind.ARRAY and index.kind == Kind.INT:
+        _for_iter_array(r, frame, base, sequence, index)
+        return
+    if sequence.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
+        raise Abort(Reason.FOR_OVER, what=sequence.kind.short)
+    suffix = "LIST" if sequence.kind == Kind.LIST else "TUPLE"
+    actual_sequence, actual_index = frame.slots[base], frame.slots[base + 1]
+    own = r.trace.loop.header_pc == r.pc - 1
+    if actual_index >= len(actual_sequence):
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        r.emit(f"_GUARD_EXHAUSTED_{suffix}", (sequence, index))
+        for slot in range(base, base + 3):
+            r.write_slot(slot, r.const(UNBOUND))
+        return
+    r.emit(f"_GUARD_NOT_EXHAUSTED_{suffix}", (sequence, index), leaves_loop=own)
+    boxed = r.emit(f"_ITER_NEXT_{suffix}", (sequence, index))
+    value = _unbox(r, boxed, actual_sequence[actual_index])
+    r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
+    r.push(value)
+
+
+_SEQUENCE_ITERATORS = {type(iter([])): Kind.LIST, type(iter(())): Kind.TUPLE}
+_MAX_ZIPPED = 4
+
+
+def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) -> None:
+    """`for i, x in enumerate(seq)` and `for x, y in zip(xs, ys)` over lists and tuples. Native code advances
+    the iterator objects themselves (the enumerate's count, each list or tuple iterator's index), so whoever else
+    holds them finds them where CPython leaves them; every guard comes before the first store, so an exit leaves
+    them as they were (the interpreter then runs `next` itself). The tuple of items is never built: the next
+    instruction must unpack it."""
+    reduced = actual.__reduce__()
+    numbered = type(actual) is enumerate
+    inner = [reduced[1][0]] if numbered else list(reduced[1])
+    kinds = [_SEQUENCE_ITERATORS.get(type(it)) for it in inner]
+    if None in kinds:
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} of other than list or tuple iterators")
+    states = [it.__reduce__() for it in inner]
+    if any(len(state) < 3 for state in states) or (numbered and reduced[1][1] >= 2**63 - 1):
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} past its end or its ssize_t count")
+    if len({id(it) for it in inner}) < len(inner) or len(inner) > _MAX_ZIPPED:
+        raise Abort(Reason.FOR_OVER, what=f"zip of the same iterator twice, or of more than {_MAX_ZIPPED}")
+    width = 2 if numbered else len(inner)
+    following = r.pc + 1
+    if not inner or r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != width:
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} whose items are not unpacked into {width} names")
+    own = r.trace.loop.header_pc == r.pc - 1
+    if any(state[2] >= len(state[1][0]) for state in states):
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+    if numbered:
+        r.emit("_GUARD_ENUMERATE", (iterator,))
+        iterators = [r.emit("_ENUMERATE_ITERATOR", (iterator,))]
+    else:
+        r.emit("_GUARD_ZIP", (iterator,), operand=len(inner))
+        iterators = [r.emit("_ZIP_ITERATOR", (iterator,), operand=k) for k in range(len(inner))]
+    moves, items = [], []
+    for it, kind, state in zip(iterators, kinds, states):
+        r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
+        sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (it,), kind=kind)
+        position = r.emit("_LOAD_ITERATOR_POSITION", (it,))
+        r.emit(f"_GUARD_NOT_EXHAUSTED_{kind.name}", (sequence, position), leaves_loop=own)
+        (actual_sequence,), actual_position = state[1], state[2]
+        boxed = r.emit(f"_ITER_NEXT_{kind.name}", (sequence, position))
+        items.append(_unbox(r, boxed, actual_sequence[actual_position]))
+        moves.append((it, r.emit("_ITER_INCREMENT", (position,))))
+    if numbered:
+        count = r.emit("_LOAD_ENUMERATE_COUNT", (iterator,))
+        following_count = r.emit("_BINARY_OP_ADD_INT", (count, r.const(1)))  # (leaves where CPython's count grows)
+        items.insert(0, count)
+    for it, position in moves:  # (no guard from here on)
+        r.emit("_STORE_ITERATOR_POSITION", (it, position))
+    if numbered:
+        r.emit("_STORE_ENUMERATE_COUNT", (iterator, following_count))
+    unpacked = r.trace.new_value(Kind.TUPLE)
+    r.virtual_tuples[unpacked.id] = tuple(items)
+    r.push(unpacked)
+
+
+_DICT_ITEMS_ITERATOR = type(iter({}.items()))
+_STR_ITERATORS = frozenset({type(iter("")), type(iter("é"))})
+_BUILTIN_ITERATORS = _STR_ITERATORS | {type(iter({})), type(iter({}.values())), _DICT_ITEMS_ITERATOR, type(iter(set()))}
+
+
+def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
+    """`for c in s` (a str of characters below U+0100), `for k in d`, `for v in d.values()`, `for k, v in
+    d.items()` (unpacked), `for x in a_set`: the next item through the iterator's own tp_iternext. From there
+    on the iterator has moved: every guard until the item is unpacked resumes after FOR_ITER, with the item on
+    the stack (handed over), and grows no side trace (which could not take that reference over)."""
+    reduced = actual.__reduce__()  # (read without moving it: iter(s) and a position, or a list of what is left)
+    if type(actual) in _STR_ITERATORS:
+        text, position = (reduced[1][0], reduced[2]) if len(reduced) > 2 else ("", 0)
+        if any(ord(c) > 0xFF for c in text):
+            raise Abort(Reason.FOR_OVER, what="str with characters past U+00FF (each one a new object)")
+        left = text[position : position + 1]
+    else:
+        left = reduced[1][0]
+    pairs = type(actual) is _DICT_ITEMS_ITERATOR
+    following = r.pc + 1
+    if pairs and (r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != 2):
+        raise Abort(Reason.FOR_OVER, what="dict items not unpacked into two names")
+    own = r.trace.loop.header_pc == r.pc - 1
+    if not left:
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+    r.emit("_GUARD_BUILTIN_ITERATOR", (iterator,), operand=type(actual))
+    kind = Kind.TUPLE if pairs else Kind.OBJECT
+    item = r.emit("_ITER_NEXT_BUILTIN", (iterator,), operand=type(actual), kind=kind, leaves_loop=own)
+    r.push(item)
+    after = Snapshot([FrameSnapshot(following, dict(r.abstract.slots()), list(r.abstract.stack()))])
+    first = len(r.trace.uops)
+    r.resume_override = after
+    try:
+        if pairs:
+            items = tuple(
+                _unbox(r, r.emit("_BINARY_SUBSCR_TUPLE_INT", (item, r.const(k))), part)
+                for k, part in enumerate(left[0])
+            )
+        else:
+            unboxed = _unbox(r, item, left[0])
+    finally:
+        r.resume_override = None
+    for uop in r.trace.uops[first:]:
+        if uop.exit is not None:
+            uop.exit.when_hot = WhenHot.NEVER
+    r.abstract.pop()
+    if pairs:
+        unpacked = r.trace.new_value(Kind.TUPLE)
+        r.virtual_tuples[unpacked.id] = items
+        r.push(unpacked)
+    else:
+        r.push(unboxed)
+
+
+def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: Value) -> None:
+    """`for x in a` over a 1-D array: a[0], a[1], ... (its iterator indexes it) until its length."""
+    actual_array, actual_index = frame.slots[base], frame.slots[base + 1]
+    spec = specialize_numpy.guarded_spec(r, array, actual_array)
+    if spec.ndim != 1:
+        raise Abort(Reason.FOR_OVER, what=f"{spec.ndim}-D array")
+    length = specialize_numpy.header(r, array, spec)[1][0]
+    more = r.emit("_COMPARE_OP_INT", (index, length), operand=CompareOp.LT)
+    own = r.trace.loop.header_pc == r.pc - 1
+    if actual_index >= len(actual_array):
+        if own:
+            raise Abort(Reason.LOOP_ENDED)
+        r.emit("_GUARD_IS_FALSE_POP", (more,))
+        for slot in range(base, base + 3):
+            r.write_slot(slot, r.const(UNBOUND))
+        return
+    r.emit("_GUARD_IS_TRUE_POP", (more,), leaves_loop=own)
+    value = specialize_numpy.load(r, array, [index], actual_array, [actual_index])
+    r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
+    r.push(value)
+
+
+@_handles(I.GET_ITER)
+def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
+    iterable = r.pop()
+    if iterable.kind not in (Kind.LIST, Kind.TUPLE, Kind.ARRAY):
+        raise Abort(Reason.FOR_OVER, what=type(frame.stack[-1]).__name__)
+    r.write_slot(base, iterable)
+    r.write_slot(base + 1, r.const(0))
+    r.write_slot(base + 2, r.const(None))

@@ -1,0 +1,124 @@
+"""Handlers of global names and attributes: guarded loads, stores, module attributes."""
+
+from __future__ import annotations
+
+import types
+
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.kinds import Kind, kind_of
+from jit.recorder.array_access import _array_attribute
+from jit.recorder.recorder import Recorder, _handles
+from jit.recorder.subscripts import _unbox
+from jit.trace import NO_CONST
+from jit.uops import GlobalBinding, GlobalName, ModuleAttr
+from runtime.frame import Frame
+
+
+@_handles(I.STORE_GLOBAL)
+def _store_global(r: Recorder, frame: Frame, name: str) -> None:
+    value = r.pop()
+    if type(frame.function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+        raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
+    _number_throughout(r, frame, name)
+    over_number = name in r.number_globals or name in r.numbers_throughout
+    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=over_number))
+    r.global_values[name] = value
+    r.number_globals.add(name)
+
+
+@_handles(I.DELETE_GLOBAL)
+def _delete_global(r: Recorder, frame: Frame, name: str) -> None:
+    raise Abort(Reason.GLOBAL_DELETED, name=name)
+
+
+def _number_throughout(r: Recorder, frame: Frame, name: str) -> None:
+    """At the trace's first use of a global it stores: if it is a number, guard (hoisted to the entry) that it
+    is one there (so the first use sees what the trace was entered with, unless an inner tree called before
+    stored one: then the guard only leaves more often than needed)."""
+    if name in r.numbers_throughout or r.inlined or frame.function.globals is not r.globals:
+        return
+    if type(frame.function.globals.get(name)) in (int, float, bool):
+        r.emit("_GUARD_GLOBAL_NUMBER", operand=GlobalName(name))
+        r.numbers_throughout.add(name)
+
+
+def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
+    """A global the loop itself stores: the value this trace stored last, else read from the dict."""
+    known = r.global_values.get(name)
+    if known is not None:
+        r.push(known)
+        return
+    function = frame.function
+    if type(function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    _number_throughout(r, frame, name)
+    value = function.globals.get(name, NO_CONST)
+    if value is NO_CONST or type(value) not in (int, float, bool, list, tuple):
+        # a builtin until the function stores the name, a function, a module...: that very object, checked at
+        # every read (the store may come before the next one)
+        if value is NO_CONST:
+            value = function.builtins.get(name, NO_CONST)
+        if value is NO_CONST:
+            raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+        r.emit("_CHECK_GLOBAL", operand=GlobalBinding(name, value))
+        r.push(r.const(value))
+        return
+    if type(value) is int and kind_of(value) == Kind.OBJECT:
+        raise Abort(Reason.GLOBAL_BIG_INT, name=name)
+    boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
+    loaded = _unbox(r, boxed, value)
+    r.global_values[name] = loaded  # (nothing but a store or a tree call changes it)
+    r.push(loaded)
+    if type(value) in (int, float, bool):
+        r.number_globals.add(name)
+
+
+@_handles(I.LOAD_GLOBAL)
+def _load_global(r: Recorder, frame: Frame, name: str) -> None:
+    function = frame.function
+    if name in r.stored_globals and function.globals is r.globals:  # (an inlined callee may share them)
+        _load_stored_global(r, frame, name)
+        return
+    if type(function.globals) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    value = function.globals.get(name, NO_CONST)
+    if value is NO_CONST:
+        value = function.builtins.get(name, NO_CONST)
+    if value is NO_CONST:
+        raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+    if r.inlined:  # an inlined callee's globals (maybe another module's)
+        binding = GlobalBinding(name, value, function.globals, function.builtins)
+    else:
+        binding = GlobalBinding(name, value)
+    r.emit("_GUARD_GLOBAL", operand=binding)
+    r.push(r.const(value))
+
+
+@_handles(I.LOAD_ATTR)
+def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
+    obj = r.pop()
+    if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
+        r.push(r.emit("_BIND_APPEND", (obj,)))
+        return
+    if obj.kind == Kind.DICT and name == "get":
+        bound = r.emit("_BIND_DICT_GET", (obj,))
+        r.bound_dicts[bound.id] = obj
+        r.push(bound)
+        return
+    if obj.kind == Kind.ARRAY:
+        _array_attribute(r, frame, obj, name)
+        return
+    module = obj.const if obj.is_const else None
+    if type(module) is not types.ModuleType:
+        raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
+    namespace = module.__dict__
+    if name not in namespace:
+        raise Abort(Reason.MODULE_ATTRIBUTE, name=name, module=module.__name__)
+    if namespace is r.globals and name in r.stored_globals:
+        raise Abort(Reason.MODULE_ATTRIBUTE_STORED, name=name, module=module.__name__)
+    value = namespace[name]
+    r.emit("_GUARD_MODULE_ATTR", operand=ModuleAttr(module, name, value))
+    r.push(r.const(value))

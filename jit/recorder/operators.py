@@ -1,0 +1,40 @@
+"""Handlers of operators: binary, comparison and unary operators, specialized by jit.specialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize, specialize_numpy
+from jit.frontend import instructions as I
+from jit.frontend.operators import CompareOp, UnaryOp
+from jit.recorder.recorder import Recorder, _handles
+from runtime.frame import Frame
+
+
+@_handles(I.BINARY_OP)
+def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
+    b = r.pop(objects=True)
+    a = r.pop(objects=True)
+    if a.kind.is_numpy_scalar or b.kind.is_numpy_scalar:
+        r.push(specialize_numpy.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+        return
+    r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+
+
+@_handles(I.COMPARE_OP)
+def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
+    b = r.pop()
+    a = r.pop()
+    if (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT):
+        r.push(specialize_numpy.compare(r, op, a, b))
+        return
+    r.push(specialize.compare(r, op, a, b))
+
+
+@_handles(I.UNARY_OP)
+def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
+    v = r.pop()
+    if v.kind.is_numpy_scalar and op != UnaryOp.NOT:
+        r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
+        return
+    r.push(specialize.unary(r, op, v, frame.stack[-1]))

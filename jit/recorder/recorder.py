@@ -1,0 +1,588 @@
+"""The Recorder: the abstract frame, snapshots, emitting uops, closing and nesting traces, and the table of
+instruction handlers (filled by ``@_handles`` in the other modules of ``jit.recorder``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+from jit import inline, specialize
+from jit.aborts import Abort, Reason
+from jit.arrays import ArraySpec
+from jit.frontend import instructions as I
+from jit.frontend.instructions import LoopInfo
+from jit.interfaces import ExitView, RecordingHost, TreeView
+from jit.kinds import Kind, kind_of
+from jit.resume import FrameState, Snapshots, prewritten
+from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
+from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
+from runtime.frame import UNBOUND, Frame
+
+#: the kinds of owned references a slot may hold (codegen.ownership)
+OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
+#: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
+
+
+class Recorder:
+    def __init__(
+        self,
+        host: RecordingHost,
+        frame: Frame,
+        loop: LoopInfo,
+        start_pc: int,
+        parent: ExitView | None = None,
+    ) -> None:
+        self.host = host  # the monitor, seen through jit.interfaces
+        self.code = frame.code
+        self.trace = Trace(TraceKind.SIDE if parent else TraceKind.ROOT, loop, start_pc)
+        # the abstract frame (slot -> value, operand stack), and the snapshots taken of it (jit.resume)
+        self.abstract = FrameState(start_pc)
+        self.snapshots = Snapshots([self.abstract])
+        self.virtual_ranges: dict[int, tuple[Value, Value, Value]] = {}
+        # (dict value id, str key value id) whose entry the trace read as a number, None or missing, since the
+        # last uop that could change a dict (a store over it then needs no check of what it replaces)
+        self.plain_entries: set[tuple[int, int]] = set()
+        self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
+        # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
+        self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
+        self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
+        self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
+        self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
+        self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
+        self.array_headers: dict[int, tuple[Value, list[Value], list[Value]]] = {}  # (specialize_numpy.header)
+        self.virtual_shapes: dict[int, Value] = {}  # `a.shape` about to be subscripted (value id -> the array)
+        # array subscripts being evaluated: `a[i]` of a multi-dimensional array, a key `(i, j)` (never built)
+        self.array_indices: dict[int, _ArrayIndex] = {}
+        self.resume_override: Snapshot | None = None  # where guards resume while an array subscript completes
+        self.pending_tree: TreeView | None = None
+        # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
+        # iteration, and its back-edge to the header (where the tree is called again) is allowed once
+        self.finishing_inner: set[int] = set()
+        self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
+        self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
+        # globals the function stores: read from the dict each time, not pinned by a guard; and the values this
+        # trace stored last (until a tree call, which may store them too)
+        self.globals = frame.function.globals
+        self.stored_globals = _stored_globals(self.code)
+        self.global_values: dict[str, Value] = {}
+        # globals whose value in the dict the trace knows is an int, float or bool (it read or stored one):
+        # storing over it needs no check that freeing the old value runs no Python code
+        self.number_globals: set[str] = set()
+        # globals a hoisted _GUARD_GLOBAL_NUMBER keeps a number while the trace runs (native code stores only
+        # numbers, and checks them again after running signal handlers): every store over them is over a number
+        self.numbers_throughout: set[str] = set()
+        self.pc = start_pc
+        self.frame: Frame | None = None  # the frame whose instruction is being recorded
+        self.line = self.code.lines[start_pc]
+        self.limit = host.options.max_trace_length
+        self.depth = 0  # nesting depth of the trees this trace calls
+        self.finished = False
+        # a root trace: what the frame's slots held where it starts (the kind of a slot it assigns an int object
+        # without reading it first becomes part of its entry type map: codegen.ownership)
+        self.start_slots = list(frame.slots) if parent is None else []
+        if parent is None:
+            self.snapshots.begin(start_pc)
+            self.emit("_CHECK_PERIODIC")
+            self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+        else:
+            self.trace.parent_exit = parent
+            self.trace.known_kinds = dict(parent.known_kinds)
+            self.trace.owned_entry_stack = frozenset(parent.owned_stack)
+            for index, kind in enumerate(parent.stack_kinds):
+                if index in parent.stack_consts:  # a constant where the parent left: still that constant
+                    value = self.const(parent.stack_consts[index])
+                else:
+                    value = self.trace.new_value(kind)
+                    self.trace.entry_stack[index] = value
+                self.abstract.push(value)
+            self.trace.start_stack = list(self.abstract.stack())
+            self.snapshots.begin(start_pc)
+
+    # --- the trace hook ----------------------------------------------------------------------------------
+    def __call__(self, frame: Frame, pc: int) -> None:
+        try:
+            self.record(frame, pc)
+        except Abort as exc:
+            self.abort(exc, frame)
+        except Exception as exc:  # a recorder bug must never break the user's program
+            self.abort(_internal_error(exc), frame)
+
+    def abort(self, abort: Abort, frame: Frame | None = None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if frame is not None:
+            frame.trace_hook = None
+        self.host.recording_aborted(self, abort)
+
+    def finish(self, frame: Frame) -> None:
+        self.finished = True
+        frame.trace_hook = None
+        self.host.recording_finished(self, self.trace)
+
+    def inline_call(self, frame: Frame, target: types.FunctionType, args: list[Value], n: int) -> Value:
+        """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
+        arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline)."""
+        options = self.host.options
+        name = target.__qualname__
+        if len(self.inlined) >= options.max_inline_depth:
+            why = f"calls nested deeper than max_inline_depth ({options.max_inline_depth})"
+            raise Abort(Reason.NOT_INLINED, name=name, why=why)
+        if any(call.function is target for call in self.inlined):
+            raise Abort(Reason.NOT_INLINED, name=name, why="recursion")
+        code = inline.callee_code(target, n)
+        actual = list(frame.stack[len(frame.stack) - n :]) if n else []
+        slots = inline.initial_slots(target, code, actual)
+        site = self.inlined[0] if self.inlined else None
+        callee_frame = FrameState(0)
+        call = inline.InlinedCall(
+            function=target,
+            code=code,
+            abstract=callee_frame,
+            site=site.site if site else self.site_snapshot,
+            site_pc=site.site_pc if site else self.pc,
+            site_line=site.site_line if site else self.line,
+            saved=(self.code, self.abstract, self.pc, self.line),
+        )
+        self.inlined.append(call)
+        self.code, self.abstract = code, callee_frame
+        try:
+            for slot, value in enumerate(args):
+                callee_frame.set(slot, value)
+            for slot in range(n, target.__code__.co_argcount):
+                callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
+            self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
+            try:
+                result = self.host.run_inlined(target, code, slots, _InlinedHook(self))
+            except Abort:
+                raise
+            except Exception as exc:
+                raise Abort(
+                    Reason.NOT_INLINED, name=name, why=f"it raised {type(exc).__name__} while recorded"
+                ) from None
+        finally:
+            self.inlined.pop()
+            self.code, self.abstract, self.pc, self.line = call.saved
+        if call.result is None:
+            raise Abort(Reason.NOT_INLINED, name=name, why="it did not return")
+        frame.stack[len(frame.stack) - n - 1] = inline.Returns(result)  # the caller's CALL gets the result
+        return call.result
+
+    def record(self, frame: Frame, pc: int) -> None:
+        inside = self.trace.loop.contains(pc)
+        if not inside and self.trace.kind is TraceKind.ROOT:  # the loop ended (condition false, break)
+            raise Abort(Reason.LOOP_ENDED)
+        self.line = self.code.lines[pc]
+        self.snapshots.begin(pc)
+        if not inside:
+            self.pc = pc
+            self.end_with_exit(frame, leaves_loop=True)  # a side trace that ends the loop (a `break`)
+            return
+        self.record_instruction(frame, pc)
+
+    def record_instruction(self, frame: Frame, pc: int) -> None:
+        """Record the instruction at pc of the code being recorded (the trace's, or an inlined callee's)."""
+        if len(self.trace.uops) > self.limit:
+            raise Abort(Reason.TOO_LONG, limit=self.limit)
+        self.pc = pc
+        self.frame = frame
+        op = self.code.ops[pc]
+        handler = _HANDLERS.get(op)
+        if handler is None:
+            raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
+        handler(self, frame, self.code.args[pc])
+
+    # --- building blocks -----------------------------------------------------------------------------------
+    def emit(
+        self,
+        name: str,
+        args: tuple[Value, ...] = (),
+        *,
+        kind: Kind | None = None,
+        operand: Any = None,
+        leaves_loop: bool = False,
+        propagate: bool = False,
+    ) -> Value:
+        exit = None
+        op = UOPS[name]
+        pc, line = self.pc, self.line
+        if self.inlined:  # (jit.inline) every exit of an inlined body makes the outermost call again
+            if op.mutates:
+                raise Abort(Reason.INLINED_MUTATES, name=self.inlined[-1].function.__qualname__)
+            site = self.inlined[0]
+            pc, line = site.site_pc, site.site_line
+            if op.is_guard:
+                exit = ExitPoint(site.site, line, propagate=propagate)
+        else:
+            pending = self.pending_subscript()
+            if pending is not None and op.mutates and name != "_ARRAY_STORE":
+                raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
+            if op.is_guard:
+                snapshot = pending if pending is not None else self.snapshots.take()
+                exit = ExitPoint(snapshot, line, leaves_loop=leaves_loop, propagate=propagate)
+        if op.mutates or name == "_CALL_TREE":
+            self.plain_entries.clear()
+        out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
+        if op.owns and out is not None:
+            self.owned_values.add(out.id)
+        return out  # type: ignore[return-value]
+
+    def pending_subscript(self) -> Snapshot | None:
+        """While an array subscript is being evaluated (a virtual `a[i]` or `(i, j)` on the stack), the state
+        its first part started from: every guard until it completes resumes there (nothing visible has
+        happened since: what came after is redone)."""
+        if self.resume_override is not None:
+            return self.resume_override
+        if self.array_indices:
+            for value in self.abstract.stack():
+                index = self.array_indices.get(value.id)
+                if index is not None:
+                    return index.snapshot
+        return None
+
+    def const(self, value: Any, kind: Kind | None = None) -> Value:
+        if kind is None:
+            kind = Kind.UNBOUND if value is UNBOUND else kind_of(value)
+        pc, line = (self.inlined[0].site_pc, self.inlined[0].site_line) if self.inlined else (self.pc, self.line)
+        return self.trace.emit("_LOAD_CONST_INLINE", kind=kind, operand=value, pc=pc, line=line, const=value)  # type: ignore[return-value]
+
+    def virtual_range(self, start: Value, stop: Value, step: Value) -> Value:
+        value = self.trace.new_value(Kind.RANGE)
+        self.virtual_ranges[value.id] = (start, stop, step)
+        return value
+
+    def push(self, value: Value) -> None:
+        self.abstract.push(value)
+
+    def pop(self, objects: bool = False, stored: bool = False) -> Value:
+        """The value on top of the operand stack. An int past 64 bits (an int object or an i128) is narrowed to
+        an int (a guard that it fits in 64 bits) unless the consumer takes `objects` (int arithmetic), or it is
+        `stored` into a local and does not fit in 64 bits as recorded: then it is an int object there (owned:
+        codegen.ownership), which a guard narrows again where it is next used as an int."""
+        value = self.abstract.pop()
+        if value.kind == Kind.RANGE:
+            raise Abort(Reason.RANGE_USED)
+        if value.kind in specialize.BEYOND_64_BITS and not objects:
+            depth = len(self.abstract.stack())
+            stack = self.frame.stack if self.frame is not None else []
+            actual = stack[depth] if depth < len(stack) else None
+            if stored and not self.inlined and not specialize.fits_int64(actual):
+                return specialize.as_int_object(self, value)
+            if value.is_const and not specialize.fits_int64(value.const):
+                return self.const(value.const)  # (an object native code only moves, as any other constant)
+            return specialize.narrow(self, value, actual, "this use of an int")
+        if value.kind == Kind.ARRAY_INDEX:
+            raise Abort(Reason.ARRAY_VIEW_USED)
+        return value
+
+    def read_slot(self, frame: Frame, slot: int) -> Value:
+        value = self.abstract.get(slot)
+        if value is not None:
+            return value
+        if self.inlined:  # an inlined callee's local not assigned yet
+            return self.const(UNBOUND)
+        kind = self.slot_kind(frame.slots[slot], slot)
+        if kind == Kind.UNBOUND:
+            raise Abort(Reason.UNBOUND_READ)
+        if kind == Kind.RANGE:
+            raise Abort(Reason.RANGE_IN_LOCAL)
+        trace = self.trace
+        if trace.kind is TraceKind.SIDE:
+            known = trace.known_kinds.get(slot)
+            if known is None:
+                self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, kind))
+            elif known != kind:
+                raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=kind.short, known=known.short)
+        value = trace.new_value(kind)
+        trace.entry_slots[slot] = value
+        self.abstract.set(slot, value)
+        return value
+
+    def enter_owned_slots(self) -> None:
+        """At a root's end: every slot that carries an owned reference into the next iteration (a value a uop
+        made, or one that came in through another slot that does: `a, b = b, []`) becomes part of the entry
+        type map (an exit early in the next iteration gives the interpreter that value, which the back-edge
+        keeps: codegen.ownership), with the kind it had where the trace started."""
+        trace = self.trace
+        owned = {v.id for v in self.abstract.slots().values() if self.is_owned(v) and not v.is_const}
+        grown = True
+        while grown:
+            grown = False
+            for slot in sorted(trace.written):
+                end = self.abstract.get(slot)
+                if end is None or end.id not in owned:
+                    continue
+                entry = trace.entry_slots.get(slot)
+                if entry is None:
+                    kind = self.slot_kind(self.start_slots[slot], slot)
+                    if kind == Kind.RANGE:
+                        raise Abort(Reason.RANGE_IN_LOCAL)
+                    entry = trace.entry_slots[slot] = trace.new_value(kind)
+                if entry.id not in owned:
+                    owned.add(entry.id)
+                    grown = True
+
+    def slot_kind(self, actual: Any, slot: int) -> Kind:
+        """The kind of a slot's value as the buffer tags it where the trace starts: an int past 64 bits is an
+        int object the buffer owns (Kind.INT_OBJECT) in a root trace's entry type map, or where the parent
+        exit left one; elsewhere an object native code only moves (Kind.OBJECT)."""
+        kind = kind_of(actual)
+        if type(actual) is int:
+            trace = self.trace
+            if trace.kind is TraceKind.ROOT:
+                return Kind.INT_OBJECT if kind == Kind.OBJECT else kind
+            if trace.known_kinds.get(slot) == Kind.INT_OBJECT:
+                return Kind.INT_OBJECT
+        return kind
+
+    def write_slot(self, slot: int, value: Value) -> None:
+        if value.kind == Kind.RANGE:
+            raise Abort(Reason.RANGE_STORED)
+        if value.kind == Kind.ARRAY_INDEX:
+            raise Abort(Reason.ARRAY_VIEW_USED)
+        trace = self.trace
+        if self.is_owned(value) and trace.kind is TraceKind.ROOT and not self.inlined and slot not in trace.entry_slots:
+            # a loop-carried owned reference must be in the entry type map (never assigned late, where an exit
+            # would find the previous iteration's value: codegen.ownership keeps no such references)
+            kind = self.slot_kind(self.start_slots[slot], slot)
+            if kind == Kind.RANGE:
+                raise Abort(Reason.RANGE_IN_LOCAL)
+            trace.entry_slots[slot] = trace.new_value(kind)
+        self.abstract.set(slot, value)
+        if not self.inlined:  # (an inlined callee's locals live only in the trace)
+            self.trace.written.add(slot)
+
+    def guard_branch(self, condition: Value, truth: bool, alternative_pc: int) -> None:
+        """Guard that condition (a bool value) stays as observed; alternative_pc is where the other
+        direction would go."""
+        if condition.is_const:
+            return
+        leaves = not self.trace.loop.contains(alternative_pc)
+        self.emit("_GUARD_IS_TRUE_POP" if truth else "_GUARD_IS_FALSE_POP", (condition,), leaves_loop=leaves)
+
+    # --- loop headers: closing, nesting ---------------------------------------------------------------------
+    def close_at_header(self, frame: Frame) -> None:
+        """The interpreter is back at the header of the trace's loop."""
+        trace = self.trace
+        if trace.kind is TraceKind.ROOT:
+            self.enter_owned_slots()
+        trace.end_snapshot = self.snapshots.take(empty_stack=True)
+        if trace.kind is TraceKind.ROOT:
+            stable = all(self.abstract.get(s).kind == v.kind for s, v in trace.entry_slots.items())
+            if stable:
+                trace.end = TraceEnd.LOOP
+                self.emit("_JUMP_TO_TOP")
+            else:
+                self.end_with_link(frame)
+        else:
+            self.end_with_link(frame)
+        self.finish(frame)
+
+    def end_with_exit(self, frame: Frame, *, leaves_loop: bool = False, when_hot: WhenHot = WhenHot.NEVER) -> None:
+        """End the trace by leaving to the interpreter at the current pc, with the operand stack as it is (a
+        side trace leaving its loop, a `return`): for the tree, one more way out, which trees calling it
+        follow (``record_tree_result``)."""
+        trace = self.trace
+        trace.end = TraceEnd.EXIT
+        trace.end_snapshot = self.snapshots.take()
+        self.emit("_EXIT_TRACE", operand=self.pc, leaves_loop=leaves_loop)
+        trace.uops[-1].exit.when_hot = when_hot  # type: ignore[union-attr]
+        self.finish(frame)
+
+    def end_with_link(self, frame: Frame) -> None:
+        """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
+        trace = self.trace
+        owned = self.owned_slots()
+        for tree in self.host.trees_at(trace.loop.index):
+            # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
+            takes = all(slot in tree.entry_kinds for slot in owned)
+            if takes and self.matches_entry(frame, tree.entry_kinds):
+                for slot in tree.entry_kinds:
+                    self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
+                trace.end = TraceEnd.TREE
+                trace.end_tree = tree
+                self.emit("_JUMP_TO_TREE", operand=tree)
+                return
+        trace.end = TraceEnd.EXIT
+        self.emit("_EXIT_TRACE", operand=self.pc)
+
+    def is_owned(self, value: Value) -> bool:
+        """Does value hold a reference of the trace's own (an int object, a list the trace built)?"""
+        return value.kind in OWNED_SLOT_KINDS or value.id in self.owned_values
+
+    def owned_slots(self) -> set[int]:
+        """The slots that may hold an owned reference here: assigned one, or (a side trace) holding where it
+        started what the parent's exit may have handed over (an int object, a list or a tuple), or holding the
+        value they started with that a root's back-edge may make owned (codegen.ownership)."""
+        trace = self.trace
+        out = {slot for slot, kind in trace.known_kinds.items() if kind in MAY_BE_OWNED}
+        for slot, value in self.abstract.slots().items():
+            if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in MAY_BE_OWNED):
+                out.add(slot)
+            else:
+                out.discard(slot)
+        return out
+
+    def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
+        for slot, kind in entry_kinds.items():
+            value = self.abstract.get(slot)
+            have = value.kind if value is not None else self.slot_kind(frame.slots[slot], slot)
+            if have != kind:
+                return False
+        return True
+
+    def inner_header(self, frame: Frame, loop: LoopInfo) -> None:
+        """The interpreter reached the header of a loop nested in the trace's loop."""
+        if not self.host.options.nesting:
+            raise _EndHere()
+        tree = self.host.tree_for(loop.index, frame)
+        if tree is None:
+            if self.host.compiling(loop.index):
+                # its tree will be there in a moment: record this loop then, calling it (not inlining it)
+                raise Abort(Reason.INNER_COMPILING, line=loop.line)
+            # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
+            return
+        if tree.depth + 1 > self.host.options.max_nesting_depth:
+            raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
+        if any(value.kind in specialize.BEYOND_64_BITS for value in self.abstract.stack()):
+            raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
+        if any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
+            raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+        if self.owned_slots() & tree.slots_written():  # (the call hands them over and takes them back)
+            raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
+        for slot in tree.entry_kinds:
+            self.read_slot(frame, slot)
+        self.pending_tree = tree
+
+    def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
+        """The interpreter's loop-header hook while recording: run a pending inner tree, record the call."""
+        tree = self.pending_tree
+        if tree is None or tree.loop.index != loop:
+            return pc + 1
+        self.pending_tree = None
+        self.emit("_CALL_TREE", operand=TreeCall(tree, self.snapshots.take()))
+        self.global_values.clear()  # (the inner loop may store the globals this trace stored)
+        self.number_globals.clear()
+        exit, resume_pc = self.host.run_tree_while_recording(frame, tree)
+        try:
+            self.record_tree_result(frame, tree, exit, pc)
+        except Abort as exc:
+            self.abort(exc, frame)
+        except Exception as exc:
+            self.abort(_internal_error(exc), frame)
+        return resume_pc
+
+    def record_tree_result(self, frame: Frame, tree: TreeView, exit: ExitView, pc: int) -> None:
+        """After an inner tree ran: guard that it left through the exit it took (its loop's end, a `break`, a
+        `return`, a guard in the middle of an iteration), read back what it wrote, and go on recording from
+        there. At run time, the tree leaving its loop another way is an exit of this trace (which may grow a
+        side trace); any other exit is handed to the interpreter as the inner tree left it."""
+        if not exit.follows_from(tree):
+            raise Abort(Reason.INNER_EXIT)
+        self.depth = max(self.depth, tree.depth)
+        trace = self.trace
+        self.pc = pc
+        self.line = self.code.lines[pc]
+        self.emit("_GUARD_TREE_EXIT", operand=TreeExit(tree, exit.id), propagate=True)
+        guard = trace.uops[-1]
+        alternatives = []
+        snapshot = self.snapshots.take()
+        for other in tree.loop_exits():
+            if other.id == exit.id:
+                continue
+            point = ExitPoint(snapshot, self.line)
+            point.prewritten = prewritten(
+                trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other), other.owned_stack
+            )
+            alternatives.append(point)
+        guard.alternatives = tuple(alternatives)
+        for slot, (kind, certain) in tree.writes_at(exit).items():
+            actual = kind_of(frame.slots[slot])
+            if kind in OWNED_SLOT_KINDS:
+                raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+            if not certain:
+                self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
+            elif actual != kind:
+                raise Abort(Reason.INNER_WROTE_KIND)
+            value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
+            self.abstract.set(slot, value)  # type: ignore[arg-type]
+            trace.written.add(slot)
+        stack = []
+        for index, kind in enumerate(exit.stack_kinds):
+            if index in exit.stack_consts:  # a constant the inner trace did not write (a builtin to call, ...)
+                stack.append(self.const(exit.stack_consts[index]))
+            else:
+                stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
+        self.abstract.replace_stack(stack)  # type: ignore[arg-type]
+        own = trace.loop.index
+        for loop in self.code.loops:  # the inner loops (the tree's, or deeper) whose iteration the exit left
+            if loop.index != own and loop.contains(exit.pc) and trace.loop.contains(loop.header_pc):
+                self.finishing_inner.add(loop.index)
+
+
+def _internal_error(exc: Exception) -> Abort:
+    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return Abort(Reason.RECORDER_ERROR, detail=detail)
+
+
+class _InlinedHook:
+    """The trace hook of an inlined callee's frame: its instructions go to the recorder of the trace. An
+    abort raises out of the callee's dry run (the instruction does not run) and aborts the whole recording."""
+
+    __slots__ = ("recorder",)
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __call__(self, frame: Frame, pc: int) -> None:
+        self.recorder.record_instruction(frame, pc)
+
+    def abort(self, abort: Abort) -> None:
+        pass  # (the exception that stopped the dry run reaches Recorder.inline_call, which decides)
+
+
+class _EndHere(Exception):
+    """Nesting is off: the outer trace ends at the inner loop's header and leaves to the interpreter."""
+
+
+Handler = Callable[[Recorder, Frame, Any], None]
+_HANDLERS: dict[int, Handler] = {}
+
+
+def _handles(*ops: int) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for op in ops:
+            _HANDLERS[op] = fn
+        return fn
+
+    return register
+
+
+def _stored_globals(code: Any) -> frozenset[str]:
+    """The globals any instruction of the function stores or deletes. Not only its loop's: a loop's trees run
+    inside the trees of the loops around it, whose stores would fail an identity guard hoisted to the inner
+    tree's entry at every call (and invalidate it), and a name stored before the loop (a table built per
+    call) would fail it at every call."""
+    return frozenset(arg for op, arg in zip(code.ops, code.args) if op in (I.STORE_GLOBAL, I.DELETE_GLOBAL))
+
+
+@dataclasses.dataclass
+class _ArrayIndex:
+    """A virtual value: `a[i]` of an array with more dimensions (array set), or a key `(i, j)` (array None: the
+    array is below it on the stack); with the index values, their actual values, and the state at the start of
+    the subscript's first part (its guards resume there)."""
+
+    array: Value | None
+    actual_array: Any
+    items: list[Value]
+    actual: list[Any]
+    snapshot: Snapshot
+
+
+def _subscript_snapshot(r: Recorder) -> Snapshot:
+    pending = r.pending_subscript()
+    return pending if pending is not None else r.snapshots.take()

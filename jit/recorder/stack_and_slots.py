@@ -1,0 +1,87 @@
+"""Handlers of the operand stack and the frame's slots: loads, stores, deletes, constants, unpacking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.frontend.operators import CompareOp
+from jit.kinds import Kind
+from jit.recorder.recorder import Recorder, _handles
+from jit.recorder.subscripts import _unbox
+from runtime.frame import UNBOUND, Frame
+
+
+@_handles(I.NOP)
+def _nop(r: Recorder, frame: Frame, arg: Any) -> None:
+    pass
+
+
+@_handles(I.LOAD_FAST)
+def _load_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.push(r.read_slot(frame, slot))
+
+
+@_handles(I.STORE_FAST)
+def _store_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.write_slot(slot, r.pop(stored=True))
+
+
+@_handles(I.DELETE_FAST)
+def _delete_fast(r: Recorder, frame: Frame, slot: int) -> None:
+    r.read_slot(frame, slot)
+    r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.CLEAR_SLOTS)
+def _clear_slots(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    first, count = arg
+    for slot in range(first, first + count):
+        r.write_slot(slot, r.const(UNBOUND))
+
+
+@_handles(I.LOAD_CONST)
+def _load_const(r: Recorder, frame: Frame, value: Any) -> None:
+    if type(value) is int and not specialize.fits_int64(value):  # (an operand of int arithmetic, or stored)
+        r.push(r.const(value, Kind.INT_OBJECT))
+        return
+    r.push(r.const(value))
+
+
+@_handles(I.POP_TOP)
+def _pop_top(r: Recorder, frame: Frame, arg: Any) -> None:
+    r.pop()
+
+
+@_handles(I.COPY)
+def _copy(r: Recorder, frame: Frame, n: int) -> None:
+    r.push(r.abstract.peek(n))
+
+
+@_handles(I.SWAP)
+def _swap(r: Recorder, frame: Frame, n: int) -> None:
+    r.abstract.swap(n)
+
+
+@_handles(I.UNPACK_SEQUENCE)
+def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
+    """`x, y = pair` or `for x, y in pairs` over a list or tuple: a guard on its length (else the interpreter
+    raises CPython's ValueError), then its items, as reads of items 0 to n - 1 (the first on top)."""
+    sequence = r.pop()
+    items = r.virtual_tuples.pop(sequence.id, None)
+    if items is not None:  # an enumerate's or a zip's items: only ever unpacked (the first on top)
+        for item in reversed(items):
+            r.push(item)
+        return
+    actual = frame.stack[-1]
+    if sequence.kind not in (Kind.LIST, Kind.TUPLE) or len(actual) != n:
+        raise Abort(Reason.UNPACK, kind=sequence.kind.short, count=n)
+    is_list = sequence.kind == Kind.LIST
+    size = r.emit("_LEN_LIST" if is_list else "_LEN_TUPLE", (sequence,))
+    same = r.emit("_COMPARE_OP_INT", (size, r.const(n)), operand=CompareOp.EQ)
+    r.emit("_GUARD_IS_TRUE_POP", (same,))
+    name = "_BINARY_SUBSCR_LIST_INT" if is_list else "_BINARY_SUBSCR_TUPLE_INT"
+    for k in reversed(range(n)):
+        r.push(_unbox(r, r.emit(name, (sequence, r.const(k))), actual[k]))

@@ -1,0 +1,218 @@
+"""Handlers of subscripts and containers: item reads and stores on lists, tuples and dicts; list and tuple displays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize, specialize_numpy
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.kinds import Kind, kind_of
+from jit.recorder.array_access import _array_key, _array_subscr, _shape_subscr
+from jit.recorder.recorder import Recorder, _ArrayIndex, _handles, _subscript_snapshot
+from jit.trace import Value
+from runtime.frame import Frame
+
+_ELEMENT_TYPES = {
+    float: Kind.FLOAT,
+    bool: Kind.BOOL,
+    list: Kind.LIST,
+    tuple: Kind.TUPLE,
+    str: Kind.STR,
+    dict: Kind.DICT,
+}
+
+
+def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
+    """Guard a boxed element's type as observed and give its native value."""
+    t = type(item)
+    if item is None:
+        r.emit("_GUARD_TYPE", (boxed,), operand=Kind.NONE, kind=Kind.OBJECT)
+        return r.const(None)
+    kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
+    if kind is None:
+        raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
+    if kind == Kind.OBJECT:
+        raise Abort(Reason.ELEMENT_BIG_INT)
+    checked = r.emit("_GUARD_TYPE", (boxed,), operand=kind, kind=kind if kind.is_pointer else Kind.OBJECT)
+    if kind.is_pointer:
+        return checked
+    value = r.emit({Kind.INT: "_UNBOX_INT", Kind.FLOAT: "_UNBOX_FLOAT", Kind.BOOL: "_UNBOX_BOOL"}[kind], (checked,))
+    value.boxed = checked
+    return value
+
+
+@_handles(I.BINARY_SUBSCR)
+def _binary_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    if r.abstract.peek(2).kind == Kind.DICT:
+        _dict_subscr(r, frame)
+        return
+    if r.abstract.peek(2).id in r.virtual_shapes:
+        _shape_subscr(r)
+        return
+    if Kind.ARRAY_INDEX in (r.abstract.peek(1).kind, r.abstract.peek(2).kind) or r.abstract.peek(2).kind == Kind.ARRAY:
+        _array_subscr(r, frame)
+        return
+    index = specialize.as_int(r, r.pop())
+    container = r.pop()
+    if container.kind not in (Kind.LIST, Kind.TUPLE) or index.kind != Kind.INT:
+        raise Abort(Reason.SUBSCRIPT, container=container.kind.short, index=index.kind.short)
+    actual_container, actual_index = frame.stack[-2], frame.stack[-1]
+    try:
+        item = actual_container[actual_index]
+    except IndexError:
+        raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
+    name = "_BINARY_SUBSCR_LIST_INT" if container.kind == Kind.LIST else "_BINARY_SUBSCR_TUPLE_INT"
+    boxed = r.emit(name, (container, index))
+    r.push(_unbox(r, boxed, item))
+
+
+def _dict_subscr(r: Recorder, frame: Frame) -> None:
+    """d[key] with a str key: the lookup must find it (a missing key leaves, and the interpreter raises)."""
+    key = r.pop()
+    mapping = r.pop()
+    if key.kind != Kind.STR:
+        raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
+    actual_mapping, actual_key = frame.stack[-2], frame.stack[-1]
+    if actual_key not in actual_mapping:
+        raise Abort(Reason.INDEX_OUT_OF_RANGE)
+    found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
+    r.emit("_GUARD_FOUND", (found,))
+    value = _unbox(r, found, actual_mapping[actual_key])
+    _note_plain_entry(r, mapping, key, value)
+    r.push(value)
+
+
+def _note_plain_entry(r: Recorder, mapping: Value, key: Value, value: Value | None) -> None:
+    """The trace read mapping[key] as value (None: missing)."""
+    if value is None or value.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE):
+        r.plain_entries.add((mapping.id, key.id))
+
+
+def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actual: list[Any]) -> Value:
+    """d.get(key[, default]) with a str key: found or not as observed (a guard), then the value or default."""
+    if not 1 <= len(args) <= 2:
+        raise Abort(Reason.ARITY, name="dict.get", count=len(args))
+    key = args[0]
+    if key.kind != Kind.STR:
+        raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
+    actual_mapping = frame.stack[len(frame.stack) - len(args) - 1].__self__
+    found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
+    owner = r.bound_dicts.get(mapping.id, mapping)
+    if actual[0] in actual_mapping:
+        r.emit("_GUARD_FOUND", (found,))
+        value = _unbox(r, found, actual_mapping[actual[0]])
+        _note_plain_entry(r, owner, key, value)
+        return value
+    r.emit("_GUARD_MISSING", (found,))
+    _note_plain_entry(r, owner, key, None)
+    return args[1] if len(args) == 2 else r.const(None)
+
+
+@_handles(I.BUILD_TUPLE)
+def _build_tuple(r: Recorder, frame: Frame, n: int) -> None:
+    """`(a, b)`: a new tuple, owned by the trace (as `_build_list`'s lists); a key of int indices that subscripts
+    an array right away (`a[i, j]`) is never built."""
+    ops = r.code.ops
+    next_op = ops[r.pc + 1] if r.pc + 1 < len(ops) else None
+    items = [r.abstract.peek(k) for k in range(n, 0, -1)]
+    if (
+        n < 2
+        or next_op not in (I.BINARY_SUBSCR, I.STORE_SUBSCR, I.COPY)
+        or len(r.abstract.stack()) < n + 1
+        or r.abstract.peek(n + 1).kind != Kind.ARRAY
+        or any(v.kind not in (Kind.INT, Kind.NP_INT64) for v in items)
+    ):
+        _build(r, n, "_BUILD_TUPLE")
+        return
+    snapshot = _subscript_snapshot(r)
+    for _ in range(n):
+        r.abstract.pop()
+    key = r.trace.new_value(Kind.ARRAY_INDEX)
+    actual = list(frame.stack[len(frame.stack) - n :])
+    r.array_indices[key.id] = _ArrayIndex(None, None, items, actual, snapshot)
+    r.push(key)
+
+
+@_handles(I.STORE_SUBSCR)
+def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
+    if Kind.ARRAY_INDEX in (r.abstract.peek(1).kind, r.abstract.peek(2).kind) or r.abstract.peek(2).kind == Kind.ARRAY:
+        array, items, actual_array, actual, snapshot = _array_key(r, frame)
+        value = r.pop()
+        r.resume_override = snapshot
+        try:
+            specialize_numpy.store(r, value, array, items, frame.stack[-3], actual_array, actual)
+        finally:
+            r.resume_override = None
+        return
+    if r.abstract.peek(2).kind == Kind.DICT:
+        key, mapping, value = r.pop(), r.pop(), r.pop()
+        if key.kind != Kind.STR:
+            raise Abort(Reason.ITEM_ASSIGNMENT, container="dict")
+        if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.STR):
+            raise Abort(Reason.STORE_KIND, kind=value.kind.short)
+        old = frame.stack[-2].get(frame.stack[-1])
+        if old is not None and type(old) not in (int, float, bool):
+            raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+        checked = (mapping.id, key.id) not in r.plain_entries
+        r.emit("_STORE_SUBSCR_DICT_STR" if checked else "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", (value, mapping, key))
+        if value.kind != Kind.STR:
+            r.plain_entries.add((mapping.id, key.id))
+        return
+    index = specialize.as_int(r, r.pop())
+    container = r.pop()
+    value = r.pop()
+    if container.kind != Kind.LIST or index.kind != Kind.INT:
+        raise Abort(Reason.ITEM_ASSIGNMENT, container=container.kind.short)
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+        raise Abort(Reason.STORE_KIND, kind=value.kind.short)
+    actual_list, actual_index = frame.stack[-2], frame.stack[-1]
+    try:
+        old = actual_list[actual_index]
+    except IndexError:
+        raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
+    if type(old) not in (int, float, bool):
+        raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+    kept = _kept_alive(r, value)
+    if kept is not None:  # the very object read (as CPython stores it), not a new box
+        r.emit("_STORE_SUBSCR_LIST_OBJECT", (kept, container, index))
+        return
+    r.emit("_STORE_SUBSCR_LIST_INT", (value, container, index))
+
+
+def _kept_alive(r: Recorder, value: Value) -> Value | None:
+    """For a number read out of a list or tuple unchanged: a reference of the trace's own to its object, taken
+    where it was read (a store in between could drop the container's reference: `a[i], a[j] = a[j], a[i]`)."""
+    boxed = value.boxed
+    if boxed is None or r.inlined:
+        return None
+    kept = r.kept_alive.get(boxed.id)
+    if kept is None:
+        kept = r.trace.insert_after(boxed, "_NEW_REF", (boxed,))
+        if kept is not None:
+            r.kept_alive[boxed.id] = kept
+    return kept
+
+
+#: the kinds of the items a list built natively may hold: freeing such a list (where the variable holding it
+#: is assigned again) runs no Python code (numbers, str, and containers other code keeps alive)
+_BUILT_ITEM_KINDS = frozenset(
+    {Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.INT_OBJECT, Kind.STR, Kind.LIST, Kind.TUPLE, Kind.DICT}
+)
+
+
+@_handles(I.BUILD_LIST)
+def _build_list(r: Recorder, frame: Frame, n: int) -> None:
+    """`[]`, `[a, b]`: a new list, owned by the trace (codegen.ownership) until it is handed over or freed."""
+    _build(r, n, "_BUILD_LIST")
+
+
+def _build(r: Recorder, n: int, uop: str) -> None:
+    """A new list or tuple (uop) of the top n stack values."""
+    if r.inlined:
+        raise Abort(Reason.NOT_COMPILED, instruction=f"{uop[1:]} in an inlined call")
+    items = [r.pop(stored=True) for _ in range(n)][::-1]
+    for item in items:
+        if item.kind not in _BUILT_ITEM_KINDS:
+            raise Abort(Reason.BUILD_ITEM, container=uop[7:].lower(), kind=item.kind.short)
+    r.push(r.emit(uop, tuple(items)))
