@@ -85,11 +85,19 @@ def _store_at(ctx: LowerContext, pointer: ir.Value, offset: int, value: ir.Value
     b.store(value, b.bitcast(b.gep(pointer, [_i64(offset)], inbounds=True), value.type.as_pointer()))
 
 
+def _layouts_unknown(ctx: LowerContext, uop: Uop) -> bool:
+    """Another layout of iterator objects than the one checked at import (abi.ITERATORS_OK): the guard always
+    leaves, so such loops never run natively."""
+    if abi.ITERATORS_OK:
+        return False
+    ctx.guard(ir.Constant(I1, 0), uop)
+    return True
+
+
 @lowers("_GUARD_SEQUENCE_ITERATOR")
 def _guard_sequence_iterator(ctx: LowerContext, uop: Uop) -> None:
     iterator = ctx.value(uop.args[0])
-    if not abi.ITERATORS_OK:  # (another layout than the one checked: never native)
-        ctx.guard(ir.Constant(I1, 0), uop)
+    if _layouts_unknown(ctx, uop):
         return
     ctx.guard(_type_is(ctx, iterator, _SEQUENCE_ITERATOR_TYPES[uop.operand]), uop)  # first: then read its fields
     live = _load_at(ctx, iterator, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR)
@@ -115,8 +123,7 @@ def _store_iterator_position(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_GUARD_ENUMERATE")
 def _guard_enumerate(ctx: LowerContext, uop: Uop) -> None:
     numbered = ctx.value(uop.args[0])
-    if not abi.ITERATORS_OK:
-        ctx.guard(ir.Constant(I1, 0), uop)
+    if _layouts_unknown(ctx, uop):
         return
     ctx.guard(_type_is(ctx, numbered, enumerate), uop)
     long_count = _load_at(ctx, numbered, abi.ENUMERATE_LONG_COUNT, PTR)
@@ -148,8 +155,7 @@ _STR_ITERATOR_TYPES = frozenset({type(iter("")), type(iter("é"))})
 def _guard_builtin_iterator(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     iterator = ctx.value(uop.args[0])
-    if not abi.ITERATORS_OK:
-        ctx.guard(ir.Constant(I1, 0), uop)
+    if _layouts_unknown(ctx, uop):
         return
     ctx.guard(_type_is(ctx, iterator, uop.operand), uop)
     if uop.operand in _STR_ITERATOR_TYPES:  # its characters are CPython's cached ones: one byte each
@@ -184,8 +190,7 @@ def _iter_next_builtin(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_GUARD_ZIP")
 def _guard_zip(ctx: LowerContext, uop: Uop) -> None:
     zipped = ctx.value(uop.args[0])
-    if not abi.ITERATORS_OK:
-        ctx.guard(ir.Constant(I1, 0), uop)
+    if _layouts_unknown(ctx, uop):
         return
     b = ctx.builder
     ctx.guard(_type_is(ctx, zipped, zip), uop)

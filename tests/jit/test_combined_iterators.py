@@ -341,3 +341,17 @@ def test_reference_counts_of_iterated_items_stay_flat():
     assert [sys.getrefcount(x) for x in (text, words, pairs, *keys, *pairs.values())][:12] == before
     assert grown < 20_000
     assert all(jit.stats(fn)["native_entries"] > 0 for fn in (f, g, h))
+
+
+def test_iterator_layouts_not_checked_are_never_run_natively(monkeypatch):
+    """Where the import-time check of the iterators' layouts failed, their guards always leave."""
+    import codegen.abi
+
+    monkeypatch.setattr(codegen.abi, "ITERATORS_OK", False)
+    f = jit.jit(**TEST_OPTIONS)(weighted)
+    g = jit.jit(**TEST_OPTIONS)(value_total)
+    for _ in range(5):
+        assert f(list(range(50))) == weighted(list(range(50)))
+        assert g(WORDS) == value_total(WORDS)
+    assert jit.stats(f)["native_iterations"] == jit.stats(g)["native_iterations"] == 0
+    assert jit.stats(f)["traces_compiled"] > 0 and jit.stats(g)["traces_compiled"] > 0
