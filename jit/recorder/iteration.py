@@ -3,7 +3,7 @@ strs, dicts and sets through their iterators."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from jit import specialize, specialize_numpy
 from jit.aborts import Abort, Reason
@@ -93,6 +93,26 @@ _SEQUENCE_ITERATORS = {type(iter([])): Kind.LIST, type(iter(())): Kind.TUPLE}
 _MAX_ZIPPED = 4
 
 
+def _unpacked_next(r: Recorder, width: int) -> bool:
+    """Does the instruction after this FOR_ITER unpack its item into width names?"""
+    following = r.pc + 1
+    return r.code.ops[following] == I.UNPACK_SEQUENCE and r.code.args[following] == width
+
+
+def _ended(r: Recorder, what: str) -> NoReturn:
+    """The iterator has nothing left while recording: its own loop's end is retried; elsewhere it is not native."""
+    if r.trace.loop.header_pc == r.pc - 1:
+        raise Abort(Reason.LOOP_ENDED)
+    raise Abort(Reason.FOR_OVER, what=f"{what} ending within the trace")
+
+
+def _push_unpacked(r: Recorder, items: tuple[Value, ...]) -> None:
+    """Push the items of an iterator's next tuple, never built: the UNPACK_SEQUENCE that follows takes them."""
+    unpacked = r.trace.new_value(Kind.TUPLE)
+    r.virtual_tuples[unpacked.id] = items
+    r.push(unpacked)
+
+
 def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) -> None:
     """`for i, x in enumerate(seq)` and `for x, y in zip(xs, ys)` over lists and tuples. Native code advances
     the iterator objects themselves (the enumerate's count, each list or tuple iterator's index), so whoever else
@@ -111,14 +131,11 @@ def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) ->
     if len({id(it) for it in inner}) < len(inner) or len(inner) > _MAX_ZIPPED:
         raise Abort(Reason.FOR_OVER, what=f"zip of the same iterator twice, or of more than {_MAX_ZIPPED}")
     width = 2 if numbered else len(inner)
-    following = r.pc + 1
-    if not inner or r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != width:
+    if not inner or not _unpacked_next(r, width):
         raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} whose items are not unpacked into {width} names")
-    own = r.trace.loop.header_pc == r.pc - 1
     if any(state[2] >= len(state[1][0]) for state in states):
-        if own:
-            raise Abort(Reason.LOOP_ENDED)
-        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+        _ended(r, type(actual).__name__)
+    own = r.trace.loop.header_pc == r.pc - 1
     if numbered:
         r.emit("_GUARD_ENUMERATE", (iterator,))
         iterators = [r.emit("_ENUMERATE_ITERATOR", (iterator,))]
@@ -143,9 +160,7 @@ def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) ->
         r.emit("_STORE_ITERATOR_POSITION", (it, position))
     if numbered:
         r.emit("_STORE_ENUMERATE_COUNT", (iterator, following_count))
-    unpacked = r.trace.new_value(Kind.TUPLE)
-    r.virtual_tuples[unpacked.id] = tuple(items)
-    r.push(unpacked)
+    _push_unpacked(r, tuple(items))
 
 
 _DICT_ITEMS_ITERATOR = type(iter({}.items()))
@@ -167,19 +182,16 @@ def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
     else:
         left = reduced[1][0]
     pairs = type(actual) is _DICT_ITEMS_ITERATOR
-    following = r.pc + 1
-    if pairs and (r.code.ops[following] != I.UNPACK_SEQUENCE or r.code.args[following] != 2):
+    if pairs and not _unpacked_next(r, 2):
         raise Abort(Reason.FOR_OVER, what="dict items not unpacked into two names")
-    own = r.trace.loop.header_pc == r.pc - 1
     if not left:
-        if own:
-            raise Abort(Reason.LOOP_ENDED)
-        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} ending within the trace")
+        _ended(r, type(actual).__name__)
+    own = r.trace.loop.header_pc == r.pc - 1
     r.emit("_GUARD_BUILTIN_ITERATOR", (iterator,), operand=type(actual))
     kind = Kind.TUPLE if pairs else Kind.OBJECT
     item = r.emit("_ITER_NEXT_BUILTIN", (iterator,), operand=type(actual), kind=kind, leaves_loop=own)
     r.push(item)
-    after = Snapshot([FrameSnapshot(following, dict(r.abstract.slots()), list(r.abstract.stack()))])
+    after = Snapshot([FrameSnapshot(r.pc + 1, dict(r.abstract.slots()), list(r.abstract.stack()))])
     first = len(r.trace.uops)
     r.resume_override = after
     try:
@@ -197,9 +209,7 @@ def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
             uop.exit.when_hot = WhenHot.NEVER
     r.abstract.pop()
     if pairs:
-        unpacked = r.trace.new_value(Kind.TUPLE)
-        r.virtual_tuples[unpacked.id] = items
-        r.push(unpacked)
+        _push_unpacked(r, items)
     else:
         r.push(unboxed)
 
