@@ -219,7 +219,7 @@ class Monitor:
         where = f"{trace.kind} trace of the loop at line {trace.loop.line}, at line {recorder.line}"
         self.abort_reasons[f"{where}: {abort}"] += 1
         self.abort_codes[abort.reason.code] += 1
-        retry = abort.retry
+        retry = abort.retry or self._record_inner_first(abort)
         options = self.options
         # an inner loop without a tree yet, while traces of this function compile in the background: its tree is
         # probably among them; try again a little later, not counting a failure
@@ -250,6 +250,19 @@ class Monitor:
                 exit.life.blacklist()
             else:
                 exit.retry_at = exit.taken + (options.side_exit_threshold << exit.aborts)
+
+    def _record_inner_first(self, abort: Abort) -> bool:
+        """An outer recording reached an inner loop that has no tree (a comprehension, or a loop too short to
+        get hot by itself): let the inner loop record at its next header, in the iteration the interpreter
+        finishes now, and count the outer abort as bad timing (True) unless the inner loop cannot compile."""
+        if abort.reason is not Reason.INNER_NOT_COMPILED or "loop" not in abort.params:
+            return False
+        inner = abort.params["loop"]
+        state = self.loops[inner]
+        if state is not None and (state.blacklisted or state.trees):
+            return False
+        self.loop_is_hot(inner)
+        return True
 
     def blacklist(self, state: LoopState) -> None:
         state.blacklist()

@@ -35,6 +35,13 @@ def _delete_fast(r: Recorder, frame: Frame, slot: int) -> None:
     r.write_slot(slot, r.const(UNBOUND))
 
 
+@_handles(I.LOAD_FAST_AND_CLEAR)
+def _load_fast_and_clear(r: Recorder, frame: Frame, slot: int) -> None:
+    """A comprehension's result (or an operand parked across it) leaves its hidden slot for the stack."""
+    r.push(r.read_slot(frame, slot))
+    r.write_slot(slot, r.const(UNBOUND))
+
+
 @_handles(I.CLEAR_SLOTS)
 def _clear_slots(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     first, count = arg

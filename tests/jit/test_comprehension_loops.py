@@ -1,0 +1,118 @@
+"""A comprehension inside a hot loop is an inner loop like any other: when the outer loop's recording reaches
+it before it has a tree (CPython runs comprehensions itself, so they never get hot on their own), the monitor
+lets it record first (``Monitor._record_inner_first``), then records the outer loop around a call of its tree;
+its result leaves its hidden slot by LOAD_FAST_AND_CLEAR. Differential against CPython, native through
+jit.stats, one entry and one exit per warm call."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import check
+
+import jit
+
+
+def scaled_rows(data, n):
+    total = 0
+    for i in range(n):
+        row = [x * i for x in data]
+        total += row[-1] + len(row)
+    return total
+
+
+def filtered_floats(data, n):
+    total = 0.0
+    for i in range(n):
+        row = [x + i for x in data if x > 0]
+        for v in row:
+            total += v
+    return total
+
+
+def two_generators(data, n):
+    count = 0
+    for i in range(n):
+        pairs = [x * y for x in data for y in data if x != y]
+        count += len(pairs) + pairs[i % len(pairs)]
+    return count
+
+
+def operand_parked(data, n):
+    out = []
+    for i in range(n):
+        out.append(i + len([x for x in data if x < i]))
+    return out
+
+
+def growing(data, n):
+    total = 0
+    for i in range(n):
+        row = [x * (1 << i) for x in data]  # leaves 64 bits as i grows
+        total += row[0] % 1000003
+    return total
+
+
+def kinds_change(data, n):
+    total = 0.0
+    for i in range(n):
+        row = [x * 2 for x in data]
+        total += row[-1]
+        if i == n // 2:
+            data = [float(x) for x in data]
+    return total
+
+
+CASES = [
+    (scaled_rows, [([1, 2, 3, 4, 5], 300), ([], 10), ([7], 0), ([2**62, -(2**62)], 40)]),
+    (filtered_floats, [([1.5, -2.0, 3.0, -0.0, 0.25], 300), ([-1.0], 50)]),
+    (two_generators, [([1, 2, 3, 4], 200)]),
+    (operand_parked, [([5, 1, 9, 3, 200, 40], 300)]),
+    (growing, [([3, -5, 7], 120)]),
+    (kinds_change, [([1, 2, 3], 300)]),
+]
+
+
+@pytest.mark.parametrize("func, calls", CASES, ids=[func.__name__ for func, _ in CASES])
+def test_same_as_cpython(func, calls):
+    check(func, *calls)
+
+
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (scaled_rows, ([1, 2, 3, 4, 5], 2000)),
+        (filtered_floats, ([1.5, -2.0, 3.0] * 3, 2000)),
+        (two_generators, ([1, 2, 3, 4], 2000)),
+    ],
+)
+def test_warm_call_stays_native(func, args):
+    """After warm-up a call enters native code once and leaves it once: the comprehension runs as the inner
+    loop's tree, called from the outer loop's trace."""
+    jitted = jit.jit(func)
+    expected = func(*args)
+    for _ in range(3):
+        assert jitted(*args) == expected
+    before = jit.stats(jitted)
+    assert jitted(*args) == expected
+    after = jit.stats(jitted)
+    assert after["native_entries"] - before["native_entries"] == 1
+    assert after["exits_to_interpreter"] - before["exits_to_interpreter"] == 1
+    lines = {tree["loop_line"] for tree in after["trees"]}
+    assert len(lines) >= 2, after["trees"]  # the outer loop's tree and the comprehension's
+    assert not any("is not compiled" in message for message in after["aborts"]), after["aborts"]
+
+
+def unsupported_inside(data, n):
+    total = 0
+    for i in range(n):
+        row = [x for x in {v % 3 for v in data}]  # a set comprehension: BUILD_SET aborts its recording
+        total += len(row) + i
+    return total
+
+
+def test_inner_loop_that_cannot_compile_does_not_hold_the_outer_forever():
+    """The outer loop's aborts at such a comprehension count as failures once the inner loop has failed
+    itself: the function returns CPython's result and the outer loop stops being recorded."""
+    jitted = check(unsupported_inside, ([1, 2, 3, 4, 5, 6], 500), ([1], 500))
+    stats = jit.stats(jitted)
+    assert stats["aborts_total"] < 60, stats["aborts"]
