@@ -4,11 +4,14 @@ modules as JIT libraries that import the C-API by address and each other by name
 The optimization pipeline is chosen for traces rather than LLVM's default O2 (issue 9: compile time). A trace is
 one function of straight-line code with guards, in SSA form already (no allocas), calling nothing LLVM could
 inline, and the IR builder hoists its loop-invariant pure computations itself (``codegen.function``). What is
-left for LLVM is folding what the builder wrote naively (instcombine), CSE and load forwarding between uops
-(GVN), merging the blocks of guards and exits (simplifycfg) and peeling a loop's first iteration where that
-removes a phi: seven function passes (``TRACE_PASSES``) instead of O2's hundred-odd module, CGSCC, function and
-loop passes, which found nothing else to do in a trace and took as long as the machine-code emission. Measured
-on the benchmark kernels' traces: the passes take a third of O2's time, the steady state is O2's. ``opt_level``
+left for LLVM is folding what the builder wrote naively (instcombine), merging the blocks of guards and exits
+(simplifycfg) and peeling a loop's first iteration where that removes a phi: six function passes
+(``TRACE_PASSES``) instead of O2's hundred-odd module, CGSCC, function and loop passes, which found nothing else
+to do in a trace and took as long as the machine-code emission. Measured on the benchmark kernels' traces: the
+passes take a third of O2's time, the steady state is O2's. (The list had NewGVN, LLVM's experimental value
+numbering, which is not in LLVM's default pipelines: on the trace of a generated program it failed an assertion
+inside LLVM and aborted the process (``tests/codegen/test_pipeline.py``). llvmlite offers no other GVN; without
+it the kernels' steady state was the same, within noise, and their traces compiled 5-40% faster.) ``opt_level``
 3 runs LLVM's default O3 pipeline instead, for comparison; 1 is the trace pipeline with codegen at level 1; 0
 runs no passes.
 
@@ -35,7 +38,6 @@ from codegen import capi
 TRACE_PASSES = (
     "simplify_cfg",
     "instruction_combine",
-    "new_gvn",
     "simplify_cfg",
     "loop_unroll",
     "instruction_combine",

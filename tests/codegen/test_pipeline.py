@@ -2,7 +2,10 @@
 (``codegen.function.hoist_invariants``): what they do to the code, and that every opt_level gives CPython's
 results."""
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from helpers import TEST_OPTIONS, check
@@ -97,6 +100,38 @@ def test_opt_ir_is_the_trace_pipelines_output():
     assert ir_text != opt_ir
     assert jit.dump(f, "opt-ir") == opt_ir  # recomputed on demand, the same every time
     assert "fmul" in opt_ir
+
+
+POWER_IN_A_WHILE_LOOP = """
+def f(a, data):
+    m = 0
+    k = a
+    for i in range(len(data)):
+        w0 = 0
+        while w0 < 26:
+            w0 += 2
+            m = (k ** 1) % 97
+    return m
+"""
+
+
+def test_a_trace_that_crashed_llvm_compiles(tmp_path):
+    """A generated program whose inner loop's trace made NewGVN fail an assertion inside LLVM, which aborted the
+    whole process: the pipeline has no NewGVN since. Run in a child process, so that a crash is a test failure
+    with its message rather than the end of the test session."""
+    (tmp_path / "power_loop.py").write_text(POWER_IN_A_WHILE_LOOP)
+    script = (
+        "import jit, power_loop\n"
+        "f = power_loop.f\n"
+        "g = jit.jit(threshold=2, side_exit_threshold=2)(f)\n"
+        "for args in [(821, [1]), (3, [1, 2, 3]), (-(2**40), [0] * 9)]:\n"
+        "    assert g(*args) == f(*args), args\n"
+        "assert jit.stats(g)['traces_compiled'] >= 1, jit.stats(g)['aborts']\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "new_gvn" not in TRACE_PASSES
 
 
 def test_the_pipeline_has_no_module_passes():
