@@ -219,7 +219,8 @@ class Monitor:
         where = f"{trace.kind} trace of the loop at line {trace.loop.line}, at line {recorder.line}"
         self.abort_reasons[f"{where}: {abort}"] += 1
         self.abort_codes[abort.reason.code] += 1
-        retry = abort.retry or self._record_inner_first(abort)
+        inner_first = self._record_inner_first(abort)
+        retry = abort.retry or inner_first
         options = self.options
         # an inner loop without a tree yet, while traces of this function compile in the background: its tree is
         # probably among them; try again a little later, not counting a failure
@@ -233,6 +234,8 @@ class Monitor:
                 return
             if retry and state.retries < _MAX_RETRIES:
                 state.retries += 1
+                if inner_first:  # (the next outer iteration runs the inner loop from its start: it records then)
+                    state.cooldown = 1
                 return
             state.aborts += 1
             if state.aborts >= options.max_aborts:
