@@ -26,7 +26,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
-from codegen.lower import LOWERINGS
+from codegen.lower import LOWERINGS, flushes_deferred
 from codegen.ownership import ENTRY
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import Kind
@@ -53,6 +53,7 @@ def build(ctx: LowerContext) -> None:
     if trace.end is not TraceEnd.LOOP:
         for position, uop in enumerate(trace.uops):
             _lower(ctx, uop, position)
+        assert ctx.deferred is None, "a trace ends with a uop that is not pure"
         return
 
     entry_end = b.block
@@ -278,6 +279,8 @@ def _loop(
         b.branch(dispatch[1])
 
     for position, uop in enumerate(trace.uops):
+        if flushes_deferred(uop):  # (the deferred checks of floating-point events: before the iteration ends)
+            ctx.flush_deferred()
         if uop.name == "_JUMP_TO_TOP":
             # each slot phi of an owned kind starts the next iteration with a reference of its own
             for value, count in ctx.ownership.latch_references():
@@ -373,6 +376,8 @@ def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
     """Lower one uop; position: its index in trace.uops (None for a hoisted guard), after which the owned
     values it last needs are released (codegen.ownership)."""
+    if flushes_deferred(uop):  # (before an effect, a guard or an owned value: the deferred checks)
+        ctx.flush_deferred()
     if position is not None:
         ctx.position = position
     if uop.name == "_CHECK_PERIODIC":
