@@ -129,6 +129,11 @@ def _guard_index_range(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ok, uop)
 
 
+@lowers("_INDEX_RANGE_PROVEN")
+def _index_range_proven(ctx: LowerContext, uop: Uop) -> None:
+    return None
+
+
 @lowers("_BINARY_OP_ADD_INT_IN_RANGE")
 def _add_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.add(*_args(ctx, uop), flags=["nsw"])
