@@ -145,6 +145,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         holds = b.and_(holds, ok)
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
+        _leave_if_exhausted(ctx, dispatch, ok, trips, due)
     b.cbranch(holds, fast, back)
     b.position_at_end(back)
     for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
@@ -165,6 +166,27 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     unchecked.add_incoming(dataclasses.replace(dispatch, left=left), fast)
     hoist_invariants(ctx.function, entry_end, dispatch_block)
     return ctx.function, refused
+
+
+def _leave_if_exhausted(ctx: LowerContext, dispatch: _Top, ok: ir.Value, trips: ir.Value, due: ir.Value) -> None:
+    """(A counted fast copy's dispatch) where the range has no iterations left and no periodic check is due,
+    leave through the range guard's exit, as the trace's function would at its next iteration's top (its
+    periodic check counts the fuel down first), instead of going back to it to find that out: an inner loop's
+    run ends here (the state at the loop's top: the dispatch's phis)."""
+    b = ctx.builder
+    trace = ctx.trace
+    guard = trace.uops[1]
+    for slot, value in assigned_late(trace).items():  # (assigned: the dispatch comes after whole iterations)
+        ctx.valid[slot] = dispatch.flags[slot]
+        ctx.valid_kinds[slot] = value.kind
+    ctx.position = 1
+    fuel = ctx.fuel
+    ctx.fuel = b.sub(dispatch.fuel, ir.Constant(I64, 1))
+    exhausted = b.and_(ok, b.icmp_signed("==", trips, ir.Constant(I64, 0)))
+    # (due: the iterations until the periodic check is due, less one; 0 where it is due at the next one)
+    leave = b.and_(exhausted, b.icmp_signed("!=", due, ir.Constant(I64, 0)))
+    ctx.guard(b.not_(leave), guard)
+    ctx.fuel = fuel
 
 
 #: a versioned loop's iterations in its checked copy, at each entry, before the fast copy's conditions are

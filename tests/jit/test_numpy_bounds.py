@@ -43,6 +43,17 @@ def shifted_sums(a, out, start, stop):
     return out[start]
 
 
+def inner_runs(a, n, step):
+    total = 0.0
+    last = -1
+    for i in range(n):
+        start, stop = (0, a.shape[0]) if step > 0 else (a.shape[0] - 1, -1)
+        for k in range(start, stop, step):
+            total += a[k] * 0.5 + i
+        last = k
+    return total, last
+
+
 def products(a, b, n):
     s = 0.0
     for i in range(n):
@@ -132,3 +143,14 @@ def test_a_loop_counters_index_guard_is_a_condition_of_the_fast_copy():
     with pytest.raises(IndexError):
         fn("shifted_sums")(floats(200), expected, 1, 200)
     assert out.tobytes() == expected.tobytes() and fast_runs(f) > 0
+
+
+@pytest.mark.parametrize("step", [1, -1, 3])
+def test_an_inner_loops_fast_copy_leaves_where_its_range_ends(step):
+    """The fast copy of an inner range loop leaves from its dispatch where no iteration is left (the range
+    guard's exit, with the loop's state there: the counter's last value in k), not through the loop's
+    checked copy; the outer loop goes on with it."""
+    jitted = check(
+        fn("inner_runs"), (floats(100), 30, step), (floats(37), 5, step), (floats(100), 30, step), native=True
+    )
+    assert fast_runs(jitted) > 0
