@@ -47,4 +47,4 @@ def flushes_deferred(uop: Uop) -> bool:
     return not (uop.op.pure and not uop.op.owns) and uop.name not in DEFERRING
 
 
-__all__ = ["LOWERINGS", "check_complete", "flushes_deferred", "llvm_type"]
+__all__ = ["DEFERRING", "LOWERINGS", "check_complete", "flushes_deferred", "llvm_type"]
