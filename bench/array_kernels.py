@@ -48,6 +48,36 @@ def matmul(a: Any, b: Any, c: Any) -> Any:
     return check
 
 
+def distances(points: Any, out: Any) -> Any:
+    """All-pairs Euclidean distances of n points in 3-D (rows of points) into out (n x n); returns their sum."""
+    n, d = points.shape[0], points.shape[1]
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            for k in range(d):
+                t = points[i, k] - points[j, k]
+                s += t * t
+            out[i, j] = np.sqrt(s)
+    total = 0.0
+    for i in range(n):
+        total += out[i, n - 1 - i]
+    return total
+
+
+def histogram(data: Any, counts: Any, lo: float, hi: float) -> Any:
+    """Counts of data's values in len(counts) equal bins of [lo, hi) (others ignored); returns a checksum."""
+    bins = len(counts)
+    scale = bins / (hi - lo)
+    for x in data:
+        k = int((x - lo) * scale)
+        if 0 <= k < bins:
+            counts[k] += 1
+    check = 0
+    for k in range(bins):
+        check += counts[k] * (k + 1)
+    return check
+
+
 def inputs(name: str, n: int) -> tuple[Any, ...]:
     """Fresh arguments of kernel name at size n."""
     if name == "sum_of_squares":
@@ -59,6 +89,12 @@ def inputs(name: str, n: int) -> tuple[Any, ...]:
         a = (np.arange(n * n, dtype=np.float64).reshape(n, n) % 7) - 3.0
         b = (np.arange(n * n, dtype=np.float64).reshape(n, n) % 5) * 0.25
         return a, b, np.zeros((n, n))
+    if name == "distances":
+        points = ((np.arange(n * 3, dtype=np.float64).reshape(n, 3) * 7919) % 101) * 0.1
+        return points, np.zeros((n, n))
+    if name == "histogram":
+        data = (np.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 * 12.0 - 1.0
+        return data, np.zeros(64, dtype=np.int64), 0.0, 10.0
     raise KeyError(name)
 
 
@@ -67,4 +103,6 @@ ARRAY_KERNELS = {
     "sum_of_squares": (sum_of_squares, 200_000),
     "stencil": (stencil, 250),
     "matmul": (matmul, 60),
+    "distances": (distances, 150),
+    "histogram": (histogram, 200_000),
 }

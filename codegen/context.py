@@ -119,6 +119,9 @@ class LowerContext:
         self.ownership = Ownership(trace)
         self.position = ENTRY
         self.call_handed: Counter[int] = Counter()  # the owned values the last inner tree's call handed over
+        # NumPy floating-point event checks not made yet (check_deferred): the conjunction of their "no event"
+        # conditions, and the first of their uops, whose exit the one guard for all of them takes
+        self.deferred: tuple[ir.Value, Uop] | None = None
 
     # --- values ----------------------------------------------------------------------------------------
     def value(self, v: Value) -> ir.Value:
@@ -362,6 +365,29 @@ class LowerContext:
             self.exit_stub(exit)
         branch.set_weights([1000, 1])
         b.position_at_end(cont)
+
+    def check_deferred(self, mark: ir.Value, uop: Uop) -> None:
+        """Leave through uop's exit unless mark (a double) is 0, checked later: the marks of the checks deferred
+        after it add up, and one guard where the next uop that is not pure is lowered (flush_deferred) tests
+        their sum, leaving through the exit of the first of them (a mark is 0 or NaN, so the sum is 0 where
+        every one is). Exact only for checks of a uop that has no effect but its result, whose exit redoes it
+        (a NumPy float operation: the interpreter redoes it and every pure uop after it, and reports the event
+        where NumPy would); the caller flushes before anything with an effect, a guard, or the end of an
+        iteration (codegen.function). Owned values live here: checked at once (their hand-over is the exit's)."""
+        assert uop.exit is not None and not uop.exit.propagate
+        if self.deferred is None and self.ownership.live_at(self.position):
+            self.guard(self.builder.fcmp_ordered("==", mark, ir.Constant(mark.type, 0.0)), uop)
+        elif self.deferred is None:
+            self.deferred = (mark, uop)
+        else:
+            self.deferred = (self.builder.fadd(self.deferred[0], mark), self.deferred[1])
+
+    def flush_deferred(self) -> None:
+        """The one guard of the checks deferred so far (check_deferred), if any."""
+        if self.deferred is not None:
+            mark, first = self.deferred
+            self.deferred = None
+            self.guard(self.builder.fcmp_ordered("==", mark, ir.Constant(mark.type, 0.0)), first)
 
     def exit_stub(self, exit: ExitPoint) -> None:
         """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""

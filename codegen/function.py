@@ -24,9 +24,9 @@ from collections.abc import Callable, Container
 from llvmlite import ir
 
 from codegen import abi
-from codegen.capi import I1, I64
+from codegen.capi import DOUBLE, I1, I64
 from codegen.context import LowerContext, llvm_type
-from codegen.lower import LOWERINGS
+from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.ownership import ENTRY
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import Kind
@@ -53,6 +53,7 @@ def build(ctx: LowerContext) -> None:
     if trace.end is not TraceEnd.LOOP:
         for position, uop in enumerate(trace.uops):
             _lower(ctx, uop, position)
+        assert ctx.deferred is None, "a trace ends with a uop that is not pure"
         return
 
     entry_end = b.block
@@ -144,6 +145,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         holds = b.and_(holds, ok)
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
+        _leave_if_exhausted(ctx, dispatch, ok, trips, due)
     b.cbranch(holds, fast, back)
     b.position_at_end(back)
     for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
@@ -156,14 +158,66 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     with b.if_then(b.not_(due_now)):
         b.store(dispatch.fuel, refused)
     b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
+    rollback = None
+    if counted and _effect_free(trace):
+        # the events of a whole run of the fast copy are checked at its end: where one happened, back to the
+        # trace's function at the run's start (nothing has changed but the loop-carried values, which are the
+        # dispatch's phis there), which redoes the run checking each iteration, for this entry (refused)
+        rollback = ctx.function.append_basic_block("rollback")
+        b.position_at_end(rollback)
+        for slot, phi in dispatch.values.items():
+            ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
+        for slot, (_, previous) in dispatch.flags.items():
+            ctx.store_slot(slot, assigned_late(trace)[slot].kind, previous)
+        ctx.fuel = dispatch.fuel
+        ctx.store_fuel()
+        b.store(dispatch.fuel, refused)
+        b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     b.position_at_end(fast)
     b.store(b.add(b.load(runs), ir.Constant(I64, 1)), runs)
     body = ctx.function.append_basic_block("loop_fast_body")
     b.branch(body)
-    unchecked = _loop(ctx, body, top, fast=True, dispatch=(dispatch, dispatch_block), counted=counted)
+    unchecked = _loop(
+        ctx, body, top, fast=True, dispatch=(dispatch, dispatch_block), counted=counted, rollback=rollback
+    )
     unchecked.add_incoming(dataclasses.replace(dispatch, left=left), fast)
+    if unchecked.mark is not None:
+        unchecked.mark.add_incoming(ir.Constant(I1, 0), fast)  # type: ignore[attr-defined]
     hoist_invariants(ctx.function, entry_end, dispatch_block)
     return ctx.function, refused
+
+
+def _effect_free(trace: Trace) -> bool:
+    """Does a counted fast copy's iteration (the uops after the periodic check and the range's guard, each in
+    its fast form) do nothing but compute values: no effect, no guard, no owned value, but the deferred
+    checks of NumPy float operations (a loop that only reads arrays: a dot product, a sum)?"""
+    for uop in trace.uops[2:]:
+        op = uop.fast if uop.fast is not None else uop.op
+        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+            continue
+        return False
+    return True
+
+
+def _leave_if_exhausted(ctx: LowerContext, dispatch: _Top, ok: ir.Value, trips: ir.Value, due: ir.Value) -> None:
+    """(A counted fast copy's dispatch) where the range has no iterations left and no periodic check is due,
+    leave through the range guard's exit, as the trace's function would at its next iteration's top (its
+    periodic check counts the fuel down first), instead of going back to it to find that out: an inner loop's
+    run ends here (the state at the loop's top: the dispatch's phis)."""
+    b = ctx.builder
+    trace = ctx.trace
+    guard = trace.uops[1]
+    for slot, value in assigned_late(trace).items():  # (assigned: the dispatch comes after whole iterations)
+        ctx.valid[slot] = dispatch.flags[slot]
+        ctx.valid_kinds[slot] = value.kind
+    ctx.position = 1
+    fuel = ctx.fuel
+    ctx.fuel = b.sub(dispatch.fuel, ir.Constant(I64, 1))
+    exhausted = b.and_(ok, b.icmp_signed("==", trips, ir.Constant(I64, 0)))
+    # (due: the iterations until the periodic check is due, less one; 0 where it is due at the next one)
+    leave = b.and_(exhausted, b.icmp_signed("!=", due, ir.Constant(I64, 0)))
+    ctx.guard(b.not_(leave), guard)
+    ctx.fuel = fuel
 
 
 #: a versioned loop's iterations in its checked copy, at each entry, before the fast copy's conditions are
@@ -191,6 +245,8 @@ class _Top:
     # (the checked loop of a versioned trace's function) the fuel of the next event: a periodic check due, or
     # the end of the warm-up
     event: ir.Value | None = None
+    # (a counted fast copy with a rollback) whether a floating-point event happened in its run so far
+    mark: ir.Value | None = None
 
     @staticmethod
     def phis(ctx: LowerContext, like: _Top, left: bool = False, assigned: bool = False) -> _Top:
@@ -240,6 +296,7 @@ def _loop(
     dispatch: tuple[_Top, ir.Block] | None,
     warm_up: tuple[ir.Value, ir.Function] | None = None,
     counted: bool = False,
+    rollback: ir.Block | None = None,
 ) -> _Top:
     """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
     fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
@@ -247,13 +304,18 @@ def _loop(
     copy goes straight on); warm_up: the fuel at whose iteration's top this copy goes on in the function of the
     fast copy (``_build_fast``: a tail call, the loop's state in the buffer), and that function; counted: this
     (fast) copy runs the number of iterations its phi `left` starts with, then goes there (its first two uops,
-    the periodic check and the range's guard, are not lowered: the count stands for both)."""
+    the periodic check and the range's guard, are not lowered: the count stands for both); rollback: (a
+    counted copy of an effect-free loop) the deferred checks of floating-point events of the whole run are one
+    flag (a phi, ``mark``, of the returned phis), tested once at its end: set, it goes to rollback instead of
+    the dispatch."""
     trace = ctx.trace
     b = ctx.builder
     b.position_at_end(loop)
     assert trace.end_snapshot is not None
     end = trace.end_snapshot.outer.slots
     here = _Top.phis(ctx, like, left=counted)
+    if rollback is not None:
+        here.mark = b.phi(I1, name="events")
     for slot, phi in here.values.items():
         ctx.values[trace.entry_slots[slot].id] = phi
     ctx.valid.clear()
@@ -278,6 +340,8 @@ def _loop(
         b.branch(dispatch[1])
 
     for position, uop in enumerate(trace.uops):
+        if flushes_deferred(uop) and rollback is None:  # (the deferred checks: before the iteration ends)
+            ctx.flush_deferred()
         if uop.name == "_JUMP_TO_TOP":
             # each slot phi of an owned kind starts the next iteration with a reference of its own
             for value, count in ctx.ownership.latch_references():
@@ -290,6 +354,24 @@ def _loop(
             if dispatch is None:
                 here.add_incoming(dataclasses.replace(after, event=ctx.event), latch)
                 b.branch(loop)
+            elif counted and rollback is not None:
+                assert here.left is not None and here.mark is not None
+                # (the iteration's marks, summed, as a flag: an or per iteration carried, not a sum of doubles,
+                # whose additions would chain the iterations)
+                events = here.mark
+                if ctx.deferred is not None:
+                    zero = ir.Constant(DOUBLE, 0.0)
+                    events = b.or_(events, b.fcmp_unordered("!=", ctx.deferred[0], zero))
+                    ctx.deferred = None
+                latch = b.block
+                left = b.sub(here.left, ir.Constant(I64, 1))
+                here.add_incoming(dataclasses.replace(after, left=left), latch)
+                here.mark.add_incoming(events, latch)  # type: ignore[attr-defined]
+                end = ctx.function.append_basic_block("run_end")
+                b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, end)
+                b.position_at_end(end)
+                dispatch[0].add_incoming(after, end)
+                b.cbranch(events, rollback, dispatch[1]).set_weights([1, 1000])
             elif counted:
                 assert here.left is not None
                 left = b.sub(here.left, ir.Constant(I64, 1))
@@ -373,6 +455,8 @@ def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
     """Lower one uop; position: its index in trace.uops (None for a hoisted guard), after which the owned
     values it last needs are released (codegen.ownership)."""
+    if flushes_deferred(uop):  # (before an effect, a guard or an owned value: the deferred checks)
+        ctx.flush_deferred()
     if position is not None:
         ctx.position = position
     if uop.name == "_CHECK_PERIODIC":

@@ -545,10 +545,12 @@ _uop(
     DEOPT,
     hoistable=True,
     transient=True,
+    unchecked="_INDEX_RANGE_PROVEN",
     doc="inputs: base, low, then pairs dimension, high (low and the highs constants): low <= base and base < "
     "dimension - high for each pair, so that base + c is an index in range of each dimension for every offset c "
     "from -low to its high",
 )
+_uop("_INDEX_RANGE_PROVEN", "n", None, doc="_GUARD_INDEX_RANGE where the range analysis proved it: nothing to do")
 # (and _BINARY_OP_ADD_INT_IN_RANGE, _BINARY_OP_SUBTRACT_INT_IN_RANGE: base + c and base - c, declared above)
 _uop(
     "_ARRAY_LOAD",

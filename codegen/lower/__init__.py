@@ -26,8 +26,10 @@ from codegen.lower import (  # noqa: F401  (each registers its lowerings)
     structure,
     wide_ints,
 )
+from codegen.lower.numpy_values import DEFERRING
 from codegen.lower.table import LOWERINGS
 from jit import uops
+from jit.trace import Uop
 
 
 def check_complete() -> None:
@@ -39,4 +41,10 @@ def check_complete() -> None:
     assert not extra, f"lowerings of uops the table does not lower: {sorted(extra)}"
 
 
-__all__ = ["LOWERINGS", "check_complete", "llvm_type"]
+def flushes_deferred(uop: Uop) -> bool:
+    """Must the checks deferred so far (LowerContext.check_deferred) be made before uop: is it anything but
+    pure (an effect, a guard, an owned value, the end of an iteration) and not itself a deferring one?"""
+    return not (uop.op.pure and not uop.op.owns) and uop.name not in DEFERRING
+
+
+__all__ = ["DEFERRING", "LOWERINGS", "check_complete", "flushes_deferred", "llvm_type"]

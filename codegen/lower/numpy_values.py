@@ -18,7 +18,6 @@ from codegen.lower.table import (
     _args,
     _f64,
     _i64,
-    _true,
     lowers,
 )
 from jit import arrays
@@ -128,6 +127,11 @@ def _guard_index_range(ctx: LowerContext, uop: Uop) -> None:
         limit = b.sub(b.sext(dim, I128), b.sext(high, I128))
         ok = b.and_(ok, b.icmp_signed("<", b.sext(base, I128), limit))
     ctx.guard(ok, uop)
+
+
+@lowers("_INDEX_RANGE_PROVEN")
+def _index_range_proven(ctx: LowerContext, uop: Uop) -> None:
+    return None
 
 
 @lowers("_BINARY_OP_ADD_INT_IN_RANGE")
@@ -269,28 +273,48 @@ def _event_free(ctx: LowerContext, result: ir.Value, tiny_matters: bool, zero_ok
     return ok
 
 
+def _event_mark(ctx: LowerContext, op: str, x: ir.Value, y: ir.Value, result: ir.Value) -> ir.Value:
+    """A double that is 0 where the operation had no floating-point event NumPy would report, else NaN (as
+    _event_free: a result that is not finite, a tiny result of * or / from operands that are not zero, a
+    division by zero). Marks add up to a NaN where any is one, so checks of many operations are one compare of
+    their sum (LowerContext.check_deferred); computed in the floating-point unit, without branches."""
+    b = ctx.builder
+    ty = result.type
+    zero = ir.Constant(ty, 0.0)
+    mark = b.fmul(result, zero)  # 0 where the result is finite, NaN where it is an infinity or NaN
+    if op in ("fmul", "fdiv"):
+        smallest, suffix = (DBL_MIN, "f64") if ty == DOUBLE else (FLT_MIN, "f32")
+        tiny = b.fcmp_ordered("<", ctx.intrinsic(f"llvm.fabs.{suffix}", ty, result), ir.Constant(ty, smallest))
+        # (x and y not zero: a result that small is a denormal or a zero from an underflow)
+        bad = b.and_(tiny, b.fcmp_unordered("!=", x, zero))
+        if op == "fmul":
+            bad = b.and_(bad, b.fcmp_unordered("!=", y, zero))
+        else:  # division by zero: NumPy's warning
+            bad = b.or_(bad, b.fcmp_ordered("==", y, zero))
+        mark = b.fadd(mark, b.select(bad, ir.Constant(ty, float("nan")), zero))
+    return mark if ty == DOUBLE else b.fpext(mark, DOUBLE)
+
+
 def _np_float_op(op: str) -> Lowering:
-    """numpy.float64 or numpy.float32 arithmetic (by the inputs' type), leaving on every floating-point event."""
+    """numpy.float64 or numpy.float32 arithmetic (by the inputs' type), leaving on every floating-point event
+    (checked with the next operations' in one guard: LowerContext.check_deferred)."""
 
     def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
-        b = ctx.builder
         x, y = _args(ctx, uop)
-        zero = ir.Constant(x.type, 0.0)
-        if op == "fdiv":
-            ctx.guard(b.fcmp_unordered("!=", y, zero), uop)  # division by zero: NumPy's warning
-        result = getattr(b, op)(x, y)
-        if op == "fmul":
-            zero_ok = b.or_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("==", y, zero))
-        elif op == "fdiv":
-            zero_ok = b.fcmp_ordered("==", x, zero)
-        else:
-            zero_ok = _true()
-        ctx.guard(_event_free(ctx, result, op in ("fmul", "fdiv"), zero_ok), uop)
+        result = getattr(ctx.builder, op)(x, y)
+        # (the operation has no other effect: its check may wait, with the next ones', for one guard)
+        ctx.check_deferred(_event_mark(ctx, op, x, y, result), uop)
         return result
 
     return lower
 
 
+#: the uops whose check waits for the next that is not pure (LowerContext.check_deferred): pure but for it
+DEFERRING = frozenset(
+    f"_NP_BINARY_OP_{name}_{width}"
+    for name in ("ADD", "SUBTRACT", "MULTIPLY", "TRUE_DIVIDE")
+    for width in ("FLOAT64", "FLOAT32")
+)
 for _width in ("FLOAT64", "FLOAT32"):
     LOWERINGS[f"_NP_BINARY_OP_ADD_{_width}"] = _np_float_op("fadd")
     LOWERINGS[f"_NP_BINARY_OP_SUBTRACT_{_width}"] = _np_float_op("fsub")

@@ -116,6 +116,8 @@ class _Analysis:
             and not _owns_across_iterations(trace)
         )
         self.lengths_fixed = not any(_may_change_lengths(u) for u in trace.uops)
+        # values read at the entry (an array's dimensions): the same throughout the loop
+        self.entry_values = {u.out.id for u in trace.hoisted if u.out is not None and u.op.entry_value}
         self.producer = {u.out.id: u for u in trace.uops if u.out is not None}
         self.counter: tuple[int, Value, Interval, Expr, frozenset[Condition]] | None = None
         self.accumulators: dict[int, tuple[Uop, Interval]] = {}  # the loop-carried value -> (its sum, interval)
@@ -267,6 +269,8 @@ class _Analysis:
             return interval, interval.needs
         if name in _INDEXED:
             return None, self.in_bounds(uop, env)
+        if name == "_GUARD_INDEX_RANGE":
+            return None, self.index_range_holds(uop, env)
         args = [self.get_partial(a, env) for a in uop.args]
         base = _ARITHMETIC.get(name)
         if base is not None:
@@ -351,6 +355,22 @@ class _Analysis:
             return None
         last = vx.sub(vx.length(sequence), vx.const(1))
         return _combine(index.needs, _needs_non_negative(index.lo), _check(Condition(index.hi, last)))
+
+    def index_range_holds(self, uop: Uop, env: dict[int, Interval]) -> frozenset[Condition] | None:
+        """The conditions under which an array index guard (jit.optimizer.bounds) holds: low <= base and base <
+        dimension - high for each dimension, from base's interval; the dimensions are read at the entry (the
+        periodic check leaves where one changed) or the same throughout the loop."""
+        base, low, *pairs = uop.args
+        interval = self.get(base, env)
+        if interval is None or not low.is_const:
+            return None
+        needs = _combine(interval.needs, _check(Condition(vx.const(low.const), interval.lo)))
+        for dim, high in zip(pairs[::2], pairs[1::2]):
+            if not high.is_const or not (self.is_invariant(dim) or dim.id in self.entry_values):
+                return None
+            last = vx.sub(vx.sub(vx.value(dim), vx.const(high.const)), vx.const(1))
+            needs = _combine(needs, _check(Condition(interval.hi, last)))
+        return needs
 
     # --- the pass ----------------------------------------------------------------------------------------
     def run(self) -> None:

@@ -37,6 +37,23 @@ def rows_above(g, first_row):
     return s
 
 
+def shifted_sums(a, out, start, stop):
+    for j in range(start, stop):
+        out[j] = a[j - 1] + a[j + 1]
+    return out[start]
+
+
+def inner_runs(a, n, step):
+    total = 0.0
+    last = -1
+    for i in range(n):
+        start, stop = (0, a.shape[0]) if step > 0 else (a.shape[0] - 1, -1)
+        for k in range(start, stop, step):
+            total += a[k] * 0.5 + i
+        last = k
+    return total, last
+
+
 def products(a, b, n):
     s = 0.0
     for i in range(n):
@@ -99,3 +116,41 @@ def test_a_broadcast_view_with_a_dimension_of_2_to_the_62():
     with pytest.raises(IndexError, match="out of bounds for axis 0 with size 4611686018427387904"):
         f(big, base, base + 200)
     assert jit_module.stats(f)["native_entries"] >= 3
+
+
+def fast_runs(jitted):
+    return sum(trace["fast_runs"] for tree in jit_module.stats(jitted)["trees"] for trace in tree["traces"])
+
+
+def test_a_loop_counters_index_guard_is_a_condition_of_the_fast_copy():
+    """The guard on the counter j (1 <= j < 199 for a[j - 1], a[j + 1] and out[j]) goes from the fast copy's
+    iterations: the range analysis proves it from the range where the copy is entered. Past the end of the
+    arrays the conditions fail, and the checked copy raises NumPy's IndexError after the writes before it."""
+    calls = [
+        (floats(200), np.zeros(200), 1, 199),
+        (floats(200), np.zeros(200), 1, 200),
+        (floats(200), np.zeros(200), 0, 150),
+    ]
+    jitted = check(fn("shifted_sums"), *calls, calls[0], native=True)
+    assert "fast=_INDEX_RANGE_PROVEN" in jit_module.dump(jitted, "uops")
+    assert fast_runs(jitted) > 0
+    f = jit(threshold=2)(fn("shifted_sums"))
+    f(floats(200), np.zeros(200), 1, 199)
+    out = np.zeros(200)
+    with pytest.raises(IndexError, match="index 200 is out of bounds for axis 0 with size 200"):
+        f(floats(200), out, 1, 200)
+    expected = np.zeros(200)
+    with pytest.raises(IndexError):
+        fn("shifted_sums")(floats(200), expected, 1, 200)
+    assert out.tobytes() == expected.tobytes() and fast_runs(f) > 0
+
+
+@pytest.mark.parametrize("step", [1, -1, 3])
+def test_an_inner_loops_fast_copy_leaves_where_its_range_ends(step):
+    """The fast copy of an inner range loop leaves from its dispatch where no iteration is left (the range
+    guard's exit, with the loop's state there: the counter's last value in k), not through the loop's
+    checked copy; the outer loop goes on with it."""
+    jitted = check(
+        fn("inner_runs"), (floats(100), 30, step), (floats(37), 5, step), (floats(100), 30, step), native=True
+    )
+    assert fast_runs(jitted) > 0

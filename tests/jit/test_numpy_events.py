@@ -59,6 +59,13 @@ CASES = {
     "add": [("d", 50, np.finfo(np.float64).max), ("a", 50, 1e154), ("b", 50, 1e154), ("c", 50, 10.0)],  # + d
     "two": [("a", 95, 1e300), ("b", 95, 1e300), ("d", 95, 0.0)],  # overflow, then divide by zero
     "underflow": [("a", 85, 1e-300), ("b", 85, 1e-300)],  # reported only if asked
+    # (the checks of an expression's operations are one guard, on the sum of their NaN-or-zero marks)
+    "denormal": [("a", 20, 1e-160), ("b", 20, 1e-160)],  # a * b is a denormal: an underflow
+    "zero_times_tiny": [("a", 10, 0.0), ("b", 10, 1e-300)],  # an exact zero: no event
+    "divide_by_zero": [("d", 40, 0.0)],  # c / d
+    "zero_by_zero": [("c", 15, 0.0), ("d", 15, 0.0)],  # invalid, not a division by zero
+    "nan_operand": [("a", 30, np.nan)],  # NaN in, NaN out: NumPy reports nothing
+    "tiny_quotient": [("c", 45, 1e-300), ("d", 45, 1e10)],  # c / d underflows
 }
 
 
