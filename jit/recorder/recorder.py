@@ -49,6 +49,10 @@ class Recorder:
         self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
+        # iterators the trace made for an inner loop (jit.recorder.iteration): before their GET_ITER, and (a dict
+        # view's) before the CALL of the method that gives the view
+        self.made_iterators: set[int] = set()
+        self.view_calls: set[int] = set()
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
@@ -279,14 +283,17 @@ class Recorder:
             raise Abort(Reason.ARRAY_VIEW_USED)
         return value
 
-    def read_slot(self, frame: Frame, slot: int) -> Value:
+    def read_slot(self, frame: Frame, slot: int, unbound: bool = False) -> Value:
+        """The value of a slot, read at the trace's start if the trace did not write it. unbound: an unbound
+        slot is no error (a tree's entry type map names it unbound: an inner loop's iterator slot its trace
+        fills)."""
         value = self.abstract.get(slot)
         if value is not None:
             return value
         if self.inlined:  # an inlined callee's local not assigned yet
             return self.const(UNBOUND)
         kind = self.slot_kind(frame.slots[slot], slot)
-        if kind == Kind.UNBOUND:
+        if kind == Kind.UNBOUND and not unbound:
             raise Abort(Reason.UNBOUND_READ)
         if kind == Kind.RANGE:
             raise Abort(Reason.RANGE_IN_LOCAL)
@@ -401,8 +408,8 @@ class Recorder:
             # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
             takes = all(slot in tree.entry_kinds for slot in owned)
             if takes and self.matches_entry(frame, tree.entry_kinds):
-                for slot in tree.entry_kinds:
-                    self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
+                for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
+                    self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
                 trace.end = TraceEnd.TREE
                 trace.end_tree = tree
                 self.emit("_JUMP_TO_TREE", operand=tree)
@@ -454,8 +461,8 @@ class Recorder:
             raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
         if self.owned_slots() & tree.slots_written():  # (the call hands them over and takes them back)
             raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
-        for slot in tree.entry_kinds:
-            self.read_slot(frame, slot)
+        for slot, kind in tree.entry_kinds.items():
+            self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
         self.pending_tree = tree
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
