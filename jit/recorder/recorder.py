@@ -16,7 +16,7 @@ from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
-from jit.resume import FrameState, Snapshots, prewritten
+from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
 from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
@@ -24,7 +24,7 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT})
 
 
 class Recorder:
@@ -88,6 +88,7 @@ class Recorder:
         # a root trace: what the frame's slots held where it starts (the kind of a slot it assigns an int object
         # without reading it first becomes part of its entry type map: codegen.ownership)
         self.start_slots = list(frame.slots) if parent is None else []
+        self.parent_borrowed: frozenset[int] = frozenset()  # (a side trace) ExitView.borrowed_slots of its exit
         if parent is None:
             self.snapshots.begin(start_pc)
             self.emit("_CHECK_PERIODIC")
@@ -96,6 +97,7 @@ class Recorder:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
             self.trace.owned_entry_stack = frozenset(parent.owned_stack)
+            self.parent_borrowed = frozenset(parent.borrowed_slots)
             for index, kind in enumerate(parent.stack_kinds):
                 if index in parent.stack_consts:  # a constant where the parent left: still that constant
                     value = self.const(parent.stack_consts[index])
@@ -426,13 +428,29 @@ class Recorder:
         started what the parent's exit may have handed over (an int object, a list or a tuple), or holding the
         value they started with that a root's back-edge may make owned (codegen.ownership)."""
         trace = self.trace
-        out = {slot for slot, kind in trace.known_kinds.items() if kind in MAY_BE_OWNED}
+        out = {
+            slot
+            for slot, kind in trace.known_kinds.items()
+            if kind in MAY_BE_OWNED and slot not in self.parent_borrowed
+        }
         for slot, value in self.abstract.slots().items():
             if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in MAY_BE_OWNED):
                 out.add(slot)
             else:
                 out.discard(slot)
         return out
+
+    def borrowed_slots(self, snapshot: Snapshot) -> frozenset[int]:
+        """The slots the state at snapshot writes with a value the trace holds no reference of its own to (not
+        made by a uop that owns it, not the trace's entry value, which a looping root may own): written to the
+        buffer, their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
+        (state,) = exit_resume(self.trace, snapshot)
+        entry = {v.id for v in self.trace.entry_slots.values()} | {v.id for v in self.trace.entry_stack.values()}
+        return frozenset(
+            s.slot
+            for s in state.slots
+            if s.hold is Hold.VALUE and s.value is not None and not self.is_owned(s.value) and s.value.id not in entry
+        )
 
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
         for slot, kind in entry_kinds.items():
@@ -503,7 +521,14 @@ class Recorder:
                 continue
             point = ExitPoint(snapshot, self.line)
             point.prewritten = prewritten(
-                trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other), other.owned_stack
+                trace,
+                snapshot,
+                other.id,
+                other.pc,
+                other.stack_kinds,
+                tree.writes_at(other),
+                other.owned_stack,
+                self.borrowed_slots(snapshot),
             )
             alternatives.append(point)
         guard.alternatives = tuple(alternatives)
