@@ -14,7 +14,7 @@ from typing import Any
 
 from jit.kinds import Kind
 from jit.lifecycle import Lifecycle
-from jit.resume import Hold, exit_resume
+from jit.resume import FrameResume, Hold, exit_resume
 from jit.trace import ExitPoint, Trace, WhenHot
 
 
@@ -100,12 +100,19 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
         propagate=point.propagate,
         writes=frame.writes(),
         owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
-        borrowed_slots=frozenset(
-            s.slot
-            for s in frame.slots
-            if s.hold is Hold.VALUE
-            and s.value is not None
-            and s.value.id not in owned
-            and s.value.kind != Kind.INT_OBJECT
-        ),
+        borrowed_slots=_borrowed_slots(frame, owned),
+    )
+
+
+def _borrowed_slots(frame: FrameResume, owned: Container[int]) -> frozenset[int]:
+    """The slots an exit writes with no reference of their own: a value native code does not own (an int object
+    constant aside, which gets one), or a looping root's previous value of a slot it assigns late (never an owned
+    one: jit.recorder puts those in the entry type map)."""
+    return frozenset(
+        s.slot
+        for s in frame.slots
+        if s.hold is Hold.PREVIOUS
+        or (
+            s.hold is Hold.VALUE and s.value is not None and s.value.id not in owned and s.value.kind != Kind.INT_OBJECT
+        )
     )

@@ -477,10 +477,12 @@ class Recorder:
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
         if any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
             raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
-        if self.owned_slots() & tree.slots_written():  # (the call hands them over and takes them back)
-            raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
         for slot, kind in tree.entry_kinds.items():
             self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
+        # (the call hands them over and takes them back: after the reads, which may find a value the back-edge
+        # makes owned in a slot the tree both reads and assigns)
+        if self.owned_slots() & tree.slots_written():
+            raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
         self.pending_tree = tree
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
@@ -536,6 +538,10 @@ class Recorder:
             actual = kind_of(frame.slots[slot])
             if kind in OWNED_SLOT_KINDS:
                 raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+            if actual in MAY_BE_OWNED and slot not in exit.borrowed_slots:
+                # (a list the inner tree built, say: the buffer holds its reference, which the trace's reload
+                # would not take over; writing the slot back at its next exit or call would release it)
+                raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
             if not certain:
                 self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
             elif actual != kind:

@@ -412,3 +412,53 @@ def test_no_reference_leaks(func, make):
     assert jit_module.stats(f)["native_entries"] - entries == 100
     assert _references(args) == before
     assert grown < 40 * 100, grown
+
+
+# --- a variable an inner loop assigns, read by the outer loop after it -----------------------------------------
+
+
+def last_built(n):
+    out = 0
+    for i in range(n):
+        for j in range(3):
+            row = [j, i]
+        out += row[0] + row[1]
+    return out
+
+
+def last_built_sometimes(n):
+    out = 0
+    row = [0, 0]
+    for i in range(n):
+        for j in range(50):
+            if j == i % 60:
+                row = [j, i]
+        out += row[0] + row[1]
+    return out
+
+
+def last_read(grid):
+    out = 0
+    for i in range(len(grid)):
+        for j in range(len(grid)):
+            row = grid[j]
+        out += row[i]
+    return out
+
+
+def test_a_list_an_inner_loop_builds_and_the_outer_loop_reads():
+    """The buffer holds the reference to the list the inner tree built: the outer trace, which would write the
+    slot back at its next call of the inner tree without it, does not record such a loop (it segfaulted once)."""
+    f = check(last_built, (300,), (5,), native=True)
+    assert "OWNED_SLOT_WRITTEN_BY_INNER_LOOP" in jit_module.stats(f)["aborts_by_code"]
+    check(last_built_sometimes, (300,), native=True)
+
+
+def test_a_list_an_inner_loop_reads_from_another_stays_native():
+    grid = [list(range(k, k + 40)) for k in range(40)]
+    f = jit(last_read)
+    for _ in range(6):
+        assert f(grid) == last_read(grid)
+    result, entries, exits = warm_call(f, (grid,))
+    assert result == last_read(grid)
+    assert entries == 1 and exits <= 2, jit_module.explain(f)
