@@ -56,6 +56,8 @@ ZIP_ITERATORS = 24  # ittuple
 TYPE_ITERNEXT = 224  # PyTypeObject.tp_iternext
 CONTAINER_ITERATOR_CONTAINER = 16  # dictiterobject.di_dict, setiterobject.si_set: NULL once exhausted
 DICT_ITERATOR_LENGTH = 48  # dictiterobject.len: what it has left to give
+DICT_ITERATOR_USED = 24  # dictiterobject.di_used: the dict's size when it started (-1 once it raised)
+DICT_USED = 16  # PyDictObject.ma_used: its number of items
 STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
 STR_KIND_SHIFT = 2
 
@@ -172,6 +174,8 @@ def _check_builtin_iterators() -> bool:
             if _read_ssize(id(iterator) + DICT_ITERATOR_LENGTH) != 2:
                 return False
             if _read_pointer(id(iterator) + CONTAINER_ITERATOR_CONTAINER) != id(mapping):
+                return False
+            if _read_ssize(id(iterator) + DICT_ITERATOR_USED) != 3 or _read_ssize(id(mapping) + DICT_USED) != 3:
                 return False
         members = {1, 2}
         if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):

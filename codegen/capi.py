@@ -50,6 +50,9 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_Or": (PTR, (PTR, PTR)),
     "PyNumber_Xor": (PTR, (PTR, PTR)),
     "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
+    # iterators an outer trace makes for its inner loops (codegen.lower.loops)
+    "PyObject_GetIter": (PTR, (PTR,)),
+    "PyErr_Occurred": (PTR, ()),
     # the entry stubs (codegen.entry)
     "PyErr_Fetch": (ir.VoidType(), (PTR.as_pointer(), PTR.as_pointer(), PTR.as_pointer())),
     "PyErr_Restore": (ir.VoidType(), (PTR, PTR, PTR)),

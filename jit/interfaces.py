@@ -29,6 +29,9 @@ class ExitView(Protocol):
     known_kinds: dict[int, Kind]  # slot -> kind, for the slots whose buffer value the trace knows
     stack_consts: dict[int, Any]  # stack index -> the constant there
     owned_stack: frozenset[int]  # the stack entries handed over with a reference of their own (OWNED)
+    # the slots the exit writes with a value it hands over without a reference (a list read from another
+    # list, ...): a side trace from it knows the buffer owns nothing there, whatever the slot's kind
+    borrowed_slots: frozenset[int]
 
     def follows_from(self, tree: Any) -> bool:
         """Is this an exit of tree, or of a tree a call of it may run (handed on as it was), so that a trace

@@ -388,6 +388,7 @@ def prewritten(
     stack_kinds: Iterable[Kind],
     inner_writes: Mapping[int, tuple[Kind | None, bool]],
     owned_stack: frozenset[int] = frozenset(),
+    borrowed_slots: frozenset[int] = frozenset(),
 ) -> Prewritten:
     """An outer exit taken when an inner tree, called at snapshot, left its loop by its exit inner_exit
     (resuming at pc with a stack of stack_kinds) after writing inner_writes (its `FrameResume.writes` there,
@@ -399,4 +400,5 @@ def prewritten(
             known[slot] = kind
         else:
             known.pop(slot, None)
-    return Prewritten(inner_exit, pc, list(stack_kinds), known, owned_stack)
+    borrowed = borrowed_slots - set(inner_writes)
+    return Prewritten(inner_exit, pc, list(stack_kinds), known, owned_stack, borrowed)

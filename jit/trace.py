@@ -114,6 +114,8 @@ class Prewritten:
     stack_kinds: list[Kind]
     known_kinds: dict[int, Kind]
     owned_stack: frozenset[int] = frozenset()  # the stack entries the inner exit handed over owned
+    # the slots whose buffer value is certainly no reference of the buffer's own (see ExitView.borrowed_slots)
+    borrowed_slots: frozenset[int] = frozenset()
 
 
 @dataclasses.dataclass

@@ -370,6 +370,47 @@ _uop(
     "_GUARD_ZIP", (O,), None, DEOPT, operand=Operand.CONST, hoistable=True, transient=True, doc="exact, of n iterators"
 )
 _uop("_ZIP_ITERATOR", (O,), O, operand=Operand.CONST, entry_value=True, doc="its iterator number k (borrowed)")
+# an inner loop's iterator made by the outer trace (`for k, v in d.items()`, `for i, x in enumerate(row)`, `for
+# ch in s` inside a loop): a new object the trace owns, in the inner loop's hidden iterator slot, handed to the
+# inner tree with the buffer; at the inner loop's end the outer trace finishes it as CPython's FOR_ITER would
+_uop("_GUARD_EXACT_TYPE", (O,), None, DEOPT, operand=Operand.CONST, doc="exactly of that type (a set, a frozenset)")
+_uop(
+    "_GET_ITER",
+    (ANY,),
+    O,
+    DEOPT,
+    owns=True,
+    operand=Operand.CONST,
+    doc="iter() of an exact str, dict, set or frozenset (the operand: its type); leaves if allocation fails",
+)
+_uop(
+    "_GET_ITER_DICT_VIEW",
+    (D,),
+    O,
+    DEOPT,
+    owns=True,
+    operand=Operand.CONST,
+    doc="iter(d.keys() / d.values() / d.items()): the operand is the method; leaves if allocation fails",
+)
+_uop(
+    "_NEW_ENUMERATE",
+    (ANY, I),
+    O,
+    DEOPT,
+    owns=True,
+    doc="enumerate(seq, start) of an exact list or tuple; leaves if allocation fails",
+)
+_uop("_NEW_ZIP", "n", O, DEOPT, owns=True, doc="zip(*seqs) of exact lists and tuples; leaves if allocation fails")
+_uop(
+    "_ITER_FINISH",
+    (O,),
+    None,
+    DEOPT,
+    mutates=True,
+    operand=Operand.CONST,
+    doc="an iterator the guards found exhausted (operand: its type) given its last next() as CPython's FOR_ITER "
+    "does; leaves where it is not certainly done, and with the exception next() raised (a dict changed)",
+)
 
 # --- lists and tuples ----------------------------------------------------------------------------------------
 _uop(

@@ -14,7 +14,7 @@ from typing import Any
 
 from jit.kinds import Kind
 from jit.lifecycle import Lifecycle
-from jit.resume import exit_resume
+from jit.resume import FrameResume, Hold, exit_resume
 from jit.trace import ExitPoint, Trace, WhenHot
 
 
@@ -35,6 +35,8 @@ class ExitDescriptor:
     # the stack entries native code hands over with a reference of their own (OWNED): a side trace recorded
     # from the exit starts owning them (codegen.ownership)
     owned_stack: frozenset[int] = frozenset()
+    # the slots the exit writes with a value it hands over without a reference of its own (no OWNED tag)
+    borrowed_slots: frozenset[int] = frozenset()
     # (runtime.trees builds on this module: the tree and trace an exit belongs to are typed there, not here)
     tree: Any = None  # the runtime.trees.Tree it belongs to (None once freed)
     trace: Any = None  # the runtime.trees.CompiledTrace it belongs to (None once freed)
@@ -83,6 +85,7 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
             propagate=False,
             exact_writes=False,
             owned_stack=state.owned_stack,
+            borrowed_slots=state.borrowed_slots,
         )
     (frame,) = exit_resume(trace, point.snapshot)
     return ExitDescriptor(
@@ -97,4 +100,19 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
         propagate=point.propagate,
         writes=frame.writes(),
         owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
+        borrowed_slots=_borrowed_slots(frame, owned),
+    )
+
+
+def _borrowed_slots(frame: FrameResume, owned: Container[int]) -> frozenset[int]:
+    """The slots an exit writes with no reference of their own: a value native code does not own (an int object
+    constant aside, which gets one), or a looping root's previous value of a slot it assigns late (never an owned
+    one: jit.recorder puts those in the entry type map)."""
+    return frozenset(
+        s.slot
+        for s in frame.slots
+        if s.hold is Hold.PREVIOUS
+        or (
+            s.hold is Hold.VALUE and s.value is not None and s.value.id not in owned and s.value.kind != Kind.INT_OBJECT
+        )
     )

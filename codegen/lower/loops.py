@@ -1,4 +1,5 @@
-"""Loop iteration: range iterators and for over lists and tuples."""
+"""Loop iteration: range iterators, for over lists and tuples, enumerate, zip and the builtin iterators, and the
+iterators an outer trace makes for its inner loops."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from codegen.lower.objects import _load_at, _type_is
 from codegen.lower.table import (
     LOWERINGS,
     _args,
+    _entry_alloca,
     _i64,
     _true,
     lowers,
@@ -210,3 +212,100 @@ def _guard_zip(ctx: LowerContext, uop: Uop) -> None:
 def _zip_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
     iterators = _load_at(ctx, ctx.value(uop.args[0]), abi.ZIP_ITERATORS, PTR)
     return _load_at(ctx, iterators, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)
+
+
+# --- iterators an outer trace makes for its inner loops (jit.recorder.iteration) --------------------------------
+
+
+@lowers("_GUARD_EXACT_TYPE")
+def _guard_exact_type(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_type_is(ctx, ctx.value(uop.args[0]), uop.operand), uop)
+
+
+def _made(ctx: LowerContext, uop: Uop, made: ir.Value) -> ir.Value:
+    """A new object, or NULL where an allocation failed: then the trace leaves (the interpreter makes it again)."""
+    ctx.guard(ctx.builder.icmp_unsigned("!=", made, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return made
+
+
+def _vectorcall(ctx: LowerContext, callable_: object, args: list[ir.Value]) -> ir.Value:
+    b = ctx.builder
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, max(len(args), 1)))
+    for k, arg in enumerate(args):
+        b.store(arg, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True))
+    first = b.bitcast(array, PTR.as_pointer())
+    return ctx.capi("PyObject_Vectorcall", ctx.pointer(callable_), first, _i64(len(args)), _NULL)
+
+
+@lowers("_GET_ITER")
+def _get_iter(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """iter() of an exact str, dict, set or frozenset: their tp_iter runs no Python code."""
+    return _made(ctx, uop, ctx.capi("PyObject_GetIter", ctx.value(uop.args[0])))
+
+
+@lowers("_GET_ITER_DICT_VIEW")
+def _get_iter_dict_view(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """iter(d.items()): the view (the method descriptor called on d), its iterator, the view released (the
+    iterator holds the dict)."""
+    view = _made(ctx, uop, _vectorcall(ctx, uop.operand, [ctx.value(uop.args[0])]))
+    iterator = ctx.capi("PyObject_GetIter", view)
+    ctx.capi("Py_DecRef", view)
+    return _made(ctx, uop, iterator)
+
+
+@lowers("_NEW_ENUMERATE")
+def _new_enumerate(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """enumerate(seq, start): made as enumerate(seq), then its count set (what enumerate does with a start that
+    fits in a Py_ssize_t, which every i64 does)."""
+    sequence, start = _args(ctx, uop)
+    numbered = _made(ctx, uop, _vectorcall(ctx, enumerate, [sequence]))
+    _store_at(ctx, numbered, abi.ENUMERATE_COUNT, start)
+    return numbered
+
+
+@lowers("_NEW_ZIP")
+def _new_zip(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _made(ctx, uop, _vectorcall(ctx, zip, [ctx.value(v) for v in uop.args]))
+
+
+def _next_raises_nothing(ctx: LowerContext, uop: Uop, iterator: ir.Value) -> None:
+    """Give the iterator its last next() (tp_iternext), which the guards before proved finds no item; leave with
+    the exception it raised, if any (at the FOR_ITER, whose state the exit rebuilds: CPython's traceback)."""
+    b = ctx.builder
+    next_type = ir.FunctionType(PTR, [PTR])
+    tp = _load_at(ctx, iterator, abi.OB_TYPE, PTR)
+    function = b.bitcast(_load_at(ctx, tp, abi.TYPE_ITERNEXT, PTR), next_type.as_pointer())
+    item = b.call(function, [iterator])
+    ctx.capi("Py_DecRef", item)  # (NULL-safe; never an item after those guards)
+    ctx.guard(b.icmp_unsigned("==", ctx.capi("PyErr_Occurred"), _NULL), uop)
+
+
+@lowers("_ITER_FINISH")
+def _iter_finish(ctx: LowerContext, uop: Uop) -> None:
+    """The inner loop's iterator is done: what CPython's FOR_ITER does before it leaves the loop. An enumerate or
+    a zip of list and tuple iterators (one of them exhausted, the guards before say) gets its last next(), which
+    lets go of the sequence as CPython's does (a strict zip raises there). A str or set iterator has let go of
+    its container already (its tp_iternext found nothing: the inner tree's exit); one that has not leaves. A
+    dict iterator that found nothing left to give (its length 0, the dict's size unchanged) gets its last next()
+    (which raises if the dict's keys changed meanwhile); one of a changed size leaves, and the interpreter
+    raises (the iterator's state is sticky)."""
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    kind = uop.operand
+    if kind in (enumerate, zip):
+        _next_raises_nothing(ctx, uop, iterator)
+        return
+    held = abi.SEQUENCE_ITERATOR_SEQUENCE if kind in _STR_ITERATOR_TYPES else abi.CONTAINER_ITERATOR_CONTAINER
+    container = _load_at(ctx, iterator, held, PTR)
+    done = b.icmp_unsigned("==", container, _NULL)
+    if kind not in _DICT_ITERATOR_TYPES:
+        ctx.guard(done, uop)
+        return
+    with b.if_then(b.not_(done)):
+        shared = b.icmp_signed(">=", _load_at(ctx, container, 0, I64), _i64(2))  # (its freeing runs no code here)
+        same_size = b.icmp_signed(
+            "==", _load_at(ctx, iterator, abi.DICT_ITERATOR_USED, I64), _load_at(ctx, container, abi.DICT_USED, I64)
+        )
+        none_left = b.icmp_signed("==", _load_at(ctx, iterator, abi.DICT_ITERATOR_LENGTH, I64), _i64(0))
+        ctx.guard(b.and_(shared, b.and_(same_size, none_left)), uop)
+        _next_raises_nothing(ctx, uop, iterator)

@@ -8,6 +8,7 @@ from jit import inline, specialize, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
+from jit.recorder import iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get
 from jit.trace import Value
@@ -18,6 +19,8 @@ from runtime.frame import Frame
 def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.abstract.peek(n + 1)
     fn = callee.const if callee.is_const else None
+    if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
+        return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
     if handler is None and fn is not None:
         handler = specialize_ufunc.handler_for(fn)

@@ -3,7 +3,7 @@ strs, dicts and sets through their iterators."""
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any
 
 from jit import specialize, specialize_numpy
 from jit.aborts import Abort, Reason
@@ -60,10 +60,10 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     iterator = r.read_slot(frame, base + 2)
     if iterator.kind != Kind.NONE:
         if type(frame.slots[base + 2]) in (enumerate, zip):
-            _for_iter_combined(r, iterator, frame.slots[base + 2])
+            _for_iter_combined(r, base, iterator, frame.slots[base + 2])
             return
         if type(frame.slots[base + 2]) in _BUILTIN_ITERATORS:
-            _for_iter_builtin(r, iterator, frame.slots[base + 2])
+            _for_iter_builtin(r, base, iterator, frame.slots[base + 2])
             return
         raise Abort(Reason.FOR_OVER, what=type(frame.slots[base + 2]).__name__)
     sequence, index = r.read_slot(frame, base), r.read_slot(frame, base + 1)
@@ -99,11 +99,21 @@ def _unpacked_next(r: Recorder, width: int) -> bool:
     return r.code.ops[following] == I.UNPACK_SEQUENCE and r.code.args[following] == width
 
 
-def _ended(r: Recorder, what: str) -> NoReturn:
-    """The iterator has nothing left while recording: its own loop's end is retried; elsewhere it is not native."""
+def _ended(r: Recorder) -> None:
+    """The iterator has nothing left while recording: its own loop's end is retried (an inner loop's end is
+    recorded: the caller finishes the iterator, ``_finish``)."""
     if r.trace.loop.header_pc == r.pc - 1:
         raise Abort(Reason.LOOP_ENDED)
-    raise Abort(Reason.FOR_OVER, what=f"{what} ending within the trace")
+
+
+def _finish(r: Recorder, base: int, iterator: Value, actual: Any) -> None:
+    """An inner loop's iterator, which the guards emitted before found done (the inner tree left at its end):
+    its last next(), as CPython's FOR_ITER gives it (``_ITER_FINISH``), and the loop's hidden slots emptied.
+    Where the outer trace made the iterator, that was its last use (released there)."""
+    r.emit("_ITER_FINISH", (iterator,), operand=type(actual))
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  (the interpreter's FOR_ITER)
+    for slot in range(base, base + 3):
+        r.write_slot(slot, r.const(UNBOUND))
 
 
 def _push_unpacked(r: Recorder, items: tuple[Value, ...]) -> None:
@@ -113,7 +123,7 @@ def _push_unpacked(r: Recorder, items: tuple[Value, ...]) -> None:
     r.push(unpacked)
 
 
-def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) -> None:
+def _for_iter_combined(r: Recorder, base: int, iterator: Value, actual: enumerate | zip) -> None:
     """`for i, x in enumerate(seq)` and `for x, y in zip(xs, ys)` over lists and tuples. Native code advances
     the iterator objects themselves (the enumerate's count, each list or tuple iterator's index), so whoever else
     holds them finds them where CPython leaves them; every guard comes before the first store, so an exit leaves
@@ -133,15 +143,27 @@ def _for_iter_combined(r: Recorder, iterator: Value, actual: enumerate | zip) ->
     width = 2 if numbered else len(inner)
     if not inner or not _unpacked_next(r, width):
         raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} whose items are not unpacked into {width} names")
-    if any(state[2] >= len(state[1][0]) for state in states):
-        _ended(r, type(actual).__name__)
     own = r.trace.loop.header_pc == r.pc - 1
+    ended = any(state[2] >= len(state[1][0]) for state in states)
+    if ended:
+        _ended(r)
     if numbered:
         r.emit("_GUARD_ENUMERATE", (iterator,))
         iterators = [r.emit("_ENUMERATE_ITERATOR", (iterator,))]
     else:
         r.emit("_GUARD_ZIP", (iterator,), operand=len(inner))
         iterators = [r.emit("_ZIP_ITERATOR", (iterator,), operand=k) for k in range(len(inner))]
+    if ended:  # (an inner loop's end: the iterators zip asks until the first that has nothing left)
+        for it, kind, state in zip(iterators, kinds, states):
+            r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
+            sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (it,), kind=kind)
+            position = r.emit("_LOAD_ITERATOR_POSITION", (it,))
+            if state[2] >= len(state[1][0]):
+                r.emit(f"_GUARD_EXHAUSTED_{kind.name}", (sequence, position))
+                break
+            r.emit(f"_GUARD_NOT_EXHAUSTED_{kind.name}", (sequence, position))
+        _finish(r, base, iterator, actual)
+        return
     moves, items = [], []
     for it, kind, state in zip(iterators, kinds, states):
         r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
@@ -168,7 +190,7 @@ _STR_ITERATORS = frozenset({type(iter("")), type(iter("é"))})
 _BUILTIN_ITERATORS = _STR_ITERATORS | {type(iter({})), type(iter({}.values())), _DICT_ITEMS_ITERATOR, type(iter(set()))}
 
 
-def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
+def _for_iter_builtin(r: Recorder, base: int, iterator: Value, actual: Any) -> None:
     """`for c in s` (a str of characters below U+0100), `for k in d`, `for v in d.values()`, `for k, v in
     d.items()` (unpacked), `for x in a_set`: the next item through the iterator's own tp_iternext. From there
     on the iterator has moved: every guard until the item is unpacked resumes after FOR_ITER, with the item on
@@ -185,9 +207,12 @@ def _for_iter_builtin(r: Recorder, iterator: Value, actual: Any) -> None:
     if pairs and not _unpacked_next(r, 2):
         raise Abort(Reason.FOR_OVER, what="dict items not unpacked into two names")
     if not left:
-        _ended(r, type(actual).__name__)
+        _ended(r)
     own = r.trace.loop.header_pc == r.pc - 1
     r.emit("_GUARD_BUILTIN_ITERATOR", (iterator,), operand=type(actual))
+    if not left:
+        _finish(r, base, iterator, actual)
+        return
     kind = Kind.TUPLE if pairs else Kind.OBJECT
     item = r.emit("_ITER_NEXT_BUILTIN", (iterator,), operand=type(actual), kind=kind, leaves_loop=own)
     r.push(item)
@@ -238,9 +263,80 @@ def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: V
 
 @_handles(I.GET_ITER)
 def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
-    iterable = r.pop()
-    if iterable.kind not in (Kind.LIST, Kind.TUPLE, Kind.ARRAY):
-        raise Abort(Reason.FOR_OVER, what=type(frame.stack[-1]).__name__)
-    r.write_slot(base, iterable)
-    r.write_slot(base + 1, r.const(0))
-    r.write_slot(base + 2, r.const(None))
+    iterable = r.abstract.peek(1)
+    actual = frame.stack[-1]
+    if iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.ARRAY):  # (by index: no iterator)
+        r.write_slot(base, r.pop())
+        r.write_slot(base + 1, r.const(0))
+        r.write_slot(base + 2, r.const(None))
+        return
+    if iterable.id in r.made_iterators:  # an enumerate, a zip, a dict view's iterator: iter() gives it back
+        iterator = iterable
+    elif iterable.kind in (Kind.STR, Kind.DICT) or (iterable.kind == Kind.OBJECT and type(actual) in _SETS):
+        if iterable.kind == Kind.OBJECT:
+            r.emit("_GUARD_EXACT_TYPE", (iterable,), operand=type(actual))
+        iterator = r.emit("_GET_ITER", (iterable,), operand=type(actual))
+    else:
+        raise Abort(Reason.FOR_OVER, what=type(actual).__name__)
+    # (an inner loop's iterator the trace owns, in the loop's hidden slot: no one else can reach it)
+    r.pop()
+    r.write_slot(base, r.const(None))
+    r.write_slot(base + 1, r.const(None))
+    r.write_slot(base + 2, iterator)
+
+
+_SETS = (set, frozenset)
+_DICT_VIEWS = {"keys": dict.keys, "values": dict.values, "items": dict.items}
+
+
+def made_dict_view(r: Recorder, frame: Frame, name: str) -> bool:
+    """LOAD_ATTR of `d.keys` / `d.values` / `d.items` called at once with no arguments, for a loop's iterable
+    (`for k, v in d.items()`): the view's iterator, made now (where an exit resumes with d on the stack) and
+    carried through the CALL to the GET_ITER (``made_iterators``). Whether it applied."""
+    target = r.abstract.peek(1) if r.abstract.stack() else None
+    following = r.pc + 1
+    if (
+        target is None
+        or target.kind != Kind.DICT
+        or name not in _DICT_VIEWS
+        or r.inlined
+        or r.code.ops[following] != I.CALL
+        or r.code.args[following] != 0
+        or r.code.ops[following + 1] != I.GET_ITER
+    ):
+        return False
+    made = r.emit("_GET_ITER_DICT_VIEW", (target,), operand=_DICT_VIEWS[name])
+    r.abstract.pop()
+    r.view_calls.add(made.id)
+    r.push(made)
+    return True
+
+
+def made_by_call(r: Recorder, frame: Frame, fn: Any, n: int) -> bool:
+    """CALL of a dict view's method (``made_dict_view``), or of `enumerate(seq[, start])` or `zip(*seqs)` of
+    lists and tuples whose result is a loop's iterable (the next instruction is GET_ITER): a new enumerate or
+    zip object the trace owns. Whether it applied (else the CALL is recorded as any other)."""
+    callee = r.abstract.peek(n + 1)
+    if callee.id in r.view_calls and n == 0:
+        r.view_calls.discard(callee.id)
+        r.made_iterators.add(callee.id)
+        return True
+    if (fn is not enumerate and fn is not zip) or r.inlined or r.code.ops[r.pc + 1] != I.GET_ITER:
+        return False
+    args = [r.abstract.peek(n - k) for k in range(n)]
+    sequences = args[:1] if fn is enumerate else args
+    if not sequences or any(v.kind not in (Kind.LIST, Kind.TUPLE) for v in sequences):
+        return False
+    if fn is enumerate:
+        if n > 2 or (n == 2 and args[1].kind != Kind.INT):
+            return False
+        made = r.emit("_NEW_ENUMERATE", (args[0], args[1] if n == 2 else r.const(0)))
+    else:
+        if n > _MAX_ZIPPED:
+            return False
+        made = r.emit("_NEW_ZIP", tuple(args))
+    for _ in range(n + 1):
+        r.abstract.pop()
+    r.made_iterators.add(made.id)
+    r.push(made)
+    return True

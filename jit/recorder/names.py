@@ -7,6 +7,7 @@ import types
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind, kind_of
+from jit.recorder import iteration
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
@@ -99,6 +100,8 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
 
 @_handles(I.LOAD_ATTR)
 def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
+    if iteration.made_dict_view(r, frame, name):  # (`for k, v in d.items()` in a loop)
+        return
     obj = r.pop()
     if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
         r.push(r.emit("_BIND_APPEND", (obj,)))

@@ -16,7 +16,7 @@ from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import Kind, kind_of
-from jit.resume import FrameState, Snapshots, prewritten
+from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
 from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
@@ -24,7 +24,7 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE})
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT})
 
 
 class Recorder:
@@ -49,6 +49,10 @@ class Recorder:
         self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
+        # iterators the trace made for an inner loop (jit.recorder.iteration): before their GET_ITER, and (a dict
+        # view's) before the CALL of the method that gives the view
+        self.made_iterators: set[int] = set()
+        self.view_calls: set[int] = set()
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
@@ -84,6 +88,7 @@ class Recorder:
         # a root trace: what the frame's slots held where it starts (the kind of a slot it assigns an int object
         # without reading it first becomes part of its entry type map: codegen.ownership)
         self.start_slots = list(frame.slots) if parent is None else []
+        self.parent_borrowed: frozenset[int] = frozenset()  # (a side trace) ExitView.borrowed_slots of its exit
         if parent is None:
             self.snapshots.begin(start_pc)
             self.emit("_CHECK_PERIODIC")
@@ -92,6 +97,7 @@ class Recorder:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
             self.trace.owned_entry_stack = frozenset(parent.owned_stack)
+            self.parent_borrowed = frozenset(parent.borrowed_slots)
             for index, kind in enumerate(parent.stack_kinds):
                 if index in parent.stack_consts:  # a constant where the parent left: still that constant
                     value = self.const(parent.stack_consts[index])
@@ -279,14 +285,17 @@ class Recorder:
             raise Abort(Reason.ARRAY_VIEW_USED)
         return value
 
-    def read_slot(self, frame: Frame, slot: int) -> Value:
+    def read_slot(self, frame: Frame, slot: int, unbound: bool = False) -> Value:
+        """The value of a slot, read at the trace's start if the trace did not write it. unbound: an unbound
+        slot is no error (a tree's entry type map names it unbound: an inner loop's iterator slot its trace
+        fills)."""
         value = self.abstract.get(slot)
         if value is not None:
             return value
         if self.inlined:  # an inlined callee's local not assigned yet
             return self.const(UNBOUND)
         kind = self.slot_kind(frame.slots[slot], slot)
-        if kind == Kind.UNBOUND:
+        if kind == Kind.UNBOUND and not unbound:
             raise Abort(Reason.UNBOUND_READ)
         if kind == Kind.RANGE:
             raise Abort(Reason.RANGE_IN_LOCAL)
@@ -401,8 +410,8 @@ class Recorder:
             # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
             takes = all(slot in tree.entry_kinds for slot in owned)
             if takes and self.matches_entry(frame, tree.entry_kinds):
-                for slot in tree.entry_kinds:
-                    self.read_slot(frame, slot)  # the jump reads the tree's live-in slots
+                for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
+                    self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
                 trace.end = TraceEnd.TREE
                 trace.end_tree = tree
                 self.emit("_JUMP_TO_TREE", operand=tree)
@@ -419,13 +428,29 @@ class Recorder:
         started what the parent's exit may have handed over (an int object, a list or a tuple), or holding the
         value they started with that a root's back-edge may make owned (codegen.ownership)."""
         trace = self.trace
-        out = {slot for slot, kind in trace.known_kinds.items() if kind in MAY_BE_OWNED}
+        out = {
+            slot
+            for slot, kind in trace.known_kinds.items()
+            if kind in MAY_BE_OWNED and slot not in self.parent_borrowed
+        }
         for slot, value in self.abstract.slots().items():
             if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in MAY_BE_OWNED):
                 out.add(slot)
             else:
                 out.discard(slot)
         return out
+
+    def borrowed_slots(self, snapshot: Snapshot) -> frozenset[int]:
+        """The slots the state at snapshot writes with a value the trace holds no reference of its own to (not
+        made by a uop that owns it, not the trace's entry value, which a looping root may own): written to the
+        buffer, their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
+        (state,) = exit_resume(self.trace, snapshot)
+        entry = {v.id for v in self.trace.entry_slots.values()} | {v.id for v in self.trace.entry_stack.values()}
+        return frozenset(
+            s.slot
+            for s in state.slots
+            if s.hold is Hold.VALUE and s.value is not None and not self.is_owned(s.value) and s.value.id not in entry
+        )
 
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
         for slot, kind in entry_kinds.items():
@@ -452,10 +477,12 @@ class Recorder:
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
         if any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
             raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
-        if self.owned_slots() & tree.slots_written():  # (the call hands them over and takes them back)
+        for slot, kind in tree.entry_kinds.items():
+            self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
+        # (the call hands them over and takes them back: after the reads, which may find a value the back-edge
+        # makes owned in a slot the tree both reads and assigns)
+        if self.owned_slots() & tree.slots_written():
             raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
-        for slot in tree.entry_kinds:
-            self.read_slot(frame, slot)
         self.pending_tree = tree
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
@@ -496,7 +523,14 @@ class Recorder:
                 continue
             point = ExitPoint(snapshot, self.line)
             point.prewritten = prewritten(
-                trace, snapshot, other.id, other.pc, other.stack_kinds, tree.writes_at(other), other.owned_stack
+                trace,
+                snapshot,
+                other.id,
+                other.pc,
+                other.stack_kinds,
+                tree.writes_at(other),
+                other.owned_stack,
+                self.borrowed_slots(snapshot),
             )
             alternatives.append(point)
         guard.alternatives = tuple(alternatives)
@@ -504,6 +538,10 @@ class Recorder:
             actual = kind_of(frame.slots[slot])
             if kind in OWNED_SLOT_KINDS:
                 raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+            if actual in MAY_BE_OWNED and slot not in exit.borrowed_slots:
+                # (a list the inner tree built, say: the buffer holds its reference, which the trace's reload
+                # would not take over; writing the slot back at its next exit or call would release it)
+                raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
             if not certain:
                 self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
             elif actual != kind:

@@ -29,6 +29,9 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
     if item is None:
         r.emit("_GUARD_TYPE", (boxed,), operand=Kind.NONE, kind=Kind.OBJECT)
         return r.const(None)
+    if t is set or t is frozenset:  # (only iterated: `for x in s`)
+        r.emit("_GUARD_EXACT_TYPE", (boxed,), operand=t)
+        return boxed
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
     if kind is None:
         raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
