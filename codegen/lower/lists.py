@@ -73,7 +73,8 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(plain, uop)
     new = value if uop.name.startswith("_STORE_SUBSCR_LIST_OBJECT") else _same_object(ctx, uop.args[0])
     if new is not None:
-        ctx.incref(new)
+        if ctx.ownership.stolen.get(ctx.position) != uop.args[0].id:  # (else the list gets the trace's reference)
+            ctx.incref(new)
     else:
         new = _box(ctx, uop.args[0].kind, value)
         ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))

@@ -47,10 +47,34 @@ def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_UNBOX_INT", "_NARROW_INT_OBJECT")
 def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An int object's value, leaving if it does not fit in i64. Where ints keep one 30-bit digit and their sign
+    in ob_size (``abi.SMALL_INTS_OK``), an int of at most one digit is read in place; a larger one, through the
+    C-API (a call per element read was most of a loop over a list of ints)."""
     b = ctx.builder
+    obj = ctx.value(uop.args[0])
     overflow = _entry_alloca(ctx, I32)
-    value = ctx.capi("PyLong_AsLongLongAndOverflow", ctx.value(uop.args[0]), overflow)
-    ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+    if not abi.SMALL_INTS_OK:
+        value = ctx.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+        ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+        return value
+    size = _load_at(ctx, obj, abi.OB_SIZE, I64)
+    small = b.icmp_unsigned("<=", b.add(size, _i64(1)), _i64(2))  # -1, 0 or 1 digit
+    with b.if_else(small, likely=True) as (read, call):
+        with read:
+            digit = b.zext(_load_at(ctx, obj, abi.LONG_DIGITS, I32), I64)
+            small_value = b.mul(size, digit)  # (size is the sign; zero has a digit 0 allocated)
+            read_block = b.block
+        with call:
+            big_value = ctx.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+            fits = b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0))
+            call_block = b.block
+    value = b.phi(I64)
+    value.add_incoming(small_value, read_block)
+    value.add_incoming(big_value, call_block)
+    ok = b.phi(ir.IntType(1))
+    ok.add_incoming(ir.Constant(ir.IntType(1), 1), read_block)
+    ok.add_incoming(fits, call_block)
+    ctx.guard(ok, uop)
     return value
 
 
