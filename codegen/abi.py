@@ -41,6 +41,8 @@ FLOAT_VALUE = float.__basicsize__ - 8  # offset of ob_fval
 LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
 TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
 LONG_DIGITS = int.__basicsize__  # offset of PyLongObject.ob_digit[0]
+LIST_ALLOCATED = 32  # offset of PyListObject.allocated (room for items before a resize; checked below)
+SMALL_INT_MIN, SMALL_INT_MAX = -5, 256  # the ints CPython caches (one object each, in one static array)
 
 # enumerate and zip objects, list and tuple iterators (enumobject, zipobject, _PyListIterObject,
 # _PyTupleIterObject: the same from 3.11 on; checked below)
@@ -186,7 +188,34 @@ def _check_builtin_iterators() -> bool:
         return False
 
 
+def _check_list_allocated() -> bool:
+    """Is a list's room for items (what list.__sizeof__ counts) at LIST_ALLOCATED? (Then native code appends
+    in place while there is room, as list.append does.)"""
+    try:
+        probe: list[float] = []
+        for k in range(7):
+            probe.append(k + 0.5)
+            allocated = (probe.__sizeof__() - list.__basicsize__) // WORD
+            if _read_ssize(id(probe) + LIST_ALLOCATED) != allocated or allocated < len(probe):
+                return False
+        return True
+    except Exception:
+        return False
+
+
+def _small_int_stride() -> int:
+    """The distance between the objects of consecutive cached small ints, if CPython keeps them in one array
+    (then boxing one is an address computation: ``codegen.lower.objects``); 0 if not."""
+    stride = id(SMALL_INT_MIN + 1) - id(SMALL_INT_MIN)
+    ok = stride > 0 and all(
+        id(k) == id(SMALL_INT_MIN) + (k - SMALL_INT_MIN) * stride for k in range(SMALL_INT_MIN, SMALL_INT_MAX + 1)
+    )
+    return stride if ok else 0
+
+
 LAYOUT_OK = _check_layouts()
+LIST_APPEND_OK = LAYOUT_OK and _check_list_allocated()
+SMALL_INT_STRIDE = _small_int_stride() if LAYOUT_OK else 0
 ITERATORS_OK = LAYOUT_OK and _check_iterators() and _check_builtin_iterators()
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"

@@ -97,9 +97,32 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
     if obj is None:
         obj = _box(ctx, kind, item)
         ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    status = ctx.capi("PyList_Append", target, obj)
-    if boxed_here:
-        ctx.decref(obj)  # the list holds its own reference now
+    if not abi.LIST_APPEND_OK:
+        status = ctx.capi("PyList_Append", target, obj)
+        if boxed_here:
+            ctx.decref(obj)  # the list holds its own reference now
+    else:
+        # as list.append does: in place while the list has room (the list takes the reference boxing made, or
+        # one of its own), else through PyList_Append (which resizes)
+        size_at = b.bitcast(b.gep(target, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer())
+        size = b.load(size_at)
+        room = b.icmp_signed("<", size, _load_at(ctx, target, abi.LIST_ALLOCATED, I64))
+        with b.if_else(room, likely=True) as (in_place, resize):
+            with in_place:
+                if not boxed_here:
+                    ctx.incref(obj)
+                items = b.bitcast(_load_at(ctx, target, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+                b.store(obj, b.gep(items, [size], inbounds=True))
+                b.store(b.add(size, _i64(1)), size_at)
+                in_place_block = b.block
+            with resize:
+                called = ctx.capi("PyList_Append", target, obj)
+                if boxed_here:
+                    ctx.decref(obj)
+                resize_block = b.block
+        status = b.phi(I32)
+        status.add_incoming(ir.Constant(I32, 0), in_place_block)
+        status.add_incoming(called, resize_block)
     # on failure (no memory) nothing was appended: the interpreter redoes it and raises
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 

@@ -115,7 +115,7 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     """A new reference to a Python object for a native value (NULL if allocation failed)."""
     b = ctx.builder
     if kind == Kind.INT:
-        return ctx.capi("PyLong_FromLongLong", value)
+        return _box_int(ctx, value)
     if kind == Kind.FLOAT:
         return ctx.capi("PyFloat_FromDouble", value)
     if kind.is_numpy_scalar:
@@ -123,6 +123,28 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     obj = b.select(value, ctx.pointer(True), ctx.pointer(False))
     ctx.capi("Py_IncRef", obj)
     return obj
+
+
+def _box_int(ctx: LowerContext, value: ir.Value) -> ir.Value:
+    """A new reference to an int object: for -5..256, CPython's cached object (as PyLong_FromLongLong gives it,
+    found by its place in the cache's array: ``abi.SMALL_INT_STRIDE``), without a call; else PyLong_FromLongLong."""
+    b = ctx.builder
+    if not abi.SMALL_INT_STRIDE:
+        return ctx.capi("PyLong_FromLongLong", value)
+    offset = b.sub(value, _i64(abi.SMALL_INT_MIN))
+    cached = b.icmp_unsigned("<=", offset, _i64(abi.SMALL_INT_MAX - abi.SMALL_INT_MIN))
+    with b.if_else(cached) as (small, big):
+        with small:
+            obj = b.gep(ctx.pointer(abi.SMALL_INT_MIN), [b.mul(offset, _i64(abi.SMALL_INT_STRIDE))], inbounds=True)
+            ctx.incref(obj)
+            small_block = b.block
+        with big:
+            made = ctx.capi("PyLong_FromLongLong", value)
+            big_block = b.block
+    phi = b.phi(PTR)
+    phi.add_incoming(obj, small_block)
+    phi.add_incoming(made, big_block)
+    return phi
 
 
 def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
