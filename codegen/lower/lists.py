@@ -8,12 +8,13 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.loops import _item
-from codegen.lower.objects import _box, _load_at, _same_object
+from codegen.lower.objects import _box, _load_at, _reusable, _same_object, _write_in_place
 from codegen.lower.table import (
     _args,
     _i64,
     lowers,
 )
+from jit.kinds import Kind
 from jit.trace import Uop
 
 
@@ -75,9 +76,26 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     if new is not None:
         if ctx.ownership.stolen.get(ctx.position) != uop.args[0].id:  # (else the list gets the trace's reference)
             ctx.incref(new)
-    else:
-        new = _box(ctx, uop.args[0].kind, value)
-        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+        b.store(new, slot)
+        ctx.decref(old)
+        return
+    kind = uop.args[0].kind
+    reusable = _reusable(ctx, kind, value, old)
+    if reusable is None:
+        _replace(ctx, uop, slot, old, kind, value)
+        return
+    with b.if_else(reusable) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, kind, value, old)
+        with replace:
+            _replace(ctx, uop, slot, old, kind, value)
+
+
+def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+    """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
+    b = ctx.builder
+    new = _box(ctx, kind, value)
+    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     b.store(new, slot)
     ctx.decref(old)
 

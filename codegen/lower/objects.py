@@ -147,6 +147,44 @@ def _box_int(ctx: LowerContext, value: ir.Value) -> ir.Value:
     return phi
 
 
+def _reusable(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> ir.Value | None:
+    """Where a container's item old is replaced by a new number (value, of kind), can old itself take the
+    value? It can where nothing else holds it (reference count 1: the container's) and it is an int or float
+    object as CPython would make for value (an int of one digit outside the cache of -5..256, whose objects
+    are shared): then no one can tell it from the new object CPython makes (and frees old). None: never (a
+    bool, or ints of another layout)."""
+    b = ctx.builder
+    if kind == Kind.FLOAT:
+        return b.and_(_type_is(ctx, old, float), _sole_reference(ctx, old))
+    if kind != Kind.INT or not abi.SMALL_INTS_OK or not abi.SMALL_INT_STRIDE:
+        return None
+    digit = b.select(b.icmp_signed("<", value, _i64(0)), b.neg(value), value)
+    one_digit = b.icmp_unsigned("<", digit, _i64(1 << 30))  # (|-2**63| wraps to 2**63: not below)
+    uncached = b.icmp_unsigned(">", b.sub(value, _i64(abi.SMALL_INT_MIN)), _i64(abi.SMALL_INT_MAX - abi.SMALL_INT_MIN))
+    return b.and_(b.and_(one_digit, uncached), b.and_(_type_is(ctx, old, int), _sole_reference(ctx, old)))
+
+
+def _sole_reference(ctx: LowerContext, obj: ir.Value) -> ir.Value:
+    b = ctx.builder
+    return b.icmp_signed("==", b.load(b.bitcast(obj, I64.as_pointer())), _i64(1))
+
+
+def _write_in_place(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> None:
+    """Give old (where _reusable holds) the value: a float's double, or an int's sign (ob_size -1 or 1) and its
+    one digit (every int object has room for one)."""
+    b = ctx.builder
+    if kind == Kind.FLOAT:
+        b.store(value, b.bitcast(b.gep(old, [_i64(abi.FLOAT_VALUE)], inbounds=True), DOUBLE.as_pointer()))
+        return
+    negative = b.icmp_signed("<", value, _i64(0))
+    b.store(
+        b.select(negative, _i64(-1), _i64(1)),
+        b.bitcast(b.gep(old, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer()),
+    )
+    digit = b.trunc(b.select(negative, b.neg(value), value), I32)
+    b.store(digit, b.bitcast(b.gep(old, [_i64(abi.LONG_DIGITS)], inbounds=True), I32.as_pointer()))
+
+
 def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     """A new numpy.bool (one of its two singletons), or a NumPy scalar made by calling its type on the Python
     float or int of the same value (exact), as the interpreter boxes it at an exit (NULL if that failed)."""

@@ -8,7 +8,7 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.global_names import _dict_set, _guard_entry_drops_plainly
-from codegen.lower.objects import _load_at
+from codegen.lower.objects import _load_at, _reusable, _same_object, _write_in_place
 from codegen.lower.table import (
     _ICMP,
     _args,
@@ -88,4 +88,21 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     value, mapping, key = _args(ctx, uop)
     if uop.name == "_STORE_SUBSCR_DICT_STR":
         _guard_entry_drops_plainly(ctx, uop, mapping, key)
-    _dict_set(ctx, uop, mapping, key, uop.args[0], value)
+    v = uop.args[0]
+    if v.kind.is_pointer or _same_object(ctx, v) is not None:
+        _dict_set(ctx, uop, mapping, key, v, value)
+        return
+    # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
+    # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change
+    b = ctx.builder
+    old = ctx.capi("PyDict_GetItem", mapping, key)  # (borrowed; no Python code runs: exact str keys)
+    found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
+    reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
+    if reusable is None:
+        _dict_set(ctx, uop, mapping, key, v, value)
+        return
+    with b.if_else(b.and_(found, reusable)) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, v.kind, value, old)
+        with replace:
+            _dict_set(ctx, uop, mapping, key, v, value)
