@@ -59,6 +59,7 @@ TYPE_ITERNEXT = 224  # PyTypeObject.tp_iternext
 CONTAINER_ITERATOR_CONTAINER = 16  # dictiterobject.di_dict, setiterobject.si_set: NULL once exhausted
 DICT_ITERATOR_LENGTH = 48  # dictiterobject.len: what it has left to give
 STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
+STR_HASH = 24  # PyASCIIObject.hash: the str's hash once computed, else -1 (checked below)
 STR_KIND_SHIFT = 2
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -179,6 +180,8 @@ def _check_builtin_iterators() -> bool:
         if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):
             return False
         for text, kind in (("abc", 1), ("é", 1), ("€", 2), ("\U0001f600", 4)):
+            if _read_ssize(id(text) + STR_HASH) != hash(text):
+                return False
             if (ctypes.c_uint32.from_address(id(text) + STR_STATE).value >> STR_KIND_SHIFT) & 7 != kind:
                 return False
             if _read_pointer(id(iter(text)) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):

@@ -498,6 +498,16 @@ _uop(
     drops=True,
     doc="the same, where the trace read d[key] since anything could change it: a number, None or missing",
 )
+_uop(
+    "_STORE_SUBSCR_DICT_STR_OVER_READ",
+    (ANY, D, S, O),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="the same, given the int or float object read there (the fourth input): which takes the value if only "
+    "the dict holds it",
+)
 
 # --- builtins and math ---------------------------------------------------------------------------------------
 _uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))

@@ -12,6 +12,7 @@ from codegen.lower.objects import _load_at, _reusable, _same_object, _write_in_p
 from codegen.lower.table import (
     _ICMP,
     _args,
+    _i64,
     lowers,
 )
 from codegen.lower.wide_ints import _phi_if
@@ -35,9 +36,17 @@ def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     x, y = _args(ctx, uop)
     if uop.operand in (CompareOp.EQ, CompareOp.NE):
         # the same object, or lengths that differ, answer without comparing characters (CPython's own
-        # shortcuts: a str's characters are stored in one canonical form)
+        # shortcuts: a str's characters are stored in one canonical form); so do hashes both computed that
+        # differ (a constant's is computed now: CPython caches it in the str, as any use as a key would)
         same = b.icmp_unsigned("==", x, y)
         differ = b.icmp_unsigned("!=", _load_at(ctx, x, abi.OB_SIZE, I64), _load_at(ctx, y, abi.OB_SIZE, I64))
+        if abi.ITERATORS_OK:  # (the str layout checked with the iterators')
+            for v in uop.args:
+                if v.is_const:
+                    hash(v.const)
+            hx, hy = _load_at(ctx, x, abi.STR_HASH, I64), _load_at(ctx, y, abi.STR_HASH, I64)
+            unknown = b.or_(b.icmp_signed("==", hx, _i64(-1)), b.icmp_signed("==", hy, _i64(-1)))
+            differ = b.or_(differ, b.and_(b.not_(unknown), b.icmp_signed("!=", hx, hy)))
         decided = b.or_(same, differ)
         order = _phi_if(
             ctx, b.not_(decided), lambda: ctx.capi("PyUnicode_Compare", x, y), b.zext(differ, I32)
@@ -81,11 +90,11 @@ def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.value(uop.args[0])
 
 
-@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER")
+@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", "_STORE_SUBSCR_DICT_STR_OVER_READ")
 def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
     None), else the interpreter makes the store (checked here, unless the trace read it since)."""
-    value, mapping, key = _args(ctx, uop)
+    value, mapping, key = _args(ctx, uop)[:3]
     if uop.name == "_STORE_SUBSCR_DICT_STR":
         _guard_entry_drops_plainly(ctx, uop, mapping, key)
     v = uop.args[0]
@@ -95,8 +104,11 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
     # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change
     b = ctx.builder
-    old = ctx.capi("PyDict_GetItem", mapping, key)  # (borrowed; no Python code runs: exact str keys)
-    found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
+    if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
+        old, found = ctx.value(uop.args[3]), ir.Constant(ir.IntType(1), 1)  # (what the dict holds still)
+    else:
+        old = ctx.capi("PyDict_GetItem", mapping, key)  # (borrowed; no Python code runs: exact str keys)
+        found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
     if reusable is None:
         _dict_set(ctx, uop, mapping, key, v, value)

@@ -99,7 +99,9 @@ def test_small_results_are_the_cached_objects():
 @pytest.mark.parametrize("rounds", [1, 40, 400])
 def test_word_counts_in_a_dict(rounds):
     words = ["alpha", "beta", "gamma", "alpha", "delta", "beta", "alpha"] * 30
-    check(count_words, (words, {}, rounds), (words, {"beta": 2**62}, rounds), (words, {"beta": 1.5}, rounds), native=True)
+    check(
+        count_words, (words, {}, rounds), (words, {"beta": 2**62}, rounds), (words, {"beta": 1.5}, rounds), native=True
+    )
 
 
 def test_a_copy_of_the_dict_keeps_its_values():
@@ -154,3 +156,30 @@ def test_the_objects_are_reused_where_ints_have_the_layout_of_3_11():
     g(words, counts, 2)
     assert jit.stats(g)["native_entries"] > entries
     assert all(id(v) == ids[k] for k, v in counts.items()) and set(counts.values()) == {10**6 + 400}
+
+
+def read_then_append(counts, keys, out):
+    for k in keys:
+        v = counts[k]
+        counts[k] = v + 1000
+        out.append(v)
+    return len(out)
+
+
+def into_another_key(counts, keys):
+    for k in keys:
+        counts["total"] = counts[k] + counts["total"]
+    return counts["total"]
+
+
+def test_a_value_read_stays_its_old_self_after_the_store():
+    """v is the object read; the store writes over that object only where the dict alone holds it: v's
+    number, appended after, is what was read."""
+    keys = [f"k{k % 5}" for k in range(300)]
+    check(read_then_append, ({f"k{k}": 10**6 * (k + 1) for k in range(5)}, keys, []), native=True)
+    check(read_then_append, ({f"k{k}": k + 0.5 for k in range(5)}, keys, [1.5]), native=True)
+
+
+def test_a_store_to_another_key_than_the_one_read():
+    keys = [f"k{k % 5}" for k in range(300)]
+    check(into_another_key, ({**{f"k{k}": 10**6 + k for k in range(5)}, "total": 10**6}, keys), native=True)
