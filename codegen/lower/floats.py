@@ -129,21 +129,23 @@ def _glibc_pow() -> bool:
 
 
 GLIBC_POW = _glibc_pow()
-#: sqrt(x) stands for pow(x, 0.5) where it lies within this many of its ULPs of the exact square root: a pow
-#: within 0.54 ULP of it then returns that very double (the next ones are more than 0.6 ULP away)
+#: sqrt(x) stands for pow(x, 0.5) where it lies within this many ULPs of the exact square root: a pow within
+#: 0.54 ULP of it then returns that very double (the next ones are more than 0.59 ULP away)
 _SAFE_ULPS = 0.4
 
 
 def _square_root_as_pow(ctx: LowerContext, x: ir.Value) -> ir.Value:
     """pow(x, 0.5) for a finite x > 0, as the C library's pow gives it, mostly without calling it: r =
-    sqrt(x) is the double nearest the exact root s, and |r*r - x| (exact with fma) bounds |r - s| <=
-    |r*r - x| / (2r - ulp/2); where that is below _SAFE_ULPS of r's ULP (r * 2**-53 is at most the ULP of r or
-    of the binade below), pow, off s by at most 0.54 ULP, returns r too. The other ~20% (and tiny x, whose
-    residual could underflow) call pow."""
+    sqrt(x) is the double nearest the exact root s, and |r - s| = |r*r - x| / (r + s) (the residual exact with
+    fma); where that is below _SAFE_ULPS of the spacing of doubles just below r (the smaller of r's two
+    spacings), pow, off s by at most 0.54 ULP, returns r too. The others (~1 in 5; and tiny x, whose residual
+    could underflow) call pow."""
     b = ctx.builder
     root = ctx.intrinsic("llvm.sqrt.f64", DOUBLE, x)
     residual = ctx.intrinsic("llvm.fma.f64", DOUBLE, root, root, b.fneg(x))
-    bound = b.fmul(b.fmul(root, root), _f64(2 * _SAFE_ULPS * 2.0**-53))
+    below = b.bitcast(b.sub(b.bitcast(root, I64), _i64(1)), DOUBLE)
+    spacing = b.fsub(root, below)  # (exact: r is a normal double)
+    bound = b.fmul(b.fmul(root, spacing), _f64(2 * _SAFE_ULPS))  # (r + s >= 2r - spacing / 2: 1 + 2**-54 at most)
     near = b.fcmp_ordered("<", ctx.intrinsic("llvm.fabs.f64", DOUBLE, residual), bound)
     easy = b.and_(near, b.fcmp_ordered(">=", x, _f64(2.0**-900)))
     return _phi_if(ctx, b.not_(easy), lambda: _libm_call(ctx, "pow", x, _f64(0.5)), root)
