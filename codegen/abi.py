@@ -180,7 +180,8 @@ def _check_builtin_iterators() -> bool:
         if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):
             return False
         for text, kind in (("abc", 1), ("é", 1), ("€", 2), ("\U0001f600", 4)):
-            if _read_ssize(id(text) + STR_HASH) != hash(text):
+            expected = hash(text)  # (computed first: then the str holds it)
+            if _read_ssize(id(text) + STR_HASH) != expected:
                 return False
             if (ctypes.c_uint32.from_address(id(text) + STR_STATE).value >> STR_KIND_SHIFT) & 7 != kind:
                 return False
