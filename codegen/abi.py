@@ -41,6 +41,8 @@ FLOAT_VALUE = float.__basicsize__ - 8  # offset of ob_fval
 LIST_ITEMS = 24  # offset of PyListObject.ob_item (PyObject **)
 TUPLE_ITEMS = tuple.__basicsize__  # offset of PyTupleObject.ob_item[0]
 LONG_DIGITS = int.__basicsize__  # offset of PyLongObject.ob_digit[0]
+LIST_ALLOCATED = 32  # offset of PyListObject.allocated (room for items before a resize; checked below)
+SMALL_INT_MIN, SMALL_INT_MAX = -5, 256  # the ints CPython caches (one object each, in one static array)
 
 # enumerate and zip objects, list and tuple iterators (enumobject, zipobject, _PyListIterObject,
 # _PyTupleIterObject: the same from 3.11 on; checked below)
@@ -59,6 +61,7 @@ DICT_ITERATOR_LENGTH = 48  # dictiterobject.len: what it has left to give
 DICT_ITERATOR_USED = 24  # dictiterobject.di_used: the dict's size when it started (-1 once it raised)
 DICT_USED = 16  # PyDictObject.ma_used: its number of items
 STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
+STR_HASH = 24  # PyASCIIObject.hash: the str's hash once computed, else -1 (checked below)
 STR_KIND_SHIFT = 2
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -181,6 +184,9 @@ def _check_builtin_iterators() -> bool:
         if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):
             return False
         for text, kind in (("abc", 1), ("é", 1), ("€", 2), ("\U0001f600", 4)):
+            expected = hash(text)  # (computed first: then the str holds it)
+            if _read_ssize(id(text) + STR_HASH) != expected:
+                return False
             if (ctypes.c_uint32.from_address(id(text) + STR_STATE).value >> STR_KIND_SHIFT) & 7 != kind:
                 return False
             if _read_pointer(id(iter(text)) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):
@@ -190,8 +196,97 @@ def _check_builtin_iterators() -> bool:
         return False
 
 
+def _check_list_allocated() -> bool:
+    """Is a list's room for items (what list.__sizeof__ counts) at LIST_ALLOCATED? (Then native code appends
+    in place while there is room, as list.append does.)"""
+    try:
+        probe: list[float] = []
+        for k in range(7):
+            probe.append(k + 0.5)
+            allocated = (probe.__sizeof__() - list.__basicsize__) // WORD
+            if _read_ssize(id(probe) + LIST_ALLOCATED) != allocated or allocated < len(probe):
+                return False
+        return True
+    except Exception:
+        return False
+
+
+# dicts (PyDictObject, PyDictKeysObject of 3.11 and 3.12: checked below by looking keys up in live dicts)
+DICT_KEYS = 32  # PyDictObject.ma_keys
+DICT_VALUES = 40  # PyDictObject.ma_values: NULL unless the table is split (an instance's __dict__)
+KEYS_LOG2_SIZE = 8  # PyDictKeysObject.dk_log2_size (uint8)
+KEYS_LOG2_INDEX_BYTES = 9  # dk_log2_index_bytes (uint8)
+KEYS_KIND = 10  # dk_kind (uint8): DICT_KEYS_UNICODE (1) for a table of str keys only
+KEYS_UNICODE = 1
+KEYS_INDICES = 32  # dk_indices: 1, 2, 4 or 8 bytes per slot; then the entries, (key, value) pairs of str keys
+ENTRY_EMPTY = -1  # an index slot never used (DKIX_EMPTY): the probe ends there
+
+
+def probe_dict(mapping: dict, key: str) -> int | None:
+    """What native code finds for an exact str key in a combined table of str keys, read as it reads it (the
+    address of the value, 0 if the key is missing), or None where it asks the C-API (a split or general
+    table, a hash not computed yet, an equal key that is another object)."""
+    keys = _read_pointer(id(mapping) + DICT_KEYS)
+    if _read_pointer(id(mapping) + DICT_VALUES) or ctypes.c_uint8.from_address(keys + KEYS_KIND).value != KEYS_UNICODE:
+        return None
+    key_hash = _read_ssize(id(key) + STR_HASH)
+    if key_hash == -1:
+        return None
+    log2_size = ctypes.c_uint8.from_address(keys + KEYS_LOG2_SIZE).value
+    log2_index_bytes = ctypes.c_uint8.from_address(keys + KEYS_LOG2_INDEX_BYTES).value
+    width = log2_index_bytes - log2_size
+    index_type = (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64)[width]
+    entries = keys + KEYS_INDICES + (1 << log2_index_bytes)
+    mask = (1 << log2_size) - 1
+    perturb = key_hash % 2**64
+    i = key_hash & mask
+    while True:
+        ix = index_type.from_address(keys + KEYS_INDICES + (i << width)).value
+        if ix == ENTRY_EMPTY:
+            return 0
+        if ix >= 0:
+            found = _read_pointer(entries + ix * 2 * WORD)
+            if found == id(key):
+                return _read_pointer(entries + ix * 2 * WORD + WORD)
+            if _read_ssize(found + STR_HASH) == key_hash:
+                return None
+        perturb >>= 5
+        i = (i * 5 + perturb + 1) & mask
+
+
+def _check_dict_probe() -> bool:
+    """Does probe_dict find what dicts hold, in tables of every index width (and miss what they do not)?"""
+    try:
+        for size in (3, 100, 300, 40000):
+            mapping = {f"k{k}": k * 0.5 for k in range(size)}
+            del mapping["k1"]  # (a deleted entry: its slot is skipped, not the end)
+            for key in list(mapping)[:50] + list(mapping)[-50:]:
+                if probe_dict(mapping, key) != id(mapping[key]):
+                    return False
+            for missing in ("k1", "absent", f"k{size}"):
+                hash(missing)
+                if probe_dict(mapping, missing) not in (0, None):
+                    return False
+        return probe_dict({1: 2}, "k") is None
+    except Exception:
+        return False
+
+
+def _small_int_stride() -> int:
+    """The distance between the objects of consecutive cached small ints, if CPython keeps them in one array
+    (then boxing one is an address computation: ``codegen.lower.objects``); 0 if not."""
+    stride = id(SMALL_INT_MIN + 1) - id(SMALL_INT_MIN)
+    ok = stride > 0 and all(
+        id(k) == id(SMALL_INT_MIN) + (k - SMALL_INT_MIN) * stride for k in range(SMALL_INT_MIN, SMALL_INT_MAX + 1)
+    )
+    return stride if ok else 0
+
+
 LAYOUT_OK = _check_layouts()
+LIST_APPEND_OK = LAYOUT_OK and _check_list_allocated()
+SMALL_INT_STRIDE = _small_int_stride() if LAYOUT_OK else 0
 ITERATORS_OK = LAYOUT_OK and _check_iterators() and _check_builtin_iterators()
+DICT_PROBE_OK = ITERATORS_OK and _check_dict_probe()  # (the str hash's place checked with the iterators')
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"
 

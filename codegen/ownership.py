@@ -113,10 +113,26 @@ class Ownership:
                 self.carried_values[flows.id] = flows
                 if flows.id in self.defined:
                     self.last[flows.id] = latch
+        # the positions of the uops declared `steals` that keep the reference of their first input (owned, used
+        # last there, once): a store of a _NEW_REF's object hands the list that very reference (no incref, and
+        # no release after it); an exit at its guards comes first, with the reference still the trace's
+        self.stolen: dict[int, int] = {}
+        for position, uop in enumerate(trace.uops):
+            if uop.op.steals and uop.args:
+                value_id = uop.args[0].id
+                if (
+                    value_id in self.defined
+                    and self.last[value_id] == position
+                    and value_id not in self.kept
+                    and value_id not in self.carried
+                    and sum(arg.id == value_id for arg in uop.args) == 1
+                ):
+                    self.stolen[position] = value_id
+        stolen = set(self.stolen.values())
         self.released: dict[int, list[Value]] = {}
         for value_id, position in self.last.items():
-            if value_id in self.kept or value_id in self.carried:
-                continue  # (held across the back-edge: never released in the loop's body)
+            if value_id in self.kept or value_id in self.carried or value_id in stolen:
+                continue  # (held across the back-edge: never released in the loop's body; or a store kept it)
             self.released.setdefault(position, []).append(self.values[value_id])
 
     def _define(self, value: Value, position: int) -> None:

@@ -163,6 +163,9 @@ class UopDef:
     mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
     drops: bool = False  # may free an object the trace read: borrowed pointers read before it may dangle after it
     owns: bool = False  # its output is a new reference: codegen releases it after its last use, or hands it over
+    # (a store) where its first input is an owned reference used last here, it keeps that reference (no incref,
+    # no release: codegen.ownership)
+    steals: bool = False
     # (pure) reads only state that Python code alone changes (an array's header): computed once at the trace's
     # entry when its inputs are the same there as throughout the trace (jit.optimizer.hoist)
     entry_value: bool = False
@@ -494,6 +497,7 @@ _uop(
     mutates=True,
     drops=True,
     unchecked="_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
+    steals=True,
     doc="inputs: an object, list, index; stores that very object (the element replaced must be a number)",
 )
 _uop(
@@ -503,6 +507,7 @@ _uop(
     DEOPT,
     mutates=True,
     drops=True,
+    steals=True,
     doc="the range analysis proved 0 <= index < len (still leaves where the old item is no number)",
 )
 
@@ -533,6 +538,16 @@ _uop(
     mutates=True,
     drops=True,
     doc="the same, where the trace read d[key] since anything could change it: a number, None or missing",
+)
+_uop(
+    "_STORE_SUBSCR_DICT_STR_OVER_READ",
+    (ANY, D, S, O),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    doc="the same, given the int or float object read there (the fourth input): which takes the value if only "
+    "the dict holds it",
 )
 
 # --- builtins and math ---------------------------------------------------------------------------------------

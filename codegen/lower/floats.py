@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from llvmlite import ir
 
 from codegen.capi import DOUBLE, I64
@@ -19,6 +21,7 @@ from codegen.lower.table import (
     _libm_call,
     lowers,
 )
+from codegen.lower.wide_ints import _phi_if
 from jit.frontend.operators import CompareOp
 from jit.trace import Uop
 
@@ -100,7 +103,10 @@ def _pow_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     bad = b.or_(b.and_(x_zero, b.fcmp_ordered("<", y, _f64(0.0))), b.and_(x_negative, b.not_(y_integral)))
     ok = b.or_(y_zero, b.and_(finite, b.not_(bad)))
     ctx.guard(ok, uop)
-    magnitude = _libm_call(ctx, "pow", fabs_x, y)
+    if _const_arg(uop, 1) == 0.5 and GLIBC_POW:
+        magnitude = _square_root_as_pow(ctx, fabs_x)
+    else:
+        magnitude = _libm_call(ctx, "pow", fabs_x, y)
     magnitude = b.select(b.fcmp_ordered("==", fabs_x, _f64(1.0)), _f64(1.0), magnitude)
     general = b.select(b.and_(x_negative, y_odd), b.fneg(magnitude), magnitude)
     general_ok = b.and_(
@@ -111,6 +117,38 @@ def _pow_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     ctx.guard(b.or_(b.not_(needs_general), general_ok), uop)  # overflow (OverflowError) or underflow
     zero_case = b.select(y_odd, x, _f64(0.0))  # 0.0 ** odd keeps the zero's sign
     return b.select(y_zero, _f64(1.0), b.select(x_zero, zero_case, general))
+
+
+def _glibc_pow() -> bool:
+    """Is the C library's pow glibc's? Its documented worst-case error is 0.54 ULP (sysdeps/ieee754/dbl-64/
+    e_pow.c since glibc 2.28; correctly rounded before): _square_root_as_pow relies on that bound."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc ")  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+GLIBC_POW = _glibc_pow()
+#: sqrt(x) stands for pow(x, 0.5) where it lies within this many ULPs of the exact square root: a pow within
+#: 0.54 ULP of it then returns that very double (the next ones are more than 0.59 ULP away)
+_SAFE_ULPS = 0.4
+
+
+def _square_root_as_pow(ctx: LowerContext, x: ir.Value) -> ir.Value:
+    """pow(x, 0.5) for a finite x > 0, as the C library's pow gives it, mostly without calling it: r =
+    sqrt(x) is the double nearest the exact root s, and |r - s| = |r*r - x| / (r + s) (the residual exact with
+    fma); where that is below _SAFE_ULPS of the spacing of doubles just below r (the smaller of r's two
+    spacings), pow, off s by at most 0.54 ULP, returns r too. The others (~1 in 5; and tiny x, whose residual
+    could underflow) call pow."""
+    b = ctx.builder
+    root = ctx.intrinsic("llvm.sqrt.f64", DOUBLE, x)
+    residual = ctx.intrinsic("llvm.fma.f64", DOUBLE, root, root, b.fneg(x))
+    below = b.bitcast(b.sub(b.bitcast(root, I64), _i64(1)), DOUBLE)
+    spacing = b.fsub(root, below)  # (exact: r is a normal double)
+    bound = b.fmul(b.fmul(root, spacing), _f64(2 * _SAFE_ULPS))  # (r + s >= 2r - spacing / 2: 1 + 2**-54 at most)
+    near = b.fcmp_ordered("<", ctx.intrinsic("llvm.fabs.f64", DOUBLE, residual), bound)
+    easy = b.and_(near, b.fcmp_ordered(">=", x, _f64(2.0**-900)))
+    return _phi_if(ctx, b.not_(easy), lambda: _libm_call(ctx, "pow", x, _f64(0.5)), root)
 
 
 @lowers("_UNARY_NEGATIVE_FLOAT")

@@ -8,12 +8,13 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.loops import _item
-from codegen.lower.objects import _box, _load_at, _same_object
+from codegen.lower.objects import _box, _load_at, _reusable, _same_object, _write_in_place
 from codegen.lower.table import (
     _args,
     _i64,
     lowers,
 )
+from jit.kinds import Kind
 from jit.trace import Uop
 
 
@@ -73,10 +74,28 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(plain, uop)
     new = value if uop.name.startswith("_STORE_SUBSCR_LIST_OBJECT") else _same_object(ctx, uop.args[0])
     if new is not None:
-        ctx.incref(new)
-    else:
-        new = _box(ctx, uop.args[0].kind, value)
-        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+        if ctx.ownership.stolen.get(ctx.position) != uop.args[0].id:  # (else the list gets the trace's reference)
+            ctx.incref(new)
+        b.store(new, slot)
+        ctx.decref(old)
+        return
+    kind = uop.args[0].kind
+    reusable = _reusable(ctx, kind, value, old)
+    if reusable is None:
+        _replace(ctx, uop, slot, old, kind, value)
+        return
+    with b.if_else(reusable) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, kind, value, old)
+        with replace:
+            _replace(ctx, uop, slot, old, kind, value)
+
+
+def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+    """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
+    b = ctx.builder
+    new = _box(ctx, kind, value)
+    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     b.store(new, slot)
     ctx.decref(old)
 
@@ -96,9 +115,32 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
     if obj is None:
         obj = _box(ctx, kind, item)
         ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    status = ctx.capi("PyList_Append", target, obj)
-    if boxed_here:
-        ctx.decref(obj)  # the list holds its own reference now
+    if not abi.LIST_APPEND_OK:
+        status = ctx.capi("PyList_Append", target, obj)
+        if boxed_here:
+            ctx.decref(obj)  # the list holds its own reference now
+    else:
+        # as list.append does: in place while the list has room (the list takes the reference boxing made, or
+        # one of its own), else through PyList_Append (which resizes)
+        size_at = b.bitcast(b.gep(target, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer())
+        size = b.load(size_at)
+        room = b.icmp_signed("<", size, _load_at(ctx, target, abi.LIST_ALLOCATED, I64))
+        with b.if_else(room, likely=True) as (in_place, resize):
+            with in_place:
+                if not boxed_here:
+                    ctx.incref(obj)
+                items = b.bitcast(_load_at(ctx, target, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+                b.store(obj, b.gep(items, [size], inbounds=True))
+                b.store(b.add(size, _i64(1)), size_at)
+                in_place_block = b.block
+            with resize:
+                called = ctx.capi("PyList_Append", target, obj)
+                if boxed_here:
+                    ctx.decref(obj)
+                resize_block = b.block
+        status = b.phi(I32)
+        status.add_incoming(ir.Constant(I32, 0), in_place_block)
+        status.add_incoming(called, resize_block)
     # on failure (no memory) nothing was appended: the interpreter redoes it and raises
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 

@@ -47,10 +47,34 @@ def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_UNBOX_INT", "_NARROW_INT_OBJECT")
 def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An int object's value, leaving if it does not fit in i64. Where ints keep one 30-bit digit and their sign
+    in ob_size (``abi.SMALL_INTS_OK``), an int of at most one digit is read in place; a larger one, through the
+    C-API (a call per element read was most of a loop over a list of ints)."""
     b = ctx.builder
+    obj = ctx.value(uop.args[0])
     overflow = _entry_alloca(ctx, I32)
-    value = ctx.capi("PyLong_AsLongLongAndOverflow", ctx.value(uop.args[0]), overflow)
-    ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+    if not abi.SMALL_INTS_OK:
+        value = ctx.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+        ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
+        return value
+    size = _load_at(ctx, obj, abi.OB_SIZE, I64)
+    small = b.icmp_unsigned("<=", b.add(size, _i64(1)), _i64(2))  # -1, 0 or 1 digit
+    with b.if_else(small, likely=True) as (read, call):
+        with read:
+            digit = b.zext(_load_at(ctx, obj, abi.LONG_DIGITS, I32), I64)
+            small_value = b.mul(size, digit)  # (size is the sign; zero has a digit 0 allocated)
+            read_block = b.block
+        with call:
+            big_value = ctx.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
+            fits = b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0))
+            call_block = b.block
+    value = b.phi(I64)
+    value.add_incoming(small_value, read_block)
+    value.add_incoming(big_value, call_block)
+    ok = b.phi(ir.IntType(1))
+    ok.add_incoming(ir.Constant(ir.IntType(1), 1), read_block)
+    ok.add_incoming(fits, call_block)
+    ctx.guard(ok, uop)
     return value
 
 
@@ -91,7 +115,7 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     """A new reference to a Python object for a native value (NULL if allocation failed)."""
     b = ctx.builder
     if kind == Kind.INT:
-        return ctx.capi("PyLong_FromLongLong", value)
+        return _box_int(ctx, value)
     if kind == Kind.FLOAT:
         return ctx.capi("PyFloat_FromDouble", value)
     if kind.is_numpy_scalar:
@@ -99,6 +123,66 @@ def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
     obj = b.select(value, ctx.pointer(True), ctx.pointer(False))
     ctx.capi("Py_IncRef", obj)
     return obj
+
+
+def _box_int(ctx: LowerContext, value: ir.Value) -> ir.Value:
+    """A new reference to an int object: for -5..256, CPython's cached object (as PyLong_FromLongLong gives it,
+    found by its place in the cache's array: ``abi.SMALL_INT_STRIDE``), without a call; else PyLong_FromLongLong."""
+    b = ctx.builder
+    if not abi.SMALL_INT_STRIDE:
+        return ctx.capi("PyLong_FromLongLong", value)
+    offset = b.sub(value, _i64(abi.SMALL_INT_MIN))
+    cached = b.icmp_unsigned("<=", offset, _i64(abi.SMALL_INT_MAX - abi.SMALL_INT_MIN))
+    with b.if_else(cached) as (small, big):
+        with small:
+            obj = b.gep(ctx.pointer(abi.SMALL_INT_MIN), [b.mul(offset, _i64(abi.SMALL_INT_STRIDE))], inbounds=True)
+            ctx.incref(obj)
+            small_block = b.block
+        with big:
+            made = ctx.capi("PyLong_FromLongLong", value)
+            big_block = b.block
+    phi = b.phi(PTR)
+    phi.add_incoming(obj, small_block)
+    phi.add_incoming(made, big_block)
+    return phi
+
+
+def _reusable(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> ir.Value | None:
+    """Where a container's item old is replaced by a new number (value, of kind), can old itself take the
+    value? It can where nothing else holds it (reference count 1: the container's) and it is an int or float
+    object as CPython would make for value (an int of one digit outside the cache of -5..256, whose objects
+    are shared): then no one can tell it from the new object CPython makes (and frees old). None: never (a
+    bool, or ints of another layout)."""
+    b = ctx.builder
+    if kind == Kind.FLOAT:
+        return b.and_(_type_is(ctx, old, float), _sole_reference(ctx, old))
+    if kind != Kind.INT or not abi.SMALL_INTS_OK or not abi.SMALL_INT_STRIDE:
+        return None
+    digit = b.select(b.icmp_signed("<", value, _i64(0)), b.neg(value), value)
+    one_digit = b.icmp_unsigned("<", digit, _i64(1 << 30))  # (|-2**63| wraps to 2**63: not below)
+    uncached = b.icmp_unsigned(">", b.sub(value, _i64(abi.SMALL_INT_MIN)), _i64(abi.SMALL_INT_MAX - abi.SMALL_INT_MIN))
+    return b.and_(b.and_(one_digit, uncached), b.and_(_type_is(ctx, old, int), _sole_reference(ctx, old)))
+
+
+def _sole_reference(ctx: LowerContext, obj: ir.Value) -> ir.Value:
+    b = ctx.builder
+    return b.icmp_signed("==", b.load(b.bitcast(obj, I64.as_pointer())), _i64(1))
+
+
+def _write_in_place(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> None:
+    """Give old (where _reusable holds) the value: a float's double, or an int's sign (ob_size -1 or 1) and its
+    one digit (every int object has room for one)."""
+    b = ctx.builder
+    if kind == Kind.FLOAT:
+        b.store(value, b.bitcast(b.gep(old, [_i64(abi.FLOAT_VALUE)], inbounds=True), DOUBLE.as_pointer()))
+        return
+    negative = b.icmp_signed("<", value, _i64(0))
+    b.store(
+        b.select(negative, _i64(-1), _i64(1)),
+        b.bitcast(b.gep(old, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer()),
+    )
+    digit = b.trunc(b.select(negative, b.neg(value), value), I32)
+    b.store(digit, b.bitcast(b.gep(old, [_i64(abi.LONG_DIGITS)], inbounds=True), I32.as_pointer()))
 
 
 def _box_numpy_scalar(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:

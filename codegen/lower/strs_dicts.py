@@ -8,10 +8,11 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.global_names import _dict_set, _guard_entry_drops_plainly
-from codegen.lower.objects import _load_at
+from codegen.lower.objects import _load_at, _reusable, _same_object, _write_in_place
 from codegen.lower.table import (
     _ICMP,
     _args,
+    _i64,
     lowers,
 )
 from codegen.lower.wide_ints import _phi_if
@@ -35,9 +36,17 @@ def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     x, y = _args(ctx, uop)
     if uop.operand in (CompareOp.EQ, CompareOp.NE):
         # the same object, or lengths that differ, answer without comparing characters (CPython's own
-        # shortcuts: a str's characters are stored in one canonical form)
+        # shortcuts: a str's characters are stored in one canonical form); so do hashes both computed that
+        # differ (a constant's is computed now: CPython caches it in the str, as any use as a key would)
         same = b.icmp_unsigned("==", x, y)
         differ = b.icmp_unsigned("!=", _load_at(ctx, x, abi.OB_SIZE, I64), _load_at(ctx, y, abi.OB_SIZE, I64))
+        if abi.ITERATORS_OK:  # (the str layout checked with the iterators')
+            for v in uop.args:
+                if v.is_const:
+                    hash(v.const)
+            hx, hy = _load_at(ctx, x, abi.STR_HASH, I64), _load_at(ctx, y, abi.STR_HASH, I64)
+            unknown = b.or_(b.icmp_signed("==", hx, _i64(-1)), b.icmp_signed("==", hy, _i64(-1)))
+            differ = b.or_(differ, b.and_(b.not_(unknown), b.icmp_signed("!=", hx, hy)))
         decided = b.or_(same, differ)
         order = _phi_if(
             ctx, b.not_(decided), lambda: ctx.capi("PyUnicode_Compare", x, y), b.zext(differ, I32)
@@ -50,7 +59,89 @@ def _compare_str(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_DICT_LOOKUP_STR")
 def _dict_lookup_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     mapping, key = _args(ctx, uop)
-    return ctx.capi("PyDict_GetItem", mapping, key)
+    return _lookup(ctx, mapping, key)
+
+
+def _lookup(ctx: LowerContext, mapping: ir.Value, key: ir.Value) -> ir.Value:
+    """mapping[key] for an exact str key (borrowed), or NULL if missing. In a combined table of str keys
+    (``abi.probe_dict``, checked on live dicts at import), CPython's own probe sequence is followed in place
+    while it meets the key itself (or empty and deleted slots); a hash not computed yet, another table, or an
+    equal key that is another object (or a collision of hashes) ask PyDict_GetItem."""
+    if not abi.DICT_PROBE_OK:
+        return ctx.capi("PyDict_GetItem", mapping, key)
+    b = ctx.builder
+    i8 = ir.IntType(8)
+    fn = ctx.function
+    keys = _load_at(ctx, mapping, abi.DICT_KEYS, PTR)
+    key_hash = _load_at(ctx, key, abi.STR_HASH, I64)
+    plain = b.and_(
+        b.icmp_unsigned("==", _load_at(ctx, mapping, abi.DICT_VALUES, PTR), ir.Constant(PTR, None)),
+        b.icmp_unsigned("==", _load_at(ctx, keys, abi.KEYS_KIND, i8), ir.Constant(i8, abi.KEYS_UNICODE)),
+    )
+    plain = b.and_(plain, b.icmp_signed("!=", key_hash, _i64(-1)))
+    start, probe, step, slow, done = (
+        fn.append_basic_block(f"lookup_{name}") for name in ("start", "probe", "step", "slow", "done")
+    )
+    b.cbranch(plain, start, slow)
+    b.position_at_end(start)
+    log2_size = b.zext(_load_at(ctx, keys, abi.KEYS_LOG2_SIZE, i8), I64)
+    log2_index_bytes = b.zext(_load_at(ctx, keys, abi.KEYS_LOG2_INDEX_BYTES, i8), I64)
+    width = b.sub(log2_index_bytes, log2_size)  # 0..3: log2 of the bytes per index slot
+    indices = b.gep(keys, [_i64(abi.KEYS_INDICES)], inbounds=True)
+    entries = b.gep(indices, [b.shl(_i64(1), log2_index_bytes)], inbounds=True)
+    mask = b.sub(b.shl(_i64(1), log2_size), _i64(1))
+    first = b.and_(key_hash, mask)
+    b.branch(probe)
+    b.position_at_end(probe)
+    slot = b.phi(I64, name="slot")
+    perturb = b.phi(I64, name="perturb")
+    slot.add_incoming(first, start)
+    perturb.add_incoming(key_hash, start)
+    at = b.gep(indices, [b.shl(slot, width)], inbounds=True)
+    index = _i64(0)
+    for w, bits in enumerate((8, 16, 32, 64)):
+        wide = (
+            b.sext(b.load(b.bitcast(at, ir.IntType(bits).as_pointer())), I64)
+            if bits < 64
+            else b.load(b.bitcast(at, I64.as_pointer()))
+        )
+        index = b.select(b.icmp_unsigned("==", width, _i64(w)), wide, index) if w else wide
+    found_block = fn.append_basic_block("lookup_entry")
+    empty = b.icmp_signed("==", index, _i64(abi.ENTRY_EMPTY))
+    missing_block = b.block
+    b.cbranch(b.icmp_signed(">=", index, _i64(0)), found_block, step)
+    b.position_at_end(found_block)
+    entry = b.gep(entries, [b.shl(index, _i64(4))], inbounds=True)  # (16 bytes per entry)
+    entry_key = b.load(b.bitcast(entry, PTR.as_pointer()))
+    value = b.load(b.bitcast(b.gep(entry, [_i64(abi.WORD)], inbounds=True), PTR.as_pointer()))
+    same = b.icmp_unsigned("==", entry_key, key)
+    hit_block = b.block
+    other = fn.append_basic_block("lookup_other")
+    b.cbranch(same, done, other)
+    b.position_at_end(other)
+    collides = b.icmp_signed("==", _load_at(ctx, entry_key, abi.STR_HASH, I64), key_hash)
+    b.cbranch(collides, slow, step)
+    b.position_at_end(step)
+    # (reached from the probe with a deleted slot or the end, and from another key): the end, or the next slot
+    ended = b.phi(ir.IntType(1))
+    ended.add_incoming(empty, missing_block)
+    ended.add_incoming(ir.Constant(ir.IntType(1), 0), other)
+    next_perturb = b.lshr(perturb, _i64(5))
+    next_slot = b.and_(b.add(b.add(b.mul(slot, _i64(5)), next_perturb), _i64(1)), mask)
+    step_block = b.block
+    slot.add_incoming(next_slot, step_block)
+    perturb.add_incoming(next_perturb, step_block)
+    b.cbranch(ended, done, probe)
+    b.position_at_end(slow)
+    called = ctx.capi("PyDict_GetItem", mapping, key)
+    slow_block = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    result = b.phi(PTR)
+    result.add_incoming(value, hit_block)
+    result.add_incoming(ir.Constant(PTR, None), step_block)
+    result.add_incoming(called, slow_block)
+    return result
 
 
 @lowers("_GUARD_FOUND")
@@ -66,7 +157,7 @@ def _guard_missing(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_CONTAINS_DICT_STR")
 def _contains_dict_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     mapping, key = _args(ctx, uop)
-    return ctx.builder.icmp_unsigned("!=", ctx.capi("PyDict_GetItem", mapping, key), ir.Constant(PTR, None))
+    return ctx.builder.icmp_unsigned("!=", _lookup(ctx, mapping, key), ir.Constant(PTR, None))
 
 
 @lowers("_CONTAINS_STR")
@@ -81,11 +172,31 @@ def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.value(uop.args[0])
 
 
-@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER")
+@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", "_STORE_SUBSCR_DICT_STR_OVER_READ")
 def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
     None), else the interpreter makes the store (checked here, unless the trace read it since)."""
-    value, mapping, key = _args(ctx, uop)
+    value, mapping, key = _args(ctx, uop)[:3]
     if uop.name == "_STORE_SUBSCR_DICT_STR":
         _guard_entry_drops_plainly(ctx, uop, mapping, key)
-    _dict_set(ctx, uop, mapping, key, uop.args[0], value)
+    v = uop.args[0]
+    if v.kind.is_pointer or _same_object(ctx, v) is not None:
+        _dict_set(ctx, uop, mapping, key, v, value)
+        return
+    # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
+    # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change
+    b = ctx.builder
+    if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
+        old, found = ctx.value(uop.args[3]), ir.Constant(ir.IntType(1), 1)  # (what the dict holds still)
+    else:
+        old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys)
+        found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
+    reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
+    if reusable is None:
+        _dict_set(ctx, uop, mapping, key, v, value)
+        return
+    with b.if_else(b.and_(found, reusable)) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, v.kind, value, old)
+        with replace:
+            _dict_set(ctx, uop, mapping, key, v, value)

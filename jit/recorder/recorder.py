@@ -46,6 +46,7 @@ class Recorder:
         # (dict value id, str key value id) whose entry the trace read as a number, None or missing, since the
         # last uop that could change a dict (a store over it then needs no check of what it replaces)
         self.plain_entries: set[tuple[int, int]] = set()
+        self.entry_objects: dict[tuple[int, int], Value] = {}  # (likewise) the int or float object read there
         self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
@@ -232,6 +233,7 @@ class Recorder:
                 exit = ExitPoint(snapshot, line, leaves_loop=leaves_loop, propagate=propagate)
         if op.mutates or name == "_CALL_TREE":
             self.plain_entries.clear()
+            self.entry_objects.clear()
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         if op.owns and out is not None:
             self.owned_values.add(out.id)

@@ -90,6 +90,8 @@ def _note_plain_entry(r: Recorder, mapping: Value, key: Value, value: Value | No
     """The trace read mapping[key] as value (None: missing)."""
     if value is None or value.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE):
         r.plain_entries.add((mapping.id, key.id))
+    if value is not None and value.kind in (Kind.INT, Kind.FLOAT) and value.boxed is not None:
+        r.entry_objects[(mapping.id, key.id)] = value.boxed
 
 
 def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actual: list[Any]) -> Value:
@@ -158,7 +160,12 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         if old is not None and type(old) not in (int, float, bool):
             raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
         checked = (mapping.id, key.id) not in r.plain_entries
-        r.emit("_STORE_SUBSCR_DICT_STR" if checked else "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", (value, mapping, key))
+        read = r.entry_objects.get((mapping.id, key.id))
+        if read is not None and value.kind in (Kind.INT, Kind.FLOAT):  # (`d[k] = d.get(k, 0) + 1`)
+            r.emit("_STORE_SUBSCR_DICT_STR_OVER_READ", (value, mapping, key, read))
+        else:
+            name = "_STORE_SUBSCR_DICT_STR" if checked else "_STORE_SUBSCR_DICT_STR_OVER_NUMBER"
+            r.emit(name, (value, mapping, key))
         if value.kind != Kind.STR:
             r.plain_entries.add((mapping.id, key.id))
         return

@@ -121,3 +121,42 @@ def test_no_leak_over_many_iterations():
         tracemalloc.stop()
     assert second - first < 10_000
     assert jit.stats(f)["native_entries"] > 0
+
+
+def store_twice(a, b):
+    for i in range(len(a)):
+        a[i], b[i] = b[i], b[i]
+    return len(a)
+
+
+def test_one_object_stored_into_two_lists():
+    """The reference the trace took is the second store's to keep; the first store takes one of its own."""
+    items = [10**14 + k for k in range(64)]
+    counts = [sys.getrefcount(x) for x in items]
+    f = jit.jit(threshold=2, side_exit_threshold=2)(store_twice)
+    for _ in range(50):
+        a, b = [0] * 64, list(items)
+        assert f(a, b) == 64 and a == items and b == items
+    del a, b
+    assert [sys.getrefcount(x) for x in items] == counts
+    assert jit.stats(f)["native_entries"] > 0
+    check(store_twice, ([0] * 40, list(BIG)), native=True)
+
+
+def test_a_store_that_leaves_before_storing_keeps_its_reference_exact():
+    """copy_back stores x over an item it never read: where that item is no number the store's guard leaves,
+    with x's reference still the trace's (released or handed to the interpreter, not to the list)."""
+    marker = "not a number"
+    items = [10**15 + k for k in range(50)]
+    counts = [sys.getrefcount(x) for x in items]
+    marker_count = sys.getrefcount(marker)
+    f = jit.jit(threshold=2, side_exit_threshold=2)(copy_back)
+    for _ in range(30):
+        work = list(items)
+        work[37] = marker
+        expected = list(work)
+        assert f(work, 7) == copy_back(expected, 7) and work == expected
+    del work, expected
+    assert [sys.getrefcount(x) for x in items] == counts
+    assert sys.getrefcount(marker) == marker_count
+    assert jit.stats(f)["native_entries"] > 0
