@@ -24,7 +24,7 @@ from collections.abc import Callable, Container
 from llvmlite import ir
 
 from codegen import abi
-from codegen.capi import DOUBLE, I1, I64
+from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.ownership import ENTRY
@@ -182,9 +182,13 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     )
     unchecked.add_incoming(dataclasses.replace(dispatch, left=left), fast)
     if unchecked.mark is not None:
-        unchecked.mark.add_incoming(ir.Constant(I1, 0), fast)  # type: ignore[attr-defined]
+        unchecked.mark.add_incoming(ir.Constant(I64, 0), fast)  # type: ignore[attr-defined]
     hoist_invariants(ctx.function, entry_end, dispatch_block)
     return ctx.function, refused
+
+
+#: the exponent's bits of a double: all set in a NaN, none in a zero of either sign
+_EXPONENT = 0x7FF0000000000000
 
 
 def _effect_free(trace: Trace) -> bool:
@@ -245,7 +249,8 @@ class _Top:
     # (the checked loop of a versioned trace's function) the fuel of the next event: a periodic check due, or
     # the end of the warm-up
     event: ir.Value | None = None
-    # (a counted fast copy with a rollback) whether a floating-point event happened in its run so far
+    # (a counted fast copy with a rollback) the or of the bits of its run's marks so far: exponent bits set where
+    # a floating-point event happened
     mark: ir.Value | None = None
 
     @staticmethod
@@ -315,7 +320,7 @@ def _loop(
     end = trace.end_snapshot.outer.slots
     here = _Top.phis(ctx, like, left=counted)
     if rollback is not None:
-        here.mark = b.phi(I1, name="events")
+        here.mark = b.phi(I64, name="events")
     for slot, phi in here.values.items():
         ctx.values[trace.entry_slots[slot].id] = phi
     ctx.valid.clear()
@@ -356,12 +361,11 @@ def _loop(
                 b.branch(loop)
             elif counted and rollback is not None:
                 assert here.left is not None and here.mark is not None
-                # (the iteration's marks, summed, as a flag: an or per iteration carried, not a sum of doubles,
-                # whose additions would chain the iterations)
+                # (the iteration's marks, summed, as a flag: an or of their bits per iteration carried, not a
+                # sum of doubles, whose additions would chain the iterations)
                 events = here.mark
-                if ctx.deferred is not None:
-                    zero = ir.Constant(DOUBLE, 0.0)
-                    events = b.or_(events, b.fcmp_unordered("!=", ctx.deferred[0], zero))
+                if ctx.deferred is not None:  # (+0, -0 or NaN: its exponent's bits are 0 where there was no event)
+                    events = b.or_(events, b.bitcast(ctx.deferred[0], I64))
                     ctx.deferred = None
                 latch = b.block
                 left = b.sub(here.left, ir.Constant(I64, 1))
@@ -371,7 +375,8 @@ def _loop(
                 b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, end)
                 b.position_at_end(end)
                 dispatch[0].add_incoming(after, end)
-                b.cbranch(events, rollback, dispatch[1]).set_weights([1, 1000])
+                happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
+                b.cbranch(happened, rollback, dispatch[1]).set_weights([1, 1000])
             elif counted:
                 assert here.left is not None
                 left = b.sub(here.left, ir.Constant(I64, 1))

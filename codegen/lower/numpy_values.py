@@ -274,14 +274,16 @@ def _event_free(ctx: LowerContext, result: ir.Value, tiny_matters: bool, zero_ok
 
 
 def _event_mark(ctx: LowerContext, op: str, x: ir.Value, y: ir.Value, result: ir.Value) -> ir.Value:
-    """A double that is 0 where the operation had no floating-point event NumPy would report, else NaN (as
+    """A double that is +0 or -0 where the operation had no floating-point event NumPy would report, else NaN (as
     _event_free: a result that is not finite, a tiny result of * or / from operands that are not zero, a
     division by zero). Marks add up to a NaN where any is one, so checks of many operations are one compare of
-    their sum (LowerContext.check_deferred); computed in the floating-point unit, without branches."""
+    their sum (LowerContext.check_deferred), or an or of its bits (codegen.function: a run's flag); computed in
+    the floating-point unit, without branches."""
     b = ctx.builder
     ty = result.type
     zero = ir.Constant(ty, 0.0)
-    mark = b.fmul(result, zero)  # 0 where the result is finite, NaN where it is an infinity or NaN
+    # (a multiplication: the adds of a loop's arithmetic are on other ports of the floating-point unit)
+    mark = b.fmul(result, zero)  # 0 (or -0) where the result is finite, NaN where it is not
     if op in ("fmul", "fdiv"):
         smallest, suffix = (DBL_MIN, "f64") if ty == DOUBLE else (FLT_MIN, "f32")
         tiny = b.fcmp_ordered("<", ctx.intrinsic(f"llvm.fabs.{suffix}", ty, result), ir.Constant(ty, smallest))
