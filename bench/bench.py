@@ -14,6 +14,8 @@ Sections, one module each (in this order):
 - ``nest`` (``nestcost.py``): the nested-call cost, ns per outer iteration of a two-level nest by inner trip count.
 - ``handoff`` (``handoff.py``): the cost of entering and leaving native code, from a loop called many times.
 - ``ordinary`` (``noslowdown.py``): ordinary Python that tracejit cannot speed up must not get slower.
+- ``arrays`` (``arraysection.py``): loops over NumPy arrays (``array_kernels.py``): plain CPython, ``@jit``,
+  ``numba.njit``.
 
 pyperf times the steady state: each worker process makes its own variant (a ``jit(f)`` instance, a Numba
 dispatcher), calls it until the JIT compiles nothing new (untimed; Numba compiles at its first call), then
@@ -36,7 +38,8 @@ import pyperf
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import handoff  # noqa: E402  (lives next to this file)
+import arraysection  # noqa: E402  (lives next to this file)
+import handoff  # noqa: E402
 import harness  # noqa: E402
 import kernelspeed  # noqa: E402
 import nestcost  # noqa: E402
@@ -51,6 +54,7 @@ SECTIONS: dict[str, Any] = {
     nestcost.NestSection.name: nestcost.NestSection,
     handoff.HandoffSection.name: handoff.HandoffSection,
     noslowdown.NoSlowdownSection.name: noslowdown.NoSlowdownSection,
+    arraysection.ArraySection.name: arraysection.ArraySection,
 }
 FIRST_CALL_REPEATS = 3  # fresh instances whose first call is timed (median); 1 with --quick
 

@@ -19,6 +19,7 @@ BENCH = ROOT / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))  # the benchmark's modules import one another by their plain names
 
+import arraysection  # noqa: E402
 import handoff  # noqa: E402
 import kernels  # noqa: E402
 import kernelspeed  # noqa: E402
@@ -310,3 +311,18 @@ def test_array_speed_table_runs():
         array_kernels.ARRAY_KERNELS = original
     table = arrayspeed.table(rows)
     assert all(f"| {name} |" in table for name in small)
+
+
+def test_array_section_table():
+    pytest.importorskip("numpy")
+    section = arraysection.ArraySection(quick=True)
+    for row in section.rows:
+        row.n = ARRAY_SIZES[row.name]
+    timings, table = run_section(section)
+    rows = table_rows(table, set(ARRAY_SIZES))
+    for cells in rows.values():
+        assert cells[7].startswith(">= 0.7x"), cells
+        assert cells[8].isdigit() and cells[9].isdigit() and int(cells[8]) > 0, cells  # traces, exits per call
+        if HAS_NUMBA:
+            assert "wrong" not in cells[5], cells  # (Numba's Python numbers compared by value)
+    assert any(t.name == "arrays/matmul/numba" for t in timings) == HAS_NUMBA
