@@ -1,7 +1,7 @@
 """A loop's hand-off from CPython into native code in one call (codegen.entry.build_handoff, through
-``NativeRunner.hand_over``): the locals come as the instrumented code's tuple, a range loop's hidden slots are
+``NativeRunner.handoff_calls``): the locals come as the instrumented code's tuple, a range loop's hidden slots are
 read from the range iterator's fields, the tree's entry stub runs on the slots built, and the locals go back
-as one tuple.
+as one tuple, with whether the loop has ended (its header's test, made natively).
 
 Checked: the slots it builds are those the Python hand-off (runtime.handoff.enter) builds, for range
 iterators at every position; results equal CPython's with values of every kind and unbound locals
@@ -22,6 +22,7 @@ from jit import jit
 from jit.api import state_of
 from runtime.frame import UNBOUND
 from runtime.handoff import enter
+from runtime.interpreter import range_exhausted, sequence_exhausted
 from tests.helpers import check, define
 
 pytestmark = pytest.mark.skipif(abi.RANGE_ITERATOR is None, reason="range iterator layout unknown: no native hand-off")
@@ -71,10 +72,12 @@ def test_range_iterator_at_every_position_gives_the_python_hand_offs_slots(start
         values = (start, stop, step, 3, 0, UNBOUND if taken == 0 else 11)  # (start stop step scale total i)
         native, python = _hand_over(f, values, it, rng)
         assert native is not None and native is not NotImplemented
-        result, slots, local_values, unbound = native
+        result, slots, local_values, unbound, ended = native
         assert (result, slots) == python
         assert local_values == tuple(slots[: len(local_values)])
         assert unbound == any(value is UNBOUND for value in local_values)
+        # the loop's end test after the exit, natively: what the interpreter's says
+        assert ended is range_exhausted(slots, state_of(f).code.loops[0].hidden[0])
 
 
 def summing(items, scale):
@@ -100,9 +103,10 @@ def test_sequence_iterator_at_every_position_gives_the_python_hand_offs_slots(ma
         if native is None:  # exhausted: an empty tuple in its slots, which a tree that walks a list refuses
             assert taken > len(sequence) and make is list and python[0] is None and python[1][4] == ()
             continue
-        result, slots, local_values, unbound = native
+        result, slots, local_values, unbound, ended = native
         assert (result, slots) == python
         assert local_values == tuple(slots[: len(local_values)])
+        assert ended is sequence_exhausted(slots, state_of(f).code.loops[0].hidden[0])
 
 
 def test_the_users_own_iterator_is_shared():
