@@ -191,7 +191,8 @@ class NativeRunner:
     def handoff_calls(self, index: int) -> tuple[tuple[Any, Tree], ...]:
         """The hand-offs from CPython into loop index's trees, each in one native call (``codegen.entry.build_handoff``),
         in the order of its trees: ``(handoff, tree)`` pairs, where ``handoff(values, it, iterable, self.spill)``
-        returns ``(the stub's result, slots, the locals as a tuple, whether one is unbound)``, None if the tree's
+        returns ``(the stub's result, slots, the locals as a tuple, whether one is unbound, whether the loop
+        ended)`` (see ``codegen.entry.build_handoff``), None if the tree's
         entry stub refused the state, NotImplemented if the hand-off cannot build it (the caller then goes through
         Python: ``runtime.handoff``). An entry counts itself natively (``handoff_counts``, the tree's too); the
         caller counts the exit taken (``exit.taken``), frees the graveyard, and calls handoff_raised if a
