@@ -86,8 +86,12 @@ UNBOX = "tj_entry_unbox"
 HANDOFF = "tj_handoff"
 #: ``METH_FASTCALL``: (self: the tree's hand-off parameters, a bytes object; args; nargs)
 HANDOFF_FN = ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64])
-#: the hand-off parameters: the stub's address, nslots, nlocals, the loop's first hidden slot, the loop's kind
-HANDOFF_PARAMS = "5q"
+#: the hand-off parameters: the stub's address, nslots, nlocals, the loop's first hidden slot, the loop's kind, and
+#: the addresses of the two counter blocks it adds each entry to (``HANDOFF_COUNTS`` int64s each: the runner's and
+#: the tree's)
+HANDOFF_PARAMS = "7q"
+#: a hand-off's counter block: [entries, iterations] (counted natively: no Python per entry)
+HANDOFF_COUNTS = 2
 HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
 _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
@@ -679,8 +683,15 @@ class _Stub:
         cannot build the list (another shape of values, a range loop over something else than a range and its
         own short iterator, a for loop over something else than an exact list or tuple or an iterator of the
         user's: the caller hands off through Python), None if the stub
-        refused the slots, else ``(the stub's result, slots, the locals as a tuple, whether one is unbound)``.
-        If the stub raised, the list (with the stub's state appended) goes into ``spill``."""
+        refused the slots, else ``(the stub's result, slots, the locals as a tuple, whether one is unbound,
+        ended)``, where ended says whether the loop has ended as its header would test it after the exit (a range
+        loop's range, a for loop's list or tuple walked by index: ``runtime.interpreter.range_exhausted``,
+        ``sequence_exhausted``; a while loop: False), None when it cannot tell without Python (ints past 64
+        bits, a state only Python reads): the loop driver then asks Python.
+        If the stub raised, the list (with the stub's state appended) goes into ``spill``. An entry it made (the stub
+        took the slots and returned) counts itself, with its iterations, in the two counter blocks the parameters
+        point to (``HANDOFF_COUNTS`` words each: the runner's totals and the tree's), so that no Python runs for
+        it: the counters of ``runtime.runner`` and ``runtime.trees`` add them in."""
         fn = self.start(HANDOFF, HANDOFF_FN)
         b = self.b
         params_obj, args, nargs = fn.args
@@ -704,7 +715,7 @@ class _Stub:
             self.capi("Py_IncRef", obj)
             return obj
 
-        stub_address, nslots, nlocals, base, kind = (param(i) for i in range(5))
+        stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts = (param(i) for i in range(7))
         not_here = self.block("not_here")
         ok = self.block("args_ok")
         b.cbranch(b.icmp_signed("==", nargs, ir.Constant(I64, 4)), ok, not_here)
@@ -825,8 +836,17 @@ class _Stub:
         self.capi("Py_DecRef", slots)
         b.ret(result)
         b.position_at_end(matched)
+        # count the entry and its iterations (the stub's result: exit number, iterations, ...): no Python does
+        iterations = self.capi(
+            "PyLong_AsLongLongAndOverflow", b.load(item(items_of(result, abi.TUPLE_ITEMS), 1)), self.overflow
+        )
+        for counts_address in (runner_counts, tree_counts):
+            counts = b.inttoptr(counts_address, I64.as_pointer())
+            for k, add in enumerate((ir.Constant(I64, 1), iterations)):
+                word = b.gep(counts, [ir.Constant(I64, k)], inbounds=True)
+                b.store(b.add(b.load(word), add), word)
         local_values = self.capi("PyTuple_New", nlocals)
-        out = self.capi("PyTuple_New", ir.Constant(I64, 4))
+        out = self.capi("PyTuple_New", ir.Constant(I64, 5))
         made_both, not_made = self.block("tuples_made"), self.block("tuples_not_made")
         both = b.and_(b.icmp_unsigned("!=", local_values, null), b.icmp_unsigned("!=", out, null))
         b.cbranch(both, made_both, not_made)
@@ -847,14 +867,78 @@ class _Stub:
 
         self.loop(nlocals, "out", copy_local)
         flag = take(b.select(b.load(found), self.pointer(True), self.pointer(False)))
+        ended = take(self.loop_ended(kind, items, base))
         out_items = items_of(out, abi.TUPLE_ITEMS)
-        for k, obj in enumerate((result, slots, local_values, flag)):
+        for k, obj in enumerate((result, slots, local_values, flag, ended)):
             b.store(obj, item(out_items, k))
         b.ret(out)
         b.position_at_end(not_here)
         b.ret(take(self.pointer(NotImplemented)))
         b.position_at_end(fail)
         b.ret(null)
+
+    def loop_ended(self, kind: ir.Value, items: ir.Value, base: ir.Value) -> ir.Value:
+        """(In tj_handoff, after the tree ran.) True, False or None (cannot tell here): has the loop of this
+        kind, whose hidden slots start at base among items (the slots list's), ended as its header tests it
+        (``runtime.interpreter.range_exhausted``, ``sequence_exhausted``)? A while loop: False (no such test)."""
+        b = self.b
+        unknown, no = self.pointer(None), self.pointer(False)
+        done = self.block("ended_known")
+        answers: list[tuple[ir.Value, ir.Block]] = []
+
+        def slot(k: int) -> ir.Value:
+            return b.load(b.gep(items, [b.add(base, ir.Constant(I64, k))], inbounds=True))
+
+        def exact_int(obj: ir.Value) -> ir.Value:
+            return self.is_(self.type_of(obj), self.pointer(int))
+
+        def answer(ended: ir.Value, ok: ir.Value) -> None:
+            answers.append((b.select(ok, b.select(ended, self.pointer(True), no), unknown), b.block))
+            b.branch(done)
+
+        def test(condition: ir.Value, name: str) -> None:
+            """Go on in a new block if condition holds, else answer None."""
+            go_on = self.block(name)
+            answers.append((unknown, b.block))
+            b.cbranch(condition, go_on, done)
+            b.position_at_end(go_on)
+
+        switch = b.switch(kind, done)
+        answers.append((no, b.block))  # (a while loop)
+        if abi.RANGE_ITERATOR is not None:
+            block = self.block("range_ended")
+            switch.add_case(ir.Constant(I64, HANDOFF_RANGE), block)
+            b.position_at_end(block)
+            cur, stop, step = slot(0), slot(1), slot(2)
+            test(b.and_(b.and_(exact_int(cur), exact_int(stop)), exact_int(step)), "range_ints")
+            (cur_value, cur_ok), (stop_value, stop_ok), (step_value, step_ok) = (
+                self.unbox_int(obj) for obj in (cur, stop, step)
+            )
+            ended = b.select(
+                b.icmp_signed(">", step_value, ir.Constant(I64, 0)),
+                b.icmp_signed(">=", cur_value, stop_value),
+                b.icmp_signed("<=", cur_value, stop_value),
+            )
+            answer(ended, b.and_(b.and_(cur_ok, stop_ok), step_ok))
+        if abi.ITERATORS_OK:
+            block = self.block("sequence_ended")
+            switch.add_case(ir.Constant(I64, HANDOFF_SEQUENCE), block)
+            b.position_at_end(block)
+            sequence, index, iterator = slot(0), slot(1), slot(2)
+            sequence_type = self.type_of(sequence)
+            by_index = b.and_(
+                self.is_(iterator, self.pointer(None)),
+                b.or_(self.is_(sequence_type, self.pointer(list)), self.is_(sequence_type, self.pointer(tuple))),
+            )
+            test(b.and_(by_index, exact_int(index)), "sequence_by_index")
+            index_value, index_ok = self.unbox_int(index)
+            size = b.load(self.at(sequence, abi.OB_SIZE, I64))
+            answer(b.icmp_signed(">=", index_value, size), index_ok)
+        b.position_at_end(done)
+        out = b.phi(PTR, name="ended")
+        for value, source in answers:
+            out.add_incoming(value, source)
+        return out
 
     def declare_memset(self) -> ir.Function:
         return self.declare("llvm.memset.p0i8.i64", ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]))

@@ -50,6 +50,29 @@ _UNBOUND_ID = id(UNBOUND)
 _END_TESTS: dict[int, Any] = {FOR_RANGE: range_exhausted, FOR_ITER: sequence_exhausted}
 
 
+_AT_END = -1  # (a way out of a native entry: at the loop's end test, see LoopRuntime.way_out)
+
+
+class _Plan:
+    """A loop's hand-off into native code, planned for its trees as they are (``TreeRegistry.plans``): what the
+    per-entry path of ``LoopRuntime.loop`` needs, looked up once. The entries count themselves natively
+    (``NativeRunner.handoff_calls``)."""
+
+    __slots__ = (
+        "monitor",
+        "graveyard",
+        "runner",
+        "spill",
+        "calls",
+        "ways",
+        "info",
+        "parent",
+        "base",
+        "ended",
+        "not_ended",
+    )
+
+
 class LoopRuntime:
     """The ``RT`` object of one function's instrumented code; ``counters`` is its ``LOOPS``."""
 
@@ -67,7 +90,7 @@ class LoopRuntime:
         "waited",
         "boost",
         "padding",
-        "handoffs",
+        "handoffs_counted",
         "parked",
         "park_for",
         "busy",
@@ -77,6 +100,8 @@ class LoopRuntime:
         "short",
         "unrecorded",
         "_positions",
+        "plans",
+        "ways",
         "__weakref__",
     )
 
@@ -114,7 +139,7 @@ class LoopRuntime:
         self.waited = [False] * len(code.loops)
         self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
-        self.handoffs = 0
+        self.handoffs_counted = 0  # hand-offs (calls of loop) but those that entered native code in one call (handoffs)
         self.parked: set[int] = set()  # loops parked (see runtime.parking)
         self.park_for = [parking.FIRST_PARK] * len(code.loops)  # garbage collections of a loop's next parking
         self.busy = False  # changing the code: not now, says the runtime to the parking clock
@@ -128,49 +153,71 @@ class LoopRuntime:
             else (-2, None)
             for loop in code.loops
         ]
+        # per loop: its hand-off into native code as planned (loop, plan), and how CPython goes on after each exit
+        # native code took (by exit number: way_out)
+        self.plans: list[_Plan | None] = [None] * len(code.loops)
+        self.ways: list[dict[int, tuple[int, Any]]] = [{} for _ in code.loops]
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
 
     @loop_driver
     def loop(self, index: int, at_body: bool, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
         """Run loop `index` from its header (at_body False) or its body's start, from CPython's state."""
+        # (fix_handoff_traceback reads the local `frame`, the tier-1 frame, once there is one)
+        if not at_body:
+            # the usual hand-off: into native code in one call, and back at the loop's end or break (the per-entry
+            # path: everything it needs planned once, no Python counting: see _Plan)
+            plan = self.plans[index]
+            if plan is None:
+                plan = self.plan(index)
+            if plan is not None:
+                for handoff, tree in plan.calls:
+                    try:
+                        # (an exception from native code, a signal handler's, shows at the hand-off: the header)
+                        out = handoff(values, it, iterable, plan.spill)
+                    except BaseException:
+                        self.handoffs_counted += 1
+                        plan.runner.handoff_raised(tree)
+                        raise
+                    if out is None:
+                        continue  # (the tree's entry type map does not match)
+                    if out is NotImplemented:
+                        break  # (a state only Python builds)
+                    # (native code counted the hand-off, its entry and its iterations: see handoffs)
+                    result, slots, values, unbound, ended = out
+                    try:
+                        how, exit = plan.ways[result[0]]
+                    except KeyError:
+                        how, exit = self.way_out(index, result[0])
+                    exit.taken += 1
+                    if plan.graveyard:
+                        plan.runner.free_graveyard()
+                    if how == _AT_END:
+                        if ended is None:  # (native code could not tell)
+                            ended = plan.ended(slots, plan.base)
+                        how = EXHAUSTED if ended else plan.not_ended
+                    if how != CONTINUE:
+                        if self.min_iterations:
+                            self.judge(index, plan.monitor, 1, result[1], False)
+                        if plan.parent is not None:  # (jit.frontend.instrument: the enclosing loop gets hot soon)
+                            self.boost[plan.parent] = 1
+                        return how, values, unbound
+                    # elsewhere: the interpreter goes on from the exit
+                    function = self.function
+                    monitor = plan.monitor
+                    runner = plan.runner
+                    before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.recordings)
+                    frame = Frame(function, self.t1, slots)
+                    frame.error_pc = plan.info.header_pc
+                    if len(result) > 2:
+                        frame.stack[:] = result[2:]
+                    how, value = resume_loop(frame, index, monitor.exited(frame, exit))
+                    return self.finish(index, it, iterable, frame, how, value, before)
+        self.handoffs_counted += 1
         function = self.function
         code = self.t1
         info = code.loops[index]
-        self.handoffs += 1
         monitor = function.monitor
-        frame = None
-        if not at_body and monitor is not None and function.hot_loops[index] is not None and monitor.native_handoffs:
-            # the usual hand-off: into native code in one call, and back at the loop's end or break
-            runner = monitor.runner
-            before = (runner.native_entries, runner.native_iterations, monitor.recordings)
-            # (an exception from native code, a signal handler's, shows at the hand-off: the loop's header)
-            entered = runner.hand_over(monitor.registry.trees[index], values, it, iterable)
-            if entered is not None and entered is not NotImplemented:
-                exit, result, slots, values, unbound = entered
-                if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
-                    pc = exit.pc
-                    how = CONTINUE
-                    end_pc, ended = self.loop_end[index]
-                    if pc == info.exit_pc or (pc == end_pc and ended(slots, info.hidden[0])):
-                        how = EXHAUSTED
-                    elif pc == info.break_pc:
-                        how = BREAK
-                    if how != CONTINUE:
-                        if self.min_iterations:
-                            self.judge(index, monitor, before)
-                        if info.parent is not None:
-                            self.boost[info.parent] = (
-                                1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
-                            )
-                        return how, values, unbound
-                # elsewhere: the interpreter goes on from the exit
-                frame = Frame(function, code, slots)
-                frame.error_pc = info.header_pc
-                if len(result) > 2:
-                    frame.stack[:] = result[2:]
-                how, value = resume_loop(frame, index, monitor.exited(frame, exit))
-                return self.finish(index, it, iterable, frame, how, value, before)
         slots = [*values, *self.padding]
         frame = Frame(function, code, slots)
         frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
@@ -193,6 +240,61 @@ class LoopRuntime:
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
 
+    @property
+    def handoffs(self) -> int:
+        """Hand-offs from CPython (calls of loop): those counted in Python, and those that entered native code in
+        one call, which native code counted (``NativeRunner.handoff_counts``)."""
+        monitor = self.function.monitor
+        return self.handoffs_counted + (monitor.runner.handoff_counts[0] if monitor is not None else 0)
+
+    def plan(self, index: int) -> _Plan | None:
+        """Plan the hand-offs of loop `index` into native code for its trees as they are now (None: not now: no
+        monitor, the loop is not hot, or the monitor enters trees only through Python, ``native_handoffs``).
+        The plan holds until the registry drops it (``TreeRegistry.plans``: whenever a tree is installed or
+        invalidated, or a side trace installed)."""
+        function = self.function
+        monitor = function.monitor
+        if monitor is None or function.hot_loops[index] is None or not monitor.native_handoffs:
+            return None
+        registry = monitor.registry
+        self.plans = registry.plans  # (the registry's from now on, which it clears)
+        dropped = registry.plans_dropped
+        info = self.t1.loops[index]
+        plan = _Plan()
+        plan.monitor = monitor
+        plan.graveyard = registry.graveyard
+        plan.runner = runner = monitor.runner
+        plan.spill = runner.spill
+        plan.calls = runner.handoff_calls(index)
+        plan.ways = self.ways[index]
+        plan.info = info
+        plan.parent = info.parent
+        plan.base = info.hidden[0] if info.hidden else -1
+        plan.ended = self.loop_end[index][1]
+        plan.not_ended = BREAK if self.loop_end[index][0] == info.break_pc else CONTINUE
+        with registry.lock:
+            if registry.plans_dropped != dropped:
+                return None  # (the trees changed while it was made: not this time)
+            self.plans[index] = plan
+        return plan
+
+    def way_out(self, index: int, number: int) -> tuple[int, Any]:
+        """How loop `index` goes on in CPython after native code took exit `number` (remembered: an exit's place
+        never changes): EXHAUSTED (the exit is where the loop ends), _AT_END (the loop's end test, at its header:
+        EXHAUSTED if the loop has ended), BREAK, or CONTINUE (the interpreter resumes from the exit); and the exit."""
+        exit = self.function.monitor.registry.exits[number]
+        info = self.t1.loops[index]
+        how = CONTINUE
+        if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
+            if exit.pc == info.exit_pc:
+                how = EXHAUSTED
+            elif exit.pc == self.loop_end[index][0]:
+                how = _AT_END
+            elif exit.pc == info.break_pc:
+                how = BREAK
+        way = self.ways[index][number] = (how, exit)
+        return way
+
     def finish(
         self,
         index: int,
@@ -209,10 +311,12 @@ class LoopRuntime:
         info = self.t1.loops[index]
         monitor = function.monitor  # (made if the loop got hot)
         if monitor is not None:
+            runner = monitor.runner
+            entries = runner.native_entries - (before[0] if before is not None else 0)
             if before is not None and self.min_iterations:
-                self.judge(index, monitor, before)
-            entries = before[0] if before is not None else 0
-            if monitor.runner.native_entries != entries and info.parent is not None:
+                iterations = runner.native_iterations - before[1]
+                self.judge(index, monitor, entries, iterations, monitor.recordings != before[2])
+            if entries and info.parent is not None:
                 self.boost[info.parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
         slots = frame.slots
         if how == CONTINUE:
@@ -304,21 +408,20 @@ class LoopRuntime:
             and not self.blacklisted(index)
         )
 
-    def judge(self, index: int, monitor: Any, before: tuple[int, int, int]) -> None:
-        """Count one hand-off of loop `index` towards its window; at the window's end, send the loop back to
-        CPython for a while if its native entries do not pay (the module docstring has the policy)."""
-        entries_before, iterations_before, recordings_before = before
+    def judge(self, index: int, monitor: Any, entries: int, iterations: int, recorded: bool) -> None:
+        """Count one hand-off of loop `index` towards its window (the native entries it made, the iterations they
+        ran, whether anything was recorded meanwhile); at the window's end, send the loop back to CPython for a
+        while if its native entries do not pay (the module docstring has the policy)."""
         window = self.windows[index]
-        if monitor.recordings != recordings_before or monitor.pending:
+        if recorded or monitor.pending:
             # the trees are still growing (recorded, or compiling in the background): judge them once they have
             window[:] = (0, 0, 0)
             return
-        entries = monitor.runner.native_entries - entries_before
         if entries == 0:
             return
         window[0] += 1
         window[1] += entries
-        window[2] += monitor.runner.native_iterations - iterations_before
+        window[2] += iterations
         if window[0] < PAY_WINDOW:
             return
         per_entry = window[2] / window[1]

@@ -301,17 +301,20 @@ _METH_FASTCALL = 0x0080
 _handoff_definition: list[_MethodDef] = []  # (one for every tree: each builtin's __self__ is its parameters)
 
 
-def handoff_function(stub_address: int, nslots: int, nlocals: int, base: int, kind: int) -> Any:
+def handoff_function(
+    stub_address: int, nslots: int, nlocals: int, base: int, kind: int, runner_counts: int, tree_counts: int
+) -> Any:
     """The builtin ``handoff(values, it, iterable, spill)`` of a tree whose entry stub is at stub_address
     (``codegen.entry.build_handoff``: a loop's hand-off from CPython into the tree in one call); base: the
-    loop's first hidden slot, kind: the loop's kind (``codegen.entry.HANDOFF_WHILE``, ...). The caller keeps
-    the code alive."""
+    loop's first hidden slot, kind: the loop's kind (``codegen.entry.HANDOFF_WHILE``, ...); runner_counts and
+    tree_counts: the addresses of the counter blocks each entry adds itself to (``codegen.entry.HANDOFF_COUNTS``
+    words each). The caller keeps the code and the counter blocks alive."""
     from codegen.entry import HANDOFF, HANDOFF_PARAMS, support
 
     address = support().addresses[HANDOFF]
     if not _handoff_definition:
         _handoff_definition.append(_MethodDef(HANDOFF.encode(), address, _METH_FASTCALL, None))
-    params = struct.pack(HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind)
+    params = struct.pack(HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts)
     return _new_builtin(_handoff_definition[0], params, None)
 
 

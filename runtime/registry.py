@@ -27,6 +27,11 @@ class TreeRegistry:
         self.traces: list[CompiledTrace] = []  # the traces whose code is held (not yet freed)
         self.graveyard: list[Tree] = []  # invalidated trees whose code is still held
         self.invalidated = 0
+        # per loop, the loop driver's plan of its hand-offs into native code (runtime.loop_driver), made from its
+        # trees: dropped whenever they change (a tree installed or invalidated, a side trace installed); and how
+        # many times they were dropped (a plan made meanwhile is not kept)
+        self.plans: list[object] = [None] * nloops
+        self.plans_dropped = 0
         self._numbering = threading.Lock()  # (two threads may compile at once)
         # installing and invalidating are atomic with respect to each other (the background compiler installs
         # while the user's threads run, and may invalidate)
@@ -80,6 +85,7 @@ class TreeRegistry:
             target.jumpers.append(tree)
             tree.jumps_to.append(target)
         self.trees[loop.index].append(tree)
+        self.drop_plans()
         return tree
 
     def install_side(self, compiled: CompiledTrace) -> None:
@@ -101,6 +107,7 @@ class TreeRegistry:
                     tree.jumps_to.append(target)
         compiled.parent = parent
         parent.side = compiled
+        self.drop_plans()  # (what the monitor allows may have changed: native_handoffs)
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
         leaves = any(exit.leaves_loop for exit in compiled.exits)
@@ -110,6 +117,11 @@ class TreeRegistry:
         for caller in tree.observers():  # (a caller's caller, or a caller of a tree jumping here, may follow it)
             if caller.valid and _follows(caller, parent.id):
                 self.invalidate(caller)
+
+    def drop_plans(self) -> None:
+        """The trees changed: the loop driver plans its hand-offs again (call with the lock held)."""
+        self.plans[:] = [None] * len(self.plans)
+        self.plans_dropped += 1
 
     # --- invalidating and freeing ----------------------------------------------------------------------
     def invalidate(self, tree: Tree) -> None:
@@ -125,6 +137,7 @@ class TreeRegistry:
         trees = self.trees[tree.loop.index]
         if tree in trees:
             trees.remove(tree)
+        self.drop_plans()
         self.graveyard.append(tree)
         for other in [*tree.callers, *tree.jumpers]:
             self._invalidate(other)

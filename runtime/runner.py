@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from codegen import abi
-from codegen.entry import HANDOFF_RANGE, HANDOFF_SEQUENCE, HANDOFF_WHILE
+from codegen.entry import HANDOFF_COUNTS, HANDOFF_RANGE, HANDOFF_SEQUENCE, HANDOFF_WHILE
 from jit.frontend.instructions import LoopKind
 from runtime.errors import internal
 from runtime.exits import ExitDescriptor
@@ -54,13 +54,39 @@ class NativeRunner:
         # holds_unbound(values): is a value the unbound marker (compared by identity, natively)?
         # (compiled with the entry stubs' support library, or found in cache: codegen.cache)
         self.holds_unbound = holds_unbound(cache)
-        self.native_entries = 0
-        self.native_iterations = 0  # loop iterations those entries ran (trees called included)
-        self.exits_to_interpreter = 0
-        self.stub_entries = 0  # native entries through an entry stub
+        # the counters (native_entries, ...): those counted in Python, plus those of the hand-offs from CPython
+        # (handoff_calls), which count their entries and iterations themselves natively, in handoff_counts
+        self.entries_counted = 0
+        self.iterations_counted = 0
+        self.exits_counted = 0
+        self.stub_entries_counted = 0
+        self.handoff_entries_counted = 0
+        self.handoff_counts = (ctypes.c_int64 * HANDOFF_COUNTS)()  # [entries, iterations] (codegen.entry)
         self.stub_refusals = 0  # entries the stubs refused (no tree's entry type map matched: counted by the monitor)
-        self.handoff_entries = 0  # stub entries through a hand-off in one native call (hand_over)
         self.spill: list[list[Any]] = []  # where a hand-off's native call leaves the slots if it raises
+
+    @property
+    def native_entries(self) -> int:
+        return self.entries_counted + self.handoff_counts[0]
+
+    @property
+    def native_iterations(self) -> int:
+        """The loop iterations native entries ran (trees called included)."""
+        return self.iterations_counted + self.handoff_counts[1]
+
+    @property
+    def exits_to_interpreter(self) -> int:
+        return self.exits_counted + self.handoff_counts[0]
+
+    @property
+    def stub_entries(self) -> int:
+        """Native entries through an entry stub."""
+        return self.stub_entries_counted + self.handoff_counts[0]
+
+    @property
+    def handoff_entries(self) -> int:
+        """Stub entries through a hand-off from CPython in one native call (handoff_calls)."""
+        return self.handoff_entries_counted + self.handoff_counts[0]
 
     def take_buffer(self) -> NativeBuffer:
         """A frame buffer (from the pool, or a new one); give it back with give_back, or through call."""
@@ -86,8 +112,8 @@ class NativeRunner:
         buffer.words[abi.FUEL] = abi.FUEL_START
         owned = tree.owned_entry_slots
         buffer.take_references(frame.slots, owned)
-        self.native_entries += 1
-        tree.entries += 1
+        self.entries_counted += 1
+        tree.entries_counted += 1
         with self.lock:
             self.active += 1
         exits = self.registry.exits
@@ -98,7 +124,7 @@ class NativeRunner:
             with self.lock:
                 self.active -= 1
             exit = exits[buffer.words[abi.EXIT]]
-            self.exits_to_interpreter += 1
+            self.exits_counted += 1
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
             buffer.release_references(frame.slots, owned)
             self.free_buffers.append(buffer)
@@ -106,10 +132,10 @@ class NativeRunner:
         with self.lock:
             self.active -= 1
         iterations = abi.FUEL_START - buffer.words[abi.FUEL]
-        self.native_iterations += iterations
-        tree.iterations += iterations
+        self.iterations_counted += iterations
+        tree.iterations_counted += iterations
         exit = exits[exit_id]
-        self.exits_to_interpreter += 1
+        self.exits_counted += 1
         exit.taken += 1
         frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
         buffer.release_references(frame.slots, owned)
@@ -136,22 +162,22 @@ class NativeRunner:
             # a signal handler's exception (KeyboardInterrupt): the stub appended the exit's state
             if len(slots) > self.layout.nslots:
                 result = slots.pop()
-                self.native_entries += 1
-                self.stub_entries += 1
-                tree.entries += 1
-                self.exits_to_interpreter += 1
+                self.entries_counted += 1
+                self.stub_entries_counted += 1
+                tree.entries_counted += 1
+                self.exits_counted += 1
                 frame.stack[:] = result[2:]
             raise
         if result is None:
             return None
         # (exit number, iterations, *operand stack)
         iterations = result[1]
-        self.native_entries += 1
-        self.stub_entries += 1
-        self.native_iterations += iterations
-        self.exits_to_interpreter += 1
-        tree.entries += 1
-        tree.iterations += iterations
+        self.entries_counted += 1
+        self.stub_entries_counted += 1
+        self.iterations_counted += iterations
+        self.exits_counted += 1
+        tree.entries_counted += 1
+        tree.iterations_counted += iterations
         exit = self.registry.exits[result[0]]
         exit.taken += 1
         if len(result) > 2:
@@ -162,50 +188,35 @@ class NativeRunner:
             self.free_graveyard()
         return exit
 
-    @internal
-    def hand_over(self, trees: list[Tree], values: tuple[Any, ...], it: Any, iterable: Any) -> Any:
-        """A loop's hand-off from CPython at its header, in one native call (``codegen.entry.build_handoff``)
-        through the first of its trees whose entry stub takes the state: ``(exit, stub result, slots, locals,
-        whether a local is unbound)``; None if no tree took it, NotImplemented if the hand-off cannot build the
-        state (the caller goes through Python: ``runtime.handoff``)."""
-        for tree in trees:
+    def handoff_calls(self, index: int) -> tuple[tuple[Any, Tree], ...]:
+        """The hand-offs from CPython into loop index's trees, each in one native call (``codegen.entry.build_handoff``),
+        in the order of its trees: ``(handoff, tree)`` pairs, where ``handoff(values, it, iterable, self.spill)``
+        returns ``(the stub's result, slots, the locals as a tuple, whether one is unbound, whether the loop
+        ended)`` (see ``codegen.entry.build_handoff``), None if the tree's
+        entry stub refused the state, NotImplemented if the hand-off cannot build it (the caller then goes through
+        Python: ``runtime.handoff``). An entry counts itself natively (``handoff_counts``, the tree's too); the
+        caller counts the exit taken (``exit.taken``), frees the graveyard, and calls handoff_raised if a
+        hand-off raises. (For trees without one, see make_handoff: they are left out.)"""
+        calls = []
+        for tree in self.registry.trees[index]:
             handoff = tree.handoff
             if handoff is None:
                 handoff = tree.handoff = self.make_handoff(tree)
-            if handoff is False:
-                continue
-            try:
-                out = handoff(values, it, iterable, self.spill)
-            except BaseException:
-                # a signal handler's exception (KeyboardInterrupt): native code left through its periodic exit
-                if self.spill:
-                    slots = self.spill.pop()
-                    if len(slots) > self.layout.nslots:
-                        self.native_entries += 1
-                        self.stub_entries += 1
-                        self.handoff_entries += 1
-                        tree.entries += 1
-                        self.exits_to_interpreter += 1
-                raise
-            if out is None:
-                continue
-            if out is NotImplemented:
-                return out
-            result, slots, values, unbound = out
-            iterations = result[1]
-            self.native_entries += 1
-            self.stub_entries += 1
-            self.handoff_entries += 1
-            self.native_iterations += iterations
-            self.exits_to_interpreter += 1
-            tree.entries += 1
-            tree.iterations += iterations
-            exit = self.registry.exits[result[0]]
-            exit.taken += 1
-            if self.registry.graveyard:
-                self.free_graveyard()
-            return exit, result, slots, values, unbound
-        return None
+            if handoff is not False:
+                calls.append((handoff, tree))
+        return tuple(calls)
+
+    def handoff_raised(self, tree: Tree) -> None:
+        """A hand-off into tree raised (a signal handler's exception, KeyboardInterrupt: native code left through
+        its periodic exit): count the entry it made, if it made one (its slots are in spill then)."""
+        if self.spill:
+            slots = self.spill.pop()
+            if len(slots) > self.layout.nslots:
+                self.entries_counted += 1
+                self.stub_entries_counted += 1
+                self.handoff_entries_counted += 1
+                tree.entries_counted += 1
+                self.exits_counted += 1
 
     def make_handoff(self, tree: Tree) -> Any:
         """tree's hand-off builtin (``runtime.native.handoff_function``); False if it has none (no entry stub,
@@ -215,7 +226,15 @@ class NativeRunner:
         if tree.entry is None or kind is None or (kind != HANDOFF_WHILE) != bool(info.hidden):
             return False
         base = info.hidden[0] if info.hidden else 0
-        return handoff_function(tree.root.entry_address, self.layout.nslots, self.nlocals, base, kind)
+        return handoff_function(
+            tree.root.entry_address,
+            self.layout.nslots,
+            self.nlocals,
+            base,
+            kind,
+            ctypes.addressof(self.handoff_counts),
+            ctypes.addressof(tree.handoff_counts),
+        )
 
     @internal
     def run(self, frame: Frame, tree: Tree) -> ExitDescriptor:

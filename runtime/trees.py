@@ -17,6 +17,7 @@ from typing import Any
 
 from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
+from codegen.entry import HANDOFF_COUNTS
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.trace import Trace
@@ -115,12 +116,25 @@ class Tree:
         self.jumpers: list[Tree] = []  # trees with a trace that tail-jumps into this one
         self.jumps_to: list[Tree] = []  # the trees a trace of this one tail-jumps into
         self.valid = True
-        self.entries = 0  # from the interpreter
-        self.iterations = 0  # run by those entries (of this tree's loop and of the trees it calls)
+        # entries from the interpreter and CPython, and the iterations they ran (of this tree's loop and of the trees
+        # it calls): those counted in Python, plus those of its hand-offs, which count themselves natively
+        self.entries_counted = 0
+        self.iterations_counted = 0
+        self.handoff_counts = (ctypes.c_int64 * HANDOFF_COUNTS)()  # [entries, iterations] (codegen.entry)
         self.side_writes: set[int] = set()  # slots side traces assign
         for tree in calls:
             tree.callers.append(self)
         root.tree = self
+
+    @property
+    def entries(self) -> int:
+        """Native entries from the interpreter and CPython."""
+        return self.entries_counted + self.handoff_counts[0]
+
+    @property
+    def iterations(self) -> int:
+        """The loop iterations those entries ran (of this tree's loop and of the trees it calls)."""
+        return self.iterations_counted + self.handoff_counts[1]
 
     def matches(self, tags: bytes) -> bool:
         return self._gather(tags) == self._expected

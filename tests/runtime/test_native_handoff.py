@@ -1,7 +1,7 @@
 """A loop's hand-off from CPython into native code in one call (codegen.entry.build_handoff, through
-``NativeRunner.hand_over``): the locals come as the instrumented code's tuple, a range loop's hidden slots are
+``NativeRunner.handoff_calls``): the locals come as the instrumented code's tuple, a range loop's hidden slots are
 read from the range iterator's fields, the tree's entry stub runs on the slots built, and the locals go back
-as one tuple.
+as one tuple, with whether the loop has ended (its header's test, made natively).
 
 Checked: the slots it builds are those the Python hand-off (runtime.handoff.enter) builds, for range
 iterators at every position; results equal CPython's with values of every kind and unbound locals
@@ -13,6 +13,7 @@ flat.
 from __future__ import annotations
 
 import sys
+import traceback
 
 import pytest
 
@@ -20,8 +21,11 @@ import jit as jit_module
 from codegen import abi
 from jit import jit
 from jit.api import state_of
+from jit.frontend.instrument import BREAK, EXHAUSTED, RETURN
 from runtime.frame import UNBOUND
 from runtime.handoff import enter
+from runtime.interpreter import range_exhausted, sequence_exhausted
+from runtime.loop_driver import LoopRuntime
 from tests.helpers import check, define
 
 pytestmark = pytest.mark.skipif(abi.RANGE_ITERATOR is None, reason="range iterator layout unknown: no native hand-off")
@@ -71,10 +75,12 @@ def test_range_iterator_at_every_position_gives_the_python_hand_offs_slots(start
         values = (start, stop, step, 3, 0, UNBOUND if taken == 0 else 11)  # (start stop step scale total i)
         native, python = _hand_over(f, values, it, rng)
         assert native is not None and native is not NotImplemented
-        result, slots, local_values, unbound = native
+        result, slots, local_values, unbound, ended = native
         assert (result, slots) == python
         assert local_values == tuple(slots[: len(local_values)])
         assert unbound == any(value is UNBOUND for value in local_values)
+        # the loop's end test after the exit, natively: what the interpreter's says
+        assert ended is range_exhausted(slots, state_of(f).code.loops[0].hidden[0])
 
 
 def summing(items, scale):
@@ -100,9 +106,10 @@ def test_sequence_iterator_at_every_position_gives_the_python_hand_offs_slots(ma
         if native is None:  # exhausted: an empty tuple in its slots, which a tree that walks a list refuses
             assert taken > len(sequence) and make is list and python[0] is None and python[1][4] == ()
             continue
-        result, slots, local_values, unbound = native
+        result, slots, local_values, unbound, ended = native
         assert (result, slots) == python
         assert local_values == tuple(slots[: len(local_values)])
+        assert ended is sequence_exhausted(slots, state_of(f).code.loops[0].hidden[0])
 
 
 def test_the_users_own_iterator_is_shared():
@@ -248,3 +255,170 @@ def test_refused_and_unbuildable_states_leak_nothing():
         assert tree.handoff((lst, s, obj), iter(rng), rng, []) is NotImplemented
         assert tree.handoff((lst, s, obj, 7, 3, obj, lst, s, 7, UNBOUND), iter([1]), rng, []) is NotImplemented
     assert [sys.getrefcount(v) for v in (lst, s, obj)] == before
+
+
+# --- each way out of a one-call hand-off, its counters, and its plan -------------------------------------------
+
+
+def leaving(n, stop, ret, fail):
+    total = 0
+    i = -1
+    for i in range(n):
+        if i == stop:
+            break
+        if i == ret:
+            return "returned", total, i
+        if i == fail:
+            raise ValueError(f"failed at {i} with {total}")
+        total += i * 3
+    else:
+        total = -total  # (the else clause: only when the loop ends)
+    return total, i
+
+
+# (n, stop, ret, fail): the loop ends, ends without an iteration, breaks, returns, raises
+WAYS = {
+    "end": (6, -1, -1, -1),
+    "no iteration": (0, -1, -1, -1),
+    "break": (10, 4, -1, -1),
+    "return": (10, -1, 6, -1),
+    "exception": (10, -1, -1, 3),
+}
+
+
+def _spy_loop(monkeypatch):
+    """The loop driver's answers to the instrumented code (how: CONTINUE, EXHAUSTED, ...; or the exception)."""
+    seen = []
+    original = LoopRuntime.loop
+
+    def spy(self, index, at_body, it, iterable, values):
+        try:
+            result = original(self, index, at_body, it, iterable, values)
+        except BaseException as exc:
+            seen.append(type(exc).__name__)
+            raise
+        seen.append(result[0])
+        return result
+
+    monkeypatch.setattr(LoopRuntime, "loop", spy)
+    return seen
+
+
+def _last_line(exc):
+    return traceback.extract_tb(exc.__traceback__)[-1].lineno
+
+
+def test_each_way_out_continues_exactly(monkeypatch):
+    """A loop entered from CPython through the one-call hand-off and left by its end (the else clause runs), an
+    end without an iteration, break (the else clause does not), return and an exception: the results,
+    exceptions and tracebacks are CPython's, and every call entered native code once, at the loop's header."""
+    jitted = check(leaving, *(list(WAYS.values()) * 6), options=ALWAYS, native=True)
+    f = jitted.cpython_baseline
+    entries = handoff_entries(jitted)
+    with pytest.raises(ValueError) as jitted_error:
+        f(*WAYS["exception"])
+    with pytest.raises(ValueError) as plain_error:
+        leaving(*WAYS["exception"])
+    assert str(jitted_error.value) == str(plain_error.value)
+    assert _last_line(jitted_error.value) == _last_line(plain_error.value)  # (the raise, not the loop's header)
+    assert handoff_entries(jitted) == entries + 1
+    seen = _spy_loop(monkeypatch)  # (from here on: its frame sits in tracebacks, between the function and the driver)
+    expected_how = {"end": EXHAUSTED, "no iteration": EXHAUSTED, "break": BREAK, "return": RETURN}
+    for way, args in WAYS.items():
+        seen.clear()
+        entries = handoff_entries(jitted)
+        if way == "exception":
+            with pytest.raises(ValueError):
+                f(*args)
+            assert seen == ["ValueError"]
+        else:
+            assert f(*args) == leaving(*args)
+            assert seen == [expected_how[way]], way
+        assert handoff_entries(jitted) == entries + 1, way
+
+
+def test_one_call_hand_offs_count_exactly():
+    """The counters that native code keeps for the one-call hand-off (jit.stats: handoffs, native and stub and
+    hand-off entries, exits; per tree: entries and iterations) add up to what was run."""
+    f = jit(**ALWAYS)(leaving)
+    for _ in range(6):
+        for args in WAYS.values():
+            try:
+                f(*args)
+            except ValueError:
+                pass
+    state = state_of(f)
+    trees = state.monitor.registry.trees[0]
+    before = jit_module.stats(f)
+    tree_before = [(tree.entries, tree.iterations) for tree in trees]
+    for _ in range(50):
+        assert f(7, -1, -1, -1) == leaving(7, -1, -1, -1)
+    after = jit_module.stats(f)
+    for key in ("handoffs", "native_entries", "stub_entries", "handoff_entries", "exits_to_interpreter"):
+        assert after[key] - before[key] == 50, key
+    iterations = after["native_iterations"] - before["native_iterations"]
+    # (each entry ran the loop's 7 iterations natively: 7 or 8 passes through its header, counted by the fuel)
+    assert iterations in (50 * 7, 50 * 8), iterations
+    tree_after = [(tree.entries, tree.iterations) for tree in trees]
+    assert sum(a[0] - b[0] for a, b in zip(tree_after, tree_before)) == 50
+    assert sum(a[1] - b[1] for a, b in zip(tree_after, tree_before)) == iterations
+
+
+def adding(values):
+    total = values[0] * 0  # (an int or a float: the entry type map of the loop's tree)
+    for v in values:
+        total += v
+    return total
+
+
+def test_a_new_tree_is_entered_through_the_hand_off():
+    """The loop driver plans a loop's hand-offs once for its trees (TreeRegistry.plans); a tree installed since
+    (floats after ints: another entry type map) drops the plan, and the new tree is entered in one call too."""
+    f = jit(**ALWAYS)(adding)
+    ints, floats = [1, 2, 3, 4], [0.5, 1.5, 2.5]
+    for _ in range(6):
+        assert f(ints) == adding(ints)
+    state = state_of(f)
+    registry = state.monitor.registry
+    assert len(registry.trees[0]) == 1 and registry.plans[0] is not None
+    for _ in range(6):
+        assert repr(f(floats)) == repr(adding(floats))
+    assert len(registry.trees[0]) == 2
+    entries = jit_module.stats(f)["handoff_entries"]
+    for _ in range(10):
+        assert repr(f(floats)) == repr(adding(floats))
+        assert f(ints) == adding(ints)
+    assert jit_module.stats(f)["handoff_entries"] == entries + 20
+
+
+SCALED = """
+SCALE = 3
+
+def scaled(n):
+    total = 0
+    for i in range(n):
+        total += i * SCALE
+    return total
+"""
+
+
+def test_an_invalidated_tree_is_not_entered_again():
+    """A global the trees rely on, rebound: the tree is invalidated (its exit says so), the plan made for it is
+    dropped, and the results follow the new value (the tree recorded again is entered in one call)."""
+    namespace = {}
+    scaled = define(SCALED, "scaled", namespace)
+    f = jit(**ALWAYS)(scaled)
+    for _ in range(6):
+        assert f(10) == sum(i * 3 for i in range(10))
+    registry = state_of(f).monitor.registry
+    assert registry.plans[0] is not None
+    namespace["SCALE"] = 5
+    for _ in range(8):
+        assert f(10) == sum(i * 5 for i in range(10))
+    stats = jit_module.stats(f)
+    assert stats["invalidated_trees"] >= 1, stats
+    assert all(tree.valid for tree in registry.trees[0])
+    entries = stats["handoff_entries"]
+    for _ in range(5):
+        assert f(10) == sum(i * 5 for i in range(10))
+    assert jit_module.stats(f)["handoff_entries"] == entries + 5
