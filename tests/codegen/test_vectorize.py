@@ -188,3 +188,34 @@ def test_every_opt_level_gives_cpythons_result():
         f = jit(**{**TEST_OPTIONS, "opt_level": level})(masked_sum)
         assert f(7, N) == masked_sum(7, N)
         assert f(INT64_MAX - 10, N) == masked_sum(INT64_MAX - 10, N)
+
+
+def _function_blocks(ir_text: str, name_pattern: str) -> dict[str, str]:
+    """Block label -> its text, in the first function whose name matches name_pattern (unoptimized IR)."""
+    match = re.search(rf'^define [^\n]*@"({name_pattern})"\(', ir_text, re.M)
+    assert match is not None, name_pattern
+    body = ir_text[match.end() : ir_text.index("\n}", match.end())]
+    blocks: dict[str, str] = {}
+    label = "entry"
+    for line in body.splitlines()[2:]:
+        found = re.match(r'^"?([\w.]+)"?:$', line)
+        if found:
+            label = found.group(1)
+            blocks[label] = ""
+        else:
+            blocks[label] = blocks.get(label, "") + line + "\n"
+    return blocks
+
+
+def test_a_versioned_loop_entered_for_an_iteration_at_a_time_pays_nothing_at_entry():
+    # branchy's root leaves for its side trace at every other iteration, and the side trace jumps back into
+    # it: the root's entry does nothing for the fast copy (no load of its `refused`, no event computed); the
+    # checked loop looks at the fuel's low bits once per iteration and decides every EVENT_EVERY iterations,
+    # after the periodic check's test
+    jitted = check(branchy, N, native=True)
+    (root,) = [t for t in traces(jitted) if t["kind"] == "root"]
+    assert root["fast_runs"] == 0  # (no entry lasts long enough)
+    blocks = _function_blocks(jit.dump(jitted, "ir"), r"tj_branchy_root\d+_\d+_\w+?")
+    assert "fast" in jit.dump(jitted, "ir")  # (versioned: it has a fast copy)
+    assert "_refused" not in blocks["entry"]
+    assert any("_refused" in code for label, code in blocks.items() if label.startswith("periodic_done"))
