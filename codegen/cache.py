@@ -293,6 +293,7 @@ def environment() -> bytes:
         "cpu": llvm.get_host_cpu_name(),
         "features": llvm.get_host_cpu_features().flatten(),
         "passes": list(engine_module.TRACE_PASSES),
+        "vector_pipeline": [engine_module.VECTOR_LEVEL, sorted(engine_module.VECTOR_TUNING.items())],
         "codegen_levels": sorted(engine_module.CODEGEN_LEVEL.items()),
     }
     return json.dumps(parts, sort_keys=True, default=str).encode()

@@ -8,9 +8,9 @@ from typing import Any
 
 from codegen import abi
 from codegen.context import LowerContext
-from codegen.engine import CompiledModule, ObjectCache, engine
+from codegen.engine import VECTOR_MODULE, CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
-from codegen.function import build
+from codegen.function import build, module_texts
 from jit.trace import Trace, TraceKind
 
 
@@ -26,6 +26,7 @@ class NativeCode:
     links_address: int  # the array of per-exit link pointers
     keepalive: list[Any]  # objects the code points to
     entry_address: int = 0
+    vectorized: bool = False  # its loop's fast copy went through the vectorizing pipeline (codegen.engine)
 
 
 @dataclasses.dataclass(eq=False)
@@ -39,6 +40,7 @@ class LoweredTrace:
     keepalive: list[Any]
     imports: dict[str, int]  # the addresses of its symbols (codegen.symbols), for the linker
     entry: str = ""  # a root trace's entry stub (codegen.entry), if it has one
+    vectorized: bool = False  # (ir holds a second module: codegen.engine.VECTOR_MODULE)
 
 
 def lower_trace(
@@ -74,14 +76,16 @@ def lower_trace(
             dependencies.append(uop.operand.tree.library)
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
+    main_text, fast_text = module_texts(ctx)
     return LoweredTrace(
         symbol=symbol,
-        ir=str(ctx.module),
+        ir=main_text + VECTOR_MODULE + fast_text if fast_text else main_text,
         exports=exports,
         dependencies=sorted(set(dependencies)),
         keepalive=ctx.keepalive,
         imports=ctx.symbols.addresses,
         entry=entry,
+        vectorized=bool(fast_text),
     )
 
 
@@ -96,4 +100,5 @@ def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | 
         links_address=module.addresses[f"{lowered.symbol}_links"],
         keepalive=lowered.keepalive,
         entry_address=module.addresses[lowered.entry] if lowered.entry else 0,
+        vectorized=lowered.vectorized,
     )

@@ -79,7 +79,6 @@ class LowerContext:
         self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
         self.values: dict[int, ir.Value] = {}
         self.fuel: ir.Value | None = None
-        self.event: ir.Value | None = None  # (a versioned loop's checked copy) the fuel of its next event
         self.call_result: ir.Value | None = None  # the last inner tree's exit number
         self.valid: dict[int, tuple[ir.Value, ir.Value]] = {}  # slot -> (written-yet flag, previous value)
         self.valid_kinds: dict[int, Kind] = {}
@@ -106,6 +105,8 @@ class LowerContext:
             )
             self.links.initializer = ir.Constant(self.links.value_type, None)
         self.tail: ir.Block | None = None
+        # a versioned loop's fast copy when LLVM's loop vectorizer gets it (codegen.function.vectorizable)
+        self.vectorized: ir.Function | None = None
         self.tail_index: Any = None
         self.tail_fuel: Any = None
         # per snapshot (while the values it names mean the same: codegen.function starts over at the loop):

@@ -73,14 +73,9 @@ def build(ctx: LowerContext) -> None:
     if trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
         assert ctx.fuel is not None
         fast, refused = _build_fast(ctx)
-        # the fuel at the top of the iteration after WARM_UP (an entry the fast copy's function handed back to
-        # never gets there: it goes on here), and the first event: that, or the next periodic check due
-        handed_back = b.icmp_unsigned("==", ctx.fuel, b.load(refused))
-        warmed_up = b.sub(ctx.fuel, ir.Constant(I64, WARM_UP + 1))
-        target = b.select(handed_back, ir.Constant(I64, -(2**63)), warmed_up)
-        top.event = b.select(b.icmp_signed(">", target, _next_due(ctx, ctx.fuel)), target, _next_due(ctx, ctx.fuel))
-        warm_up = (target, fast)
-        entry_end = b.block
+        # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
+        # jumps back at every other iteration does, pays nothing for the fast copy)
+        warm_up = (ctx.fuel, fast, refused)
     loop = ctx.function.append_basic_block("loop")
     b.branch(loop)
     here = _loop(ctx, loop, top, fast=False, dispatch=None, warm_up=warm_up)
@@ -146,6 +141,12 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
         _leave_if_exhausted(ctx, dispatch, ok, trips, due)
+    if counted and vectorizable(trace):
+        # its own module, optimized with the vectorizing pipeline (codegen.engine): both functions and the
+        # globals they share are then linked across modules (module_texts)
+        ctx.function.linkage = ""
+        refused.linkage = ""
+        main.vectorized = ctx.function
     b.cbranch(holds, fast, back)
     b.position_at_end(back)
     for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
@@ -224,12 +225,78 @@ def _leave_if_exhausted(ctx: LowerContext, dispatch: _Top, ok: ir.Value, trips: 
     ctx.fuel = fuel
 
 
+def vectorizable(trace: Trace) -> bool:
+    """Is a counted fast copy's loop (``_build_fast``) one LLVM's loop vectorizer may take: its body (the uops
+    after the periodic check and the range's guard, each as its fast form) computes ints, floats and bools
+    from ints, floats and bools alone, with neither a guard (an iteration has no way out but its end) nor an
+    effect. Then its iterations differ only by the counter, and what the vectorizer does is exact: int
+    arithmetic the range analysis proved never overflows (wrapping and exact agree), and float operations it
+    never reorders (no fast-math flag is ever emitted: a float sum is a chain, not a reduction it may
+    reassociate)."""
+    assert trace.end_snapshot is not None
+    for uop in trace.uops[2:]:
+        if uop.name == "_JUMP_TO_TOP":
+            break
+        op = uop.fast if uop.fast is not None else uop.op
+        if op.is_guard or not op.pure or op.owns or op.lowering is not Lowering.TABLE:
+            return False
+        if uop.out is None or not uop.out.kind.is_number:
+            return False
+        if not all(value.kind.is_number for value in uop.args):
+            return False
+    end = trace.end_snapshot.outer.slots
+    return all(value.kind.is_number for slot, value in trace.entry_slots.items() if end.get(slot) is not value)
+
+
+def module_texts(ctx: LowerContext) -> tuple[str, str]:
+    """The text of ctx's module, and, where its fast copy is vectorizable (``ctx.vectorized``), that of a
+    second module holding that function alone (the first declares it instead): ``codegen.engine`` runs the
+    vectorizing pipeline on the second only, then links the two. The second declares what it shares with the
+    first (the trace's function, its globals: exit counters, links, ``refused``), defined in the first."""
+    fast = ctx.vectorized
+    if fast is None:
+        return str(ctx.module), ""
+    functions = [f for f in ctx.module.functions if f.blocks]
+    variables = [g for g in ctx.module.global_values if isinstance(g, ir.GlobalVariable) and g.initializer]
+    saved_blocks = {id(f): f.blocks for f in functions}
+    saved = [(g, g.initializer, g.linkage) for g in variables]
+    changed = [*functions, *variables]
+
+    def forget() -> None:  # (llvmlite caches a global's text)
+        for value in changed:
+            getattr(value, "_clear_string_cache", lambda: None)()
+
+    try:
+        fast.blocks = []
+        forget()
+        main_text = str(ctx.module)
+        fast.blocks = saved_blocks[id(fast)]
+        for function in functions:
+            if function is not fast:
+                function.blocks = []
+        for variable in variables:
+            variable.initializer, variable.linkage = None, ""
+        forget()
+        fast_text = str(ctx.module)
+    finally:
+        for function in functions:
+            function.blocks = saved_blocks[id(function)]
+        for variable, initializer, linkage in saved:
+            variable.initializer, variable.linkage = initializer, linkage
+        forget()
+    return main_text, fast_text
+
+
 #: a versioned loop's iterations in its checked copy, at each entry, before the fast copy's conditions are
 #: checked: an entry that leaves the loop (or the trace, to a side trace) before pays nothing for them (the
 #: check costs a few nanoseconds: about what the fast copy saves in ten iterations)
 WARM_UP = 4
 #: the iterations a range loop must have left then for the check to be worth it
 CHEAP_TRIPS = 32
+#: the checked copy of a versioned loop looks at its fuel's low bits at each iteration, and every EVENT_EVERY
+#: iterations (a power of two dividing abi.PERIOD) checks whether the periodic check is due or the warm-up
+#: over: an entry's first time in the fast copy comes after WARM_UP to WARM_UP + EVENT_EVERY iterations
+EVENT_EVERY = 8
 
 
 def _slot_of(trace: Trace, value: Value) -> int:
@@ -246,9 +313,6 @@ class _Top:
     flags: dict[int, tuple[ir.Value, ir.Value]]
     fuel: ir.Value
     left: ir.Value | None = None
-    # (the checked loop of a versioned trace's function) the fuel of the next event: a periodic check due, or
-    # the end of the warm-up
-    event: ir.Value | None = None
     # (a counted fast copy with a rollback) the or of the bits of its run's marks so far: exponent bits set where
     # a floating-point event happened
     mark: ir.Value | None = None
@@ -272,7 +336,6 @@ class _Top:
             flags,  # type: ignore[arg-type]
             fuel,
             b.phi(I64, name="left") if left else None,
-            b.phi(I64, name="event") if like.event is not None else None,
         )
 
     def add_incoming(self, values: _Top, block: ir.Block) -> None:
@@ -287,9 +350,6 @@ class _Top:
         if self.left is not None:
             assert values.left is not None
             self.left.add_incoming(values.left, block)  # type: ignore[attr-defined]
-        if self.event is not None:
-            assert values.event is not None
-            self.event.add_incoming(values.event, block)  # type: ignore[attr-defined]
 
 
 def _loop(
@@ -299,15 +359,16 @@ def _loop(
     *,
     fast: bool,
     dispatch: tuple[_Top, ir.Block] | None,
-    warm_up: tuple[ir.Value, ir.Function] | None = None,
+    warm_up: tuple[ir.Value, ir.Function, ir.GlobalVariable] | None = None,
     counted: bool = False,
     rollback: ir.Block | None = None,
 ) -> _Top:
     """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
     fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
     checks its conditions, which the periodic check goes to before the iteration goes on (None: a loop of one
-    copy goes straight on); warm_up: the fuel at whose iteration's top this copy goes on in the function of the
-    fast copy (``_build_fast``: a tail call, the loop's state in the buffer), and that function; counted: this
+    copy goes straight on); warm_up: the fuel this function was entered with, the function of the fast copy
+    (``_build_fast``: this copy goes on there after a warm-up, by a tail call, the loop's state in the buffer)
+    and its global ``refused``; counted: this
     (fast) copy runs the number of iterations its phi `left` starts with, then goes there (its first two uops,
     the periodic check and the range's guard, are not lowered: the count stands for both); rollback: (a
     counted copy of an effect-free loop) the deferred checks of floating-point events of the whole run are one
@@ -329,7 +390,6 @@ def _loop(
         ctx.valid_kinds[slot] = value.kind
     ctx.fuel = b.sub(here.fuel, ir.Constant(I64, 1)) if counted else here.fuel
     ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
-    ctx.event = here.event
 
     def back_to_dispatch(cont: ir.Block) -> None:
         """(after the periodic check) to the conditions, once the slots assigned late are assigned (every way
@@ -357,7 +417,7 @@ def _loop(
             flags = {slot: (ir.Constant(I1, 1), ctx.value(end[slot])) for slot in here.flags}
             after = _Top(carried, flags, ctx.fuel)  # type: ignore[arg-type]
             if dispatch is None:
-                here.add_incoming(dataclasses.replace(after, event=ctx.event), latch)
+                here.add_incoming(after, latch)
                 b.branch(loop)
             elif counted and rollback is not None:
                 assert here.left is not None and here.mark is not None
@@ -505,52 +565,49 @@ def _check_periodic(ctx: LowerContext, uop: Uop, resume: Callable[[ir.Block], No
     b.position_at_end(cont)
 
 
-def _next_due(ctx: LowerContext, fuel: ir.Value) -> ir.Value:
-    """The decremented fuel of the next iteration whose periodic check is due, from fuel (the loop's top)."""
-    b = ctx.builder
-    first = b.sub(fuel, ir.Constant(I64, 1))
-    return b.sub(first, b.and_(first, ir.Constant(I64, abi.PERIOD - 1)))
-
-
-def _check_events(ctx: LowerContext, uop: Uop, here: _Top, warmed_up: ir.Value, fast: ir.Function) -> None:
-    """_check_periodic for the checked loop of a versioned trace's function, with the end of its warm-up: one
-    compare per iteration, of the fuel with that of the next event (ctx.event). At the periodic check's, the
-    periodic check; at the warm-up's end (the fuel warmed_up, at the top of the iteration after WARM_UP), on
-    in fast, the fast copy's function, if CHEAP_TRIPS are left (a guess, for a range loop); then the next
-    event's fuel."""
+def _check_events(
+    ctx: LowerContext, uop: Uop, here: _Top, entered: ir.Value, fast: ir.Function, refused: ir.GlobalVariable
+) -> None:
+    """_check_periodic for the checked loop of a versioned trace's function: every EVENT_EVERY iterations (a
+    test of the fuel's low bits per iteration, as the periodic check alone; a multiple of abi.PERIOD is one of
+    EVENT_EVERY), the periodic check if due, then, if more than WARM_UP iterations of this entry (entered: its
+    fuel) have run and the fast copy's function did not hand this entry back (``refused`` holds its fuel), on
+    in fast, the fast copy's function, if CHEAP_TRIPS are left (a guess, for a range loop)."""
     b = ctx.builder
     trace = ctx.trace
-    assert ctx.fuel is not None and ctx.event is not None
+    assert ctx.fuel is not None
     fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
     ctx.fuel = fuel
     event = ctx.function.append_basic_block("event")
     cont = ctx.function.append_basic_block("event_done")
-    branch = b.cbranch(b.icmp_signed("==", fuel, ctx.event), event, cont)
-    branch.set_weights([1, WARM_UP])
-    header = b.block
-    b.position_at_end(cont)
-    next_event = b.phi(I64, name="next_event")
-    next_event.add_incoming(ctx.event, header)
+    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, EVENT_EVERY - 1)), ir.Constant(I64, 0))
+    branch = b.cbranch(due, event, cont)
+    branch.set_weights([1, EVENT_EVERY])
     b.position_at_end(event)
     periodic = ctx.function.append_basic_block("periodic")
     after = ctx.function.append_basic_block("periodic_done")
-    b.cbranch(
+    to_periodic = b.cbranch(
         b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, abi.PERIOD - 1)), ir.Constant(I64, 0)), periodic, after
     )
+    to_periodic.set_weights([1, abi.PERIOD // EVENT_EVERY])  # (else its spills go to the entry)
     b.position_at_end(periodic)
     _periodic(ctx, uop)
     if _holds_borrowed_objects(trace, ctx.ownership.defined):
         ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
     else:
-        b.branch(after)
+        # (straight on: the fast copy waits for the next event, so that what its check needs is not kept
+        # across the call of the periodic check, in registers spilled at every entry)
+        b.branch(cont)
     b.position_at_end(after)
-    later = b.select(b.icmp_signed("<", warmed_up, fuel), warmed_up, ir.Constant(I64, -(2**63)))
-    due = _next_due(ctx, fuel)
-    following = b.select(b.icmp_signed(">", later, due), later, due)
+    if not any(u.name == "_CALL_TREE" for u in trace.uops):
+        # (the buffer's fuel is the entry's until an exit, or a call of an inner tree: read again here, it keeps
+        # a register free in the loop; an atomic load, a plain one on every target, which LLVM leaves where it is
+        # instead of forwarding the entry's value and keeping that live, or an iteration count, in the loop)
+        entered = b.load_atomic(ctx.word(abi.FUEL), "monotonic", 8)
+    warmed_up = b.icmp_unsigned("<", fuel, b.sub(entered, ir.Constant(I64, WARM_UP)))  # (fuel < entered)
+    handed_back = b.icmp_unsigned("==", entered, b.load(refused))
     go = ctx.function.append_basic_block("warmed_up")
-    stay = b.block
-    b.cbranch(b.icmp_signed("==", fuel, warmed_up), go, cont)
-    next_event.add_incoming(following, stay)
+    b.cbranch(b.and_(warmed_up, b.not_(handed_back)), go, cont)
     b.position_at_end(go)
     counter = trace.range_counter()
     if counter is not None:  # (a guess, wrapping: the conditions decide)
@@ -558,7 +615,6 @@ def _check_events(ctx: LowerContext, uop: Uop, here: _Top, warmed_up: ir.Value, 
         ahead = b.select(b.icmp_signed(">", step, ir.Constant(I64, 0)), b.sub(stop, cur), b.sub(cur, stop))
         on = ctx.function.append_basic_block("to_fast")
         b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
-        next_event.add_incoming(following, go)
         b.position_at_end(on)
     for slot, value in here.values.items():  # the state at the loop's top
         ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
@@ -568,7 +624,6 @@ def _check_events(ctx: LowerContext, uop: Uop, here: _Top, warmed_up: ir.Value, 
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
-    ctx.event = next_event
 
 
 def _periodic(ctx: LowerContext, uop: Uop) -> None:

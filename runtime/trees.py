@@ -40,6 +40,7 @@ class CompiledTrace:
     links_address: int  # the array of per-exit link pointers
     keepalive: list[Any]
     entry_address: int = 0  # a root's entry stub (codegen.entry), if it has one
+    vectorized: bool = False  # its loop's fast copy went through LLVM's loop vectorizer (codegen.engine)
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
 
@@ -56,6 +57,7 @@ class CompiledTrace:
             links_address=native.links_address,
             keepalive=native.keepalive,
             entry_address=native.entry_address,
+            vectorized=native.vectorized,
         )
         for index, exit in enumerate(exits):
             exit.index = index
