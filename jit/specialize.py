@@ -342,7 +342,9 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
 
 def truth(r: Emitter, v: Value) -> Value:
     if v.kind in BEYOND_64_BITS:  # an int past 64 bits: not zero (CPython's comparison of int objects)
-        return r.emit("_COMPARE_OP_INT_OBJECT", (as_int_object(r, v), r.const(0, Kind.INT_OBJECT)), operand=CompareOp.NE)
+        return r.emit(
+            "_COMPARE_OP_INT_OBJECT", (as_int_object(r, v), r.const(0, Kind.INT_OBJECT)), operand=CompareOp.NE
+        )
     kind = v.kind
     if kind in (B, Kind.NP_BOOL):
         return v

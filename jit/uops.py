@@ -506,7 +506,9 @@ _uop(
     operand=Operand.CONST,
     doc="-x or ~x of an exact int (the operand: the operator); leaves if allocation fails",
 )
-_uop("_NEW_INT_OBJECT_REF", (O,), Kind.INT_OBJECT, owns=True, doc="an exact int read from a container, as an int object")
+_uop(
+    "_NEW_INT_OBJECT_REF", (O,), Kind.INT_OBJECT, owns=True, doc="an exact int read from a container, as an int object"
+)
 # i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
 W = Kind.WIDE_INT
 _uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from codegen.capi import PTR
 from codegen import abi
+from codegen.capi import PTR
 from codegen.context import LowerContext
 from codegen.lower.table import (
     _args,
