@@ -49,6 +49,10 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_And": (PTR, (PTR, PTR)),
     "PyNumber_Or": (PTR, (PTR, PTR)),
     "PyNumber_Xor": (PTR, (PTR, PTR)),
+    "PyNumber_Power": (PTR, (PTR, PTR, PTR)),
+    "PyObject_RichCompareBool": (I32, (PTR, PTR, I32)),
+    "PyNumber_Negative": (PTR, (PTR,)),
+    "PyNumber_Invert": (PTR, (PTR,)),
     "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
     # iterators an outer trace makes for its inner loops (codegen.lower.loops)
     "PyObject_GetIter": (PTR, (PTR,)),

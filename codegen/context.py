@@ -123,6 +123,7 @@ class LowerContext:
         # NumPy floating-point event checks not made yet (check_deferred): the conjunction of their "no event"
         # conditions, and the first of their uops, whose exit the one guard for all of them takes
         self.deferred: tuple[ir.Value, Uop] | None = None
+        self.call_snapshot: Snapshot | None = None  # the state that call wrote to the buffer
 
     # --- values ----------------------------------------------------------------------------------------
     def value(self, v: Value) -> ir.Value:
@@ -295,18 +296,23 @@ class LowerContext:
         return b.select(owns, self.load_slot(slot, Kind.OBJECT), ir.Constant(PTR, None))
 
     def take_back(self, handed: Counter[int], snapshot: Snapshot) -> None:
-        """After an inner tree's call at snapshot returned the recorded way (it wrote none of the slots holding
-        them): the trace owns again the references it handed over (their tags lose OWNED; a value in several
-        slots had one more reference for each other place)."""
+        """After an inner tree's call at snapshot returned the recorded way: the buffer's references to the owned
+        values the call handed over (one per slot holding one), in the slots that still hold them with the tag
+        OWNED, are released and the tags lose OWNED (the trace kept a reference of its own across the call). A
+        slot the inner tree assigned meanwhile holds what it wrote: it released the reference there itself."""
+        b = self.builder
         (frame,) = exit_resume(self.trace, snapshot)
         for state in frame.slots:
             value = state.value
             if state.hold is Hold.VALUE and value is not None and value.id in handed:
-                tag = ir.Constant(I8, int(value.kind) | DIRTY)
-                self.builder.store(tag, self.tag_address(self.layout.slot_tag(state.slot)))
-        for value_id, count in handed.items():
-            for _ in range(count - 1):
-                self.decref(self.value(self.ownership.values[value_id]))
+                obj = self.value(value)
+                address = self.tag_address(self.layout.slot_tag(state.slot))
+                tag = b.load(address)
+                owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(I8, OWNED)), ir.Constant(I8, 0))
+                same = b.icmp_unsigned("==", self.load_slot(state.slot, Kind.OBJECT), obj)
+                with b.if_then(b.and_(owned, same)):
+                    b.store(ir.Constant(I8, int(value.kind) | DIRTY), address)
+                    self.decref(obj)
 
     def hand_over(self, value: Value, handed: set[int]) -> bool:
         """Whether value, written into the interpreter's state, goes with a reference of its own (taking one
@@ -399,7 +405,7 @@ class LowerContext:
             # owned values the exit's state does not hold are released here (the others are handed over; after
             # an inner tree's call that left another way, the state is the buffer's: the call handed them over)
             if exit.propagate or exit.prewritten is not None:
-                in_state = self.call_handed
+                in_state = Counter()  # (the state is the buffer's: the trace kept its own references across the call)
             else:
                 in_state = self.ownership.state(self.trace, exit.snapshot)
             self.release([value for value in live if value.id not in in_state])

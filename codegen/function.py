@@ -642,14 +642,34 @@ def _periodic(ctx: LowerContext, uop: Uop) -> None:
 
 def _holds_borrowed_objects(trace: Trace, owned: Container[int]) -> bool:
     """Does a loop-carried slot hold an object the trace found inside another (a list's element)? (Not one
-    it owns: an int object, a list it built.)"""
+    it owns: an int object, a list it built; nor a character of a str it iterates, one of CPython's cached
+    one-character strs, which live as long as the interpreter.)"""
     assert trace.end_snapshot is not None
+    characters = _cached_characters(trace)
     for slot in trace.written:
         value = trace.end_snapshot.outer.slots.get(slot)
         if value is not None and value.kind.is_pointer and trace.entry_slots.get(slot) is not value:
-            if not value.is_const and value.id not in owned:
+            if not value.is_const and value.id not in owned and value.id not in characters:
                 return True
     return False
+
+
+def _cached_characters(trace: Trace) -> set[int]:
+    """The values that are the items of a str iterator native code takes (over characters below U+0100:
+    _GUARD_BUILTIN_ITERATOR checks it), as their type guard gives them."""
+    items = {
+        uop.out.id
+        for uop in trace.uops
+        if uop.name == "_ITER_NEXT_BUILTIN" and uop.out is not None and uop.operand in _STR_ITERATORS
+    }
+    return {
+        uop.out.id
+        for uop in trace.uops
+        if uop.name == "_GUARD_TYPE" and uop.out is not None and uop.args and uop.args[0].id in items
+    }
+
+
+_STR_ITERATORS = frozenset({type(iter("")), type(iter("é"))})
 
 
 __all__ = ["Kind", "build"]

@@ -59,7 +59,6 @@ class Reason(enum.Enum):
 
     # --- lists and tuples ----------------------------------------------------------------------------------
     ELEMENT_TYPE = "element of type {type}"
-    ELEMENT_BIG_INT = "element is an int beyond 64 bits"
     SUBSCRIPT = "subscript of {container} by {index}"
     INDEX_OUT_OF_RANGE = "index out of range while recording"
     ITEM_ASSIGNMENT = "item assignment on {container}"
@@ -91,8 +90,6 @@ class Reason(enum.Enum):
     RAISES = "{what} raises {exception} here"
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
     INT_OBJECT_ACROSS_LOOP = "an int beyond 64 bits on the operand stack at an inner loop"
-    INT_OBJECT_SLOT_AT_INNER_LOOP = "an int beyond 64 bits in a local of an inner loop's tree (not compiled yet)"
-    OWNED_SLOT_WRITTEN_BY_INNER_LOOP = "the inner loop's tree assigns a local holding a list or int the trace made"
     RESULT_TYPE = "{what}: result is a {type}"
     OPERAND_KIND = "{what} on {kind}"
     MATMUL = "operator @ on numbers"

@@ -150,6 +150,7 @@ _INT_OBJECT_OPS = frozenset(
         BinOp.AND,
         BinOp.OR,
         BinOp.XOR,
+        BinOp.POW,  # (a non-negative exponent: the lowering leaves where the result is not an int)
     }
 )
 #: the kinds of ints past 64 bits: operand-stack temporaries, narrowed back to an int wherever else they go
@@ -162,6 +163,8 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     what = f"operator {op}"
     if a.kind in BEYOND_64_BITS or b.kind in BEYOND_64_BITS:
         if op in _INT_OBJECT_OPS and a.kind in _INTEGRAL and b.kind in _INTEGRAL:
+            if op == BinOp.POW and actual_b < 0:
+                raise Abort(Reason.NEGATIVE_INT_POWER)
             observe(what, lambda: op.fn(actual_a, actual_b))
             return _past_64_bits(r, op, a, b)
         a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
@@ -277,6 +280,29 @@ def compare(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     return r.emit("_COMPARE_OP_INT_FLOAT", (as_int(r, a), b), operand=op)
 
 
+_ORDERINGS = frozenset({CompareOp.LT, CompareOp.LE, CompareOp.EQ, CompareOp.NE, CompareOp.GT, CompareOp.GE})
+
+
+def compares_int_objects(op: CompareOp, a: Value, b: Value) -> bool:
+    """A comparison of ints one of which is past 64 bits (an int object or an i128): compared as int objects
+    (not narrowed to 64 bits, which such an int would not fit)."""
+    return (
+        op in _ORDERINGS
+        and (a.kind in BEYOND_64_BITS or b.kind in BEYOND_64_BITS)
+        and a.kind in _INTEGRAL
+        and b.kind in _INTEGRAL
+    )
+
+
+def compare_int_objects(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
+    """CPython's comparison of two ints, one past 64 bits (``compares_int_objects``). A constant outside 64 bits
+    against an int that fits in them compares as 0 does (`h > 2**80` is False for every 64-bit h)."""
+    for x, y, flip in ((a, b, False), (b, a, True)):
+        if y.is_const and not fits_int64(y.const) and x.kind in (I, B):
+            return r.const(op.fn(y.const, 0) if flip else op.fn(0, y.const))
+    return r.emit("_COMPARE_OP_INT_OBJECT", (as_int_object(r, a), as_int_object(r, b)), operand=op)
+
+
 def _identity(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     invert = op == CompareOp.IS_NOT
     if a.kind == Kind.NONE or b.kind == Kind.NONE:
@@ -299,6 +325,8 @@ def _identity(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
 def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     if op == UnaryOp.NOT:
         return r.emit("_UNARY_NOT", (truth(r, v),))
+    if v.kind in BEYOND_64_BITS:  # -x, ~x, +x of an int past 64 bits: CPython's own int operation
+        return v if op == UnaryOp.POS else r.emit("_UNARY_OP_INT_OBJECT", (as_int_object(r, v),), operand=op)
     _number(v, f"unary {op}")
     if op == UnaryOp.INVERT:
         if v.kind != I:
@@ -313,8 +341,10 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
 
 
 def truth(r: Emitter, v: Value) -> Value:
-    if v.kind in _NARROWING:  # (kept on the stack by `and`/`or`: one that does not fit leaves each time)
-        v = r.emit(_NARROWING[v.kind], (v,))
+    if v.kind in BEYOND_64_BITS:  # an int past 64 bits: not zero (CPython's comparison of int objects)
+        return r.emit(
+            "_COMPARE_OP_INT_OBJECT", (as_int_object(r, v), r.const(0, Kind.INT_OBJECT)), operand=CompareOp.NE
+        )
     kind = v.kind
     if kind in (B, Kind.NP_BOOL):
         return v

@@ -219,6 +219,22 @@ _uop("_CALL_TREE", (), None, pure=False, operand=Operand.TREE_CALL, doc="call an
 _uop("_GUARD_TREE_EXIT", (), None, DEOPT, operand=Operand.TREE_EXIT, doc="the inner tree left its loop normally")
 _uop("_RELOAD_SLOT", (), VARIES, pure=False, operand=SLOT, doc="read a slot an inner tree wrote")
 _uop("_RELOAD_STACK", (), VARIES, pure=False, operand=STACK, doc="read a stack entry an inner tree wrote")
+_uop(
+    "_RELOAD_SLOT_OWNED",
+    (),
+    VARIES,
+    pure=False,
+    owns=True,
+    operand=SLOT,
+    doc="what an inner tree wrote in a slot (an int object, a list it built...), with a reference of the trace's own",
+)
+_uop(
+    "_TAKE_BACK",
+    (),
+    None,
+    pure=False,
+    doc="after an inner tree's call: the buffer's references to what the call handed over, released",
+)
 
 # --- constants and names -------------------------------------------------------------------------------------
 _uop("_LOAD_CONST_INLINE", (), VARIES, operand=Operand.CONST, inline_const=True, doc="the constant")
@@ -473,6 +489,26 @@ _uop(
     doc="CPython's int operation; an error (division by zero, memory) leaves, and the interpreter raises it",
 )
 _uop("_NARROW_INT_OBJECT", (Kind.INT_OBJECT,), I, DEOPT, doc="the int as an i64 (leaves if it does not fit)")
+_uop(
+    "_COMPARE_OP_INT_OBJECT",
+    (Kind.INT_OBJECT, Kind.INT_OBJECT),
+    B,
+    operand=CMP,
+    fold=_compare,
+    doc="CPython's comparison of two exact ints (runs no Python code)",
+)
+_uop(
+    "_UNARY_OP_INT_OBJECT",
+    (Kind.INT_OBJECT,),
+    Kind.INT_OBJECT,
+    DEOPT,
+    owns=True,
+    operand=Operand.CONST,
+    doc="-x or ~x of an exact int (the operand: the operator); leaves if allocation fails",
+)
+_uop(
+    "_NEW_INT_OBJECT_REF", (O,), Kind.INT_OBJECT, owns=True, doc="an exact int read from a container, as an int object"
+)
 # i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
 W = Kind.WIDE_INT
 _uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")

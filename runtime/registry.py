@@ -111,8 +111,11 @@ class TreeRegistry:
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
         leaves = any(exit.leaves_loop for exit in compiled.exits)
-        for caller in list(tree.callers):
-            if grew or leaves:
+        # (a jump into a peer tree: the callers now meet that tree's ways out of the loop too)
+        jumps = any(target is not tree for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"))
+        callers = [caller for entered in tree.entered_from() for caller in entered.callers]
+        for caller in callers:
+            if grew or leaves or jumps:
                 self.invalidate(caller)
         for caller in tree.observers():  # (a caller's caller, or a caller of a tree jumping here, may follow it)
             if caller.valid and _follows(caller, parent.id):

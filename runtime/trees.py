@@ -191,9 +191,27 @@ class Tree:
         return out
 
     def loop_exits(self) -> list[ExitDescriptor]:
-        """The exits of the tree's traces that leave its loop: its end (a range or iterator running out, a
-        while condition turning false), and side traces ending at a `break`."""
-        return [e for trace in self.traces() for e in trace.exits if e.leaves_loop]
+        """The exits that leave the tree's loop, of its traces and of the peer trees of its loop a side trace
+        of it tail-jumps into (an int past 64 bits in a variable, then back): its end (a range or iterator
+        running out, a while condition turning false), and side traces ending at a `break`."""
+        return [
+            e
+            for tree in self.reached()
+            if tree.loop.index == self.loop.index
+            for trace in tree.traces()
+            for e in trace.exits
+            if e.leaves_loop
+        ]
+
+    def entered_from(self) -> list[Tree]:
+        """The trees whose code may lead into this one's: itself and the peer trees that tail-jump into it,
+        transitively (their callers follow its exits)."""
+        out: list[Tree] = [self]
+        for tree in out:  # (grows while it is walked)
+            for other in tree.jumpers:
+                if other not in out:
+                    out.append(other)
+        return out
 
     def add_side_trace(self, side: CompiledTrace) -> bool:
         """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's

@@ -12,7 +12,8 @@ The body has at least one loop, and uses: assignments (also chained, tuple and s
 augmented assignments (also to ``data[...]``), assignment expressions (``(n := ...)``), ``if``/``elif``/``else``, ``for`` over ``range`` (constant or
 variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``/a local tuple (also through
 ``enumerate`` and ``zip``)/the dict's values, bounded
-``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep,
+``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
+(an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
 early returns, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables; expressions mixing ints and floats: arithmetic,
@@ -654,6 +655,11 @@ class _Gen:
             heads += [f"{var}, {item} in enumerate(data)", f"{var}, {item} in enumerate(data, {self.int_(-3, 3)})"]
             heads += [f"{item}, {pair} in zip(data, tup)", f"{pair}, {item} in zip(tup, data)"] * self.use_tuple
             heads += [f"{item} in tally.values()"] * self.use_dict  # (tally may grow meanwhile: RuntimeError)
+            # (an inner loop's iterator the outer loop's trace makes: enumerate, zip, a dict's items)
+            heads += [f"_w{sc.loops}, {item} in tally.items()"] * self.use_dict
+            heads += [f"{var}, {item} in enumerate(tup, {self.int_(-3, 3)})", f"{item}, {pair} in zip(tup, tup)"] * (
+                self.use_tuple
+            )
             if self.wide:
                 heads += [f"{item} in data[::-1]"]
             head = self.one(heads)

@@ -44,7 +44,7 @@ def _len(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _load_at(ctx, ctx.value(uop.args[0]), abi.OB_SIZE, I64)
 
 
-@lowers("_NEW_REF")
+@lowers("_NEW_REF", "_NEW_INT_OBJECT_REF")
 def _new_ref(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])
     ctx.incref(obj)

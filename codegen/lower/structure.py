@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from llvmlite import ir
 
 from codegen.context import LowerContext
@@ -9,6 +11,7 @@ from codegen.lower.table import (
     _i64,
     lowers,
 )
+from jit.kinds import OWNED
 from jit.trace import Uop
 
 # the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
@@ -28,6 +31,8 @@ def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
 def _call_tree(ctx: LowerContext, uop: Uop) -> None:
     ctx.call_handed = ctx.ownership.slot_state(ctx.trace, uop.operand.snapshot)  # (taken back after the call)
     ctx.materialize(uop.operand.snapshot)
+    for value_id in ctx.call_handed:  # the trace keeps a reference of its own: the inner tree may drop the buffer's
+        ctx.incref(ctx.value(ctx.ownership.values[value_id]))
     ctx.store_fuel()
     callee = ctx.tree_function(uop.operand.tree.symbol)
     ctx.call_result = ctx.builder.call(callee, [ctx.buf])
@@ -53,15 +58,42 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
             b.position_at_end(other)
 
     ctx.guard(b.icmp_signed("==", result, _i64(exit_id)), uop, before_exit=dispatch)
-    if ctx.call_handed:  # the inner tree wrote none of the slots holding them (jit.recorder): the trace's again
-        call = ctx.trace.uops[ctx.position - 1]
-        assert call.name == "_CALL_TREE"
-        ctx.take_back(ctx.call_handed, call.operand.snapshot)
+    call = ctx.trace.uops[ctx.position - 1]
+    assert call.name == "_CALL_TREE"
+    ctx.call_snapshot = call.operand.snapshot
+    if ctx.call_handed:  # (jit.recorder emits it where the trace may own what the call handed over)
+        assert any(later.name == "_TAKE_BACK" for later in ctx.trace.uops[ctx.position :]), "no _TAKE_BACK"
+
+
+@lowers("_TAKE_BACK")
+def _take_back(ctx: LowerContext, uop: Uop) -> None:
+    """The buffer's references to what the last call handed over, in the slots the inner tree did not assign
+    meanwhile (codegen.context.LowerContext.take_back): from here on, the trace's own references stand alone."""
+    if ctx.call_handed:
+        ctx.take_back(ctx.call_handed, ctx.call_snapshot)
+        ctx.call_handed = Counter()
 
 
 @lowers("_RELOAD_SLOT")
 def _reload_slot(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.load_slot(uop.operand, uop.out.kind)  # type: ignore[union-attr]
+
+
+@lowers("_RELOAD_SLOT_OWNED")
+def _reload_slot_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """What the inner tree wrote in the slot, with a reference of the trace's own: the buffer's, if it holds one
+    (tag OWNED: the trace takes it over), else a new one."""
+    b = ctx.builder
+    obj = ctx.load_slot(uop.operand, uop.out.kind)  # type: ignore[union-attr]
+    address = ctx.tag_address(ctx.layout.slot_tag(uop.operand))
+    tag = b.load(address)
+    owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
+    with b.if_else(owned) as (taken, shared):
+        with taken:
+            b.store(b.and_(tag, ir.Constant(tag.type, 0xFF & ~OWNED)), address)
+        with shared:
+            ctx.incref(obj)
+    return obj
 
 
 @lowers("_RELOAD_STACK")

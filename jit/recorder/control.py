@@ -14,7 +14,7 @@ from runtime.frame import Frame
 
 @_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
 def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
-    condition = specialize.truth(r, r.pop())
+    condition = specialize.truth(r, r.pop(objects=True))  # (an int past 64 bits: compared with 0)
     truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.POP_JUMP_IF_TRUE
     jumps = truth == jump_when

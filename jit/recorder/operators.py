@@ -23,6 +23,11 @@ def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
 
 @_handles(I.COMPARE_OP)
 def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
+    if specialize.compares_int_objects(op, r.abstract.peek(2), r.abstract.peek(1)):
+        b = r.pop(objects=True)
+        a = r.pop(objects=True)
+        r.push(specialize.compare_int_objects(r, op, a, b))
+        return
     b = r.pop()
     a = r.pop()
     if (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT):
@@ -33,7 +38,7 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
 
 @_handles(I.UNARY_OP)
 def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
-    v = r.pop()
+    v = r.pop(objects=True)  # (an int past 64 bits: specialize.unary keeps it one)
     if v.kind.is_numpy_scalar and op != UnaryOp.NOT:
         r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
         return

@@ -477,15 +477,24 @@ class Recorder:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)
         if any(value.kind in specialize.BEYOND_64_BITS for value in self.abstract.stack()):
             raise Abort(Reason.INT_OBJECT_ACROSS_LOOP)  # (native code owns it: the inner tree could not)
-        if any(kind in OWNED_SLOT_KINDS for kind in tree.entry_kinds.values()):
-            raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
+        converted = False
         for slot, kind in tree.entry_kinds.items():
-            self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
-        # (the call hands them over and takes them back: after the reads, which may find a value the back-edge
-        # makes owned in a slot the tree both reads and assigns)
-        if self.owned_slots() & tree.slots_written():
-            raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
+            value = self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
+            if value.kind != kind:  # (tree_for chose by the value: an int object that fits, an int that does not)
+                self.write_slot(slot, self.entry_kind(value, kind, frame.slots[slot], slot))
+                converted = True
+        if converted:  # (the call's state is the header's with the values converted: the same values)
+            self.snapshots.begin(self.pc)
         self.pending_tree = tree
+
+    def entry_kind(self, value: Value, kind: Kind, actual: Any, slot: int) -> Value:
+        """value as the kind a tree's entry type map gives its slot: an int object narrowed to an int (a guard
+        that it fits), an int boxed as an int object; any other difference is not compiled."""
+        if value.kind == Kind.INT_OBJECT and kind == Kind.INT:
+            return specialize.narrow(self, value, actual, "an int passed to an inner loop")
+        if value.kind in (Kind.INT, Kind.BOOL) and kind == Kind.INT_OBJECT:
+            return specialize.as_int_object(self, value)
+        raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=value.kind.short, known=kind.short)
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
         """The interpreter's loop-header hook while recording: run a pending inner tree, record the call."""
@@ -536,21 +545,28 @@ class Recorder:
             )
             alternatives.append(point)
         guard.alternatives = tuple(alternatives)
+        written = {}
         for slot, (kind, certain) in tree.writes_at(exit).items():
-            actual = kind_of(frame.slots[slot])
-            if kind in OWNED_SLOT_KINDS:
-                raise Abort(Reason.INT_OBJECT_SLOT_AT_INNER_LOOP)
-            if actual in MAY_BE_OWNED and slot not in exit.borrowed_slots:
-                # (a list the inner tree built, say: the buffer holds its reference, which the trace's reload
-                # would not take over; writing the slot back at its next exit or call would release it)
-                raise Abort(Reason.OWNED_SLOT_WRITTEN_BY_INNER_LOOP)
+            actual = _written_kind(frame.slots[slot], kind)
             if not certain:
                 self.emit("_GUARD_SLOT_KIND", operand=SlotKind(slot, actual), propagate=True)
             elif actual != kind:
                 raise Abort(Reason.INNER_WROTE_KIND)
-            value = trace.emit("_RELOAD_SLOT", kind=actual, operand=slot, pc=pc, line=self.line)
-            self.abstract.set(slot, value)  # type: ignore[arg-type]
-            trace.written.add(slot)
+            written[slot] = actual
+        handed = bool(self.owned_slots())
+        for slot, actual in written.items():
+            # what the inner tree assigned: an int object, or a list, tuple or object its exit may hand over with
+            # a reference of the buffer's own, gets one of the trace's own (codegen.ownership)
+            owned = actual in MAY_BE_OWNED and slot not in exit.borrowed_slots
+            name = "_RELOAD_SLOT_OWNED" if owned else "_RELOAD_SLOT"
+            value = trace.emit(name, kind=actual, operand=slot, pc=pc, line=self.line)
+            if owned:
+                self.owned_values.add(value.id)  # type: ignore[union-attr]
+            self.write_slot(slot, value)  # type: ignore[arg-type]
+        if handed:
+            # (after the guards that hand the buffer's state over as it is, and the reloads, which may take over
+            # the buffer's reference to what the trace handed over: codegen.context.LowerContext.take_back)
+            self.emit("_TAKE_BACK")
         stack = []
         for index, kind in enumerate(exit.stack_kinds):
             if index in exit.stack_consts:  # a constant the inner trace did not write (a builtin to call, ...)
@@ -562,6 +578,14 @@ class Recorder:
         for loop in self.code.loops:  # the inner loops (the tree's, or deeper) whose iteration the exit left
             if loop.index != own and loop.contains(exit.pc) and trace.loop.contains(loop.header_pc):
                 self.finishing_inner.add(loop.index)
+
+
+def _written_kind(actual: Any, kind: Kind | None) -> Kind:
+    """The kind of what an inner tree's exit wrote in a slot, as the buffer tags it: an int object where the exit
+    says so or the int is past 64 bits."""
+    if type(actual) is int and (kind == Kind.INT_OBJECT or not specialize.fits_int64(actual)):
+        return Kind.INT_OBJECT
+    return kind_of(actual)
 
 
 def _internal_error(exc: Exception) -> Abort:

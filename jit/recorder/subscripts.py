@@ -35,8 +35,9 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
     if kind is None:
         raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
-    if kind == Kind.OBJECT:
-        raise Abort(Reason.ELEMENT_BIG_INT)
+    if kind == Kind.OBJECT:  # an int past 64 bits: an int object of the trace's own (it may outlive the container)
+        checked = r.emit("_GUARD_TYPE", (boxed,), operand=Kind.INT, kind=Kind.OBJECT)
+        return r.emit("_NEW_INT_OBJECT_REF", (checked,))
     checked = r.emit("_GUARD_TYPE", (boxed,), operand=kind, kind=kind if kind.is_pointer else Kind.OBJECT)
     if kind.is_pointer:
         return checked
