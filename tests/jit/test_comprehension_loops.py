@@ -74,7 +74,7 @@ CASES = [
 
 @pytest.mark.parametrize("func, calls", CASES, ids=[func.__name__ for func, _ in CASES])
 def test_same_as_cpython(func, calls):
-    check(func, *calls)
+    check(func, *calls, native=True)
 
 
 @pytest.mark.parametrize(
