@@ -145,6 +145,43 @@ def lazy_time_func(build: Callable[[], tuple[Callable[..., Any], tuple[Any, ...]
     return time_func
 
 
+def paired_time_func(build: Callable[[], tuple[Callable[[], Any], Callable[[], Any]]]) -> Callable[[int], float]:
+    """pyperf's time_func(loops) for a ratio measured in one process: ``build()`` returns ``(base, other)``, two
+    warmed-up zero-argument runs; they alternate ``loops`` times (in turn first and second, so that neither always
+    runs on caches the other warmed), and the result is ``loops`` times ``other``'s total time over ``base``'s. So
+    pyperf's value for this benchmark is that ratio (a number, though pyperf calls it seconds). Load from other
+    processes, a slower CPU frequency or a worker's unlucky memory layout slows both runs of a pair alike, which
+    separate pyperf benchmarks, one worker process each, cannot cancel."""
+    holder: list[tuple[Callable[[], Any], Callable[[], Any]]] = []
+
+    def time_func(loops: int) -> float:
+        if not holder:
+            holder.append(build())
+        base, other = holder[0]
+        timer = time.perf_counter
+        base_total = other_total = 0.0
+        for i in range(loops):
+            if i % 2:
+                t0 = timer()
+                other()
+                t1 = timer()
+                base()
+                t2 = timer()
+                other_total += t1 - t0
+                base_total += t2 - t1
+            else:
+                t0 = timer()
+                base()
+                t1 = timer()
+                other()
+                t2 = timer()
+                base_total += t1 - t0
+                other_total += t2 - t1
+        return loops * other_total / base_total
+
+    return time_func
+
+
 def timed(run: Callable[[], Any]) -> tuple[Any, float]:
     """Run once: (result, seconds)."""
     t0 = time.perf_counter()

@@ -21,6 +21,7 @@ if str(BENCH) not in sys.path:
 
 import arraysection  # noqa: E402
 import handoff  # noqa: E402
+import harness  # noqa: E402
 import kernels  # noqa: E402
 import kernelspeed  # noqa: E402
 import nestcost  # noqa: E402
@@ -235,8 +236,33 @@ def test_ordinary_section_table():
     section = noslowdown.NoSlowdownSection(quick=True)
     for row in section.rows:
         row.size = max(row.size // 20, 3)
-    _, table = run_section(section)
-    table_rows(table, {row.name for row in section.rows})
+    timings, table = run_section(section)
+    rows = table_rows(table, {row.name for row in section.rows})
+    assert {t.name for t in timings if t.name.endswith("/paired")} == {f"ordinary/{r}/paired" for r in rows}
+    header = next(line for line in table.splitlines() if line.startswith("| function"))
+    assert " @jit speed, paired |" in header and " separate workers |" in header
+
+
+def test_paired_time_func_alternates_and_returns_the_ratio(monkeypatch):
+    """The paired benchmark's value is the second run's total time over the first's, the two alternating which
+    goes first; here on a fake clock that each run advances by a known amount."""
+    clock = [0.0]
+    order = []
+
+    def advance(name, seconds):
+        def run():
+            order.append(name)
+            clock[0] += seconds
+
+        return run
+
+    monkeypatch.setattr(harness.time, "perf_counter", lambda: clock[0])
+    built = []
+    time_func = harness.paired_time_func(lambda: built.append(1) or (advance("base", 2.0), advance("other", 3.0)))
+    assert time_func(4) == pytest.approx(4 * 3.0 / 2.0)
+    assert order == ["base", "other", "other", "base"] * 2
+    assert time_func(1) == pytest.approx(1.5)
+    assert built == [1]  # built once, by the first call
 
 
 # --- bench.py: options reach pyperf's worker processes -----------------------------------------------------
