@@ -1,6 +1,6 @@
 """How many generated programs run natively: the figure issue 8 asks to report.
 
-    python tests/native_share.py [N] [--seed S] [--baseline]
+    python tests/native_share.py [N] [--seed S] [--baseline] [--verbose] [--show TEXT]
 
 Draws N programs (default 300) from the test generator (tests/programs.py) with a fixed seed, runs each under
 ``@jit(threshold=2, side_exit_threshold=2)`` on three argument tuples drawn the same way (each call three times),
@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline", action="store_true", help="run as the product does (CPython baseline)")
     parser.add_argument("--verbose", action="store_true", help="print each program to stderr before running it")
+    parser.add_argument("--show", metavar="TEXT", help="print the programs that met an abort containing TEXT")
     options = parser.parse_args()
     warnings.simplefilter("ignore")
     classes: collections.Counter[str] = collections.Counter()
@@ -88,6 +89,9 @@ def main() -> None:
             print(f"program {index}:\n{source}", file=sys.stderr, flush=True)
         kind, aborts = classify(source, name, calls, interpreter=not options.baseline)
         classes[kind] += 1
+        if options.show and any(options.show in message for message in aborts):
+            shown = "\n".join(message for message in aborts if options.show in message)
+            print(f"program {index} ({kind}):\n{source}{shown}\n", flush=True)
         messages.update({re.sub(r"^.*?, at line \d+: ", "", message) for message in aborts})
     total = sum(classes.values())
     hot = total - classes["no loop got hot"] - classes["refused by the front end"]
