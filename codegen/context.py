@@ -224,6 +224,31 @@ class LowerContext:
         tag = int(kind) | DIRTY | (OWNED if owned else 0)
         self.builder.store(ir.Constant(I8, tag), self.tag_address(self.layout.slot_tag(slot)))
 
+    def store_slot_if(self, written: ir.Value, slot: int, kind: Kind, value: ir.Value) -> None:
+        """store_slot if written (an i1), else leave the slot's word and tag as they are. Branchless: on an exit
+        path, where this is used, a branch per slot made two more blocks, and LLVM's instruction selection works
+        block by block (issue 9: compile time)."""
+        b = self.builder
+        word = self.word(self.layout.slot_word(slot))
+        b.store(b.select(written, self._word_bits(kind, value), b.load(word)), word)
+        address = self.tag_address(self.layout.slot_tag(slot))
+        b.store(b.select(written, ir.Constant(I8, int(kind) | DIRTY), b.load(address)), address)
+
+    def _word_bits(self, kind: Kind, value: ir.Value) -> ir.Value:
+        """value as the i64 store_word writes for kind."""
+        b = self.builder
+        if kind.is_double:
+            return b.bitcast(value, I64)
+        if kind == Kind.NP_FLOAT32:
+            return b.bitcast(b.fpext(value, DOUBLE), I64)
+        if kind in (Kind.BOOL, Kind.NP_BOOL):
+            return b.zext(value, I64)
+        if kind.is_pointer:
+            return b.ptrtoint(value, I64)
+        if kind == Kind.INT or kind.is_numpy_int:
+            return value
+        return ir.Constant(I64, 0)
+
     def load_slot(self, slot: int, kind: Kind) -> ir.Value:
         return self.load_word(self.layout.slot_word(slot), kind)
 
@@ -265,8 +290,7 @@ class LowerContext:
                     written, previous = flag
                     kind = self.valid_kinds[state.slot]
                     assert kind not in OWNED_KINDS, "an owned kind in a slot assigned late (jit.recorder reads it)"
-                    with b.if_then(written):
-                        self.store_slot(state.slot, kind, previous)
+                    self.store_slot_if(written, state.slot, kind, previous)
         for index, value in enumerate(frame.stack):
             owned = self.hand_over(value, handed)
             self.store_stack(index, value.kind, self.value(value))
@@ -324,9 +348,14 @@ class LowerContext:
         handed.add(value.id)
         return True
 
-    def release(self, values: list[Value]) -> None:
+    def release(self, values: list[Value], cold: bool = False) -> None:
+        """Py_DECREF of each value's object; cold (an exit path): by calling Py_DecRef, no branch of its own
+        (fewer blocks for LLVM to compile: issue 9)."""
         for value in values:
-            self.decref(self.value(value))
+            if cold:
+                self.capi("Py_DecRef", self.value(value))
+            else:
+                self.decref(self.value(value))
 
     def incref(self, obj: ir.Value) -> None:
         """Py_INCREF of an object (never NULL)."""
@@ -408,7 +437,7 @@ class LowerContext:
                 in_state = Counter()  # (the state is the buffer's: the trace kept its own references across the call)
             else:
                 in_state = self.ownership.state(self.trace, exit.snapshot)
-            self.release([value for value in live if value.id not in in_state])
+            self.release([value for value in live if value.id not in in_state], cold=True)
         if exit.propagate:
             counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
             b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)

@@ -64,6 +64,14 @@ VECTOR_TUNING = {
 #: the codegen optimization level of each ``opt_level`` (0: fast instruction selection and register allocation;
 #: 1 is no faster to compile than 2 on traces, and its code is slower)
 CODEGEN_LEVEL = {0: 0, 1: 1, 2: 2, 3: 3}
+#: the attribute of a function compiled without optimization (IR passes as its module's, then ``optnone``: fast
+#: instruction selection, most machine passes skipped); code that runs once per entry, not per iteration
+#: (a tree's entry stub: ``codegen.entry``), where LLVM's code generation at O2 cost more than it saves
+COLD = "cold"
+#: the phases of compiling one module, as ``CompiledModule.phases`` and ``jit.stats`` report them: waiting for
+#: the engine's lock (another compilation under way), parsing and verifying the IR text, the trace pipeline,
+#: the fast copy's vectorizing pipeline (its parsing included), machine-code emission, linking
+PHASES = ("wait", "parse", "passes", "vectorize", "codegen", "link")
 
 
 class ObjectCache(Protocol):
@@ -87,6 +95,8 @@ class CompiledModule:
     compile_ms: float  # (loading and linking only, when the object code came from a cache)
     library: str
     cached: bool = False  # its object code came from a cache (``codegen.cache``): LLVM did not run
+    #: where compile_ms went, in ms (``PHASES``; phases that did not run are absent)
+    phases: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def opt_ir(self) -> str:
@@ -110,6 +120,7 @@ class Engine:
         self.trace_passes: Any = None
         self.vector_builder: Any = None  # (the same for the vectorizing pipeline)
         self._names = itertools.count()
+        self._phases: dict[str, float] = {}  # the phases of the compilation under way (the lock held)
         self.llvm_compiles = 0  # modules LLVM optimized and compiled to object code in this process
 
     def machine(self, opt: int) -> Any:
@@ -150,7 +161,9 @@ class Engine:
         assert isinstance(key, str)
         obj = cache.load(key, opt_level, shared) if cache is not None else None
         cached = obj is not None
+        waited = time.perf_counter()
         with self.lock:
+            self._phases = phases = {"wait": (time.perf_counter() - waited) * 1e3}
             if obj is None:
                 ir_text = ir_text if isinstance(ir_text, str) else ir_text()
                 obj = self._emit(ir_text, opt_level)
@@ -169,12 +182,20 @@ class Engine:
             cache.store(key, opt_level, obj, shared)
         elapsed = (time.perf_counter() - start) * 1e3
         text = ir_text if isinstance(ir_text, str) else ""  # (a shared module found in the cache: never made)
-        return CompiledModule(tracker, addresses, text, opt_level, len(obj), elapsed, library, cached)
+        return CompiledModule(tracker, addresses, text, opt_level, len(obj), elapsed, library, cached, phases)
+
+    def _timed(self, phase: str, since: float) -> float:
+        """Add the time from since to now to phase of the compilation under way; return now."""
+        now = time.perf_counter()
+        self._phases[phase] = self._phases.get(phase, 0.0) + (now - since) * 1e3
+        return now
 
     def _emit(self, ir_text: str, opt_level: int) -> bytes:
         """The object code of ir_text: LLVM's passes and code generator (the lock held)."""
         module = self._optimized(ir_text, opt_level)
+        start = time.perf_counter()
         obj = bytes(self.machine(CODEGEN_LEVEL[opt_level]).emit_object(module))
+        self._timed("codegen", start)
         self.llvm_compiles += 1
         return obj
 
@@ -183,6 +204,7 @@ class Engine:
     ) -> tuple[Any, dict[str, int], str]:
         """Link object code as a new JIT library: its tracker, its exports' addresses and its name (the lock
         held)."""
+        start = time.perf_counter()
         library = self.unique("tracejit_lib")
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
         for name, address in self.imports.items():
@@ -194,6 +216,7 @@ class Engine:
         for name in exports:
             builder.export_symbol(name)
         tracker = builder.link(self.jit, library)
+        self._timed("link", start)
         return tracker, {name: tracker[name] for name in exports}, library
 
     def _optimized(self, ir_text: str, opt_level: int) -> Any:
@@ -203,6 +226,7 @@ class Engine:
         main_text, _, vector_text = ir_text.partition(VECTOR_MODULE)
         module = self._optimized_alone(main_text, opt_level)
         if vector_text:
+            start = time.perf_counter()
             vector = llvm.parse_assembly(vector_text)
             vector.verify()
             if opt_level in (1, 2):
@@ -219,12 +243,20 @@ class Engine:
                 builder = llvm.create_pass_builder(self.machine(3), tuning)
                 builder.getModulePassManager().run(vector, builder)
             module.link_in(vector)
+            self._timed("vectorize", start)
+        if opt_level:
+            for function in module.functions:
+                if not function.is_declaration and COLD in (a.decode() for a in function.attributes):
+                    function.add_function_attribute("noinline")
+                    function.add_function_attribute("optnone")
         return module
 
     def _optimized_alone(self, ir_text: str, opt_level: int) -> Any:
         """Parse the text of one module and run the pipeline of opt_level on it."""
+        start = time.perf_counter()
         module = llvm.parse_assembly(ir_text)
         module.verify()
+        start = self._timed("parse", start)
         if opt_level == 0:
             return module
         if self.builder is None:
@@ -240,6 +272,7 @@ class Engine:
             builder.getModulePassManager().run(module, builder)
         else:
             self.trace_passes.run(module, self.builder)
+        self._timed("passes", start)
         return module
 
     def optimized_ir(self, ir_text: str, opt_level: int) -> str:

@@ -441,6 +441,9 @@ class _Stub:
         layout = ctx.layout
         nslots = layout.nslots
         fn = self.start(symbol, ENTRY_FN)
+        # cold: compiled without optimization (codegen.engine.COLD; issue 9, compile time): its work is the
+        # calls of the support library, and at O2 each root trace's stub cost ~1.5 ms of code generation
+        fn.attributes.add("cold")
         b = self.b
         fn.args[0].name, fn.args[1].name = "self", "slots"
         slots = fn.args[1]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import time
 import traceback
 import zlib
 from collections import Counter
@@ -79,6 +80,7 @@ class Monitor:
         self.runner = NativeRunner(self.layout, self.registry, self.cache, self.code.nlocals)
         self.loops: list[LoopState | None] = [None] * len(self.code.loops)
         self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
+        self.compile_phases: dict[str, float] = {}  # where every compilation's time went, in ms (jit.stats)
         self.recordings = 0  # started
         # a trace of this function holds NumPy values: entry stubs (codegen.entry) cannot box them at an exit,
         # so its trees are entered through the buffer's Python path (runtime.native) from then on
@@ -323,7 +325,9 @@ class Monitor:
 
     def lower(self, trace: Trace) -> tuple[LoweredTrace, list[ExitDescriptor]]:
         """Optimize trace, number its exits and lower it to LLVM IR."""
+        start = time.perf_counter()
         optimize(trace)
+        optimized = time.perf_counter()
         registry = self.registry
         exits = registry.number_exits(trace)
         name = "".join(c if c.isalnum() else "_" for c in self.code.qualname)
@@ -340,6 +344,7 @@ class Monitor:
             active_address=self.runner.stubs_active_address,
             cache=self.cache,
         )
+        lowered.phases = {"optimize": (optimized - start) * 1e3, "lower": (time.perf_counter() - optimized) * 1e3}
         return lowered, exits
 
     @functools.cached_property
@@ -375,6 +380,8 @@ class Monitor:
             if not native.module.cached:
                 self.llvm_compiles += 1
             self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
+            for phase, ms in (*lowered.phases.items(), *compiled.module.phases.items()):
+                self.compile_phases[phase] = self.compile_phases.get(phase, 0.0) + ms
             trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)
             if trace_kinds:
                 sys.stderr.write(dump_trace(self, compiled, trace_kinds))

@@ -41,6 +41,9 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "frontend_ms": round(state.frontend_ms, 3),
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
+        # where compiling went, in ms summed over the traces: "optimize" (the trace optimizer) and "lower" (LLVM
+        # IR built in Python) come before compile_ms; the rest is compile_ms (codegen.engine.PHASES)
+        "compile_phases_ms": {},
         "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
         # traces whose object code LLVM made (the others came from the code cache: option cache)
         "llvm_compiles": 0,
@@ -78,6 +81,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["aborts_by_code"] = dict(monitor.abort_codes)
     out["compile_ms_per_trace"] = [round(ms, 3) for _, ms, _ in compiled]
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
+    out["compile_phases_ms"] = {phase: round(ms, 3) for phase, ms in monitor.compile_phases.items()}
     out["compiles_pending"] = monitor.pending
     out["llvm_compiles"] = monitor.llvm_compiles
     cache = monitor.cache
