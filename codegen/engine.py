@@ -278,11 +278,13 @@ class Engine:
     def optimized_ir(self, ir_text: str, opt_level: int) -> str:
         """The text of ir_text as the pipeline of opt_level optimizes it."""
         with self.lock:
+            self._phases = {}  # (not a compilation's)
             return str(self._optimized(ir_text, opt_level))
 
     def assembly(self, ir_text: str, opt_level: int) -> str:
         """The machine code ir_text compiles to, as assembly."""
         with self.lock:
+            self._phases = {}  # (not a compilation's)
             module = self._optimized(ir_text, opt_level)
             return str(self.machine(CODEGEN_LEVEL[opt_level]).emit_assembly(module))
 

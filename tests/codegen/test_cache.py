@@ -247,6 +247,10 @@ def test_a_new_instance_hits_and_the_results_match_cpython(tmp_path, monkeypatch
         stats = jit.stats(f)
         assert stats["cache"]["hits"] == stats["traces_compiled"] > 0
         assert stats["cache"]["misses"] == 0 and stats["llvm_compiles"] == 0
+        # linked only: LLVM neither parsed, optimized nor compiled anything
+        assert {"parse", "passes", "codegen"}.isdisjoint(stats["compile_phases_ms"]) and "link" in stats[
+            "compile_phases_ms"
+        ]
         hits = stats["cache"]["hits"]
         assert (
             f"code cache ({tmp_path}): {hits} module(s) found, 0 not found, 0 rejected, 0 stored; LLVM compiled 0"

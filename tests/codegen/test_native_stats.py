@@ -268,11 +268,30 @@ def test_compile_ms_per_trace_is_populated():
     assert all(t["code_bytes"] > 0 for t in traces)
 
 
+def test_compile_phases_account_for_the_compile_times():
+    from codegen.engine import PHASES
+
+    jitted = check(branchy, 500, native=True)
+    s = jit.stats(jitted)
+    phases = s["compile_phases_ms"]
+    # every trace went through the optimizer, the lowering and LLVM (no cache: parse, passes, codegen, link)
+    assert {"optimize", "lower", "parse", "passes", "codegen", "link"} <= set(phases) <= {"optimize", "lower", *PHASES}
+    assert all(ms > 0 for phase, ms in phases.items() if phase != "wait")
+    assert "vectorize" not in phases  # (no fast copy of branchy's loop is vectorizable)
+    # the LLVM phases are parts of compile_ms (each rounded to 0.001 ms); optimize and lower come before it
+    assert sum(ms for phase, ms in phases.items() if phase in PHASES) <= s["compile_ms"] + 0.001 * len(PHASES)
+
+
+def test_compile_phases_at_opt_level_0_run_no_passes():
+    s = jit.stats(check(branchy, 500, options=options(opt_level=0), native=True))
+    assert "passes" not in s["compile_phases_ms"] and s["compile_phases_ms"]["codegen"] > 0
+
+
 def test_stats_of_a_function_that_never_ran():
     jitted = jit(int_sum)
     s = jit.stats(jitted)
     assert s["traces_compiled"] == 0 and s["native_entries"] == 0 and s["aborts"] == {}
-    assert s["compile_ms_per_trace"] == [] and s["trees"] == []
+    assert s["compile_ms_per_trace"] == [] and s["trees"] == [] and s["compile_phases_ms"] == {}
     assert s["frontend_ms"] == 0.0  # the front end runs at the first call
 
 

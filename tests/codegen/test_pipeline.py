@@ -138,3 +138,27 @@ def test_the_pipeline_has_no_module_passes():
     # the trace pipeline is a short list of function passes, not LLVM's default O2 (issue 9: compile time)
     assert len(TRACE_PASSES) <= 10
     assert "loop_unroll" in TRACE_PASSES  # peels the first iteration of loops with late assignments
+
+
+def test_entry_stubs_are_compiled_without_optimization():
+    # (issue 9: compile time) a tree's entry stub is marked cold and compiled as optnone, the trace itself is not
+    f = jit(**TEST_OPTIONS)(invariant_product)
+    assert f(50, 6, 7) == invariant_product(50, 6, 7)
+    symbol = _root_symbol(f)
+    assert jit.stats(f)["stub_entries"] > 0 or jit.stats(f)["native_entries"] > 0
+    opt_ir = jit.dump(f, "opt-ir")
+    groups = dict(re.findall(r"^attributes (#\d+) = \{(.*)\}$", opt_ir, re.M))
+    attributes = {name: groups[group] for name, group in re.findall(r"^define [^@]*@(\w+)\(.*\) (#\d+)", opt_ir, re.M)}
+    assert "optnone" in attributes[f"{symbol}_entry"]
+    assert "optnone" not in attributes[symbol]
+    assert check(invariant_product, (50, 6, 7), (50, 1 << 62, 4), native=True)
+
+
+def test_exits_write_slots_assigned_late_without_branches():
+    # late_assignment's loop assigns `last` after the guard of `i == n - 1`: its exit writes last's previous
+    # value only once there is one, with selects rather than a block per slot (issue 9: fewer blocks)
+    f = check(late_assignment, 0, 1, 2, 50, native=True)
+    blocks = _blocks(jit.dump(f, "ir"), _root_symbol(f))
+    exits = {label: code for label, code in blocks.items() if label.startswith("exit_state")}
+    assert exits and not any(".if" in label or ".endif" in label for label in exits)
+    assert any("select" in code for code in exits.values())

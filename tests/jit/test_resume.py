@@ -431,10 +431,14 @@ def test_lowering_writes_what_resume_says():
     # slots 0 and 1 and the one stack entry, tagged with their kinds and DIRTY; nothing for slots 2 and 3
     assert _tag_stores(text) == [Kind.INT | DIRTY, Kind.FLOAT | DIRTY, Kind.BOOL | DIRTY]
     assert "store i64 5," in text and "store double 0x4004000000000000," in text
-    # a looping trace writes slot 2's previous value, under its flag
+    # a looping trace writes slot 2's previous value and its tag where its flag says it has one, else leaves the
+    # slot's word and tag as they are: each stores a select between the two (no branch, no block of its own on an
+    # exit path: codegen.context.LowerContext.store_slot_if)
     text = _lowered(trace, snap, flags=True)
-    assert _tag_stores(text) == [Kind.INT | DIRTY, Kind.FLOAT | DIRTY, Kind.INT | DIRTY, Kind.BOOL | DIRTY]
-    assert "store i64 99" in text
+    assert _tag_stores(text) == [Kind.INT | DIRTY, Kind.FLOAT | DIRTY, Kind.BOOL | DIRTY]
+    assert [int(t) for t in re.findall(r"select +i1 1, i8 (\d+), i8 %", text)] == [Kind.INT | DIRTY]
+    assert re.search(r"select +i1 1, i64 99, i64 %", text)
+    assert "br " not in text
 
 
 def test_side_trace_lowering_leaves_the_buffers_values_alone():
