@@ -293,6 +293,8 @@ def environment() -> bytes:
         "cpu": llvm.get_host_cpu_name(),
         "features": llvm.get_host_cpu_features().flatten(),
         "passes": list(engine_module.TRACE_PASSES),
+        "passes_no_peel": [engine_module.NO_PEEL, *engine_module.TRACE_PASSES_NO_PEEL],
+        "cold": engine_module.COLD,
         "vector_pipeline": [engine_module.VECTOR_LEVEL, sorted(engine_module.VECTOR_TUNING.items())],
         "codegen_levels": sorted(engine_module.CODEGEN_LEVEL.items()),
     }

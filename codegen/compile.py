@@ -8,10 +8,11 @@ from typing import Any
 
 from codegen import abi
 from codegen.context import LowerContext
-from codegen.engine import VECTOR_MODULE, CompiledModule, ObjectCache, engine
+from codegen.engine import NO_PEEL, VECTOR_MODULE, CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
 from codegen.function import build, module_texts
-from jit.trace import Trace, TraceKind
+from jit.resume import assigned_late
+from jit.trace import Trace, TraceEnd, TraceKind
 
 
 @dataclasses.dataclass(eq=False)
@@ -79,6 +80,8 @@ def lower_trace(
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
     main_text, fast_text = module_texts(ctx)
+    if trace.end is not TraceEnd.LOOP or not assigned_late(trace):
+        main_text = NO_PEEL + main_text  # (no flags of slots assigned late: no first iteration to peel)
     return LoweredTrace(
         symbol=symbol,
         ir=main_text + VECTOR_MODULE + fast_text if fast_text else main_text,

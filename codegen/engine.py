@@ -17,6 +17,13 @@ runs no passes. A loop's fast copy whose body is plain arithmetic (``codegen.fun
 module of its own (``VECTOR_MODULE``), optimized by the vectorizing pipeline (``VECTOR_LEVEL``) and then linked
 with the trace's.
 
+Where a trace's compile time goes (``jit.stats``: ``compile_phases_ms``; ``bench/compilephases.py``): on the
+benchmark kernels about two thirds is code generation at O2 (this LLVM is built with assertions; on the loaded
+2-core machine, tens of microseconds per IR instruction, and about 0.45 ms per function whatever its size), a
+fifth the trace passes, the rest parsing and linking. So a tree's entry stub, run once per entry, is compiled
+without optimization (``COLD``), exit paths are lowered with few blocks (``codegen.context``), and a module with
+no loop to peel gets the short pipeline (``NO_PEEL``).
+
 Compiling releases the GIL (llvmlite calls LLVM through ctypes), so other Python threads keep running; a lock
 keeps one compilation at a time.
 """
@@ -45,6 +52,12 @@ TRACE_PASSES = (
     "instruction_combine",
     "simplify_cfg",
 )
+#: the trace pipeline of a module with no loop whose first iteration is worth peeling (no flags of slots
+#: assigned late: ``NO_PEEL`` starts its text): loop_unroll, and the instcombine that cleans up after it, changed
+#: no instruction of such modules' code (every one of the benchmark kernels' traces) and cost half the passes' time
+TRACE_PASSES_NO_PEEL = ("simplify_cfg", "instruction_combine", "simplify_cfg")
+#: the first line of a module text that gets ``TRACE_PASSES_NO_PEEL`` (``codegen.compile.lower_trace``)
+NO_PEEL = "; tracejit: no loop to peel\n"
 #: what separates a lowered trace's module text from that of its loop's fast copy where that copy is
 #: vectorizable (``codegen.function.vectorizable``): the second module gets the vectorizing pipeline, then the
 #: two are linked into one before machine code is emitted
@@ -118,6 +131,7 @@ class Engine:
         self.lock = threading.Lock()
         self.builder: Any = None  # the pass builder and the trace pipeline, made at the first compilation
         self.trace_passes: Any = None
+        self.trace_passes_no_peel: Any = None
         self.vector_builder: Any = None  # (the same for the vectorizing pipeline)
         self._names = itertools.count()
         self._phases: dict[str, float] = {}  # the phases of the compilation under way (the lock held)
@@ -262,16 +276,17 @@ class Engine:
         if self.builder is None:
             tuning = llvm.create_pipeline_tuning_options(speed_level=2)
             self.builder = llvm.create_pass_builder(self.machine(2), tuning)
-            passes = llvm.create_new_module_pass_manager()
-            for name in TRACE_PASSES:
-                getattr(passes, f"add_{name}_pass")()
-            self.trace_passes = passes
+            self.trace_passes, self.trace_passes_no_peel = (
+                _pass_manager(TRACE_PASSES),
+                _pass_manager(TRACE_PASSES_NO_PEEL),
+            )
         if opt_level == 3:
             tuning = llvm.create_pipeline_tuning_options(speed_level=3)
             builder = llvm.create_pass_builder(self.machine(3), tuning)
             builder.getModulePassManager().run(module, builder)
         else:
-            self.trace_passes.run(module, self.builder)
+            passes = self.trace_passes_no_peel if ir_text.startswith(NO_PEEL) else self.trace_passes
+            passes.run(module, self.builder)
         self._timed("passes", start)
         return module
 
@@ -287,6 +302,13 @@ class Engine:
             self._phases = {}  # (not a compilation's)
             module = self._optimized(ir_text, opt_level)
             return str(self.machine(CODEGEN_LEVEL[opt_level]).emit_assembly(module))
+
+
+def _pass_manager(names: tuple[str, ...]) -> Any:
+    passes = llvm.create_new_module_pass_manager()
+    for name in names:
+        getattr(passes, f"add_{name}_pass")()
+    return passes
 
 
 _engine: Engine | None = None

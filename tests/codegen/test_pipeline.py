@@ -10,7 +10,7 @@ import sys
 import pytest
 from helpers import TEST_OPTIONS, check
 
-from codegen.engine import TRACE_PASSES
+from codegen.engine import NO_PEEL, TRACE_PASSES, TRACE_PASSES_NO_PEEL
 from jit import jit
 
 
@@ -30,6 +30,15 @@ def late_assignment(n):
         last = i * 3
         total += i
     return total
+
+
+def while_sum(n):
+    i = 0
+    acc = 0
+    while i < n:
+        acc = acc + i
+        i += 1
+    return acc
 
 
 def float_invariant(n, x, y):
@@ -162,3 +171,13 @@ def test_exits_write_slots_assigned_late_without_branches():
     exits = {label: code for label, code in blocks.items() if label.startswith("exit_state")}
     assert exits and not any(".if" in label or ".endif" in label for label in exits)
     assert any("select" in code for code in exits.values())
+
+
+def test_only_a_loop_with_slots_assigned_late_gets_the_loop_passes():
+    # late_assignment's loop keeps flags of slots assigned late (peeled: the full pipeline); while_sum's reads
+    # every slot before it assigns it: its module starts with NO_PEEL and gets the short pipeline
+    late = check(late_assignment, 50, native=True)
+    plain = check(while_sum, 50, native=True)
+    assert not jit.dump(late, "ir").split("\n", 1)[1].startswith(NO_PEEL)
+    assert jit.dump(plain, "ir").split("\n", 1)[1].startswith(NO_PEEL)
+    assert "loop_unroll" not in TRACE_PASSES_NO_PEEL and set(TRACE_PASSES_NO_PEEL) < set(TRACE_PASSES)
