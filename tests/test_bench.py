@@ -154,6 +154,20 @@ def test_kernels_section_table():
         assert "Numba is not installed" in table
 
 
+def test_compilephases_prints_each_kernels_phases(capsys):
+    import compilephases
+
+    compilephases.main(["--quick", "--repeats", "1", "collatz", "list_swaps"])
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("kernel")).split()
+    assert header[3:] == list(compilephases.COLUMNS)
+    for name in ("collatz", "list_swaps"):
+        cells = next(line for line in lines if line.startswith(name)).split()
+        phases = dict(zip(compilephases.COLUMNS, map(float, cells[3:])))
+        assert int(cells[1]) > 0 and float(cells[2]) > 0  # traces, median compile ms/trace
+        assert phases["lower"] > 0 and phases["codegen"] > 0 and phases["vectorize"] == 0
+
+
 def overflowing(n):
     """Python ints grow past 64 bits; Numba's int64 wraps around."""
     x = 1
