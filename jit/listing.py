@@ -734,6 +734,8 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.TREE_EXIT: OperandText(lambda _, o: f"exit {o.exit} of {o.tree.symbol}", _Parser.tree_exit),
     Operand.ARRAY_SPEC: OperandText(lambda _, spec: str(spec), lambda _, text: ArraySpec.parse(text)),
     Operand.AXIS: OperandText(lambda _, axis: str(axis), _Parser.number),
+    Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
+    Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
 }
 
 

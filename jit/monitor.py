@@ -95,6 +95,7 @@ class Monitor:
         self.sync_compile = self.options.sync_compile
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
         self._pending_lock = threading.Lock()
+        self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -300,6 +301,8 @@ class Monitor:
         interpreting, entering the code once it is installed."""
         registry = self.registry
         self._life(trace).compile()
+        if not self.has_barriers and any(u.op.barrier for u in trace.uops):
+            self.has_barriers = True  # (jit.recorder.generic.keep_carried: later traces hand over references)
         if not self.numpy_traces and trace.holds_kinds(NUMPY_KINDS):
             self.numpy_traces = True
             self.native_handoffs = False  # (entry stubs box only Python's kinds: at_loop_header enters by the buffer)

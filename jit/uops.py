@@ -11,7 +11,9 @@ Guard kinds (``Guard``):
   ``DEOPT``    on failure, leave to the interpreter at the start of the tier-1 instruction the uop came from,
                with the state from before that instruction (the interpreter then redoes it exactly: raising
                the error CPython raises, or going on with Python ints past 2**63);
-  ``PERIODIC`` the signal check at a loop header (may leave with KeyboardInterrupt pending).
+  ``PERIODIC`` the signal check at a loop header (may leave with KeyboardInterrupt pending);
+  ``RAISE``    (the generic object path) the C-API call failed with an exception set: leave with it, at the
+               instruction the uop came from, and the runtime re-raises it there (never redoing the call).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Guard(enum.StrEnum):
     NO = "no"
     DEOPT = "deopt"
     PERIODIC = "periodic"
+    RAISE = "raise"
 
 
 class Lowering(enum.Enum):
@@ -121,6 +124,8 @@ class Operand(enum.Enum):
     INVERT = (bool, "is the test inverted (`is not`)")
     MATH_NAME = (str, "the name of a math function")
     BUILTIN = (object, "a builtin function")
+    KWNAMES = (object, "the keyword names of a call (a tuple of str), or None")
+    NAME = (str, "an attribute's name")
     TREE = (object, "a compiled tree (runtime.trees.Tree)")
     SLOT_KIND = (SlotKind, "a slot and a kind")
     GLOBAL = (GlobalBinding, "a global's name and value")
@@ -171,6 +176,9 @@ class UopDef:
     entry_value: bool = False
     # the uop computing the same where jit.optimizer.ranges proved its overflow or bounds check cannot fail
     unchecked: str | None = None
+    # may run arbitrary Python code (the generic object path): guards hoisted to the trace's entry are checked
+    # again after it, and the recorder forgets what it knew of globals, lists and dicts
+    barrier: bool = False
     doc: str = ""
 
     @property
@@ -201,7 +209,7 @@ def _compare(op: CompareOp, *values: Any) -> Any:
     return op.fn(*values)
 
 
-NO, DEOPT, PERIODIC = Guard.NO, Guard.DEOPT, Guard.PERIODIC
+NO, DEOPT, PERIODIC, RAISE = Guard.NO, Guard.DEOPT, Guard.PERIODIC, Guard.RAISE
 SKELETON, NEVER = Lowering.SKELETON, Lowering.NONE
 SLOT, STACK, TREE, CMP = Operand.SLOT, Operand.STACK_INDEX, Operand.TREE, Operand.COMPARE
 
@@ -714,4 +722,64 @@ _uop(
     operand=Operand.MATH_NAME,
     doc="numpy.<name> through NumPy's own inner loop for the output's type (d->d, f->f), between clearing and "
     "testing the floating-point status flags; leaves on any event NumPy reports",
+)
+
+# --- the generic object path: any value through the C-API (jit.recorder.generic, codegen.lower.generic) --------
+# Each may run arbitrary Python code (a barrier) and raise: its exit leaves with the exception set, at its own
+# instruction (Guard.RAISE). Numbers are boxed for the call; the result is a new reference the trace owns
+_GENERIC = {"guard": RAISE, "barrier": True, "mutates": True, "drops": True}
+_uop(
+    "_CALL_GENERIC",
+    "n",
+    O,
+    owns=True,
+    operand=Operand.KWNAMES,
+    doc="inputs: the callable, then its arguments (keyword arguments last, named by the operand): "
+    "PyObject_Vectorcall",
+    **_GENERIC,
+)
+_uop("_LOAD_ATTR_GENERIC", (ANY,), O, owns=True, operand=Operand.NAME, doc="PyObject_GetAttr", **_GENERIC)
+_uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
+_uop(
+    "_BINARY_OP_GENERIC",
+    (ANY, ANY),
+    O,
+    owns=True,
+    operand=Operand.BINARY_OP,
+    doc="PyNumber_<op> (in place for an augmented assignment)",
+    **_GENERIC,
+)
+_uop("_COMPARE_OP_GENERIC", (ANY, ANY), O, owns=True, operand=CMP, doc="PyObject_RichCompare", **_GENERIC)
+_uop("_CONTAINS_GENERIC", (ANY, ANY), B, doc="inputs: container, item: PySequence_Contains", **_GENERIC)
+_uop(
+    "_KEEP_ALIVE",
+    (ANY,),
+    VARIES,
+    owns=True,
+    doc="a reference of the trace's own to a borrowed pointer it still needs after a barrier",
+)
+_uop(
+    "_CHECK_BARRIER",
+    (),
+    None,
+    DEOPT,
+    doc="after a barrier: the guards hoisted to the trace's entry (and the values read there) still hold; "
+    "leaves after the barrier's instruction, with its result",
+)
+_uop(
+    "_GUARD_CLASS",
+    (O,),
+    None,
+    DEOPT,
+    operand=Operand.CONST,
+    doc="an object held as Kind.OBJECT is exactly of that type (so it is no value of another kind)",
+)
+_uop(
+    "_GUARD_TYPE_OWNED",
+    (O,),
+    VARIES,
+    DEOPT,
+    owns=True,
+    operand=Operand.KIND,
+    doc="an owned object (a generic result) is of that pointer kind: a reference of its own to it",
 )

@@ -27,10 +27,11 @@ class Frame:
     builtins, loop counters and the JIT that the interpreter consults at loop headers.
     ``trace_hook`` is set while a trace is being recorded; the interpreter calls it before every instruction.
     ``error_pc``: when the interpreter runs one loop (``run_loop``) and an exception leaves it, the pc of the
-    instruction that raised.
+    instruction that raised. ``raised_at``: native code left with an exception at that pc (a generic call
+    raised there, a signal handler ran at a loop's header): the interpreter raises it from there.
     """
 
-    __slots__ = ("function", "code", "slots", "stack", "trace_hook", "error_pc")
+    __slots__ = ("function", "code", "slots", "stack", "trace_hook", "error_pc", "raised_at")
 
     def __init__(self, function: Any, code: Any, slots: list[Any]) -> None:
         self.function = function
@@ -39,3 +40,5 @@ class Frame:
         self.stack: list[Any] = []
         self.trace_hook: Any = None
         self.error_pc: int | None = None
+        # the pc where native code left with an exception (runtime.runner): where the interpreter raises it
+        self.raised_at: int | None = None

@@ -474,14 +474,19 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             else:
                 raise SystemError(f"tracejit: unknown tier-1 opcode {op}")
     except BaseException as exc:
+        where = frame.raised_at  # (native code entered here left with exc at that instruction)
+        if where is None:
+            where = pc - 1 if pc else 0
+        else:
+            frame.raised_at = None
         if view is not None:  # (run_loop: the loop driver points the user's frame at this pc)
-            frame.error_pc = pc - 1 if pc else 0
+            frame.error_pc = where
         try:
             if frame.trace_hook is not None:
                 frame.trace_hook.abort(Abort(Reason.EXCEPTION_RAISED))
                 frame.trace_hook = None
             if view is None:
-                raise_at(exc, code, pc - 1 if pc else 0)
+                raise_at(exc, code, where)
         except RecursionError as failed:
             if failed is exc:
                 raise

@@ -177,7 +177,10 @@ class LoopRuntime:
                         out = handoff(values, it, iterable, plan.spill)
                     except BaseException:
                         self.handoffs_counted += 1
-                        plan.runner.handoff_raised(tree)
+                        raised = plan.runner.handoff_raised(tree)
+                        if raised is not None:  # (the traceback shows the instruction native code left from)
+                            frame = Frame(self.function, self.t1, raised[1][: self.t1.nslots])
+                            frame.error_pc = raised[0]
                         raise
                     if out is None:
                         continue  # (the tree's entry type map does not match)

@@ -125,6 +125,7 @@ class NativeRunner:
                 self.active -= 1
             exit = exits[buffer.words[abi.EXIT]]
             self.exits_counted += 1
+            frame.error_pc = frame.raised_at = exit.pc  # (where it left: a generic call that raised, ...)
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
             buffer.release_references(frame.slots, owned)
             self.free_buffers.append(buffer)
@@ -167,6 +168,7 @@ class NativeRunner:
                 tree.entries_counted += 1
                 self.exits_counted += 1
                 frame.stack[:] = result[2:]
+                frame.error_pc = frame.raised_at = self.registry.exits[result[0]].pc
             raise
         if result is None:
             return None
@@ -206,17 +208,21 @@ class NativeRunner:
                 calls.append((handoff, tree))
         return tuple(calls)
 
-    def handoff_raised(self, tree: Tree) -> None:
+    def handoff_raised(self, tree: Tree) -> tuple[int, list[Any]] | None:
         """A hand-off into tree raised (a signal handler's exception, KeyboardInterrupt: native code left through
-        its periodic exit): count the entry it made, if it made one (its slots are in spill then)."""
+        its periodic exit; a generic operation raised): count the entry it made, if it made one (its slots are in
+        spill then), and return the pc native code left from with the slots it left (for the traceback)."""
         if self.spill:
             slots = self.spill.pop()
             if len(slots) > self.layout.nslots:
+                raised = (self.registry.exits[slots[-1][0]].pc, slots)
                 self.entries_counted += 1
                 self.stub_entries_counted += 1
                 self.handoff_entries_counted += 1
                 tree.entries_counted += 1
                 self.exits_counted += 1
+                return raised
+        return None
 
     def make_handoff(self, tree: Tree) -> Any:
         """tree's hand-off builtin (``runtime.native.handoff_function``); False if it has none (no entry stub,

@@ -14,6 +14,7 @@ from codegen.lower import (  # noqa: F401  (each registers its lowerings)
     branches,
     builtins_math,
     floats,
+    generic,
     global_names,
     int_objects,
     ints,

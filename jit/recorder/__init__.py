@@ -19,7 +19,17 @@ The Recorder is in ``jit.recorder.recorder``; each other module handles one kind
 registers its handlers when this package is imported.
 """
 
-from jit.recorder import array_access, calls, control, iteration, names, operators, stack_and_slots, subscripts  # noqa: F401  (each registers its handlers)
+from jit.recorder import (  # noqa: F401  (each registers its handlers)
+    array_access,
+    calls,
+    control,
+    generic,
+    iteration,
+    names,
+    operators,
+    stack_and_slots,
+    subscripts,
+)
 from jit.recorder.recorder import Recorder
 
 __all__ = ["Recorder"]

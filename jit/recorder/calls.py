@@ -8,7 +8,7 @@ from jit import inline, specialize, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import iteration
+from jit.recorder import generic, iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get
 from jit.trace import Value
@@ -45,13 +45,36 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.push(r.const(None))
         return
     if target is not None:
-        r.push(r.inline_call(frame, target, args, n))
+        if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
+            r.push(r.inline_call(frame, target, args, n))
+            return
+        mark = generic.rolled_back(r)
+        try:
+            r.push(r.inline_call(frame, target, args, n))
+            return
+        except Abort:
+            # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
+            # interpreter makes the call once, for real; native code makes it through the C-API
+            generic.roll_back(r, mark)
+        r.push(generic.call(r, callee, args))
         return
     actual = frame.stack[len(frame.stack) - n :] if n else []
     if handler is None:
-        name = getattr(fn, "__qualname__", None) or callee.kind.short
-        raise Abort(Reason.CALL, name=name)
+        r.push(generic.call(r, callee, args))
+        return
     r.push(handler(r, args, list(actual)))
+
+
+@_handles(I.CALL_KW)
+def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> None:
+    """A call with keyword arguments: always through the generic path (the last len(names) arguments are the
+    keywords' values)."""
+    n, names = arg
+    args = [r.pop() for _ in range(n)][::-1]
+    callee = r.pop()
+    if callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+        raise Abort(Reason.CALL, name=f"{callee.kind.short} with keywords")
+    r.push(generic.call(r, callee, args, tuple(names)))
 
 
 def _hashable(value: Any) -> bool:

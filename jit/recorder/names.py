@@ -7,7 +7,7 @@ import types
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind, kind_of
-from jit.recorder import iteration
+from jit.recorder import generic, iteration
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
@@ -116,7 +116,10 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
         return
     module = obj.const if obj.is_const else None
     if type(module) is not types.ModuleType:
-        raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
+        if obj.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+            raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
+        r.push(generic.load_attr(r, obj, name))  # (a method bound here, a property run, ...)
+        return
     namespace = module.__dict__
     if name not in namespace:
         raise Abort(Reason.MODULE_ATTRIBUTE, name=name, module=module.__name__)
@@ -125,3 +128,10 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     value = namespace[name]
     r.emit("_GUARD_MODULE_ATTR", operand=ModuleAttr(module, name, value))
     r.push(r.const(value))
+
+
+@_handles(I.STORE_ATTR)
+def _store_attr(r: Recorder, frame: Frame, name: str) -> None:
+    obj = r.pop()
+    value = r.pop()
+    generic.store_attr(r, obj, value, name)

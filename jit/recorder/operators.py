@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from jit import specialize, specialize_numpy
+from jit.aborts import Abort
 from jit.frontend import instructions as I
 from jit.frontend.operators import CompareOp, UnaryOp
+from jit.recorder import generic
 from jit.recorder.recorder import Recorder, _handles
 from runtime.frame import Frame
 
@@ -18,7 +20,14 @@ def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
     if a.kind.is_numpy_scalar or b.kind.is_numpy_scalar:
         r.push(specialize_numpy.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
         return
-    r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+    mark = generic.rolled_back(r)
+    try:
+        r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+    except Abort as exc:
+        if exc.reason not in generic.OPERATOR_FALLBACK:
+            raise
+        generic.roll_back(r, mark)  # (no uop for these operands: the C-API's operator, on objects)
+        r.push(generic.binary(r, op, a, b))
 
 
 @_handles(I.COMPARE_OP)
@@ -33,7 +42,14 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
     if (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT):
         r.push(specialize_numpy.compare(r, op, a, b))
         return
-    r.push(specialize.compare(r, op, a, b))
+    mark = generic.rolled_back(r)
+    try:
+        r.push(specialize.compare(r, op, a, b))
+    except Abort as exc:
+        if exc.reason not in generic.OPERATOR_FALLBACK:
+            raise
+        generic.roll_back(r, mark)
+        r.push(generic.compare(r, op, a, b))
 
 
 @_handles(I.UNARY_OP)

@@ -24,7 +24,7 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT})
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT})
 
 
 class Recorder:
@@ -64,6 +64,12 @@ class Recorder:
         self.array_indices: dict[int, _ArrayIndex] = {}
         self.resume_override: Snapshot | None = None  # where guards resume while an array subscript completes
         self.pending_tree: TreeView | None = None
+        # a barrier was recorded (jit.recorder.generic): its result (a Value), or True if it has none; checked
+        # at the start of the next instruction
+        self.after_barrier: Value | bool | None = None
+        # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
+        # references of their own where a trace ends (jit.recorder.generic.keep_carried)
+        self.host_has_barriers = bool(getattr(host, "has_barriers", False))
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
         self.finishing_inner: set[int] = set()
@@ -185,6 +191,9 @@ class Recorder:
             raise Abort(Reason.LOOP_ENDED)
         self.line = self.code.lines[pc]
         self.snapshots.begin(pc)
+        if self.after_barrier is not None:
+            self.pc, self.frame = pc, frame
+            _AFTER_BARRIER[0](self, frame)
         if not inside:
             self.pc = pc
             self.end_with_exit(frame, leaves_loop=True)  # a side trace that ends the loop (a `break`)
@@ -379,6 +388,7 @@ class Recorder:
     def close_at_header(self, frame: Frame) -> None:
         """The interpreter is back at the header of the trace's loop."""
         trace = self.trace
+        _AT_END[0](self)
         if trace.kind is TraceKind.ROOT:
             self.enter_owned_slots()
         trace.end_snapshot = self.snapshots.take(empty_stack=True)
@@ -615,6 +625,10 @@ class _EndHere(Exception):
 
 Handler = Callable[[Recorder, Frame, Any], None]
 _HANDLERS: dict[int, Handler] = {}
+# what the instruction after a barrier records first (jit.recorder.generic.after_barrier, registered there)
+_AFTER_BARRIER: list[Callable[[Recorder, Frame], None]] = []
+# what a trace ending at a loop header does first (jit.recorder.generic.keep_carried, registered there)
+_AT_END: list[Callable[[Recorder], None]] = []
 
 
 def _handles(*ops: int) -> Callable[[Handler], Handler]:

@@ -33,8 +33,9 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
         r.emit("_GUARD_EXACT_TYPE", (boxed,), operand=t)
         return boxed
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
-    if kind is None:
-        raise Abort(Reason.ELEMENT_TYPE, type=t.__name__)
+    if kind is None:  # any other object (the generic path handles it): exactly of its type
+        r.emit("_GUARD_CLASS", (boxed,), operand=t)
+        return boxed
     if kind == Kind.OBJECT:  # an int past 64 bits: an int object of the trace's own (it may outlive the container)
         checked = r.emit("_GUARD_TYPE", (boxed,), operand=Kind.INT, kind=Kind.OBJECT)
         return r.emit("_NEW_INT_OBJECT_REF", (checked,))

@@ -1,0 +1,178 @@
+"""Lowerings of the generic object path (``jit.recorder.generic``): C-API calls on objects of any type.
+
+Every operand goes to the C-API as a new reference held for the call's duration: a number boxed here (a
+constant as its own object), a pointer with its count raised, so that Python code run by the call cannot free
+an argument under it (CPython's own stack holds its operands the same way). A failed call (NULL, or -1) leaves
+through the uop's exit with the exception still set (``Guard.RAISE``): the runtime re-raises it at the
+instruction, and nothing is redone. ``_CHECK_BARRIER`` re-checks the guards hoisted to the trace's entry, as
+the periodic check does after signal handlers ran.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen.capi import I1, I32, PTR
+from codegen.context import LowerContext
+from codegen.lower.objects import _box, _same_object, _type_is, _TYPE_OF_KIND
+from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
+from jit.frontend.operators import BinOp, CompareOp
+from jit.kinds import Kind
+from jit.trace import Uop, Value
+
+_NULL = ir.Constant(PTR, None)
+
+_NUMBER = {
+    "ADD": "Add",
+    "SUBTRACT": "Subtract",
+    "MULTIPLY": "Multiply",
+    "TRUE_DIVIDE": "TrueDivide",
+    "FLOOR_DIVIDE": "FloorDivide",
+    "REMAINDER": "Remainder",
+    "POWER": "Power",
+    "LSHIFT": "Lshift",
+    "RSHIFT": "Rshift",
+    "AND": "And",
+    "OR": "Or",
+    "XOR": "Xor",
+    "MATRIX_MULTIPLY": "MatrixMultiply",
+}
+# Py_LT, Py_LE, Py_EQ, Py_NE, Py_GT, Py_GE
+_RICH = {CompareOp.LT: 0, CompareOp.LE: 1, CompareOp.EQ: 2, CompareOp.NE: 3, CompareOp.GT: 4, CompareOp.GE: 5}
+
+
+def _reference(ctx: LowerContext, v: Value) -> ir.Value:
+    """A new reference to the object CPython would have for v (NULL, with MemoryError set, if boxing failed)."""
+    if v.kind.is_pointer:
+        obj = ctx.value(v)
+        ctx.incref(obj)
+        return obj
+    same = _same_object(ctx, v)
+    if same is not None:
+        ctx.incref(same)
+        return same
+    return _box(ctx, v.kind, ctx.value(v))
+
+
+def _references(ctx: LowerContext, uop: Uop, values: tuple[Value, ...]) -> list[ir.Value]:
+    """New references to values; leaves (raising MemoryError) if a box could not be made."""
+    b = ctx.builder
+    refs = [_reference(ctx, v) for v in values]
+    boxed = [ref for v, ref in zip(values, refs) if not v.kind.is_pointer and not v.is_const and v.kind != Kind.NONE]
+    if boxed:
+        ok: ir.Value = ir.Constant(I1, 1)
+        for ref in boxed:
+            ok = b.and_(ok, b.icmp_unsigned("!=", ref, _NULL))
+        ctx.guard(ok, uop, before_exit=lambda: _release(ctx, refs, null_safe=True))
+    return refs
+
+
+def _release(ctx: LowerContext, refs: list[ir.Value], null_safe: bool = False) -> None:
+    for ref in refs:
+        if null_safe:
+            ctx.capi("Py_DecRef", ref)
+        else:
+            ctx.decref(ref)
+
+
+def _made(ctx: LowerContext, uop: Uop, obj: ir.Value) -> ir.Value:
+    """Go on if a C-API call made an object, else leave with its exception."""
+    ctx.guard(ctx.builder.icmp_unsigned("!=", obj, _NULL), uop)
+    return obj
+
+
+@lowers("_CALL_GENERIC")
+def _call_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    refs = _references(ctx, uop, uop.args)
+    callable_, args = refs[0], refs[1:]
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, max(len(args), 1)))
+    for index, arg in enumerate(args):
+        b.store(arg, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
+    names = uop.operand
+    kwnames = ctx.pointer(names) if names else _NULL
+    positional = len(args) - (len(names) if names else 0)
+    first = b.bitcast(array, PTR.as_pointer())
+    result = ctx.capi("PyObject_Vectorcall", callable_, first, _i64(positional), kwnames)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+@lowers("_LOAD_ATTR_GENERIC")
+def _load_attr(ctx: LowerContext, uop: Uop) -> ir.Value:
+    (obj,) = _references(ctx, uop, uop.args)
+    result = ctx.capi("PyObject_GetAttr", obj, ctx.pointer(uop.operand))
+    _release(ctx, [obj])
+    return _made(ctx, uop, result)
+
+
+@lowers("_STORE_ATTR_GENERIC")
+def _store_attr(ctx: LowerContext, uop: Uop) -> None:
+    refs = _references(ctx, uop, uop.args)
+    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(uop.operand), refs[1])
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
+@lowers("_BINARY_OP_GENERIC")
+def _binary_op(ctx: LowerContext, uop: Uop) -> ir.Value:
+    op: BinOp = uop.operand
+    refs = _references(ctx, uop, uop.args)
+    name = ("PyNumber_InPlace" if op.inplace else "PyNumber_") + _NUMBER[op.uop_name]
+    extra = [ctx.pointer(None)] if op.uop_name == "POWER" else []  # (the modulus of pow(a, b, None))
+    result = ctx.capi(name, *refs, *extra)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+@lowers("_COMPARE_OP_GENERIC")
+def _compare_op(ctx: LowerContext, uop: Uop) -> ir.Value:
+    refs = _references(ctx, uop, uop.args)
+    result = ctx.capi("PyObject_RichCompare", *refs, ir.Constant(I32, _RICH[uop.operand]))
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+@lowers("_CONTAINS_GENERIC")
+def _contains(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    refs = _references(ctx, uop, uop.args)
+    found = ctx.capi("PySequence_Contains", *refs)
+    _release(ctx, refs)
+    ctx.guard(b.icmp_signed(">=", found, ir.Constant(I32, 0)), uop)
+    return b.icmp_signed("!=", found, ir.Constant(I32, 0))
+
+
+@lowers("_KEEP_ALIVE")
+def _keep_alive(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.incref(obj)
+    return obj
+
+
+@lowers("_GUARD_CLASS")
+def _guard_class(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_type_is(ctx, ctx.value(uop.args[0]), uop.operand), uop)
+
+
+@lowers("_GUARD_TYPE_OWNED")
+def _guard_type_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
+    obj = ctx.value(uop.args[0])
+    ctx.guard(_type_is(ctx, obj, _TYPE_OF_KIND[uop.operand]), uop)
+    ctx.incref(obj)  # (the result's own reference: the object's is released after its last use)
+    return obj
+
+
+@lowers("_CHECK_BARRIER")
+def _check_barrier(ctx: LowerContext, uop: Uop) -> None:
+    """Python code ran: every guard hoisted to the trace's entry again (a global rebound, an array's header
+    changed), and every value read there (an array's data address) the same, else leave here."""
+    b = ctx.builder
+    for hoisted in ctx.trace.hoisted:
+        again = Uop(hoisted.op, hoisted.args, hoisted.out, hoisted.operand, hoisted.pc, hoisted.line, uop.exit)
+        if hoisted.op.is_guard:
+            LOWERINGS[hoisted.name](ctx, again)
+        else:
+            value = LOWERINGS[hoisted.name](ctx, again)
+            assert hoisted.out is not None and value is not None
+            ctx.guard(b.icmp_unsigned("==", value, ctx.values[hoisted.out.id]), uop)

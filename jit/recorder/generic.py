@@ -1,0 +1,237 @@
+"""The generic object path: operations the specializer has no uop for, recorded as C-API calls on objects.
+
+A call of any callable (not a builtin the specializer knows, not a function it inlines), an attribute load or
+store on anything but a module, and an operator on values that are not numbers become one uop each
+(``_CALL_GENERIC``, ``_LOAD_ATTR_GENERIC``, ...: ``codegen.lower.generic``) instead of aborting the recording.
+Their result is a new reference the trace owns (``codegen.ownership``).
+
+Such a uop may run any Python code: it is a *barrier* (``UopDef.barrier``).
+
+* What the recorder knew of the program's state before it is forgotten: the values of globals the loop
+  stores, the dict entries it read (``Recorder.plain_entries``, as after any uop that ``mutates``).
+* Borrowed pointers the trace still needs after it (an object read out of a list, whose list the call may
+  empty) are given a reference of the trace's own first (``_KEEP_ALIVE``), so nothing it holds can dangle.
+* When it raises, its exit (``Guard.RAISE``) leaves at its own instruction with the exception set, and the
+  runtime re-raises it there (``runtime.runner``): the call is never made again by the interpreter, and the
+  traceback shows the user's line.
+* At the start of the next instruction (``after_barrier``, with the result on the stack), ``_CHECK_BARRIER``
+  checks again the guards hoisted to the trace's entry (a global the call rebound); it leaves there, after the
+  call, with its result in place. There too, the result the recorder saw is guarded by type and unboxed when
+  it is a number, None, or a str, list, tuple or dict, so later uops take their fast path on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import specialize
+from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
+from jit.frontend.operators import BinOp, CompareOp
+from jit.kinds import Kind
+from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, Recorder
+from jit.trace import TraceKind, Value, WhenHot
+from runtime.frame import Frame
+
+#: kinds an argument of a generic operation may have: boxed by the lowering, or a pointer passed as it is
+_PASSED = frozenset(
+    {
+        Kind.INT,
+        Kind.FLOAT,
+        Kind.BOOL,
+        Kind.NONE,
+        Kind.LIST,
+        Kind.TUPLE,
+        Kind.STR,
+        Kind.DICT,
+        Kind.OBJECT,
+        Kind.INT_OBJECT,
+        Kind.ARRAY,
+    }
+)
+#: the pointer kinds a result is guarded to (the entry stubs classify such objects by these kinds too)
+_POINTER_RESULTS = {str: Kind.STR, list: Kind.LIST, tuple: Kind.TUPLE, dict: Kind.DICT}
+_UNBOXED = {int: ("_UNBOX_INT", Kind.INT), float: ("_UNBOX_FLOAT", Kind.FLOAT), bool: ("_UNBOX_BOOL", Kind.BOOL)}
+#: the specializer's reasons that the generic path handles instead (an operator on values it has no uop for)
+OPERATOR_FALLBACK = frozenset(
+    {
+        Reason.OPERAND_KIND,
+        Reason.OPERATOR,
+        Reason.MATMUL,
+        Reason.NEGATIVE_INT_POWER,
+        Reason.BIG_INT_DIVISION,
+        Reason.FLOAT_POWER,
+        Reason.RESULT_TYPE,
+    }
+)
+
+
+def argument(r: Recorder, v: Value, what: str) -> Value:
+    """v as an argument of a generic operation: an i128 becomes an int object; kinds with no object (a
+    bound method native code holds as its list, a NumPy scalar) abort."""
+    if v.kind == Kind.WIDE_INT:
+        return specialize.as_int_object(r, v)
+    if v.kind not in _PASSED:
+        raise Abort(Reason.OPERAND_KIND, what=what, kind=v.kind.short)
+    return v
+
+
+def barrier(r: Recorder, name: str, args: tuple[Value, ...], operand: Any = None, result: bool = True) -> Value:
+    """Emit the barrier uop name (the generic operation) on args; its result (None if it has none) is left for
+    ``after_barrier`` to check at the next instruction."""
+    if r.inlined:  # (an inlined body may not run Python code: its exits make the call again)
+        raise Abort(Reason.INLINED_MUTATES, name=r.inlined[-1].function.__qualname__)
+    if r.pending_subscript() is not None:
+        raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
+    _keep_alive(r, args)
+    out = r.emit(name, args, operand=operand)
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
+    r.global_values.clear()  # (the call may store the globals the trace stored)
+    r.number_globals.clear()
+    r.after_barrier = out if result else True
+    return out
+
+
+def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
+    """Give every borrowed pointer the trace still holds after the barrier a reference of its own, taken just
+    before it: Python code may drop the reference that kept it alive (an item of a list it empties). The
+    arguments are held by the lowering for the call's duration. A root trace's slots it has not assigned yet
+    hold what the list of slots holds, or a value a trace handed over owned (``keep_carried``)."""
+    kept: dict[int, Value] = {}
+
+    def keep(v: Value) -> Value:
+        if not v.kind.is_pointer or v.is_const or r.is_owned(v):
+            return v
+        k = kept.get(v.id)
+        if k is None:
+            k = kept[v.id] = r.emit("_KEEP_ALIVE", (v,), kind=v.kind)
+        return k
+
+    trace = r.trace
+    for slot, v in list(r.abstract.slots().items()):
+        if trace.kind is TraceKind.ROOT and slot not in trace.written:
+            continue
+        k = keep(v)
+        if k is not v:
+            r.abstract.set(slot, k)
+            trace.written.add(slot)  # (a side trace's slot it had not assigned: it holds k now)
+    stack = r.abstract.stack()
+    new = [keep(v) for v in stack]
+    if any(a is not b for a, b in zip(new, stack)):
+        r.abstract.replace_stack(new)
+    del args
+
+
+def keep_carried(r: Recorder) -> None:
+    """Where a trace ends at a loop header (looping, or jumping into a tree), if the function's traces have
+    barriers: the borrowed pointers its slots carry on get a reference of their own (owned, handed over in the
+    buffer), so that a barrier there cannot free them."""
+    trace = r.trace
+    if not (r.host_has_barriers or any(u.op.barrier for u in trace.uops)):
+        return
+    for slot in sorted(trace.written):
+        v = r.abstract.get(slot)
+        if v is not None and v.kind.is_pointer and not v.is_const and not r.is_owned(v):
+            if trace.entry_slots.get(slot) is not v:
+                r.abstract.set(slot, r.emit("_KEEP_ALIVE", (v,), kind=v.kind))
+
+
+def after_barrier(r: Recorder, frame: Frame) -> None:
+    """At the instruction after a barrier: check the hoisted guards again, and guard the result's type as
+    seen (unboxing a number), leaving here with the result on the stack where either fails."""
+    pending = r.after_barrier
+    r.after_barrier = None
+    r.emit("_CHECK_BARRIER")
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+    if not isinstance(pending, Value) or pending.kind != Kind.OBJECT or not r.abstract.stack():
+        return
+    if r.abstract.peek() is not pending or not frame.stack or r.code.ops[r.pc] == I.POP_TOP:
+        return
+    typed = _typed(r, pending, frame.stack[-1])
+    if typed is not pending:
+        r.abstract.pop()
+        r.abstract.push(typed)
+
+
+_AFTER_BARRIER.append(after_barrier)
+_AT_END.append(keep_carried)
+
+
+def _typed(r: Recorder, value: Value, actual: Any) -> Value:
+    t = type(actual)
+    if actual is None:
+        r.emit("_GUARD_TYPE", (value,), operand=Kind.NONE, kind=Kind.OBJECT)
+        return r.const(None)
+    if t in _UNBOXED and (t is not int or specialize.fits_int64(actual)):
+        name, kind = _UNBOXED[t]
+        checked = r.emit("_GUARD_TYPE", (value,), operand=kind, kind=Kind.OBJECT)
+        return r.emit(name, (checked,))
+    kind = _POINTER_RESULTS.get(t)
+    if kind is not None:
+        return r.emit("_GUARD_TYPE_OWNED", (value,), operand=kind, kind=kind)
+    if t is not int:  # (an int past 64 bits stays an object of any kind: never narrowed)
+        r.emit("_GUARD_CLASS", (value,), operand=t)
+    return value
+
+
+# --- the operations ------------------------------------------------------------------------------------------
+
+
+def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...] | None = None) -> Value:
+    """callee(*args) (the last len(kwnames) arguments by keyword) through PyObject_Vectorcall."""
+    what = "a call"
+    inputs = (argument(r, callee, what), *(argument(r, v, what) for v in args))
+    return barrier(r, "_CALL_GENERIC", inputs, operand=kwnames)
+
+
+def load_attr(r: Recorder, obj: Value, name: str) -> Value:
+    return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, f"attribute .{name}"),), operand=name)
+
+
+def store_attr(r: Recorder, obj: Value, value: Value, name: str) -> None:
+    what = f"attribute .{name}"
+    barrier(r, "_STORE_ATTR_GENERIC", (argument(r, obj, what), argument(r, value, what)), operand=name, result=False)
+
+
+def binary(r: Recorder, op: BinOp, a: Value, b: Value) -> Value:
+    what = f"operator {op}"
+    return barrier(r, "_BINARY_OP_GENERIC", (argument(r, a, what), argument(r, b, what)), operand=op)
+
+
+def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+    what = f"comparison {op}"
+    a, b = argument(r, a, what), argument(r, b, what)
+    if op in (CompareOp.IN, CompareOp.NOT_IN):
+        found = barrier(r, "_CONTAINS_GENERIC", (b, a))
+        return found if op == CompareOp.IN else r.emit("_UNARY_NOT", (found,))
+    if op in (CompareOp.IS, CompareOp.IS_NOT):
+        raise Abort(Reason.IDENTITY, op=op, kind=f"{a.kind.short} and {b.kind.short}")
+    return barrier(r, "_COMPARE_OP_GENERIC", (a, b), operand=op)
+
+
+def rolled_back(r: Recorder) -> Any:
+    """A mark of the recorder's state, for ``roll_back``: what a specialization or an inlining that aborted
+    halfway added is undone before the generic path records the operation instead."""
+    saved = {name: getattr(r, name).copy() for name in _ROLLED_BACK}
+    return len(r.trace.uops), saved
+
+
+#: what the recorder knows that recording an operation may change (value ids it makes are never reused)
+_ROLLED_BACK = (
+    "plain_entries",
+    "global_values",
+    "number_globals",
+    "numbers_throughout",
+    "owned_values",
+    "kept_alive",
+    "array_specs",
+    "array_headers",
+    "wide_bounds",
+)
+
+
+def roll_back(r: Recorder, mark: Any) -> None:
+    length, saved = mark
+    del r.trace.uops[length:]
+    for name, value in saved.items():
+        setattr(r, name, value)
