@@ -67,6 +67,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyObject_SetAttr": (I32, (PTR, PTR, PTR)),
     "PyObject_RichCompare": (PTR, (PTR, PTR, I32)),
     "PySequence_Contains": (I32, (PTR, PTR)),
+    "PyObject_IsTrue": (I32, (PTR,)),
     "PyNumber_TrueDivide": (PTR, (PTR, PTR)),
     "PyNumber_Power": (PTR, (PTR, PTR, PTR)),
     "PyNumber_MatrixMultiply": (PTR, (PTR, PTR)),

@@ -124,7 +124,7 @@ class Operand(enum.Enum):
     INVERT = (bool, "is the test inverted (`is not`)")
     MATH_NAME = (str, "the name of a math function")
     BUILTIN = (object, "a builtin function")
-    KWNAMES = (object, "the keyword names of a call (a tuple of str), or None")
+    KWNAMES = (tuple, "the keyword names of a call (a tuple of str, empty for none)")
     NAME = (str, "an attribute's name")
     TREE = (object, "a compiled tree (runtime.trees.Tree)")
     SLOT_KIND = (SlotKind, "a slot and a kind")
@@ -750,6 +750,13 @@ _uop(
     **_GENERIC,
 )
 _uop("_COMPARE_OP_GENERIC", (ANY, ANY), O, owns=True, operand=CMP, doc="PyObject_RichCompare", **_GENERIC)
+_uop(
+    "_TO_BOOL_OBJECT",
+    (O,),
+    B,
+    DEOPT,
+    doc="PyObject_IsTrue of an object whose type's truth runs no Python code; leaves (clearing it) on an error",
+)
 _uop("_CONTAINS_GENERIC", (ANY, ANY), B, doc="inputs: container, item: PySequence_Contains", **_GENERIC)
 _uop(
     "_KEEP_ALIVE",

@@ -143,6 +143,14 @@ def _contains(ctx: LowerContext, uop: Uop) -> ir.Value:
     return b.icmp_signed("!=", found, ir.Constant(I32, 0))
 
 
+@lowers("_TO_BOOL_OBJECT")
+def _to_bool(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    truth = ctx.capi("PyObject_IsTrue", ctx.value(uop.args[0]))
+    ctx.guard(b.icmp_signed(">=", truth, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return b.icmp_signed("!=", truth, ir.Constant(I32, 0))
+
+
 @lowers("_KEEP_ALIVE")
 def _keep_alive(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])

@@ -62,7 +62,17 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if handler is None:
         r.push(generic.call(r, callee, args))
         return
-    r.push(handler(r, args, list(actual)))
+    if fn is range:  # (a range is virtual: its loop's hidden slots)
+        r.push(handler(r, args, list(actual)))
+        return
+    mark = generic.rolled_back(r)
+    try:
+        r.push(handler(r, args, list(actual)))
+    except Abort as exc:
+        if exc.reason not in generic.BUILTIN_FALLBACK:
+            raise
+        generic.roll_back(r, mark)  # (arguments the builtin's uops do not take: CPython's builtin does it)
+        r.push(generic.call(r, callee, args))
 
 
 @_handles(I.CALL_KW)

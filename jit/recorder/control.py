@@ -7,14 +7,15 @@ from typing import Any
 from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
+from jit.recorder import generic
 from jit.recorder.recorder import Recorder, _EndHere, _handles
-from jit.trace import TraceEnd, TraceKind, WhenHot
+from jit.trace import TraceEnd, TraceKind, Value, WhenHot
 from runtime.frame import Frame
 
 
 @_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
 def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
-    condition = specialize.truth(r, r.pop(objects=True))  # (an int past 64 bits: compared with 0)
+    condition = _truth(r, r.pop(objects=True), frame.stack[-1])  # (an int past 64 bits: compared with 0)
     truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.POP_JUMP_IF_TRUE
     jumps = truth == jump_when
@@ -24,13 +25,22 @@ def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
 @_handles(I.JUMP_IF_FALSE_OR_POP, I.JUMP_IF_TRUE_OR_POP)
 def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
     value = r.abstract.peek()
-    condition = specialize.truth(r, value)
+    condition = _truth(r, value, frame.stack[-1])
     truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.JUMP_IF_TRUE_OR_POP
     jumps = truth == jump_when
     r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
     if not jumps:
         r.pop()
+
+
+def _truth(r: Recorder, value: Value, actual: Any) -> Value:
+    try:
+        return specialize.truth(r, value)
+    except Abort as exc:
+        if exc.reason is not Reason.TRUTH:
+            raise
+        return generic.truth(r, value, actual)
 
 
 @_handles(I.JUMP)

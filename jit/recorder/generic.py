@@ -22,6 +22,7 @@ Such a uop may run any Python code: it is a *barrier* (``UopDef.barrier``).
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from jit import specialize
@@ -62,6 +63,24 @@ OPERATOR_FALLBACK = frozenset(
         Reason.BIG_INT_DIVISION,
         Reason.FLOAT_POWER,
         Reason.RESULT_TYPE,
+    }
+)
+
+#: the reasons a builtin's specialized handler gives up for which the builtin itself is called instead
+BUILTIN_FALLBACK = frozenset(
+    {
+        Reason.ARITY,
+        Reason.ONE_ITERABLE,
+        Reason.LEN_OF,
+        Reason.CONVERSION_OF,
+        Reason.OPERAND_KIND,
+        Reason.TRUTH,
+        Reason.NEGATIVE_INT_POWER,
+        Reason.BIG_INT_DIVISION,
+        Reason.FLOAT_POWER,
+        Reason.RESULT_TYPE,
+        Reason.MATH_NOT_FLOAT,
+        Reason.INT_RESULT_TOO_BIG,
     }
 )
 
@@ -177,11 +196,11 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
 # --- the operations ------------------------------------------------------------------------------------------
 
 
-def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...] | None = None) -> Value:
+def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...] = ()) -> Value:
     """callee(*args) (the last len(kwnames) arguments by keyword) through PyObject_Vectorcall."""
     what = "a call"
     inputs = (argument(r, callee, what), *(argument(r, v, what) for v in args))
-    return barrier(r, "_CALL_GENERIC", inputs, operand=kwnames)
+    return barrier(r, "_CALL_GENERIC", inputs, operand=kwnames or ())
 
 
 def load_attr(r: Recorder, obj: Value, name: str) -> Value:
@@ -207,6 +226,20 @@ def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         raise Abort(Reason.IDENTITY, op=op, kind=f"{a.kind.short} and {b.kind.short}")
     return barrier(r, "_COMPARE_OP_GENERIC", (a, b), operand=op)
+
+
+def truth(r: Recorder, v: Value, actual: Any) -> Value:
+    """The truth of an object of another kind (specialize.truth has none), by PyObject_IsTrue, where its type's
+    truth runs no Python code (no ``__bool__`` or ``__len__`` written in Python): not a barrier, so the
+    interpreter may test it again where a branch guard leaves. Its type is guarded as seen."""
+    t = type(actual)
+    if v.kind not in (Kind.OBJECT, Kind.ARRAY) or any(
+        isinstance(getattr(t, name, None), types.FunctionType) for name in ("__bool__", "__len__")
+    ):
+        raise Abort(Reason.TRUTH, kind=v.kind.short if v.kind != Kind.OBJECT else t.__name__)
+    if v.kind == Kind.OBJECT:
+        r.emit("_GUARD_CLASS", (v,), operand=t)
+    return r.emit("_TO_BOOL_OBJECT", (v,))
 
 
 def rolled_back(r: Recorder) -> Any:

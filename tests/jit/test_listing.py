@@ -125,6 +125,16 @@ SOURCES = {
         """,
         (20, 20),
     ),
+    "generic": (
+        """
+        def generic(n):
+            total = 0
+            for i in range(n):
+                total += int(str(i).zfill(3), base=10) + math.pi.real
+            return total
+        """,
+        (50,),
+    ),
 }
 try:
     import numpy
