@@ -757,6 +757,24 @@ _uop(
     DEOPT,
     doc="PyObject_IsTrue of an object whose type's truth runs no Python code; leaves (clearing it) on an error",
 )
+_uop("_BINARY_SUBSCR_GENERIC", (ANY, ANY), O, owns=True, doc="inputs: container, key: PyObject_GetItem", **_GENERIC)
+_uop(
+    "_STORE_SUBSCR_GENERIC",
+    (ANY, ANY, ANY),
+    None,
+    doc="inputs: value, container, key: PyObject_SetItem",
+    **_GENERIC,
+)
+_uop(
+    "_BUILD_SLICE",
+    "n",
+    O,
+    RAISE,
+    owns=True,
+    doc="a new slice of the inputs (start, stop[, step]): PySlice_New (runs no Python code; fails on memory)",
+)
+_uop("_BUILD_SET", "n", O, owns=True, doc="a new set of the inputs: PySet_New, PySet_Add", **_GENERIC)
+_uop("_BUILD_MAP", "n", O, owns=True, doc="a new dict of the inputs (key, value, ...): PyDict_SetItem", **_GENERIC)
 _uop("_CONTAINS_GENERIC", (ANY, ANY), B, doc="inputs: container, item: PySequence_Contains", **_GENERIC)
 _uop(
     "_KEEP_ALIVE",

@@ -126,6 +126,9 @@ class NativeRunner:
             exit = exits[buffer.words[abi.EXIT]]
             self.exits_counted += 1
             frame.error_pc = frame.raised_at = exit.pc  # (where it left: a generic call that raised, ...)
+            iterations = abi.FUEL_START - buffer.words[abi.FUEL]
+            self.iterations_counted += iterations
+            tree.iterations_counted += iterations
             frame.stack[:] = buffer.unpack(frame.slots, len(exit.stack_kinds))
             buffer.release_references(frame.slots, owned)
             self.free_buffers.append(buffer)
@@ -169,6 +172,8 @@ class NativeRunner:
                 self.exits_counted += 1
                 frame.stack[:] = result[2:]
                 frame.error_pc = frame.raised_at = self.registry.exits[result[0]].pc
+                self.iterations_counted += result[1]
+                tree.iterations_counted += result[1]
             raise
         if result is None:
             return None
@@ -216,6 +221,8 @@ class NativeRunner:
             slots = self.spill.pop()
             if len(slots) > self.layout.nslots:
                 raised = (self.registry.exits[slots[-1][0]].pc, slots)
+                self.iterations_counted += slots[-1][1]
+                tree.iterations_counted += slots[-1][1]
                 self.entries_counted += 1
                 self.stub_entries_counted += 1
                 self.handoff_entries_counted += 1

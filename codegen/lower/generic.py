@@ -114,6 +114,60 @@ def _store_attr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
 
 
+@lowers("_BINARY_SUBSCR_GENERIC")
+def _subscript(ctx: LowerContext, uop: Uop) -> ir.Value:
+    refs = _references(ctx, uop, uop.args)
+    result = ctx.capi("PyObject_GetItem", *refs)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+@lowers("_STORE_SUBSCR_GENERIC")
+def _store_subscript(ctx: LowerContext, uop: Uop) -> None:
+    value, container, key = _references(ctx, uop, uop.args)
+    status = ctx.capi("PyObject_SetItem", container, key, value)
+    _release(ctx, [value, container, key])
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
+@lowers("_BUILD_SLICE")
+def _build_slice(ctx: LowerContext, uop: Uop) -> ir.Value:
+    refs = _references(ctx, uop, uop.args)
+    step = refs[2] if len(refs) == 3 else _NULL
+    result = ctx.capi("PySlice_New", refs[0], refs[1], step)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+def _filled(ctx: LowerContext, uop: Uop, make: str, add: str, group: int) -> ir.Value:
+    """A new set or dict (make) filled by the C-API function add with the inputs, group at a time; leaves with
+    the error if anything failed (releasing what it made and holds)."""
+    b = ctx.builder
+    refs = _references(ctx, uop, uop.args)
+    made = ctx.capi(make, _NULL) if make == "PySet_New" else ctx.capi(make)
+    ctx.guard(b.icmp_unsigned("!=", made, _NULL), uop, before_exit=lambda: _release(ctx, refs))
+
+    def failed() -> None:
+        _release(ctx, refs)
+        ctx.decref(made)
+
+    for start in range(0, len(refs), group):
+        status = ctx.capi(add, made, *refs[start : start + group])
+        ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=failed)
+    _release(ctx, refs)
+    return made
+
+
+@lowers("_BUILD_SET")
+def _build_set(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _filled(ctx, uop, "PySet_New", "PySet_Add", 1)
+
+
+@lowers("_BUILD_MAP")
+def _build_map(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return _filled(ctx, uop, "PyDict_New", "PyDict_SetItem", 2)
+
+
 @lowers("_BINARY_OP_GENERIC")
 def _binary_op(ctx: LowerContext, uop: Uop) -> ir.Value:
     op: BinOp = uop.operand

@@ -30,7 +30,8 @@ from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
-from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, Recorder
+from jit.recorder import subscripts  # noqa: F401  (its handlers first: some are wrapped here)
+from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
 from jit.trace import TraceKind, Value, WhenHot
 from runtime.frame import Frame
 
@@ -268,3 +269,73 @@ def roll_back(r: Recorder, mark: Any) -> None:
     del r.trace.uops[length:]
     for name, value in saved.items():
         setattr(r, name, value)
+
+
+# --- subscripts: what the specialized handlers of jit.recorder.subscripts give up on ------------------------
+
+#: their reasons to give up that the generic path handles (a container or key of another kind)
+SUBSCRIPT_FALLBACK = frozenset(
+    {Reason.SUBSCRIPT, Reason.ITEM_ASSIGNMENT, Reason.STORE_KIND, Reason.OVERWRITE_TYPE, Reason.ELEMENT_BIG_INT}
+)
+_ARRAY_KINDS = (Kind.ARRAY, Kind.ARRAY_INDEX)
+
+
+def _with_fallback(op: int, depth: int, generic_handler: Any) -> None:
+    """Wrap the handler of op (its operands: the top depth stack entries): where it gives up for a reason of
+    SUBSCRIPT_FALLBACK, undo what it recorded and record generic_handler(r, *operands) instead."""
+    specialized = _HANDLERS[op]
+
+    def handler(r: Recorder, frame: Frame, arg: Any) -> None:
+        operands = [r.abstract.peek(k) for k in range(depth, 0, -1)]
+        if any(v.kind in _ARRAY_KINDS for v in operands) or any(v.id in r.virtual_shapes for v in operands):
+            specialized(r, frame, arg)
+            return
+        height = len(r.abstract.stack())
+        mark = rolled_back(r)
+        try:
+            specialized(r, frame, arg)
+        except Abort as exc:
+            if exc.reason not in SUBSCRIPT_FALLBACK:
+                raise
+            roll_back(r, mark)
+            while len(r.abstract.stack()) > height - depth:
+                r.abstract.pop()
+            generic_handler(r, *operands)
+
+    _HANDLERS[op] = handler
+
+
+def _subscript(r: Recorder, container: Value, key: Value) -> None:
+    what = "a subscript"
+    r.push(barrier(r, "_BINARY_SUBSCR_GENERIC", (argument(r, container, what), argument(r, key, what))))
+
+
+def _store_subscript(r: Recorder, value: Value, container: Value, key: Value) -> None:
+    what = "an item assignment"
+    args = (argument(r, value, what), argument(r, container, what), argument(r, key, what))
+    barrier(r, "_STORE_SUBSCR_GENERIC", args, result=False)
+
+
+_with_fallback(I.BINARY_SUBSCR, 2, _subscript)
+_with_fallback(I.STORE_SUBSCR, 3, _store_subscript)
+
+
+@_handles(I.BUILD_SLICE)
+def _build_slice(r: Recorder, frame: Frame, n: int) -> None:
+    """`a[i:j]`, `a[::k]`: a new slice object (PySlice_New; runs no Python code)."""
+    parts = [argument(r, r.pop(), "a slice") for _ in range(n)][::-1]
+    r.push(r.emit("_BUILD_SLICE", tuple(parts)))
+
+
+@_handles(I.BUILD_SET)
+def _build_set(r: Recorder, frame: Frame, n: int) -> None:
+    """`{a, b}`: PySet_New and PySet_Add (hashing the items may run Python code: a barrier)."""
+    items = [argument(r, r.pop(), "a set display") for _ in range(n)][::-1]
+    r.push(barrier(r, "_BUILD_SET", tuple(items)))
+
+
+@_handles(I.BUILD_MAP)
+def _build_map(r: Recorder, frame: Frame, n: int) -> None:
+    """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier)."""
+    items = [argument(r, r.pop(), "a dict display") for _ in range(2 * n)][::-1]
+    r.push(barrier(r, "_BUILD_MAP", tuple(items)))
