@@ -734,8 +734,7 @@ _uop(
     O,
     owns=True,
     operand=Operand.KWNAMES,
-    doc="inputs: the callable, then its arguments (keyword arguments last, named by the operand): "
-    "PyObject_Vectorcall",
+    doc="inputs: the callable, then its arguments (keyword arguments last, named by the operand): PyObject_Vectorcall",
     **_GENERIC,
 )
 _uop("_LOAD_ATTR_GENERIC", (ANY,), O, owns=True, operand=Operand.NAME, doc="PyObject_GetAttr", **_GENERIC)

@@ -14,7 +14,7 @@ from llvmlite import ir
 
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _box, _same_object, _type_is, _TYPE_OF_KIND
+from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind

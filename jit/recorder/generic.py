@@ -104,12 +104,44 @@ def barrier(r: Recorder, name: str, args: tuple[Value, ...], operand: Any = None
     if r.pending_subscript() is not None:
         raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
     _keep_alive(r, args)
+    _merge_checks(r, args)
     out = r.emit(name, args, operand=operand)
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
     r.global_values.clear()  # (the call may store the globals the trace stored)
     r.number_globals.clear()
     r.after_barrier = out if result else True
     return out
+
+
+#: uops that depend on nothing a hoisted guard pins (a global's binding, an array's header): between two
+#: barriers, they need no check of those guards before them
+_INDEPENDENT = frozenset(
+    {"_GUARD_CLASS", "_GUARD_TYPE", "_GUARD_TYPE_OWNED", "_UNBOX_INT", "_UNBOX_FLOAT", "_UNBOX_BOOL", "_KEEP_ALIVE"}
+)
+
+
+def _merge_checks(r: Recorder, args: tuple[Value, ...]) -> None:
+    """Drop the ``_CHECK_BARRIER`` after the previous barrier if nothing since then relied on what it checks
+    (no constant pinned by a hoisted guard, no array header): this barrier's own check covers both (a method
+    bound by one barrier and called by the next, `obj.method(i + 1)`, is checked once)."""
+    uops = r.trace.uops
+    for index in range(len(uops) - 1, -1, -1):
+        uop = uops[index]
+        if uop.name == "_CHECK_BARRIER":
+            break
+        if uop.op.barrier or not (uop.name in _INDEPENDENT or uop.op.fold is not None):
+            return
+        if any(_pinned(v) for v in uop.args):
+            return
+    else:
+        return
+    if not any(_pinned(v) for v in args):
+        del uops[index]
+
+
+def _pinned(v: Value) -> bool:
+    """Might v be an object a hoisted guard pins (a global function, a module's attribute)?"""
+    return v.is_const and v.kind.is_pointer and v.kind != Kind.STR
 
 
 def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
