@@ -285,6 +285,10 @@ def rolled_back(r: Recorder) -> Any:
 #: what the recorder knows that recording an operation may change (value ids it makes are never reused)
 _ROLLED_BACK = (
     "plain_entries",
+    "entry_objects",
+    "bound_dicts",
+    "virtual_tuples",
+    "made_iterators",
     "global_values",
     "number_globals",
     "numbers_throughout",
@@ -307,7 +311,7 @@ def roll_back(r: Recorder, mark: Any) -> None:
 
 #: their reasons to give up that the generic path handles (a container or key of another kind)
 SUBSCRIPT_FALLBACK = frozenset(
-    {Reason.SUBSCRIPT, Reason.ITEM_ASSIGNMENT, Reason.STORE_KIND, Reason.OVERWRITE_TYPE, Reason.ELEMENT_BIG_INT}
+    {Reason.SUBSCRIPT, Reason.ITEM_ASSIGNMENT, Reason.STORE_KIND, Reason.OVERWRITE_TYPE}
 )
 _ARRAY_KINDS = (Kind.ARRAY, Kind.ARRAY_INDEX)
 
