@@ -60,6 +60,7 @@ CONTAINER_ITERATOR_CONTAINER = 16  # dictiterobject.di_dict, setiterobject.si_se
 DICT_ITERATOR_LENGTH = 48  # dictiterobject.len: what it has left to give
 DICT_ITERATOR_USED = 24  # dictiterobject.di_used: the dict's size when it started (-1 once it raised)
 DICT_USED = 16  # PyDictObject.ma_used: its number of items
+DICT_VERSION = 24  # PyDictObject.ma_version_tag: changes at every change of the dict (3.11 to 3.13; checked below)
 STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
 STR_HASH = 24  # PyASCIIObject.hash: the str's hash once computed, else -1 (checked below)
 STR_KIND_SHIFT = 2
@@ -196,6 +197,28 @@ def _check_builtin_iterators() -> bool:
         return False
 
 
+def _check_dict_version() -> bool:
+    """Does a dict's word at DICT_VERSION change whenever the dict does (a store, a rebinding, a deletion), and
+    only then? (Then a barrier's re-check of the guards on globals is skipped while their dicts' versions stay
+    the same: codegen.lower.generic.)"""
+    if not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return False
+    try:
+        mapping = {"a": 1}
+        seen = [ctypes.c_uint64.from_address(id(mapping) + DICT_VERSION).value]
+        for change in (lambda: mapping.__setitem__("a", 2), lambda: mapping.__setitem__("b", 3), mapping.clear):
+            _ = mapping.get("a")
+            if ctypes.c_uint64.from_address(id(mapping) + DICT_VERSION).value != seen[-1]:
+                return False  # (a read changed it)
+            change()
+            seen.append(ctypes.c_uint64.from_address(id(mapping) + DICT_VERSION).value)
+            if seen[-1] == seen[-2] or seen[-1] == 0:
+                return False
+        return True
+    except Exception:
+        return False
+
+
 def _check_list_allocated() -> bool:
     """Is a list's room for items (what list.__sizeof__ counts) at LIST_ALLOCATED? (Then native code appends
     in place while there is room, as list.append does.)"""
@@ -288,6 +311,7 @@ SMALL_INT_STRIDE = _small_int_stride() if LAYOUT_OK else 0
 ITERATORS_OK = LAYOUT_OK and _check_iterators() and _check_builtin_iterators()
 DICT_PROBE_OK = ITERATORS_OK and _check_dict_probe()  # (the str hash's place checked with the iterators')
 SMALL_INTS_OK = LAYOUT_OK and _check_small_ints()
+DICT_VERSION_OK = LAYOUT_OK and _check_dict_version()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"
 
 

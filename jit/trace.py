@@ -174,6 +174,9 @@ class Trace:
     known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew
     # side traces: the stack entries the parent's exit handed over with a reference of their own (OWNED)
     owned_entry_stack: frozenset[int] = frozenset()
+    # side traces: the slots whose buffer value the parent's exit left borrowed (ExitView.borrowed_slots); those
+    # the trace does not assign are still borrowed at its own exits
+    entry_borrowed: frozenset[int] = frozenset()
     uops: list[Uop] = dataclasses.field(default_factory=list)
     written: set[int] = dataclasses.field(default_factory=set)  # slots the trace assigns
     end: TraceEnd | None = None  # set when recording finishes

@@ -100,15 +100,17 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
         propagate=point.propagate,
         writes=frame.writes(),
         owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
-        borrowed_slots=_borrowed_slots(frame, owned),
+        borrowed_slots=_borrowed_slots(frame, owned, trace.entry_borrowed),
     )
 
 
-def _borrowed_slots(frame: FrameResume, owned: Container[int]) -> frozenset[int]:
+def _borrowed_slots(frame: FrameResume, owned: Container[int], inherited: frozenset[int]) -> frozenset[int]:
     """The slots an exit writes with no reference of their own: a value native code does not own (an int object
     constant aside, which gets one), or a looping root's previous value of a slot it assigns late (never an owned
-    one: jit.recorder puts those in the entry type map)."""
-    return frozenset(
+    one: jit.recorder puts those in the entry type map); and (a side trace) the slots its parent's exit left
+    borrowed that it has not assigned (inherited), whose buffer value is still that borrowed one."""
+    assigned = {s.slot for s in frame.slots if s.hold is not Hold.BUFFER}
+    return frozenset(slot for slot in inherited if slot not in assigned) | frozenset(
         s.slot
         for s in frame.slots
         if s.hold is Hold.PREVIOUS

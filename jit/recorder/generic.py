@@ -148,7 +148,10 @@ def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
     """Give every borrowed pointer the trace still holds after the barrier a reference of its own, taken just
     before it: Python code may drop the reference that kept it alive (an item of a list it empties). The
     arguments are held by the lowering for the call's duration. A root trace's slots it has not assigned yet
-    hold what the list of slots holds, or a value a trace handed over owned (``keep_carried``)."""
+    hold what the list of slots holds, or a value a trace handed over owned (``keep_carried``); so do a side
+    trace's, but for those its parent's exit left borrowed (``ExitView.borrowed_slots``, inherited along a chain
+    of side traces: ``Trace.entry_borrowed``). (Keeping those alive too would make them owned slots, which a
+    side trace can hand to its tree only where the tree reads them.)"""
     kept: dict[int, Value] = {}
 
     def keep(v: Value) -> Value:
@@ -161,7 +164,7 @@ def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
 
     trace = r.trace
     for slot, v in list(r.abstract.slots().items()):
-        if trace.kind is TraceKind.ROOT and slot not in trace.written:
+        if slot not in trace.written and (trace.kind is TraceKind.ROOT or slot not in trace.entry_borrowed):
             continue
         k = keep(v)
         if k is not v:

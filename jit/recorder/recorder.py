@@ -105,6 +105,7 @@ class Recorder:
             self.trace.known_kinds = dict(parent.known_kinds)
             self.trace.owned_entry_stack = frozenset(parent.owned_stack)
             self.parent_borrowed = frozenset(parent.borrowed_slots)
+            self.trace.entry_borrowed = self.parent_borrowed
             for index, kind in enumerate(parent.stack_kinds):
                 if index in parent.stack_consts:  # a constant where the parent left: still that constant
                     value = self.const(parent.stack_consts[index])
