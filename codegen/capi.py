@@ -35,6 +35,8 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "Py_DecRef": (ir.VoidType(), (PTR,)),
     "_Py_Dealloc": (ir.VoidType(), (PTR,)),
     "PyObject_Vectorcall": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
+    "PyObject_VectorcallMethod": (PTR, (PTR, PTR.as_pointer(), I64, PTR)),
+    "PyObject_Str": (PTR, (PTR,)),
     "PyList_Append": (I32, (PTR, PTR)),
     "PyList_New": (PTR, (I64,)),
     "PyFunction_GetCode": (PTR, (PTR,)),

@@ -84,6 +84,7 @@ class Reason(enum.Enum):
         "CPython, backing off and trying again)"
     )
     UFUNC_OPERANDS = "numpy.{name}() of {kinds} (a {result} result, or operands not native)"
+    METHOD_NOT_CALLED = ("method .{name} bound and not called right away (recorded again, bound apart)", True)
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
 
     # --- operators -----------------------------------------------------------------------------------------

@@ -737,6 +737,16 @@ _uop(
     doc="inputs: the callable, then its arguments (keyword arguments last, named by the operand): PyObject_Vectorcall",
     **_GENERIC,
 )
+_uop(
+    "_CALL_METHOD_GENERIC",
+    "n",
+    O,
+    owns=True,
+    operand=Operand.KWNAMES,
+    doc="`obj.name(...)`, inputs: obj, then the arguments; operand: (name, *keyword names): "
+    "PyObject_VectorcallMethod (no bound method made)",
+    **_GENERIC,
+)
 _uop("_LOAD_ATTR_GENERIC", (ANY,), O, owns=True, operand=Operand.NAME, doc="PyObject_GetAttr", **_GENERIC)
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(

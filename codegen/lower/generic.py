@@ -10,6 +10,8 @@ the periodic check does after signal handlers ran.
 
 from __future__ import annotations
 
+import sys
+
 from llvmlite import ir
 
 from codegen import abi
@@ -91,6 +93,12 @@ def _call_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
     for index, arg in enumerate(args):
         b.store(arg, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
     names = uop.operand
+    callee = uop.args[0]
+    if callee.is_const and callee.const is str and len(args) == 1 and not names:
+        # `str(x)`: as CPython's own specialization of it does (str has no vectorcall in 3.11: no args tuple)
+        result = ctx.capi("PyObject_Str", args[0])
+        _release(ctx, refs)
+        return _made(ctx, uop, result)
     kwnames = ctx.pointer(names) if names else _NULL
     positional = len(args) - (len(names) if names else 0)
     first = b.bitcast(array, PTR.as_pointer())
@@ -99,10 +107,26 @@ def _call_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+@lowers("_CALL_METHOD_GENERIC")
+def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    refs = _references(ctx, uop, uop.args)  # (obj first: the method's self)
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, len(refs)))
+    for index, ref in enumerate(refs):
+        b.store(ref, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
+    name, *names = uop.operand
+    kwnames = ctx.pointer(tuple(names)) if names else _NULL
+    positional = len(refs) - len(names)
+    first = b.bitcast(array, PTR.as_pointer())
+    result = ctx.capi("PyObject_VectorcallMethod", ctx.pointer(sys.intern(name)), first, _i64(positional), kwnames)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
 @lowers("_LOAD_ATTR_GENERIC")
 def _load_attr(ctx: LowerContext, uop: Uop) -> ir.Value:
     (obj,) = _references(ctx, uop, uop.args)
-    result = ctx.capi("PyObject_GetAttr", obj, ctx.pointer(uop.operand))
+    result = ctx.capi("PyObject_GetAttr", obj, ctx.pointer(sys.intern(uop.operand)))
     _release(ctx, [obj])
     return _made(ctx, uop, result)
 
@@ -110,7 +134,7 @@ def _load_attr(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_STORE_ATTR_GENERIC")
 def _store_attr(ctx: LowerContext, uop: Uop) -> None:
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(uop.operand), refs[1])
+    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), refs[1])
     _release(ctx, refs)
     ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
 

@@ -180,6 +180,8 @@ class T1Code:
     # pcs of LOAD_FAST instructions reading an enclosing local from inside a comprehension: an unbound one
     # there raises what the running Python raises (3.11: NameError about a free variable)
     comprehension_loads: frozenset[int] = frozenset()
+    # (jit.recorder) pcs of LOAD_ATTRs whose method, bound there once, was not simply called: not fused again
+    unfused_methods: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
 
     @property
     def nslots(self) -> int:

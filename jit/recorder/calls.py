@@ -18,6 +18,11 @@ from runtime.frame import Frame
 @_handles(I.CALL)
 def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.abstract.peek(n + 1)
+    if callee.id in r.pending_methods:  # `obj.m(...)`: one method call (jit.recorder.generic.PendingMethod)
+        args = [r.pop() for _ in range(n)][::-1]
+        r.abstract.pop()
+        r.push(generic.call_method(r, callee, args))
+        return
     fn = callee.const if callee.is_const else None
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
@@ -81,6 +86,9 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
     keywords' values)."""
     n, names = arg
     args = [r.pop() for _ in range(n)][::-1]
+    if r.abstract.peek().id in r.pending_methods:
+        r.push(generic.call_method(r, r.abstract.pop(), args, tuple(names)))
+        return
     callee = r.pop()
     if callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.CALL, name=f"{callee.kind.short} with keywords")

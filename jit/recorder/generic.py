@@ -22,6 +22,7 @@ Such a uop may run any Python code: it is a *barrier* (``UopDef.barrier``).
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from typing import Any
 
@@ -32,7 +33,7 @@ from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 from jit.recorder import subscripts  # noqa: F401  (its handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
-from jit.trace import TraceKind, Value, WhenHot
+from jit.trace import Snapshot, TraceKind, Value, WhenHot
 from runtime.frame import Frame
 
 #: kinds an argument of a generic operation may have: boxed by the lowering, or a pointer passed as it is
@@ -96,16 +97,30 @@ def argument(r: Recorder, v: Value, what: str) -> Value:
     return v
 
 
-def barrier(r: Recorder, name: str, args: tuple[Value, ...], operand: Any = None, result: bool = True) -> Value:
+def barrier(
+    r: Recorder,
+    name: str,
+    args: tuple[Value, ...],
+    operand: Any = None,
+    result: bool = True,
+    resume: Snapshot | None = None,
+) -> Value:
     """Emit the barrier uop name (the generic operation) on args; its result (None if it has none) is left for
-    ``after_barrier`` to check at the next instruction."""
+    ``after_barrier`` to check at the next instruction. resume: the state its exit leaves with (raising), if not
+    the instruction's."""
     if r.inlined:  # (an inlined body may not run Python code: its exits make the call again)
         raise Abort(Reason.INLINED_MUTATES, name=r.inlined[-1].function.__qualname__)
+    if r.pending_methods:
+        r.unfuse()
     if r.pending_subscript() is not None:
         raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
     _keep_alive(r, args)
     _merge_checks(r, args)
-    out = r.emit(name, args, operand=operand)
+    r.resume_override = resume
+    try:
+        out = r.emit(name, args, operand=operand)
+    finally:
+        r.resume_override = None
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
     r.global_values.clear()  # (the call may store the globals the trace stored)
     r.number_globals.clear()
@@ -239,8 +254,65 @@ def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...]
     return barrier(r, "_CALL_GENERIC", inputs, operand=kwnames or ())
 
 
-def load_attr(r: Recorder, obj: Value, name: str) -> Value:
-    return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, f"attribute .{name}"),), operand=name)
+@dataclasses.dataclass
+class PendingMethod:
+    """`obj.name` where the recorder expects a call of it next (a method call): nothing is recorded yet, and the
+    stack holds a placeholder value (no uop makes it), which the CALL takes as one uop, ``_CALL_METHOD_GENERIC``
+    (PyObject_VectorcallMethod: as CPython's own LOAD_METHOD, no bound method object is made for a function
+    or a method descriptor of the type). The instructions in between only load and compute the arguments
+    (``recorder._WHILE_METHOD_PENDING``, nothing that may run Python code), and their guards leave at the
+    LOAD_ATTR (snapshot), where the interpreter binds the method itself. Anything else that meets the
+    placeholder aborts the recording, and the next one binds the method at that LOAD_ATTR apart
+    (``T1Code.unfused_methods``)."""
+
+    obj: Value
+    name: str
+    snapshot: Snapshot
+    pc: int
+
+
+def _is_method(actual: Any, name: str) -> bool:
+    """Would CPython's LOAD_METHOD find name as a method of actual (a function or method descriptor of its type,
+    no instance attribute of that name, the usual attribute lookup)? Then the recorder expects a call next.
+    (Only a guess for the recording: PyObject_VectorcallMethod looks the attribute up for itself.)"""
+    t = type(actual)
+    if isinstance(getattr(t, "__getattribute__", None), types.FunctionType):
+        return False
+    for klass in t.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            break
+    else:
+        return False
+    if not isinstance(found, (types.FunctionType, types.MethodDescriptorType)):
+        return False
+    try:
+        namespace = object.__getattribute__(actual, "__dict__")
+    except AttributeError:
+        return True
+    return not (isinstance(namespace, dict) and name in namespace)
+
+
+def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
+    what = f"attribute .{name}"
+    if (
+        not r.inlined
+        and r.pending_subscript() is None
+        and r.pc not in r.code.unfused_methods
+        and _is_method(actual, name)
+    ):
+        method = r.trace.new_value(Kind.OBJECT)
+        r.pending_methods[method.id] = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc)
+        return method
+    return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, what),), operand=name)
+
+
+def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[str, ...] = ()) -> Value:
+    """The call of a pending method (``PendingMethod``) with args (the last len(kwnames) by keyword)."""
+    pending = r.pending_methods.pop(method.id)
+    what = "a call"
+    inputs = (pending.obj, *(argument(r, v, what) for v in args))
+    return barrier(r, "_CALL_METHOD_GENERIC", inputs, operand=(pending.name, *kwnames), resume=pending.snapshot)
 
 
 def store_attr(r: Recorder, obj: Value, value: Value, name: str) -> None:
@@ -313,9 +385,7 @@ def roll_back(r: Recorder, mark: Any) -> None:
 # --- subscripts: what the specialized handlers of jit.recorder.subscripts give up on ------------------------
 
 #: their reasons to give up that the generic path handles (a container or key of another kind)
-SUBSCRIPT_FALLBACK = frozenset(
-    {Reason.SUBSCRIPT, Reason.ITEM_ASSIGNMENT, Reason.STORE_KIND, Reason.OVERWRITE_TYPE}
-)
+SUBSCRIPT_FALLBACK = frozenset({Reason.SUBSCRIPT, Reason.ITEM_ASSIGNMENT, Reason.STORE_KIND, Reason.OVERWRITE_TYPE})
 _ARRAY_KINDS = (Kind.ARRAY, Kind.ARRAY_INDEX)
 
 

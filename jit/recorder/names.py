@@ -118,7 +118,7 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if type(module) is not types.ModuleType:
         if obj.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
             raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
-        r.push(generic.load_attr(r, obj, name))  # (a method bound here, a property run, ...)
+        r.push(generic.load_attr(r, obj, name, frame.stack[-1]))  # (a method to call, a property run, ...)
         return
     namespace = module.__dict__
     if name not in namespace:

@@ -7,7 +7,7 @@ import dataclasses
 import traceback
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from jit import inline, specialize
 from jit.aborts import Abort, Reason
@@ -25,6 +25,12 @@ from runtime.frame import UNBOUND, Frame
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
 MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT})
+#: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
+#: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
+_WHILE_METHOD_PENDING = frozenset(
+    {I.LOAD_FAST, I.LOAD_CONST, I.LOAD_GLOBAL, I.LOAD_ATTR, I.BINARY_OP, I.UNARY_OP, I.COMPARE_OP}
+    | {I.BINARY_SUBSCR, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL, I.CALL_KW, I.NOP}
+)
 
 
 class Recorder:
@@ -63,6 +69,8 @@ class Recorder:
         # array subscripts being evaluated: `a[i]` of a multi-dimensional array, a key `(i, j)` (never built)
         self.array_indices: dict[int, _ArrayIndex] = {}
         self.resume_override: Snapshot | None = None  # where guards resume while an array subscript completes
+        # (jit.recorder.generic) `obj.m` not bound yet, to be called as one method call: value id -> PendingMethod
+        self.pending_methods: dict[int, Any] = {}
         self.pending_tree: TreeView | None = None
         # a barrier was recorded (jit.recorder.generic): its result (a Value), or True if it has none; checked
         # at the start of the next instruction
@@ -211,6 +219,8 @@ class Recorder:
         handler = _HANDLERS.get(op)
         if handler is None:
             raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
+        if self.pending_methods and op not in _WHILE_METHOD_PENDING:
+            self.unfuse()
         handler(self, frame, self.code.args[pc])
 
     # --- building blocks -----------------------------------------------------------------------------------
@@ -236,10 +246,19 @@ class Recorder:
                 exit = ExitPoint(site.site, line, propagate=propagate)
         else:
             pending = self.pending_subscript()
-            if pending is not None and op.mutates and name != "_ARRAY_STORE":
+            if self.pending_methods and (op.mutates or any(a.id in self.pending_methods for a in args)):
+                self.unfuse()
+            if pending is None and self.pending_methods:  # (the interpreter binds the method again)
+                pending = next(iter(self.pending_methods.values())).snapshot
+            # (a barrier checks for itself: jit.recorder.generic.barrier, which may resume at a method's binding)
+            if pending is not None and op.mutates and name != "_ARRAY_STORE" and not op.barrier:
                 raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
             if op.is_guard:
                 snapshot = pending if pending is not None else self.snapshots.take()
+                if self.pending_methods and any(
+                    v.id in self.pending_methods for f in snapshot.frames for v in f.stack
+                ):  # (an array subscript's state, with the method on its stack)
+                    self.unfuse()
                 exit = ExitPoint(snapshot, line, leaves_loop=leaves_loop, propagate=propagate)
         if op.mutates or name == "_CALL_TREE":
             self.plain_entries.clear()
@@ -248,6 +267,13 @@ class Recorder:
         if op.owns and out is not None:
             self.owned_values.add(out.id)
         return out  # type: ignore[return-value]
+
+    def unfuse(self) -> NoReturn:
+        """A method bound by a LOAD_ATTR not called right away as one (``jit.recorder.generic.PendingMethod``):
+        this recording aborts, and the next one binds it there."""
+        pending = next(iter(self.pending_methods.values()))
+        self.code.unfused_methods.add(pending.pc)
+        raise Abort(Reason.METHOD_NOT_CALLED, name=pending.name)
 
     def pending_subscript(self) -> Snapshot | None:
         """While an array subscript is being evaluated (a virtual `a[i]` or `(i, j)` on the stack), the state
@@ -284,6 +310,8 @@ class Recorder:
         value = self.abstract.pop()
         if value.kind == Kind.RANGE:
             raise Abort(Reason.RANGE_USED)
+        if value.id in self.pending_methods:
+            self.unfuse()
         if value.kind in specialize.BEYOND_64_BITS and not objects:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
