@@ -77,7 +77,6 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PySet_Add": (I32, (PTR, PTR)),
     "PyDict_New": (PTR, ()),
     "PyNumber_TrueDivide": (PTR, (PTR, PTR)),
-    "PyNumber_Power": (PTR, (PTR, PTR, PTR)),
     "PyNumber_MatrixMultiply": (PTR, (PTR, PTR)),
     "PyNumber_InPlaceAdd": (PTR, (PTR, PTR)),
     "PyNumber_InPlaceSubtract": (PTR, (PTR, PTR)),
