@@ -1,0 +1,253 @@
+"""Method calls on the generic path (jit.recorder.generic.PendingMethod): `obj.m(args)` is one uop,
+``_CALL_METHOD_GENERIC`` (PyObject_VectorcallMethod: no bound method object, as CPython's LOAD_METHOD), and the
+re-check of hoisted guards on globals after a barrier is skipped while their dicts are unchanged. Each checked
+against CPython (results, types, exceptions, side effects) and through jit.stats that the loop ran natively."""
+
+import gc
+import sys
+import traceback
+
+import pytest
+from helpers import check
+
+import jit as jit_module
+from jit import jit
+
+
+def _native(jitted):
+    for f in (jitted, jitted.cpython_baseline):
+        stats = jit_module.stats(f)
+        assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, stats["aborts"]
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+        self.total = 0
+
+    def add(self, v, scale=1):
+        self.count += 1
+        self.total += v * scale
+        return self.total
+
+
+class Sub(Counter):
+    def twice(self, v):
+        return self.add(v) + self.add(v)
+
+
+def method_loop(n):
+    c = Sub()
+    acc = 0
+    for i in range(n):
+        acc += c.add(i % 7)
+        acc += c.add(i, scale=2)  # (a keyword)
+        acc += c.twice(i) + c.count  # (an inherited method, an attribute)
+        c.last = i
+    return acc, c.count, c.total, c.last
+
+
+def builtin_methods(words):
+    hits = 0
+    out = []
+    for w in words:
+        if w.startswith("b"):
+            hits += 1
+        out.append(w.upper().replace("A", "4"))
+        hits += out.index(out[-1])
+    return hits, out
+
+
+@pytest.mark.parametrize(
+    "func, calls",
+    [
+        (method_loop, [(300,), (3,)]),
+        (builtin_methods, [(["apple", "banana", "cherry", "blue"] * 50,)]),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_method_calls_are_one_uop(func, calls):
+    jitted = check(func, *calls, native=True)
+    _native(jitted)
+    assert jit_module.stats(jitted)["aborts_total"] == 0, jit_module.stats(jitted)["aborts"]
+    listing = jit_module.dump(jitted, "uops")
+    assert "_CALL_METHOD_GENERIC" in listing
+    if func is builtin_methods:  # (every attribute there is a method called: none is bound)
+        assert "_LOAD_ATTR_GENERIC" not in listing
+
+
+def apply(f, x):
+    return f(x)
+
+
+def bound_method_as_a_value(n):
+    c = Counter()
+    acc = 0
+    for i in range(n):
+        m = c.add  # (stored: bound for real)
+        acc += m(i)
+        acc += apply(c.add, i)  # (passed as an argument)
+    return acc, c.count
+
+
+def test_a_method_bound_and_not_called_right_away_is_bound_for_real():
+    jitted = check(bound_method_as_a_value, (300,), (4,), native=True)
+    _native(jitted)
+    stats = jit_module.stats(jitted)
+    assert all("bound and not called right away" in reason for reason in stats["aborts"]), stats["aborts"]
+    assert "_LOAD_ATTR_GENERIC" in jit_module.dump(jitted, "uops")
+
+
+def negate(v, scale=1):
+    return -v * scale
+
+
+def shadowed_mid_loop(n):
+    c = Counter()
+    acc = 0
+    for i in range(n):
+        if i == n // 2:
+            c.add = negate  # (an instance attribute now shadows the method)
+        acc += c.add(i)
+    return acc, c.count
+
+
+class Rebound:
+    def value(self, i):
+        return i
+
+
+def rebind_value(i):
+    if i == 60:
+        Rebound.value = lambda self, i: 1000 + i
+    return 0
+
+
+def class_method_rebound_by_a_callee(n):
+    r = Rebound()
+    acc = 0
+    for i in range(n):
+        acc += rebind_value(i) + r.value(i)
+    return acc
+
+
+def test_a_method_shadowed_or_rebound_mid_loop_is_cpythons():
+    jitted = check(shadowed_mid_loop, (200,), native=True)
+    _native(jitted)
+    original = Rebound.value
+    try:
+        expected = class_method_rebound_by_a_callee(200)
+        Rebound.value = original
+        f = jit(threshold=2, side_exit_threshold=2)(class_method_rebound_by_a_callee)
+        assert f(200) == expected
+        assert jit_module.stats(f)["native_iterations"] > 0
+    finally:
+        Rebound.value = original
+
+
+LOG = []
+
+
+class Raiser:
+    def step(self, i, k):
+        LOG.append(i)
+        if i == k:
+            raise ValueError(f"step {i}")
+        return i
+
+
+def calls_a_raising_method(n, k, values):
+    r = Raiser()
+    total = 0
+    for i in range(n):
+        total += r.step(values[i], k)
+    return total
+
+
+def test_a_raising_method_is_called_once_and_the_traceback_is_the_users():
+    values = list(range(300))
+    f = jit(threshold=2, side_exit_threshold=2)(calls_a_raising_method)
+    for k in (40, 250):
+        LOG.clear()
+        with pytest.raises(ValueError, match=f"step {k}") as info:
+            f(300, k, values)
+        assert LOG == list(range(k + 1))  # (never called twice)
+        frames = traceback.extract_tb(info.value.__traceback__)
+        assert [frame.name for frame in frames[-2:]] == ["calls_a_raising_method", "step"]
+        assert frames[-2].line == "total += r.step(values[i], k)"
+    stats = jit_module.stats(f)
+    assert stats["native_iterations"] > 0 and stats["aborts_total"] == 0
+
+
+def test_a_guard_in_the_arguments_leaves_before_the_method_is_called():
+    """values[i] changes type partway: the guard on its type, between the method's LOAD_ATTR and its CALL,
+    leaves at the LOAD_ATTR; the interpreter calls the method, once."""
+    values = [*range(100), 1.5, 2.5, *range(100)]
+    LOG.clear()
+    expected = calls_a_raising_method(len(values), -1, values)
+    logged = list(LOG)
+    f = jit(threshold=2, side_exit_threshold=1000)(calls_a_raising_method)
+    LOG.clear()
+    assert f(len(values), -1, values) == expected
+    assert LOG == logged
+    assert jit_module.stats(f)["native_iterations"] > 0
+
+
+def shadow_abs(i):
+    if i == 50:
+        globals()["abs"] = lambda x: 1000
+    return 0
+
+
+def builtin_shadowed_by_a_callee(n):
+    total = 0
+    for i in range(n):
+        total += shadow_abs(i) + abs(-i)
+    return total
+
+
+def test_a_builtin_shadowed_by_a_global_a_callee_stores_is_seen_after_the_call():
+    """The guard on `abs` (a builtin: globals then builtins) is hoisted; the call changes the globals dict's
+    version, so the barrier checks it again."""
+    module = sys.modules[__name__]
+    try:
+        expected = builtin_shadowed_by_a_callee(200)
+        del module.abs
+        f = jit(threshold=2, side_exit_threshold=2)(builtin_shadowed_by_a_callee)
+        assert f(200) == expected
+        del module.abs
+        assert f(200) == expected
+        assert jit_module.stats(f)["native_iterations"] > 0
+    finally:
+        vars(module).pop("abs", None)
+
+
+class Item:
+    def __init__(self, v):
+        self.v = v
+
+    def scaled(self, k, offset=0):
+        return Item(self.v * k + offset)
+
+
+def fused_calls_with_objects(item, n):
+    total = 0
+    last = None
+    for i in range(n):
+        last = item.scaled(2, offset=i).scaled(1)
+        total += last.v
+    return total, last.v
+
+
+def test_no_reference_is_leaked_by_method_calls_over_100000_iterations():
+    item = Item(3)
+    f = jit(threshold=2, min_native_iterations=0)(fused_calls_with_objects)
+    assert f(item, 1000) == fused_calls_with_objects(item, 1000)
+    gc.collect()
+    before = sys.getrefcount(item)
+    f(item, 100_000)
+    gc.collect()
+    assert sys.getrefcount(item) == before
+    stats = jit_module.stats(f)
+    assert stats["native_iterations"] >= 100_000 and stats["aborts_total"] == 0
+    assert "_CALL_METHOD_GENERIC" in jit_module.dump(f, "uops")
