@@ -50,6 +50,28 @@ def particles(n: int) -> float:
     return round(total, 6)
 
 
+class Account:
+    def __init__(self) -> None:
+        self.balance = 0
+        self.moves = 0
+
+    def deposit(self, amount: int) -> int:
+        self.balance += amount
+        self.moves += 1
+        return self.balance
+
+
+def method_loop(n: int) -> tuple[int, int]:
+    """One loop of method calls and attribute reads and writes (no nest, no generator: the loop itself is hot)."""
+    account = Account()
+    total = 0
+    for i in range(n):
+        total += account.deposit(i % 7)
+        account.last = i
+        total += account.moves
+    return total, account.last
+
+
 # --- string building and parsing ---------------------------------------------------------------------------
 
 
@@ -259,6 +281,7 @@ class Case:
 
 ORDINARY: dict[str, Case] = {
     "particles": Case(particles, 200, 10, what="classes, methods, a generator expression"),
+    "method_loop": Case(method_loop, 100_000, 2000, what="a loop of method calls and attributes"),
     "csv_roundtrip": Case(csv_roundtrip, 20_000, 500, what="f-strings, split, join"),
     "title_words": Case(title_words, 50_000, 1000, what="string methods"),
     "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),

@@ -14,8 +14,7 @@ import sys
 
 from llvmlite import ir
 
-from codegen import abi
-from codegen.capi import I1, I32, I64, PTR
+from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
@@ -250,68 +249,13 @@ def _guard_type_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     return obj
 
 
-#: hoisted guards that read only a dict's entry (globals, builtins, a module's namespace): unchanged while the
-#: dict's version is (``abi.DICT_VERSION``)
-_DICT_GUARDS = frozenset({"_GUARD_GLOBAL", "_CHECK_GLOBAL", "_GUARD_MODULE_ATTR", "_GUARD_GLOBAL_NUMBER"})
-
-
-def _guarded_dicts(ctx: LowerContext, uop: Uop) -> list[dict]:
-    """The dicts whose entries the hoisted dict guard uop reads."""
-    if uop.name == "_GUARD_MODULE_ATTR":
-        return [uop.operand.module.__dict__]
-    if uop.name == "_GUARD_GLOBAL_NUMBER":
-        return [ctx.globals]
-    binding = uop.operand
-    namespace = ctx.globals if binding.namespace is None else binding.namespace
-    builtins = ctx.builtins if binding.builtins is None else binding.builtins
-    return [namespace] if builtins is None else [namespace, builtins]
-
-
-def _version_seen(ctx: LowerContext, namespace: dict) -> ir.Value:
-    """The function's word holding the version of namespace its dict guards were last checked at (-1, never
-    a version, at the entry)."""
-    seen: dict[int, ir.Value] = ctx.__dict__.setdefault("_dict_versions_seen", {})
-    word = seen.get(id(namespace))
-    if word is None:
-        b = ctx.builder
-        with b.goto_block(ctx.function.entry_basic_block):
-            word = seen[id(namespace)] = b.alloca(I64)
-            b.store(ir.Constant(I64, -1), word)
-    return word
-
-
-def _dict_version(ctx: LowerContext, namespace: dict) -> ir.Value:
-    b = ctx.builder
-    address = b.add(b.ptrtoint(ctx.pointer(namespace), I64), ir.Constant(I64, abi.DICT_VERSION))
-    return b.load(b.inttoptr(address, I64.as_pointer()))
-
-
 @lowers("_CHECK_BARRIER")
 def _check_barrier(ctx: LowerContext, uop: Uop) -> None:
     """Python code ran: every guard hoisted to the trace's entry again (a global rebound, an array's header
-    changed), and every value read there (an array's data address) the same, else leave here. The guards on
-    dict entries (globals, builtins, module attributes) run only if one of their dicts changed since they last
-    ran (its version: ``abi.DICT_VERSION``), as CPython's own global caches do; a call rarely rebinds a global."""
-    b = ctx.builder
-    hoisted = ctx.trace.hoisted
-    on_dicts = [h for h in hoisted if h.name in _DICT_GUARDS] if abi.DICT_VERSION_OK else []
-    if on_dicts:
-        namespaces: dict[int, dict] = {}
-        for guard in on_dicts:
-            for namespace in _guarded_dicts(ctx, guard):
-                namespaces.setdefault(id(namespace), namespace)
-        versions = [(_version_seen(ctx, ns), _dict_version(ctx, ns)) for ns in namespaces.values()]
-        changed: ir.Value = ir.Constant(I1, 0)
-        for word, version in versions:
-            changed = b.or_(changed, b.icmp_unsigned("!=", b.load(word), version))
-        with b.if_then(changed, likely=False):
-            for guard in on_dicts:
-                _check_again(ctx, guard, uop)
-            for word, version in versions:
-                b.store(version, word)
-    for guard in hoisted:
-        if not on_dicts or guard.name not in _DICT_GUARDS:
-            _check_again(ctx, guard, uop)
+    changed), and every value read there (an array's data address) the same, else leave here. (A guard on a
+    global or a module attribute costs two loads while its dicts are unchanged: codegen.lower.global_names.)"""
+    for guard in ctx.trace.hoisted:
+        _check_again(ctx, guard, uop)
 
 
 def _check_again(ctx: LowerContext, hoisted: Uop, uop: Uop) -> None:

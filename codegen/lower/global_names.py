@@ -5,7 +5,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from codegen import abi
-from codegen.capi import I32, PTR
+from codegen.capi import I1, I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _box, _load_at, _same_object
 from codegen.lower.table import (
@@ -16,6 +16,46 @@ from jit.trace import Uop, Value
 
 
 def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: object, fallback: dict | None) -> ir.Value:
+    """Is namespace[name] (else fallback[name]) expected? Where dict versions can be read (``abi.DICT_VERSION``),
+    a guard remembers, in a word of its own, the versions of the dicts at which it last held: while they are the
+    same, it holds without looking the name up (a barrier's re-check of the hoisted guards, a tree entered again
+    and again, cost two loads per dict), as CPython's own caches of globals do."""
+    if not abi.DICT_VERSION_OK:
+        return _looked_up_is(ctx, namespace, name, expected, fallback)
+    b = ctx.builder
+    dicts = [namespace] if fallback is None else [namespace, fallback]
+    count = ctx.__dict__.setdefault("_dict_guard_words", [0])
+    words = []
+    for _ in dicts:
+        word = ir.GlobalVariable(ctx.module, I64, f"{ctx.symbol}_seen_version{count[0]}")
+        word.initializer = ir.Constant(I64, -1)  # (never a version)
+        count[0] += 1
+        words.append(word)
+    versions = []
+    for mapping in dicts:
+        address = b.add(b.ptrtoint(ctx.pointer(mapping), I64), ir.Constant(I64, abi.DICT_VERSION))
+        versions.append(b.load(b.inttoptr(address, I64.as_pointer())))
+    same: ir.Value = ir.Constant(I1, 1)
+    for word, version in zip(words, versions):
+        same = b.and_(same, b.icmp_unsigned("==", b.load(word), version))
+    before = b.block
+    slow = b.append_basic_block("dict_guard_lookup")
+    join = b.append_basic_block("dict_guard_done")
+    b.cbranch(same, join, slow)
+    b.position_at_end(slow)
+    holds = _looked_up_is(ctx, namespace, name, expected, fallback)
+    for word, version in zip(words, versions):
+        b.store(b.select(holds, version, ir.Constant(I64, -1)), word)
+    slow_end = b.block
+    b.branch(join)
+    b.position_at_end(join)
+    result = b.phi(I1)
+    result.add_incoming(ir.Constant(I1, 1), before)
+    result.add_incoming(holds, slow_end)
+    return result
+
+
+def _looked_up_is(ctx: LowerContext, namespace: dict, name: str, expected: object, fallback: dict | None) -> ir.Value:
     b = ctx.builder
     key = ctx.pointer(name)
     found = ctx.capi("PyDict_GetItem", ctx.pointer(namespace), key)
