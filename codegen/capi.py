@@ -75,6 +75,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PySlice_New": (PTR, (PTR, PTR, PTR)),
     "PySet_New": (PTR, (PTR,)),
     "PySet_Add": (I32, (PTR, PTR)),
+    "PySet_Contains": (I32, (PTR, PTR)),
     "PyDict_New": (PTR, ()),
     "PyNumber_TrueDivide": (PTR, (PTR, PTR)),
     "PyNumber_MatrixMultiply": (PTR, (PTR, PTR)),

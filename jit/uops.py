@@ -786,6 +786,22 @@ _uop("_BUILD_SET", "n", O, owns=True, doc="a new set of the inputs: PySet_New, P
 _uop("_BUILD_MAP", "n", O, owns=True, doc="a new dict of the inputs (key, value, ...): PyDict_SetItem", **_GENERIC)
 _uop("_CONTAINS_GENERIC", (ANY, ANY), B, doc="inputs: container, item: PySequence_Contains", **_GENERIC)
 _uop(
+    "_CONTAINS_SET",
+    (O, ANY),
+    B,
+    RAISE,
+    pure=False,
+    doc="inputs: an exact set or frozenset, an int, float, bool or str: PySet_Contains (runs no Python code)",
+)
+_uop(
+    "_SET_ADD",
+    (O, ANY),
+    None,
+    RAISE,
+    mutates=True,
+    doc="inputs: an exact set, an int, float, bool or str: PySet_Add (no Python code; fails only on memory)",
+)
+_uop(
     "_KEEP_ALIVE",
     (ANY,),
     VARIES,

@@ -43,23 +43,36 @@ _NUMBER = {
 _RICH = {CompareOp.LT: 0, CompareOp.LE: 1, CompareOp.EQ: 2, CompareOp.NE: 3, CompareOp.GT: 4, CompareOp.GE: 5}
 
 
-def _reference(ctx: LowerContext, v: Value) -> ir.Value:
+def _reference(ctx: LowerContext, v: Value, uop: Uop) -> ir.Value:
     """A new reference to the object CPython would have for v (NULL, with MemoryError set, if boxing failed)."""
     if v.kind.is_pointer:
         obj = ctx.value(v)
         ctx.incref(obj)
         return obj
     same = _same_object(ctx, v)
+    if same is None and v.boxed is not None and _still_alive(ctx, v.boxed, uop):
+        same = ctx.value(v.boxed)  # (`x in seen` of an int read from a list: that int, not a new one)
     if same is not None:
         ctx.incref(same)
         return same
     return _box(ctx, v.kind, ctx.value(v))
 
 
+def _still_alive(ctx: LowerContext, boxed: Value, uop: Uop) -> bool:
+    """Is the object boxed (a number's object, read out of a container) certainly alive at uop: made by a uop of
+    the trace before it, with no uop between that may free an object (``drops``: a barrier, a list store)?"""
+    uops = ctx.trace.uops
+    end = next((i for i, u in enumerate(uops) if u is uop), None)
+    if end is None:
+        return False
+    start = next((i for i in range(end - 1, -1, -1) if uops[i].out is not None and uops[i].out.id == boxed.id), None)
+    return start is not None and not any(u.op.drops for u in uops[start + 1 : end])
+
+
 def _references(ctx: LowerContext, uop: Uop, values: tuple[Value, ...]) -> list[ir.Value]:
     """New references to values; leaves (raising MemoryError) if a box could not be made."""
     b = ctx.builder
-    refs = [_reference(ctx, v) for v in values]
+    refs = [_reference(ctx, v, uop) for v in values]
     boxed = [ref for v, ref in zip(values, refs) if not v.kind.is_pointer and not v.is_const and v.kind != Kind.NONE]
     if boxed:
         ok: ir.Value = ir.Constant(I1, 1)
@@ -219,6 +232,25 @@ def _contains(ctx: LowerContext, uop: Uop) -> ir.Value:
     _release(ctx, refs)
     ctx.guard(b.icmp_signed(">=", found, ir.Constant(I32, 0)), uop)
     return b.icmp_signed("!=", found, ir.Constant(I32, 0))
+
+
+@lowers("_CONTAINS_SET")
+def _contains_set(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """`item in s` for an exact set and an item whose hash and equality are C code: PySet_Contains cannot fail
+    (but a box made for the item could: then it leaves, raising MemoryError, before anything happened)."""
+    refs = _references(ctx, uop, uop.args)
+    found = ctx.capi("PySet_Contains", *refs)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed(">=", found, ir.Constant(I32, 0)), uop)
+    return ctx.builder.icmp_signed(">", found, ir.Constant(I32, 0))
+
+
+@lowers("_SET_ADD")
+def _set_add(ctx: LowerContext, uop: Uop) -> None:
+    refs = _references(ctx, uop, uop.args)
+    status = ctx.capi("PySet_Add", *refs)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
 
 
 @lowers("_TO_BOOL_OBJECT")

@@ -269,6 +269,7 @@ class PendingMethod:
     name: str
     snapshot: Snapshot
     pc: int
+    actual: Any  # (what obj was when recorded)
 
 
 def _is_method(actual: Any, name: str) -> bool:
@@ -302,7 +303,7 @@ def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
         and _is_method(actual, name)
     ):
         method = r.trace.new_value(Kind.OBJECT)
-        r.pending_methods[method.id] = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc)
+        r.pending_methods[method.id] = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
         return method
     return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, what),), operand=name)
 
@@ -311,6 +312,15 @@ def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[st
     """The call of a pending method (``PendingMethod``) with args (the last len(kwnames) by keyword)."""
     pending = r.pending_methods.pop(method.id)
     what = "a call"
+    if pending.name == "add" and len(args) == 1 and not kwnames and type(pending.actual) is set:
+        r.resume_override = pending.snapshot  # (its guards leave at the LOAD_ATTR: the stack holds no method)
+        try:
+            if _plain_set(r, pending.obj, pending.actual, args[0]):  # (runs no Python code: no barrier)
+                r.emit("_SET_ADD", (pending.obj, args[0]))
+                r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (MemoryError)
+                return r.const(None)
+        finally:
+            r.resume_override = None
     inputs = (pending.obj, *(argument(r, v, what) for v in args))
     return barrier(r, "_CALL_METHOD_GENERIC", inputs, operand=(pending.name, *kwnames), resume=pending.snapshot)
 
@@ -325,11 +335,28 @@ def binary(r: Recorder, op: BinOp, a: Value, b: Value) -> Value:
     return barrier(r, "_BINARY_OP_GENERIC", (argument(r, a, what), argument(r, b, what)), operand=op)
 
 
-def compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+#: the kinds of set items whose hash and equality are C code that runs no Python code and cannot fail
+_PLAIN_KEYS = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.STR})
+
+
+def _plain_set(r: Recorder, container: Value, actual: Any, item: Value) -> bool:
+    """Is `item in container` or `container.add(item)` plain C work (an exact set, an item of _PLAIN_KEYS): then
+    no barrier (it runs no Python code), with the container's class guarded."""
+    if container.kind != Kind.OBJECT or type(actual) not in (set, frozenset) or item.kind not in _PLAIN_KEYS:
+        return False
+    r.emit("_GUARD_CLASS", (container,), operand=type(actual))
+    return True
+
+
+def compare(r: Recorder, op: CompareOp, a: Value, b: Value, container: Any = None) -> Value:
     what = f"comparison {op}"
     a, b = argument(r, a, what), argument(r, b, what)
     if op in (CompareOp.IN, CompareOp.NOT_IN):
-        found = barrier(r, "_CONTAINS_GENERIC", (b, a))
+        if _plain_set(r, b, container, a):
+            found = r.emit("_CONTAINS_SET", (b, a))
+            r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
+        else:
+            found = barrier(r, "_CONTAINS_GENERIC", (b, a))
         return found if op == CompareOp.IN else r.emit("_UNARY_NOT", (found,))
     if op in (CompareOp.IS, CompareOp.IS_NOT):
         raise Abort(Reason.IDENTITY, op=op, kind=f"{a.kind.short} and {b.kind.short}")

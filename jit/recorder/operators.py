@@ -49,7 +49,7 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
         if exc.reason not in generic.OPERATOR_FALLBACK:
             raise
         generic.roll_back(r, mark)
-        r.push(generic.compare(r, op, a, b))
+        r.push(generic.compare(r, op, a, b, frame.stack[-1]))
 
 
 @_handles(I.UNARY_OP)

@@ -250,8 +250,9 @@ class Recorder:
                 self.unfuse()
             if pending is None and self.pending_methods:  # (the interpreter binds the method again)
                 pending = next(iter(self.pending_methods.values())).snapshot
-            # (a barrier checks for itself: jit.recorder.generic.barrier, which may resume at a method's binding)
-            if pending is not None and op.mutates and name != "_ARRAY_STORE" and not op.barrier:
+            # (a barrier checks for itself: jit.recorder.generic.barrier; it and _SET_ADD may resume at a method's
+            # binding, jit.recorder.generic.call_method)
+            if pending is not None and op.mutates and name not in ("_ARRAY_STORE", "_SET_ADD") and not op.barrier:
                 raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
             if op.is_guard:
                 snapshot = pending if pending is not None else self.snapshots.take()

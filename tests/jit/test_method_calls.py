@@ -6,6 +6,7 @@ against CPython (results, types, exceptions, side effects) and through jit.stats
 import gc
 import sys
 import traceback
+import tracemalloc
 
 import pytest
 from helpers import check
@@ -251,3 +252,67 @@ def test_no_reference_is_leaked_by_method_calls_over_100000_iterations():
     stats = jit_module.stats(f)
     assert stats["native_iterations"] >= 100_000 and stats["aborts_total"] == 0
     assert "_CALL_METHOD_GENERIC" in jit_module.dump(f, "uops")
+
+
+# --- sets of plain keys: no barrier ----------------------------------------------------------------------
+
+
+class Key(str):  # (a str subclass: its hash could be Python code; the generic path, a barrier)
+    pass
+
+
+def set_membership(items, frozen):
+    seen = set()
+    hits = 0
+    for index, item in enumerate(items):
+        if item in seen or item in frozen:
+            hits += index
+        seen.add(item)
+        if item not in seen:
+            hits -= 1
+    return hits, sorted(seen, key=repr)
+
+
+def test_set_membership_and_add_of_plain_keys_run_without_barriers():
+    frozen = frozenset({3, "b", 2.5})
+    ints = [(i * 7919) % 101 for i in range(400)]
+    mixed = [1, "a", 2.5, True, "b", 1, "a", 3, 2.5] * 30
+    jitted = check(set_membership, (ints, frozen), (mixed, frozen), native=True)
+    _native(jitted)
+    assert jit_module.stats(jitted)["aborts_total"] == 0, jit_module.stats(jitted)["aborts"]
+    listing = jit_module.dump(jitted, "uops")
+    assert "_CONTAINS_SET" in listing and "_SET_ADD" in listing
+    keys = [Key("a"), Key("b"), Key("a")] * 50
+    check(set_membership, (keys, frozen), native=True)  # (items of another kind: the generic path)
+
+
+def set_refcounts(box, n):
+    seen = set()
+    for i in range(n):
+        if box in seen:
+            seen.discard(box)
+        seen.add(i % 1000 + 10**6)  # (a new int each time: the set keeps its own reference)
+        seen.add(box)
+    return len(seen)
+
+
+def test_no_reference_is_leaked_by_set_operations_over_100000_iterations():
+    box = "".join(["key", "-", "1"])  # (a str of its own: its count is this test's)
+    f = jit(threshold=2, min_native_iterations=0)(set_refcounts)
+    assert f(box, 1000) == set_refcounts(box, 1000)
+    gc.collect()
+    before = sys.getrefcount(box)
+    tracemalloc.start()
+    try:
+        f(box, 1000)
+        gc.collect()
+        start, _ = tracemalloc.get_traced_memory()
+        assert f(box, 100_000) == 1001
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(box) == before
+    assert end - start < 100_000  # (100,000 leaked ints would be megabytes)
+    stats = jit_module.stats(f)
+    assert stats["native_iterations"] >= 100_000 and "_SET_ADD" in jit_module.dump(f, "uops")
