@@ -50,7 +50,8 @@ def draw_programs(count: int, seed: int) -> list[tuple[str, str, list[tuple]]]:
 
 
 # aborts that only delay a recording (the loop ended, or the function returned, while it was being recorded)
-RETRIED = tuple(reason.message() for reason in Reason if reason.retry)
+# (the end of each message, after its last parameter: METHOD_NOT_CALLED names the method)
+RETRIED = tuple(reason.template.rsplit("}", 1)[-1] for reason in Reason if reason.retry)
 
 
 def classify(source: str, name: str, calls: list[tuple], interpreter: bool) -> tuple[str, list[str]]:
