@@ -287,10 +287,15 @@ def _is_method(actual: Any, name: str) -> bool:
         return False
     if not isinstance(found, (types.FunctionType, types.MethodDescriptorType)):
         return False
-    try:
-        namespace = object.__getattribute__(actual, "__dict__")
-    except AttributeError:
+    slot = next((klass.__dict__["__dict__"] for klass in t.__mro__ if "__dict__" in klass.__dict__), None)
+    if slot is None:  # (no instance dict: __slots__, a builtin type's instances)
         return True
+    if not isinstance(slot, types.GetSetDescriptorType):  # (a `__dict__` of the class's own: not run here)
+        return False
+    try:
+        namespace = slot.__get__(actual, t)
+    except Exception:
+        return False
     return not (isinstance(namespace, dict) and name in namespace)
 
 
