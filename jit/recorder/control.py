@@ -75,6 +75,6 @@ def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
     r.end_with_exit(frame)
 
 
-@_handles(I.CALL_KW, I.RAISE)
+@_handles(I.RAISE)
 def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
     raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)
