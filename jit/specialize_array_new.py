@@ -26,7 +26,7 @@ UOPS = {"empty": "_ARRAY_EMPTY", "zeros": "_ARRAY_ZEROS", "ones": "_ARRAY_ONES"}
 
 
 def constructor_named(fn: Any) -> str | None:
-    """"empty", "zeros" or "ones" if fn is that very function of the NumPy the program imported (and native
+    """ "empty", "zeros" or "ones" if fn is that very function of the NumPy the program imported (and native
     code can call NumPy's C API), else None."""
     np = arrays.numpy_module()
     if np is None:
@@ -93,4 +93,3 @@ def _dims(r: ArrayEmitter, name: str, shape: Value, actual: Any, items: list[Val
     if shape.is_const and type(shape.const) is tuple and all(type(n) is int and 0 <= n < 2**63 for n in shape.const):
         return [r.const(n) for n in shape.const]
     raise Abort(Reason.ARRAY_NEW, name=name, what=f"a shape of {shape.kind.short} {type(actual).__name__}")
-

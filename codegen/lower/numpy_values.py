@@ -449,7 +449,9 @@ def _array_new(ctx: LowerContext, uop: Uop) -> ir.Value:
         fill_address = arrays.api_function(arrays.API_FILL_WITH_SCALAR)
         assert fill_address is not None
         fill_type = ir.FunctionType(I32, [PTR, PTR])
-        fill = b.bitcast(ctx.symbols.address(f"np_api_{arrays.API_FILL_WITH_SCALAR}", fill_address), fill_type.as_pointer())
+        fill = b.bitcast(
+            ctx.symbols.address(f"np_api_{arrays.API_FILL_WITH_SCALAR}", fill_address), fill_type.as_pointer()
+        )
         status = b.call(fill, [made, ctx.symbols.pointer(1)])
 
         def release() -> None:
