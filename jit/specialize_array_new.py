@@ -69,6 +69,7 @@ def record(
     spec = ArraySpec(dtype, len(dims), True)
     made = r.emit(UOPS[name], tuple(dims), operand=spec)
     r.array_specs[made.id] = spec  # (known: no guard)
+    r.writeable_arrays.add(made.id)
     return made
 
 

@@ -58,6 +58,7 @@ class Recorder:
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
+        self.writeable_arrays: set[int] = set()  # (jit.specialize_numpy.ArrayEmitter)
         self.array_headers: dict[int, tuple[Value, list[Value], list[Value]]] = {}  # (specialize_numpy.header)
         self.virtual_shapes: dict[int, Value] = {}  # `a.shape` about to be subscripted (value id -> the array)
         # array subscripts being evaluated: `a[i]` of a multi-dimensional array, a key `(i, j)` (never built)
