@@ -36,7 +36,7 @@ OWNED_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (an int object, a list or tuple built by the trace, the result
 #: of a generic operation): where an exit writes such a slot, the reference the buffer held to its former value
 #: is released if its tag says so
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT})
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.ARRAY})
 ENTRY = -1  # the position of values the trace starts with
 
 

@@ -83,6 +83,7 @@ class Reason(enum.Enum):
         "call to {name}: NumPy functions other than the math ufuncs of scalars are not native (the loop runs in "
         "CPython, backing off and trying again)"
     )
+    ARRAY_NEW = "numpy.{name}() with {what} (a shape of ints, as an int or a tuple, and a constant dtype are native)"
     UFUNC_OPERANDS = "numpy.{name}() of {kinds} (a {result} result, or operands not native)"
     METHOD_NOT_CALLED = ("method .{name} bound and not called right away (recorded again, bound apart)", True)
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"

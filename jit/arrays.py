@@ -111,6 +111,36 @@ def spec_of(array: Any) -> ArraySpec | None:
     return ArraySpec(dtype.name, array.ndim, bool(flags.c_contiguous))
 
 
+# entries of NumPy's C API table (numpy/_core/include/numpy/__multiarray_api.h, NumPy 2.x): the functions
+# native code calls to make arrays (np.empty, np.zeros, np.ones in a loop)
+API_NDARRAY_TYPE = 2  # &PyArray_Type: checks the table is the one expected
+API_FILL_WITH_SCALAR = 104  # int PyArray_FillWithScalar(PyArrayObject *, PyObject *)
+API_ZEROS = 183  # PyObject *PyArray_Zeros(int nd, npy_intp const *dims, PyArray_Descr *descr (stolen), int fortran)
+API_EMPTY = 184  # PyObject *PyArray_Empty(likewise)
+
+
+def api_function(index: int) -> int | None:
+    """The address of entry index of NumPy's C API table (None: NumPy missing or its table not as expected)."""
+    np = numpy_module()
+    if np is None:
+        return None
+    if _state.get("api_of") is not np:
+        _state["api_of"], _state["api"] = np, _api_table(np)
+    table = _state["api"]
+    return None if table is None else table[index]
+
+
+def _api_table(np: Any) -> Any:
+    try:
+        capsule = np._core._multiarray_umath._ARRAY_API
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        table = (ctypes.c_void_p * (API_EMPTY + 1)).from_address(get(capsule, None))
+        return table if table[API_NDARRAY_TYPE] == id(np.ndarray) else None
+    except Exception:
+        return None
+
+
 def _read(address: int, ctype: Any) -> Any:
     return ctype.from_address(address).value
 

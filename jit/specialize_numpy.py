@@ -34,11 +34,12 @@ from jit.trace import Value
 
 
 class ArrayEmitter(Emitter, Protocol):
-    """An emitter that remembers which arrays the trace has guarded, with their specs, and the values of their
-    headers it has read (by the array's value id)."""
+    """An emitter that remembers which arrays the trace has guarded, with their specs, the values of their
+    headers it has read, and which it knows are writeable (by the array's value id)."""
 
     array_specs: dict[int, ArraySpec]
     array_headers: dict[int, tuple[Value, list[Value], list[Value]]]
+    writeable_arrays: set[int]  # (guarded so, or made by the trace: jit.specialize_array_new)
 
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
@@ -155,7 +156,9 @@ def store(
     except Exception as exc:
         exception = type(exc).__name__
         raise Abort(Reason.ARRAY_STORE_RAISES, value=actual_value, dtype=spec.dtype, exception=exception) from None
-    r.emit("_GUARD_ARRAY_WRITEABLE", (array,))
+    if array.id not in r.writeable_arrays:
+        r.emit("_GUARD_ARRAY_WRITEABLE", (array,))
+        r.writeable_arrays.add(array.id)
     inputs = _address_inputs(r, array, spec, indices, actual_array, actual)
     r.emit("_ARRAY_STORE", (value, *inputs), operand=spec)
 

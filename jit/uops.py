@@ -619,6 +619,18 @@ _uop(
     hoistable=True,
     doc="an exact ndarray of that dtype, dimensions and layout, aligned, in the machine's byte order",
 )
+# numpy.empty / zeros / ones in a loop (jit.specialize_array_new): inputs are the dimensions
+for _name, _made in (("_ARRAY_EMPTY", "numpy.empty"), ("_ARRAY_ZEROS", "numpy.zeros"), ("_ARRAY_ONES", "numpy.ones")):
+    _uop(
+        _name,
+        "n",
+        A,
+        DEOPT,
+        owns=True,
+        operand=Operand.ARRAY_SPEC,
+        doc=f"a new C-order array as {_made} makes it, owned by the trace (a negative dimension or a failed "
+        "allocation leaves: the interpreter raises)",
+    )
 _uop("_GUARD_ARRAY_WRITEABLE", (A,), None, DEOPT, hoistable=True, doc="its WRITEABLE flag is set")
 _uop("_ARRAY_DATA", (A,), I, entry_value=True, doc="the address of its first element (an integer)")
 _uop("_ARRAY_DIM", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.shape[axis]")

@@ -60,6 +60,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.specialize",
         "jit.specialize_numpy",
         "jit.specialize_ufunc",
+        "jit.specialize_array_new",
         "jit.inline",
         "jit.recorder.recorder",
         "jit.recorder.generic",

@@ -16,6 +16,7 @@ from codegen.lower.table import (
     TWO_63,
     Lowering,
     _args,
+    _entry_alloca,
     _f64,
     _i64,
     lowers,
@@ -414,3 +415,48 @@ LOWERINGS["_NP_BINARY_OP_MULTIPLY_SMALL_INT"] = _np_small_int_op("mul")
 @lowers("_NP_CHECK_RANGE")
 def _np_check_range(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(_in_range(ctx, ctx.value(uop.args[0]), uop.operand), uop)
+
+
+_MADE_BY = {"_ARRAY_EMPTY": arrays.API_EMPTY, "_ARRAY_ZEROS": arrays.API_ZEROS, "_ARRAY_ONES": arrays.API_EMPTY}
+
+
+@lowers("_ARRAY_EMPTY", "_ARRAY_ZEROS", "_ARRAY_ONES")
+def _array_new(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """numpy.empty/zeros/ones(shape, dtype): NumPy's PyArray_Empty or PyArray_Zeros (which steals a reference
+    to the dtype), then for ones PyArray_FillWithScalar with the int 1. A negative dimension leaves first (NumPy
+    raises ValueError; the interpreter calls it again); a failed allocation leaves with the error cleared."""
+    b = ctx.builder
+    spec = uop.operand
+    dims = [ctx.value(v) for v in uop.args]
+    ok = ir.Constant(I1, 1)
+    for dim in dims:
+        ok = b.and_(ok, b.icmp_signed(">=", dim, _i64(0)))
+    ctx.guard(ok, uop)
+    cell = _entry_alloca(ctx, ir.ArrayType(I64, len(dims)))
+    zero = ir.Constant(I32, 0)
+    for axis, dim in enumerate(dims):
+        b.store(dim, b.gep(cell, [zero, ir.Constant(I32, axis)], inbounds=True))
+    descr = ctx.symbols.pointer(arrays.numpy_module().dtype(spec.dtype))
+    ctx.incref(descr)
+    index = _MADE_BY[uop.name]
+    address = arrays.api_function(index)
+    assert address is not None, "checked by the recorder"
+    make_type = ir.FunctionType(PTR, [I32, I64.as_pointer(), PTR, I32])
+    make = b.bitcast(ctx.symbols.address(f"np_api_{index}", address), make_type.as_pointer())
+    made = b.call(make, [ir.Constant(I32, len(dims)), b.gep(cell, [zero, zero], inbounds=True), descr, zero])
+    ctx.guard(b.icmp_unsigned("!=", made, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    if uop.name == "_ARRAY_ONES":
+        fill_address = arrays.api_function(arrays.API_FILL_WITH_SCALAR)
+        assert fill_address is not None
+        fill_type = ir.FunctionType(I32, [PTR, PTR])
+        fill = b.bitcast(
+            ctx.symbols.address(f"np_api_{arrays.API_FILL_WITH_SCALAR}", fill_address), fill_type.as_pointer()
+        )
+        status = b.call(fill, [made, ctx.symbols.pointer(1)])
+
+        def release() -> None:
+            ctx.capi("Py_DecRef", made)
+            ctx.capi("PyErr_Clear")
+
+        ctx.guard(b.icmp_signed("==", status, zero), uop, before_exit=release)
+    return made

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jit import inline, specialize, specialize_ufunc
+from jit import inline, specialize, specialize_array_new, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
@@ -27,6 +27,10 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
+    made = specialize_array_new.constructor_named(fn) if handler is None and fn is not None else None
+    if made is not None:
+        _array_new(r, frame, made, n, ())
+        return
     if handler is None and fn is not None:
         handler = specialize_ufunc.handler_for(fn)
         numpy_name = specialize_ufunc.numpy_callable(fn) if handler is None else None
@@ -93,6 +97,29 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
     if callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.CALL, name=f"{callee.kind.short} with keywords")
     r.push(generic.call(r, callee, args, tuple(names)))
+
+
+@_handles(I.CALL_KW)
+def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> None:
+    """A call with keyword arguments: native only for numpy.empty/zeros/ones (`dtype=`)."""
+    n, names = arg
+    callee = r.abstract.peek(n + 1)
+    made = specialize_array_new.constructor_named(callee.const) if callee.is_const else None
+    if made is None:
+        raise Abort(Reason.NOT_COMPILED, instruction="CALL_KW")
+    _array_new(r, frame, made, n, names)
+
+
+def _array_new(r: Recorder, frame: Frame, name: str, n: int, keywords: tuple[str, ...]) -> None:
+    """numpy.<name>(shape, ...): a new array owned by the trace (jit.specialize_array_new)."""
+    if r.inlined:  # (like a list built in an inlined call: its exits would redo the call)
+        raise Abort(Reason.NOT_COMPILED, instruction=f"numpy.{name} in an inlined call")
+    actual = list(frame.stack[len(frame.stack) - n :])
+    args = [r.pop() for _ in range(n)][::-1]
+    r.pop()
+    built = next((u for u in reversed(r.trace.uops) if u.out is args[0]), None) if n else None
+    items = list(built.args) if built is not None and built.name == "_BUILD_TUPLE" else None
+    r.push(specialize_array_new.record(r, name, args, actual, keywords, items))
 
 
 def _hashable(value: Any) -> bool:

@@ -24,7 +24,7 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT})
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.ARRAY})
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
 #: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
 _WHILE_METHOD_PENDING = frozenset(
@@ -64,6 +64,7 @@ class Recorder:
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
+        self.writeable_arrays: set[int] = set()  # (jit.specialize_numpy.ArrayEmitter)
         self.array_headers: dict[int, tuple[Value, list[Value], list[Value]]] = {}  # (specialize_numpy.header)
         self.virtual_shapes: dict[int, Value] = {}  # `a.shape` about to be subscripted (value id -> the array)
         # array subscripts being evaluated: `a[i]` of a multi-dimensional array, a key `(i, j)` (never built)
