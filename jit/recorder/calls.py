@@ -86,9 +86,14 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
 
 @_handles(I.CALL_KW)
 def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> None:
-    """A call with keyword arguments: always through the generic path (the last len(names) arguments are the
-    keywords' values)."""
+    """A call with keyword arguments: numpy.empty/zeros/ones natively (`dtype=`), any other callable through the
+    generic path (the last len(names) arguments are the keywords' values)."""
     n, names = arg
+    callee = r.abstract.peek(n + 1)
+    made = specialize_array_new.constructor_named(callee.const) if callee.is_const else None
+    if made is not None:
+        _array_new(r, frame, made, n, names)
+        return
     args = [r.pop() for _ in range(n)][::-1]
     if r.abstract.peek().id in r.pending_methods:
         r.push(generic.call_method(r, r.abstract.pop(), args, tuple(names)))
@@ -97,17 +102,6 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
     if callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.CALL, name=f"{callee.kind.short} with keywords")
     r.push(generic.call(r, callee, args, tuple(names)))
-
-
-@_handles(I.CALL_KW)
-def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> None:
-    """A call with keyword arguments: native only for numpy.empty/zeros/ones (`dtype=`)."""
-    n, names = arg
-    callee = r.abstract.peek(n + 1)
-    made = specialize_array_new.constructor_named(callee.const) if callee.is_const else None
-    if made is None:
-        raise Abort(Reason.NOT_COMPILED, instruction="CALL_KW")
-    _array_new(r, frame, made, n, names)
 
 
 def _array_new(r: Recorder, frame: Frame, name: str, n: int, keywords: tuple[str, ...]) -> None:

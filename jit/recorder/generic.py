@@ -124,6 +124,11 @@ def barrier(
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
     r.global_values.clear()  # (the call may store the globals the trace stored)
     r.number_globals.clear()
+    # (the call may reshape an array, swap its data or make it read-only: what the trace knows of arrays it made
+    # or checked in the loop's body is checked again at their next use; hoisted checks: _CHECK_BARRIER)
+    r.array_specs.clear()
+    r.array_headers.clear()
+    r.writeable_arrays.clear()
     r.after_barrier = out if result else True
     return out
 
@@ -403,6 +408,7 @@ _ROLLED_BACK = (
     "kept_alive",
     "array_specs",
     "array_headers",
+    "writeable_arrays",
     "wide_bounds",
 )
 
