@@ -43,9 +43,16 @@ def test_codes_are_the_member_names_and_unique():
 
 
 def test_only_bad_timing_retries():
-    """The loop ending (or the function returning) in the very iteration being recorded says nothing about
-    the loop."""
-    assert [reason for reason in Reason if reason.retry] == [Reason.LOOP_ENDED, Reason.RETURN_IN_LOOP]
+    """The loop ending (or the function returning, or an exception leaving the loop: the front end compiles no
+    `try`) in the very iteration being recorded says nothing about the loop."""
+    assert [reason for reason in Reason if reason.retry] == [
+        Reason.LOOP_ENDED,
+        Reason.RETURN_IN_LOOP,
+        Reason.EXCEPTION_RAISED,
+        Reason.RANGE_STEP_ZERO,
+        Reason.RAISES,
+        Reason.MATH_RAISES,
+    ]
 
 
 def test_abort_carries_reason_parameters_and_message():
