@@ -33,7 +33,9 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
-    args = [r.pop() for _ in range(n)][::-1]
+    # (abs(), float(), int(), math functions: their handlers take ints past 64 bits)
+    objects = handler is not None and fn in specialize.TAKES_INT_OBJECTS
+    args = [r.pop(objects=objects) for _ in range(n)][::-1]
     r.pop()
     if callee.kind == Kind.DICT_GET_METHOD:
         r.push(_dict_get(r, frame, callee, args, list(frame.stack[len(frame.stack) - n :])))
