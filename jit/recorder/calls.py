@@ -35,7 +35,8 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
     # (abs(), float(), int(), math functions: their handlers take ints past 64 bits)
     objects = handler is not None and fn in specialize.TAKES_INT_OBJECTS
-    args = [r.pop(objects=objects) for _ in range(n)][::-1]
+    stored = callee.kind == Kind.APPEND_METHOD  # (an int past 64 bits: the int object, appended as it is)
+    args = [r.pop(objects=objects, stored=stored) for _ in range(n)][::-1]
     r.pop()
     if callee.kind == Kind.DICT_GET_METHOD:
         r.push(_dict_get(r, frame, callee, args, list(frame.stack[len(frame.stack) - n :])))
@@ -69,7 +70,7 @@ def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
     target = r.read_slot(frame, slot)
     if target.kind != Kind.LIST:
         raise Abort(Reason.APPEND_TO, kind=target.kind.short)
-    _append(r, target, r.pop())
+    _append(r, target, r.pop(stored=True))
 
 
 def _append(r: Recorder, target: Value, item: Value) -> None:

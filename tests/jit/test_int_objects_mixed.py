@@ -225,3 +225,38 @@ def test_overflow_error_at_the_users_line():
     assert str(jitted.value) == str(plain.value)
     assert jitted.traceback[-1].lineno == plain.traceback[-1].lineno
     assert math.isfinite(f(600))
+
+
+def stores(n, big):
+    data = [0] * 8
+    out = []
+    for i in range(n):
+        v = big * (i + 1)
+        data[i % 8] = v  # the int object itself goes into the list
+        out.append(v * 3)
+        data[(i + 3) % 8] = i
+    return data, out
+
+
+def built(n, big):
+    t = 0
+    for i in range(n):
+        xs = [big * j for j in range(4)]  # (a comprehension's LIST_APPEND)
+        t = (t + xs[3] + xs[1] // 3) % (1 << 80)
+    return t
+
+
+@pytest.mark.parametrize("big", [2**70, 3, -(2**64), 2**63 - 1])
+def test_int_objects_stored_into_lists(big):
+    check(stores, (0, big), (3, big), (50, big), native=True)
+    check(built, (0, big), (3, big), (50, big), native=True)
+
+
+def test_int_objects_in_lists_have_only_the_lists_reference():
+    f = warmed(stores, 50, BIG)
+    data, out = f(50, BIG)
+    assert (data, out) == stores(50, BIG)
+    assert jit.stats(f)["native_entries"] > 0
+    # (the list's reference, the comprehension's variable and getrefcount's argument)
+    assert {sys.getrefcount(item) for item in out} == {3}
+    assert {sys.getrefcount(item) for item in data if abs(item) > 2**63} == {3}
