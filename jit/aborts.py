@@ -50,7 +50,6 @@ class Reason(enum.Enum):
     FOR_OVER = "for over a {what}"
 
     # --- globals and attributes ----------------------------------------------------------------------------
-    GLOBAL_UNDEFINED = "global name {name!r} is not defined"
     GLOBALS_NOT_DICT = "globals are not a plain dict"
     GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
     GLOBAL_BIG_INT = "global {name} is an int beyond 64 bits"

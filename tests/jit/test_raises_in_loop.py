@@ -93,3 +93,37 @@ def test_the_exception_points_at_the_users_line():
 
     assert failure(f) == failure(logs) == ("math domain error", "logs", "total += math.log(start - i)")
     assert math.isfinite(f(40, 50.0))
+
+
+def reads_deleted(n, k):
+    u = 0
+    total = 0
+    for i in range(n):
+        if i == k:
+            del u
+        total += u + i  # UnboundLocalError once u is deleted
+    return total
+
+
+def reads_undefined_global(n, k):
+    total = 0
+    for i in range(n):
+        if i >= k:
+            total += UNDEFINED_NAME  # noqa: F821  (NameError)
+        total += i
+    return total
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 40, 1000])
+def test_unbound_local_and_undefined_global(k):
+    check(reads_deleted, (0, k), (5, k), (60, k), (60, 1000), native=True)
+    check(reads_undefined_global, (0, k), (5, k), (60, k), (60, 1000), native=True)
+
+
+def test_a_name_error_while_recording_is_no_failure():
+    f = fresh(reads_undefined_global)
+    for _ in range(40):
+        with pytest.raises(NameError):
+            f(10, 1)
+    assert jit.stats(f)["native_entries"] >= 30
+    assert set(jit.stats(f)["aborts_by_code"]) <= {"RAISES", "LOOP_ENDED"}
