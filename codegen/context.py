@@ -304,17 +304,19 @@ class LowerContext:
 
     def buffer_may_own(self, slot: int) -> bool:
         """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A
-        kind an exit may hand over owned there; or a slot of unknown kind: the trace does not read it first, yet
-        an outer trace that calls this tree may have handed over an int object or a list it owns in it, which
-        an exit writing the slot must release. A tree entered from its stub has every slot's tag set, OWNED
-        only where its type map takes an int object: the test at run time finds no reference there.)"""
+        kind an exit may hand over owned there; or, in a root of a nested loop, a slot it does not read first:
+        an outer trace calling the tree may have handed over an int object or a list it owns there, which an
+        exit writing the slot must release. Entered from its stub, a tree has every slot's tag set, OWNED only
+        where its type map takes an int object: the test at run time finds no reference there.)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
-            kind = value.kind if value is not None else None
+            if value is None:
+                return trace.loop.parent is not None
+            kind = value.kind
         else:
             kind = trace.known_kinds.get(slot)
-        return kind is None or kind in MAY_BE_OWNED
+        return kind in MAY_BE_OWNED
 
     def owned_by_buffer(self, slot: int) -> ir.Value:
         """The object slot's word points to if its tag says the buffer owns a reference to it, else NULL."""
