@@ -312,7 +312,7 @@ class LowerContext:
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
             if value is None:
-                return trace.loop.parent is not None
+                return trace.loop is not None and trace.loop.parent is not None
             kind = value.kind
         else:
             kind = trace.known_kinds.get(slot)

@@ -593,6 +593,9 @@ def _math_predicate(name: str) -> CallHandler:
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
         v = args[0]
+        if v.kind in BEYOND_64_BITS:  # (converted to a float first: OverflowError past a float's range)
+            observe(f"math.{name}()", lambda: getattr(math, name)(actual[0]))
+            v = to_float(r, v)
         _number(v, f"math.{name}()")
         if v.kind != F:
             return r.const(name == "isfinite")
@@ -638,5 +641,8 @@ TAKES_INT_OBJECTS = frozenset(
         math.floor,
         math.ceil,
         *(getattr(math, name) for name in _LIBM_UNARY if hasattr(math, name)),
+        math.isnan,
+        math.isinf,
+        math.isfinite,
     }
 )

@@ -60,6 +60,8 @@ def roots(n, big):
     t = 0.0
     for i in range(n):
         t += math.sqrt(big * (i + 1)) + math.log(big + i)
+        if math.isnan(big + i) or math.isinf(big * i) or not math.isfinite(big - i):
+            t = -t
     return t
 
 
