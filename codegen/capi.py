@@ -56,6 +56,9 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_Negative": (PTR, (PTR,)),
     "PyNumber_Invert": (PTR, (PTR,)),
     "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
+    "PyLong_AsDouble": (DOUBLE, (PTR,)),
+    "PyLong_FromDouble": (PTR, (DOUBLE,)),
+    "PyNumber_Absolute": (PTR, (PTR,)),
     # iterators an outer trace makes for its inner loops (codegen.lower.loops)
     "PyObject_GetIter": (PTR, (PTR,)),
     "PyErr_Occurred": (PTR, ()),
@@ -93,6 +96,9 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_InPlaceXor": (PTR, (PTR, PTR)),
     "PyNumber_InPlaceMatrixMultiply": (PTR, (PTR, PTR)),
 }
+
+# (int / int past 2**53: codegen.lower.int_objects; the generic object path declares it too)
+SIGNATURES.setdefault("PyNumber_TrueDivide", (PTR, (PTR, PTR)))
 
 # i128 division: LLVM compiles it to calls of the C compiler's runtime (libgcc, or compiler-rt's equivalents),
 # which ctypes finds in the process or in libgcc_s; without them the lowering goes through CPython's ints

@@ -290,6 +290,8 @@ class LowerContext:
                     written, previous = flag
                     kind = self.valid_kinds[state.slot]
                     assert kind not in OWNED_KINDS, "an owned kind in a slot assigned late (jit.recorder reads it)"
+                    if self.buffer_may_own(state.slot):  # (what an outer trace handed over there: released)
+                        replaced.append(b.select(written, self.owned_by_buffer(state.slot), ir.Constant(PTR, None)))
                     self.store_slot_if(written, state.slot, kind, previous)
         for index, value in enumerate(frame.stack):
             owned = self.hand_over(value, handed)
@@ -302,12 +304,16 @@ class LowerContext:
 
     def buffer_may_own(self, slot: int) -> bool:
         """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A
-        kind an exit may hand over owned there; a slot of unknown kind never holds one: jit.recorder makes
-        every slot a root assigns an owned reference part of its entry type map.)"""
+        kind an exit may hand over owned there; or, in a root of a nested loop, a slot it does not read first:
+        an outer trace calling the tree may have handed over an int object or a list it owns there, which an
+        exit writing the slot must release. Entered from its stub, a tree has every slot's tag set, OWNED only
+        where its type map takes an int object: the test at run time finds no reference there.)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
-            kind = value.kind if value is not None else None
+            if value is None:
+                return trace.loop is not None and trace.loop.parent is not None
+            kind = value.kind
         else:
             kind = trace.known_kinds.get(slot)
         return kind in MAY_BE_OWNED

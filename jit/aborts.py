@@ -15,15 +15,17 @@ from typing import Any
 @enum.unique
 class Reason(enum.Enum):
     """An abort reason: ``template`` is its message, to fill with parameters; ``retry`` marks the reasons that say
-    nothing about the loop (it happened to end while being recorded): the monitor tries again at the next
-    chance without backing off."""
+    nothing about the loop (it happened to end while being recorded, by its end, a `return` or an exception):
+    the monitor tries again at the next chance without backing off."""
 
     # --- the trace as a whole ----------------------------------------------------------------------------
     LOOP_ENDED = ("the loop ended while it was being recorded", True)
     TOO_LONG = "trace longer than max_trace_length ({limit} uops)"
     RETURN_IN_LOOP = ("the function returned in the iteration being recorded", True)
     NOT_COMPILED = "{instruction} is not compiled"
-    EXCEPTION_RAISED = "an exception was raised while recording"
+    # (an exception ends the loop: the front end compiles no `try`; a recording of an iteration that does not
+    # raise keeps the guard that leaves there, and the interpreter raises CPython's exception at that instruction)
+    EXCEPTION_RAISED = ("an exception was raised while recording", True)
     RECORDER_ERROR = "internal error in the recorder: {detail}"
     COMPILER_ERROR = "internal error while compiling: {detail}"
 
@@ -44,11 +46,10 @@ class Reason(enum.Enum):
     RANGE_BEYOND_64_BITS = "range bounds beyond 64 bits"
     RANGE_ELSEWHERE = "for over a range built elsewhere"
     RANGE_ARGUMENT = "range() of {kind}"
-    RANGE_STEP_ZERO = "range() step 0 (ValueError)"
+    RANGE_STEP_ZERO = ("range() step 0 (ValueError)", True)
     FOR_OVER = "for over a {what}"
 
     # --- globals and attributes ----------------------------------------------------------------------------
-    GLOBAL_UNDEFINED = "global name {name!r} is not defined"
     GLOBALS_NOT_DICT = "globals are not a plain dict"
     GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
     GLOBAL_BIG_INT = "global {name} is an int beyond 64 bits"
@@ -89,7 +90,7 @@ class Reason(enum.Enum):
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
 
     # --- operators -----------------------------------------------------------------------------------------
-    RAISES = "{what} raises {exception} here"
+    RAISES = ("{what} raises {exception} here", True)  # (EXCEPTION_RAISED, seen before it runs)
     INT_RESULT_TOO_BIG = "{what}: int result beyond 64 bits"
     INT_OBJECT_ACROSS_LOOP = "an int beyond 64 bits on the operand stack at an inner loop"
     RESULT_TYPE = "{what}: result is a {type}"
@@ -114,7 +115,7 @@ class Reason(enum.Enum):
     ONE_ITERABLE = "{name}() of one iterable"
     LEN_OF = "len() of {kind}"
     CONVERSION_OF = "{name}() of {kind}"
-    MATH_RAISES = "math.{name}() raises {exception}"
+    MATH_RAISES = ("math.{name}() raises {exception}", True)
     MATH_NOT_FLOAT = "math.{name}() result is not a float"
 
     def __init__(self, template: str, retry: bool = False) -> None:

@@ -57,6 +57,14 @@ def as_float(r: Emitter, v: Value) -> Value:
     return v
 
 
+def to_float(r: Emitter, v: Value) -> Value:
+    """A number as a float, as CPython converts it: an int past 64 bits too (a guard leaves where it is too large
+    for a float, and the interpreter raises CPython's OverflowError)."""
+    if v.kind in BEYOND_64_BITS:
+        return r.emit("_CONVERT_INT_OBJECT_TO_FLOAT", (as_int_object(r, v),))
+    return as_float(r, v)
+
+
 def python_number(r: Emitter, v: Value) -> Value:
     """A numpy.float64 or numpy.int64 as the Python float or int it converts to (what math functions and int()
     compute with); other values as they are."""
@@ -167,7 +175,14 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
                 raise Abort(Reason.NEGATIVE_INT_POWER)
             observe(what, lambda: op.fn(actual_a, actual_b))
             return _past_64_bits(r, op, a, b)
-        a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
+        if op == BinOp.TRUEDIV and a.kind in _INTEGRAL and b.kind in _INTEGRAL:
+            return _true_divide_ints(r, a, b, actual_a, actual_b)
+        if F in (a.kind, b.kind) and a.kind in (F, *_INTEGRAL) and b.kind in (F, *_INTEGRAL) and op in _FLOAT_OPS:
+            # float op int: CPython converts the int to a float first (OverflowError if it is too large)
+            observe(what, lambda: (float(actual_a), float(actual_b)))
+            a, b = to_float(r, a), to_float(r, b)
+        else:
+            a, b = narrow(r, a, actual_a, what), narrow(r, b, actual_b, what)
     _number(a, f"operator {op}")
     _number(b, f"operator {op}")
     if op in (BinOp.AND, BinOp.OR, BinOp.XOR) and a.kind == B and b.kind == B:
@@ -180,7 +195,7 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
         if op == BinOp.TRUEDIV:
             observe(what, lambda: op.fn(actual_a, actual_b), F)
             if max(abs(actual_a), abs(actual_b)) > 2**53:
-                raise Abort(Reason.BIG_INT_DIVISION)
+                return _true_divide_ints(r, a, b, actual_a, actual_b)
         elif op in _INT_OBJECT_OPS:
             if not fits_int64(observe(what, lambda: op.fn(actual_a, actual_b))):
                 return _past_64_bits(r, op, a, b)
@@ -198,6 +213,17 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     a, b = as_float(r, a), as_float(r, b)
     r.emit("_GUARD_BOTH_FLOAT", (a, b))
     return r.emit(f"_BINARY_OP_{op.uop_name}_FLOAT", (a, b))
+
+
+# the operators a float computes with an int operand converted to a float
+_FLOAT_OPS = frozenset({BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.TRUEDIV, BinOp.FLOORDIV, BinOp.MOD, BinOp.POW})
+
+
+def _true_divide_ints(r: Emitter, a: Value, b: Value, actual_a: Any, actual_b: Any) -> Value:
+    """int / int past 2**53: CPython's correctly rounded division of the int objects (ZeroDivisionError, or an
+    OverflowError for a quotient too large for a float, leaves and the interpreter raises it)."""
+    observe("operator /", lambda: actual_a / actual_b, F)
+    return r.emit("_BINARY_OP_TRUEDIV_INT_OBJECT", (as_int_object(r, a), as_int_object(r, b)))
 
 
 def _past_64_bits(r: Emitter, op: BinOp, a: Value, b: Value) -> Value:
@@ -284,19 +310,23 @@ _ORDERINGS = frozenset({CompareOp.LT, CompareOp.LE, CompareOp.EQ, CompareOp.NE, 
 
 
 def compares_int_objects(op: CompareOp, a: Value, b: Value) -> bool:
-    """A comparison of ints one of which is past 64 bits (an int object or an i128): compared as int objects
-    (not narrowed to 64 bits, which such an int would not fit)."""
+    """A comparison of an int past 64 bits (an int object or an i128) with an int or a float: compared as int
+    objects (not narrowed to 64 bits, which such an int would not fit), or exactly with the float."""
     return (
         op in _ORDERINGS
         and (a.kind in BEYOND_64_BITS or b.kind in BEYOND_64_BITS)
-        and a.kind in _INTEGRAL
-        and b.kind in _INTEGRAL
+        and a.kind in (F, *_INTEGRAL)
+        and b.kind in (F, *_INTEGRAL)
     )
 
 
 def compare_int_objects(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     """CPython's comparison of two ints, one past 64 bits (``compares_int_objects``). A constant outside 64 bits
     against an int that fits in them compares as 0 does (`h > 2**80` is False for every 64-bit h)."""
+    if b.kind == F:  # (CPython compares an int with a float exactly, whatever their magnitudes)
+        return r.emit("_COMPARE_OP_INT_OBJECT_FLOAT", (as_int_object(r, a), b), operand=op)
+    if a.kind == F:
+        return r.emit("_COMPARE_OP_INT_OBJECT_FLOAT", (as_int_object(r, b), a), operand=_MIRROR[op])
     for x, y, flip in ((a, b, False), (b, a, True)):
         if y.is_const and not fits_int64(y.const) and x.kind in (I, B):
             return r.const(op.fn(y.const, 0) if flip else op.fn(0, y.const))
@@ -394,9 +424,9 @@ def _arity(args: list[Value], *counts: int, name: str) -> None:
 def _abs(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="abs")
     v = as_int(r, args[0])
+    if v.kind in BEYOND_64_BITS or (v.kind == I and not fits_int64(abs(actual[0]))):  # (abs(-2**63) too)
+        return r.emit("_CALL_ABS_INT_OBJECT", (as_int_object(r, v),))
     _number(v, "abs()")
-    if v.kind == I:
-        observe("abs()", lambda: abs(actual[0]), I)
     return r.emit("_CALL_ABS_INT" if v.kind == I else "_CALL_ABS_FLOAT", (v,))
 
 
@@ -436,6 +466,9 @@ def _max(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
 @_call(builtins.float)
 def _float(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, name="float")
+    if args[0].kind in BEYOND_64_BITS:
+        observe("float()", lambda: float(actual[0]), F)
+        return to_float(r, args[0])
     _number(args[0], "float()")
     return as_float(r, args[0])
 
@@ -498,13 +531,22 @@ _LIBM_UNARY = (
 _MATH_PURE_FLOAT = "hypot atan2 fmod pow copysign erf erfc gamma lgamma cbrt exp2 dist ldexp degrees radians".split()
 
 
+# mathmodule.c's loghelper: the log of an int a float holds is the log of that float (the conversion's guard
+# leaves for a larger one, and the interpreter computes it)
+_LOG_OF_INTS = frozenset({"log", "log2", "log10"})
+
+
 def _math_unary(name: str) -> CallHandler:
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
         v = python_number(r, args[0])
-        _number(v, f"math.{name}()")
+        if v.kind in BEYOND_64_BITS and name in _LOG_OF_INTS and abs(actual[0]) >= 2**1024:
+            # (CPython takes the log of an int past a float's range without converting it)
+            v = narrow(r, v, actual[0], f"math.{name}()")
+        if v.kind not in BEYOND_64_BITS:
+            _number(v, f"math.{name}()")
         observe(f"math.{name}()", lambda: getattr(math, name)(actual[0]), F)
-        return r.emit("_CALL_MATH_UNARY", (as_float(r, v),), operand=name)
+        return r.emit("_CALL_MATH_UNARY", (to_float(r, v),), operand=name)
 
     return handler
 
@@ -520,14 +562,24 @@ def _to_int(uop: str, fn: Callable[[float], int]) -> CallHandler:
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=fn.__name__)
         v = as_int(r, python_number(r, args[0]) if fn is not round else args[0])
-        if v.kind == I:
+        if v.kind == I or v.kind in BEYOND_64_BITS:
             return v
         if v.kind != F:
             raise Abort(Reason.CONVERSION_OF, name=fn.__name__, kind=v.kind.short)
-        observe(f"{fn.__name__}()", lambda: fn(actual[0]), I)
+        if not fits_int64(observe(f"{fn.__name__}()", lambda: fn(actual[0]))):
+            # past 64 bits: the int object CPython makes of the rounded float
+            return r.emit("_CALL_FLOAT_TO_INT_OBJECT", (v,), operand=_ROUNDING[uop])
         return r.emit(uop, (v,))
 
     return handler
+
+
+_ROUNDING = {
+    "_CALL_FLOAT_TO_INT": "llvm.trunc.f64",
+    "_CALL_ROUND_FLOAT": "llvm.roundeven.f64",
+    "_CALL_MATH_FLOOR": "llvm.floor.f64",
+    "_CALL_MATH_CEIL": "llvm.ceil.f64",
+}
 
 
 CALLS[builtins.int] = _to_int("_CALL_FLOAT_TO_INT", int)
@@ -541,6 +593,9 @@ def _math_predicate(name: str) -> CallHandler:
     def handler(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
         _arity(args, 1, name=f"math.{name}")
         v = args[0]
+        if v.kind in BEYOND_64_BITS:  # (converted to a float first: OverflowError past a float's range)
+            observe(f"math.{name}()", lambda: getattr(math, name)(actual[0]))
+            v = to_float(r, v)
         _number(v, f"math.{name}()")
         if v.kind != F:
             return r.const(name == "isfinite")
@@ -573,3 +628,21 @@ def _builtin_float(fn: Any) -> CallHandler:
 for _name in _MATH_PURE_FLOAT:
     if hasattr(math, _name) and getattr(math, _name) not in CALLS:
         CALLS[getattr(math, _name)] = _builtin_float(getattr(math, _name))
+
+
+#: the callables whose handlers take an int past 64 bits as it is (the recorder narrows other calls' arguments)
+TAKES_INT_OBJECTS = frozenset(
+    {
+        builtins.abs,
+        builtins.float,
+        builtins.int,
+        builtins.round,
+        math.trunc,
+        math.floor,
+        math.ceil,
+        *(getattr(math, name) for name in _LIBM_UNARY if hasattr(math, name)),
+        math.isnan,
+        math.isinf,
+        math.isfinite,
+    }
+)

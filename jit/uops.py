@@ -517,6 +517,20 @@ _uop(
 _uop(
     "_NEW_INT_OBJECT_REF", (O,), Kind.INT_OBJECT, owns=True, doc="an exact int read from a container, as an int object"
 )
+# ints past 64 bits meeting floats, true division and conversions: CPython's own int operations (codegen.lower.int_objects)
+_uop(
+    "_CONVERT_INT_OBJECT_TO_FLOAT",
+    (Kind.INT_OBJECT,),
+    F,
+    DEOPT,
+    doc="float(x) as CPython converts (leaves on overflow)",
+)
+_uop("_COMPARE_OP_INT_OBJECT_FLOAT", (Kind.INT_OBJECT, F), B, DEOPT, operand=CMP, doc="exact, as CPython compares")
+_uop("_BINARY_OP_TRUEDIV_INT_OBJECT", (Kind.INT_OBJECT, Kind.INT_OBJECT), F, DEOPT, doc="int / int, correctly rounded")
+_uop(
+    "_CALL_FLOAT_TO_INT_OBJECT", (F,), Kind.INT_OBJECT, DEOPT, owns=True, operand=Operand.CONST, doc="int(), round()..."
+)
+_uop("_CALL_ABS_INT_OBJECT", (Kind.INT_OBJECT,), Kind.INT_OBJECT, DEOPT, owns=True, doc="abs() of an exact int")
 # i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
 W = Kind.WIDE_INT
 _uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")

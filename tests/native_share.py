@@ -49,9 +49,13 @@ def draw_programs(count: int, seed: int) -> list[tuple[str, str, list[tuple]]]:
     return drawn[:count]
 
 
-# aborts that only delay a recording (the loop ended, or the function returned, while it was being recorded)
-# (the end of each message, after its last parameter: METHOD_NOT_CALLED names the method)
-RETRIED = tuple(reason.template.rsplit("}", 1)[-1] for reason in Reason if reason.retry)
+# aborts that only delay a recording (the loop ended, the function returned, or an exception left the loop, while
+# it was being recorded): their templates, parameters matching anything
+RETRIED = re.compile(
+    "(?:"
+    + "|".join(re.sub(r"\\\{\w+(?:!r)?\\\}", ".*", re.escape(reason.template)) for reason in Reason if reason.retry)
+    + ")$"
+)
 
 
 def classify(source: str, name: str, calls: list[tuple], interpreter: bool) -> tuple[str, list[str]]:
@@ -65,7 +69,7 @@ def classify(source: str, name: str, calls: list[tuple], interpreter: bool) -> t
             except Exception:
                 pass
     stats = jit.stats(jitted)
-    aborts = [message for message in stats["aborts"] if not message.endswith(RETRIED)]
+    aborts = [message for message in stats["aborts"] if not RETRIED.search(message)]
     if stats["mode"] != "tier1":
         return "refused by the front end", aborts
     native = stats["traces_compiled"] > 0 and stats["native_entries"] > 0
@@ -103,7 +107,8 @@ def main() -> None:
         clean = classes["native, no abort"]
         print(f"of the {hot} whose loops got hot: {clean} ({100 * clean / hot:.1f}%) ran natively with no abort")
     print("abort messages, without their lines (programs that met each; not counted: aborts that only delay a")
-    print("recording, when the loop ended or the function returned while it was being recorded)")
+    print("recording, when the loop ended, the function returned or an exception left the loop while it was being")
+    print("recorded)")
     for message, count in messages.most_common(25):
         print(f"  {count:5}  {message}")
 

@@ -42,7 +42,10 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
-    args = [r.pop() for _ in range(n)][::-1]
+    # (abs(), float(), int(), math functions: their handlers take ints past 64 bits)
+    objects = handler is not None and fn in specialize.TAKES_INT_OBJECTS
+    stored = callee.kind == Kind.APPEND_METHOD  # (an int past 64 bits: the int object, appended as it is)
+    args = [r.pop(objects=objects, stored=stored) for _ in range(n)][::-1]
     r.pop()
     if callee.kind == Kind.DICT_GET_METHOD:
         r.push(_dict_get(r, frame, callee, args, list(frame.stack[len(frame.stack) - n :])))
@@ -129,7 +132,7 @@ def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
     target = r.read_slot(frame, slot)
     if target.kind != Kind.LIST:
         raise Abort(Reason.APPEND_TO, kind=target.kind.short)
-    _append(r, target, r.pop())
+    _append(r, target, r.pop(stored=True))
 
 
 def _append(r: Recorder, target: Value, item: Value) -> None:

@@ -62,8 +62,8 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
         # every read (the store may come before the next one)
         if value is NO_CONST:
             value = function.builtins.get(name, NO_CONST)
-        if value is NO_CONST:
-            raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+        if value is NO_CONST:  # (the interpreter raises NameError: the loop ends, a retry)
+            raise Abort(Reason.RAISES, what=f"global name {name!r}", exception="NameError")
         r.emit("_CHECK_GLOBAL", operand=GlobalBinding(name, value))
         r.push(r.const(value))
         return
@@ -88,8 +88,8 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     value = function.globals.get(name, NO_CONST)
     if value is NO_CONST:
         value = function.builtins.get(name, NO_CONST)
-    if value is NO_CONST:
-        raise Abort(Reason.GLOBAL_UNDEFINED, name=name)
+    if value is NO_CONST:  # (the interpreter raises NameError: the loop ends, a retry)
+        raise Abort(Reason.RAISES, what=f"global name {name!r}", exception="NameError")
     if r.inlined:  # an inlined callee's globals (maybe another module's)
         binding = GlobalBinding(name, value, function.globals, function.builtins)
     else:

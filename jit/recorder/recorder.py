@@ -598,7 +598,9 @@ class Recorder:
         for slot, actual in written.items():
             # what the inner tree assigned: an int object, or a list, tuple or object its exit may hand over with
             # a reference of the buffer's own, gets one of the trace's own (codegen.ownership)
-            owned = actual in MAY_BE_OWNED and slot not in exit.borrowed_slots
+            # (an int object is always an owned value of the trace: one the exit borrowed, an element of a list
+            # the inner loop read, gets a new reference)
+            owned = actual == Kind.INT_OBJECT or (actual in MAY_BE_OWNED and slot not in exit.borrowed_slots)
             name = "_RELOAD_SLOT_OWNED" if owned else "_RELOAD_SLOT"
             value = trace.emit(name, kind=actual, operand=slot, pc=pc, line=self.line)
             if owned:

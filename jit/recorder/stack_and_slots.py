@@ -21,7 +21,18 @@ def _nop(r: Recorder, frame: Frame, arg: Any) -> None:
 
 @_handles(I.LOAD_FAST)
 def _load_fast(r: Recorder, frame: Frame, slot: int) -> None:
-    r.push(r.read_slot(frame, slot))
+    r.push(_read_bound(r, frame, slot))
+
+
+def _read_bound(r: Recorder, frame: Frame, slot: int) -> Any:
+    """A local the instruction reads: unbound, the interpreter raises UnboundLocalError there, which ends the
+    loop (a retry: jit.aborts)."""
+    try:
+        return r.read_slot(frame, slot)
+    except Abort as abort:
+        if abort.reason is not Reason.UNBOUND_READ:
+            raise
+        raise Abort(Reason.RAISES, what="read of an unbound local", exception="UnboundLocalError") from None
 
 
 @_handles(I.STORE_FAST)
@@ -31,7 +42,7 @@ def _store_fast(r: Recorder, frame: Frame, slot: int) -> None:
 
 @_handles(I.DELETE_FAST)
 def _delete_fast(r: Recorder, frame: Frame, slot: int) -> None:
-    r.read_slot(frame, slot)
+    _read_bound(r, frame, slot)
     r.write_slot(slot, r.const(UNBOUND))
 
 

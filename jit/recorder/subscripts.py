@@ -173,10 +173,10 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         return
     index = specialize.as_int(r, r.pop())
     container = r.pop()
-    value = r.pop()
+    value = r.pop(stored=True)  # (an int past 64 bits: the int object, stored as it is)
     if container.kind != Kind.LIST or index.kind != Kind.INT:
         raise Abort(Reason.ITEM_ASSIGNMENT, container=container.kind.short)
-    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT):
         raise Abort(Reason.STORE_KIND, kind=value.kind.short)
     actual_list, actual_index = frame.stack[-2], frame.stack[-1]
     try:
@@ -185,6 +185,9 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         raise Abort(Reason.INDEX_OUT_OF_RANGE) from None
     if type(old) not in (int, float, bool):
         raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+    if value.kind == Kind.INT_OBJECT:
+        r.emit("_STORE_SUBSCR_LIST_OBJECT", (value, container, index))
+        return
     kept = _kept_alive(r, value)
     if kept is not None:  # the very object read (as CPython stores it), not a new box
         r.emit("_STORE_SUBSCR_LIST_OBJECT", (kept, container, index))

@@ -43,10 +43,18 @@ def test_codes_are_the_member_names_and_unique():
 
 
 def test_only_bad_timing_retries():
-    """The loop ending (or the function returning) in the very iteration being recorded says nothing about
-    the loop; a method bound and not called right away is bound apart by the next recording."""
-    retrying = [reason for reason in Reason if reason.retry]
-    assert retrying == [Reason.LOOP_ENDED, Reason.RETURN_IN_LOOP, Reason.METHOD_NOT_CALLED]
+    """The loop ending (or the function returning, or an exception leaving the loop: the front end compiles no
+    `try`) in the very iteration being recorded says nothing about the loop; a method bound and not called right
+    away is bound apart by the next recording."""
+    assert [reason for reason in Reason if reason.retry] == [
+        Reason.LOOP_ENDED,
+        Reason.RETURN_IN_LOOP,
+        Reason.EXCEPTION_RAISED,
+        Reason.RANGE_STEP_ZERO,
+        Reason.METHOD_NOT_CALLED,
+        Reason.RAISES,
+        Reason.MATH_RAISES,
+    ]
 
 
 def test_abort_carries_reason_parameters_and_message():

@@ -281,3 +281,54 @@ def test_an_inner_loop_using_an_int_object():
     assert result == inner_uses_it(50)
     assert jit.stats(g)["exits_to_interpreter"] - before["exits_to_interpreter"] == 1
     assert sys.getrefcount(result[0]) == 3  # (the tuple's, the name's, getrefcount's argument)
+
+
+def last_items(n, data):
+    count = 0
+    for i in range(n):
+        for item in data:
+            count += 1
+    return count, item
+
+
+def test_an_int_object_an_inner_loop_read_from_a_list():
+    """The inner tree leaves with an item of the list in a variable, an int past 64 bits it borrowed from the
+    list: the outer trace takes a reference of its own when it reads it back (it once failed to compile)."""
+    big = 2**70 + 3
+    data = [1, 2, big]
+    f = check(last_items, (0, data), (1, data), (40, data), native=True)
+    assert not any("internal error" in message for message in jit.stats(f)["aborts"])
+    g = warmed(last_items, 40, data)
+    before = sys.getrefcount(big)
+    for _ in range(20):
+        assert g(40, data) == last_items(40, data)
+    assert sys.getrefcount(big) == before
+    assert jit.stats(g)["native_entries"] > 0
+    assert not any("internal error" in message for message in jit.stats(g)["aborts"])
+
+
+def inner_overwrites(n, big):
+    count = 0
+    for i in range(n):
+        x = big * (i + 2)
+        count += x % 7
+        for j in range(3):
+            x = j  # the inner tree assigns x without reading it: the int object handed to it is released there
+        count += x
+    return count
+
+
+def test_an_int_object_an_inner_tree_overwrites_is_released():
+    big = 2**70 + 3
+    check(inner_overwrites, (0, big), (1, big), (40, big), native=True)
+    f = warmed(inner_overwrites, 40, big)
+    tracemalloc.start()
+    try:
+        f(20_000, big)
+        first = tracemalloc.get_traced_memory()[0]
+        f(20_000, big)
+        second = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert second - first < 10_000
+    assert jit.stats(f)["native_iterations"] >= 40_000
