@@ -25,8 +25,11 @@ from jit.trace import Uop
 def _range_has_more(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     cur, stop, step = _args(ctx, uop)
-    up = b.icmp_signed(">", step, _i64(0))
-    return b.select(up, b.icmp_signed("<", cur, stop), b.icmp_signed(">", cur, stop))
+    # (cur < stop going up, cur > stop going down, as one signed compare: xor with all ones, ~x == -x - 1,
+    # reverses the order of every int64 without overflow; the mask and stop's side are loop-invariant, so a
+    # loop pays an xor and a compare, not two compares and a select on a step it cannot see is 1)
+    down = b.sext(b.icmp_signed("<", step, _i64(0)), I64)
+    return b.icmp_signed("<", b.xor(cur, down), b.xor(stop, down))
 
 
 @lowers("_GUARD_NOT_EXHAUSTED_RANGE")

@@ -275,3 +275,33 @@ def test_a_fast_copy_from_the_code_cache_runs_and_matches_cpython(tmp_path, monk
         stats = jit_module.stats(f)
         assert stats["cache"]["hits"] == stats["traces_compiled"] > 0 and stats["llvm_compiles"] == 0
         assert fast_runs(f) > 0
+
+
+def alternating_steps(n, lo, hi, k):
+    """An inner range whose step changes sign from one outer iteration to the next: one inner tree, entered
+    with steps of both signs (the step is a slot of its entry, its sign tested at run time)."""
+    total = 0
+    for i in range(n):
+        step = k if i % 2 == 0 else -k
+        start, stop = (lo, hi) if step > 0 else (hi, lo)
+        for j in range(start, stop, step):
+            total += j & 3
+            total ^= i
+    return total
+
+
+@pytest.mark.parametrize(
+    "lo, hi, k",
+    [
+        (0, 9, 1),
+        (0, 9, 4),
+        (-5, 5, 3),
+        (-(2**63), -(2**63) + 7, 1),  # the bounds at int64's ends: the compare must not overflow
+        (INT64_MAX - 7, INT64_MAX, 2),
+        (-(2**63), -(2**63) + 40, 13),
+        (INT64_MAX - 40, INT64_MAX, 13),
+        (3, 3, 1),  # empty both ways
+    ],
+)
+def test_an_inner_range_of_either_direction_and_bounds_at_int64s_ends(lo, hi, k):
+    check(alternating_steps, (300, lo, hi, k), native=True)
