@@ -80,10 +80,6 @@ class Reason(enum.Enum):
     ARRAY_READ_ONLY = "storing into a read-only array (ValueError)"
     NUMPY_OPERATOR = "operator {op} on {kinds} (NumPy scalars)"
     ARRAY_VIEW_USED = "a view of an array (a[i] of a multi-dimensional array) used other than by indexing it"
-    NUMPY_CALL = (
-        "call to {name}: NumPy functions other than the math ufuncs of scalars are not native (the loop runs in "
-        "CPython, backing off and trying again)"
-    )
     ARRAY_NEW = "numpy.{name}() with {what} (a shape of ints, as an int or a tuple, and a constant dtype are native)"
     UFUNC_OPERANDS = "numpy.{name}() of {kinds} (a {result} result, or operands not native)"
     METHOD_NOT_CALLED = ("method .{name} bound and not called right away (recorded again, bound apart)", True)

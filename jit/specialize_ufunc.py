@@ -45,22 +45,6 @@ def handler_for(fn: Any) -> CallHandler | None:
     return handler
 
 
-def numpy_callable(fn: Any) -> str | None:
-    """The qualified name of fn if it is a function, ufunc or method of NumPy's that ``handler_for`` does not
-    record (a call of it aborts the recording: it may run Python code, and what it returns, a new array or an
-    object, has no native kind), else None."""
-    if arrays.numpy_module() is None:
-        return None
-    module = getattr(fn, "__module__", None)
-    if type(module) is not str or not (module == "numpy" or module.startswith("numpy.")):
-        owner = getattr(fn, "__self__", None)  # (a bound method of a NumPy object: np.random.rand)
-        module = getattr(type(owner), "__module__", None) if owner is not None else None
-        if type(module) is not str or not (module == "numpy" or module.startswith("numpy.")):
-            return None
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-    return f"{module}.{name}"
-
-
 def call(r: Emitter, name: str, args: list[Value], actual: list[Any]) -> Value:
     """numpy.<name>(*args) on numbers: its result as the NumPy scalar NumPy returns."""
     ufunc = getattr(arrays.numpy_module(), name)

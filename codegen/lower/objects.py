@@ -78,7 +78,7 @@ def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     return value
 
 
-@lowers("_UNBOX_FLOAT")
+@lowers("_UNBOX_FLOAT", "_UNBOX_NP_FLOAT64")
 def _unbox_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _load_at(ctx, ctx.value(uop.args[0]), abi.FLOAT_VALUE, DOUBLE)
 

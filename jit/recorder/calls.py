@@ -33,9 +33,6 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if handler is None and fn is not None:
         handler = specialize_ufunc.handler_for(fn)
-        numpy_name = specialize_ufunc.numpy_callable(fn) if handler is None else None
-        if numpy_name is not None:
-            raise Abort(Reason.NUMPY_CALL, name=numpy_name)
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
     if target is not None and not r.inlined:

@@ -26,7 +26,7 @@ import dataclasses
 import types
 from typing import Any
 
-from jit import specialize
+from jit import arrays, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
@@ -244,6 +244,10 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
     kind = _POINTER_RESULTS.get(t)
     if kind is not None:
         return r.emit("_GUARD_TYPE_OWNED", (value,), operand=kind, kind=kind)
+    np = arrays.numpy_module()
+    if np is not None and t is np.float64:  # (np.sum(row), np.dot(a, b), ...: a float subclass, the same layout)
+        r.emit("_GUARD_CLASS", (value,), operand=t)
+        return r.emit("_UNBOX_NP_FLOAT64", (value,))
     if t is not int:  # (an int past 64 bits stays an object of any kind: never narrowed)
         r.emit("_GUARD_CLASS", (value,), operand=t)
     return value
