@@ -88,6 +88,13 @@ def exps(a):
     return s
 
 
+def dots(a, n):
+    t = 0.0
+    for i in range(n):
+        t += np.dot(a, a) * i
+    return t
+
+
 def rows(n, m):
     total = 0.0
     for i in range(n):
@@ -283,3 +290,26 @@ def test_other_numpy_calls_run_natively_through_the_generic_path():
     assert not stats["aborts"], stats["aborts"]
     listing = jit_module.dump(jitted, "uops")
     assert "_CALL_GENERIC (<function sum" in listing and "_UNBOX_NP_FLOAT64" in listing
+
+
+def test_a_numpy_call_through_the_generic_path_leaks_nothing():
+    """np.dot(a, b) 20000 times in a loop: each result (a new numpy.float64) is released after it is unboxed;
+    traced memory does not grow and the arrays' reference counts are as before."""
+    import sys
+    import tracemalloc
+
+    f = jit(threshold=2)(fn("dots"))
+    a = np.linspace(-1.0, 1.0, 8)
+    assert repr(f(a, 20)) == repr(fn("dots")(a, 20))
+    before = sys.getrefcount(a)
+    tracemalloc.start()
+    try:
+        f(a, 20000)
+        first = tracemalloc.get_traced_memory()[0]
+        f(a, 20000)
+        grown = tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+    assert grown < 20000, grown
+    assert sys.getrefcount(a) == before
+    assert jit_module.stats(f)["native_entries"] > 0 and not jit_module.stats(f)["aborts"]
