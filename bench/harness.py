@@ -157,27 +157,16 @@ def paired_time_func(build: Callable[[], tuple[Callable[[], Any], Callable[[], A
     def time_func(loops: int) -> float:
         if not holder:
             holder.append(build())
-        base, other = holder[0]
+        runs = holder[0]  # (base, other)
         timer = time.perf_counter
-        base_total = other_total = 0.0
+        totals = [0.0, 0.0]
         for i in range(loops):
-            if i % 2:
+            first = i % 2  # (other goes first in every second pair)
+            for which in (first, 1 - first):
                 t0 = timer()
-                other()
-                t1 = timer()
-                base()
-                t2 = timer()
-                other_total += t1 - t0
-                base_total += t2 - t1
-            else:
-                t0 = timer()
-                base()
-                t1 = timer()
-                other()
-                t2 = timer()
-                base_total += t1 - t0
-                other_total += t2 - t1
-        return loops * other_total / base_total
+                runs[which]()
+                totals[which] += timer() - t0
+        return loops * totals[1] / totals[0]
 
     return time_func
 
