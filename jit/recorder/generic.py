@@ -296,16 +296,17 @@ def _is_method(actual: Any, name: str) -> bool:
         return False
     if not isinstance(found, (types.FunctionType, types.MethodDescriptorType)):
         return False
-    slot = next((klass.__dict__["__dict__"] for klass in t.__mro__ if "__dict__" in klass.__dict__), None)
-    if slot is None:  # (no instance dict: __slots__, a builtin type's instances)
-        return True
-    if not isinstance(slot, types.GetSetDescriptorType):  # (a `__dict__` of the class's own: not run here)
-        return False
+    # Whether an instance attribute hides it: looked up as CPython would, never through the instance's
+    # `__dict__`, whose mere reading makes CPython 3.11+ give the object a real dict in place of its inline
+    # values, after which every attribute access of its methods is slower for the object's whole life
+    # (measured: a method call with three attribute updates 2.2x slower).
     try:
-        namespace = slot.__get__(actual, t)
+        bound = getattr(actual, name)
     except Exception:
         return False
-    return not (isinstance(namespace, dict) and name in namespace)
+    if isinstance(found, types.FunctionType):
+        return type(bound) is types.MethodType and bound.__func__ is found and bound.__self__ is actual
+    return type(bound) is types.BuiltinMethodType and bound.__self__ is actual
 
 
 def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:

@@ -77,6 +77,31 @@ def test_method_calls_are_one_uop(func, calls):
         assert "_LOAD_ATTR_GENERIC" not in listing
 
 
+def calls_methods_of(c, n):
+    acc = 0
+    for i in range(n):
+        acc += c.add(i % 7)
+    return acc
+
+
+def _has_real_dict(obj):
+    # (an object whose attributes are still inline values lists them as its referents; one given a real dict,
+    # the dict: reading obj.__dict__ here would make one)
+    return any(type(r) is dict for r in gc.get_referents(obj))
+
+
+def test_recording_a_method_call_leaves_the_instance_attributes_inline():
+    # CPython 3.11+ keeps a plain instance's attributes inline until its __dict__ is read; from then on
+    # every attribute access of its methods is slower for the object's whole life. Recording must not read it.
+    c = Counter()
+    assert not _has_real_dict(c)
+    f = jit(threshold=2)(calls_methods_of)
+    assert f(c, 300) == calls_methods_of(Counter(), 300)
+    assert jit_module.stats(f)["native_iterations"] > 0, jit_module.stats(f)["aborts"]
+    assert "_CALL_METHOD_GENERIC" in jit_module.dump(f, "uops")
+    assert not _has_real_dict(c)
+
+
 def apply(f, x):
     return f(x)
 
