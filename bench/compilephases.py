@@ -4,8 +4,8 @@
 
 For each kernel of ``bench/kernels.py`` (``KERNELS``), a fresh ``jit(f)`` instance runs its first call (size as
 in the kernels section); ``jit.stats`` gives the traces compiled, their median ``compile ms/trace`` (what the
-benchmark's kernels table reports) and ``compile_phases_ms``: the trace optimizer and the lowering to LLVM IR
-(Python, before ``compile_ms``), then ``codegen.engine.PHASES`` (``compile_ms``). Phases are printed as ms per
+benchmark's kernels table reports) and ``compile_phases_ms``, the parts of ``compile_ms``: the trace optimizer
+and the lowering to LLVM IR (Python), then ``codegen.engine.PHASES`` (LLVM). Phases are printed as ms per
 trace (their sum over the kernel's traces divided by the number of traces). With --repeats N each kernel is
 compiled N times (fresh instances) and the medians over the repeats are printed. This is a diagnostic: its
 times are single measurements on a noisy machine, not the benchmark's.

@@ -382,7 +382,8 @@ class Monitor:
             compiled = registry.add(trace, native, exits)
             if not native.module.cached:
                 self.llvm_compiles += 1
-            self.compiled.append((trace.kind, compiled.module.compile_ms, compiled.module.code_bytes))
+            compiled.compile_ms = sum(lowered.phases.values()) + compiled.module.compile_ms
+            self.compiled.append((trace.kind, compiled.compile_ms, compiled.module.code_bytes))
             for phase, ms in (*lowered.phases.items(), *compiled.module.phases.items()):
                 self.compile_phases[phase] = self.compile_phases.get(phase, 0.0) + ms
             trace_kinds = [kind for kind in self.dump_kinds if kind != "trees"]  # (trees: once it is installed)

@@ -41,8 +41,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "frontend_ms": round(state.frontend_ms, 3),
         "compile_ms": 0.0,
         "compile_ms_per_trace": [],
-        # where compiling went, in ms summed over the traces: "optimize" (the trace optimizer) and "lower" (LLVM
-        # IR built in Python) come before compile_ms; the rest is compile_ms (codegen.engine.PHASES)
+        # where compile_ms went, summed over the traces: "optimize" (the trace optimizer), "lower" (LLVM IR built
+        # in Python), then LLVM's (codegen.engine.PHASES)
         "compile_phases_ms": {},
         "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
         # traces whose object code LLVM made (the others came from the code cache: option cache)
@@ -115,7 +115,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "symbol": compiled.symbol,
                     "kind": compiled.trace.kind.value,
                     "uops": len(compiled.trace.uops),
-                    "compile_ms": round(compiled.module.compile_ms, 3),
+                    "compile_ms": round(compiled.compile_ms, 3),
                     "code_bytes": compiled.module.code_bytes,
                     "exits": exits,
                     "fast_runs": compiled.fast_runs(),

@@ -43,6 +43,9 @@ class CompiledTrace:
     vectorized: bool = False  # its loop's fast copy went through LLVM's loop vectorizer (codegen.engine)
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
+    #: ms from its recording's end to its code: the trace optimizer, the lowering to LLVM IR, then LLVM
+    #: (``module.compile_ms``)
+    compile_ms: float = 0.0
 
     @classmethod
     def install(cls, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
