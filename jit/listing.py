@@ -736,6 +736,7 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.AXIS: OperandText(lambda _, axis: str(axis), _Parser.number),
     Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
     Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
+    Operand.CONVERSION: OperandText(lambda _, conversion: repr(conversion), lambda _, text: _literal(text)),
 }
 
 

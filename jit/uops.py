@@ -136,6 +136,7 @@ class Operand(enum.Enum):
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
     ARRAY_SPEC = (ArraySpec, "an array's dtype, dimensions and layout")
     AXIS = (int, "an axis of an array")
+    CONVERSION = (str, "an f-string field's conversion: '' (none), 's', 'r' or 'a'")
 
     def __init__(self, type_: type, doc: str) -> None:
         self.type = type_
@@ -808,6 +809,24 @@ _uop(
     RAISE,
     owns=True,
     doc="a new slice of the inputs (start, stop[, step]): PySlice_New (runs no Python code; fails on memory)",
+)
+_uop(
+    "_FORMAT_VALUE",
+    "n",
+    O,
+    owns=True,
+    operand=Operand.CONVERSION,
+    doc="an f-string field, inputs: the value[, its format spec]: PyObject_Str/Repr/ASCII for the conversion, "
+    "then PyObject_Format",
+    **_GENERIC,
+)
+_uop(
+    "_BUILD_STRING",
+    "n",
+    S,
+    RAISE,
+    owns=True,
+    doc="an f-string, inputs: its parts (str): PyUnicode_Join (runs no Python code; fails on memory)",
 )
 _uop("_BUILD_SET", "n", O, owns=True, doc="a new set of the inputs: PySet_New, PySet_Add", **_GENERIC)
 _uop("_BUILD_MAP", "n", O, owns=True, doc="a new dict of the inputs (key, value, ...): PyDict_SetItem", **_GENERIC)

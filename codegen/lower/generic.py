@@ -14,6 +14,7 @@ import sys
 
 from llvmlite import ir
 
+from codegen import abi
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
@@ -203,6 +204,41 @@ def _build_set(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_BUILD_MAP")
 def _build_map(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _filled(ctx, uop, "PyDict_New", "PyDict_SetItem", 2)
+
+
+_CONVERSIONS = {"s": "PyObject_Str", "r": "PyObject_Repr", "a": "PyObject_ASCII"}
+
+
+@lowers("_FORMAT_VALUE")
+def _format_value(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """CPython's FORMAT_VALUE: the conversion, then PyObject_Format (which returns a str as it is when there
+    is no spec)."""
+    refs = _references(ctx, uop, uop.args)
+    value = refs[0]
+    if uop.operand:
+        converted = ctx.capi(_CONVERSIONS[uop.operand], value)
+        ctx.guard(ctx.builder.icmp_unsigned("!=", converted, _NULL), uop, before_exit=lambda: _release(ctx, refs))
+        ctx.decref(value)
+        refs[0] = value = converted
+    result = ctx.capi("PyObject_Format", value, refs[1] if len(refs) == 2 else _NULL)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
+@lowers("_BUILD_STRING")
+def _build_string(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A tuple of the parts (borrowed: the tuple is freed before anything else runs), joined by ''."""
+    b = ctx.builder
+    parts = [ctx.value(v) for v in uop.args]
+    joined = ctx.capi("PyTuple_New", _i64(len(parts)))
+    ctx.guard(b.icmp_unsigned("!=", joined, _NULL), uop)
+    items = b.bitcast(b.gep(joined, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+    for index, part in enumerate(parts):
+        ctx.incref(part)
+        b.store(part, b.gep(items, [_i64(index)], inbounds=True))
+    result = ctx.capi("PyUnicode_Join", ctx.pointer(""), joined)
+    ctx.decref(joined)
+    return _made(ctx, uop, result)
 
 
 @lowers("_BINARY_OP_GENERIC")

@@ -486,6 +486,34 @@ def _build_set(r: Recorder, frame: Frame, n: int) -> None:
     r.push(barrier(r, "_BUILD_SET", tuple(items)))
 
 
+@_handles(I.FORMAT_VALUE)
+def _format_value(r: Recorder, frame: Frame, arg: tuple[str | None, bool]) -> None:
+    """An f-string's field `{x!r:spec}`: the conversion, then PyObject_Format (both may run the object's Python
+    code: a barrier). A str with neither is the field itself, as in CPython."""
+    conversion, has_spec = arg
+    spec = argument(r, r.pop(), "a format spec") if has_spec else None
+    value = r.pop(objects=True)
+    if value.kind == Kind.STR and conversion is None and spec is None:
+        r.push(value)
+        return
+    args = (argument(r, value, "an f-string field"), *((spec,) if spec is not None else ()))
+    r.push(barrier(r, "_FORMAT_VALUE", args, operand=conversion or ""))
+
+
+@_handles(I.BUILD_STRING)
+def _build_string(r: Recorder, frame: Frame, n: int) -> None:
+    """An f-string of several parts, each a str by now (a constant, or a field checked to be one)."""
+    parts = [r.pop() for _ in range(n)][::-1]
+    if any(part.kind != Kind.STR for part in parts):
+        raise Abort(Reason.NOT_COMPILED, instruction="BUILD_STRING of parts not known to be str")
+    if all(part.is_const for part in parts):  # (a format spec: `{x:.1f}`)
+        r.push(r.const("".join(part.const for part in parts)))
+    elif len(parts) == 1:
+        r.push(parts[0])
+    else:
+        r.push(r.emit("_BUILD_STRING", tuple(parts)))
+
+
 @_handles(I.BUILD_MAP)
 def _build_map(r: Recorder, frame: Frame, n: int) -> None:
     """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier)."""

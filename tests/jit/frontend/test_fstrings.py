@@ -235,8 +235,8 @@ def report_every_tenth(n):
 
 
 def test_fstrings_in_loops():
-    check_t1(build_table, 0, 1, 12)
-    check_t1(format_growing, 3, 12)
+    # (formatting runs natively too: tests/jit/test_fstrings.py)
+    check_t1(build_table, 0, 1, 12, native=True)
+    check_t1(format_growing, 3, 12, native=True)
     check_t1(format_fails_late, [1, 2, 3, 4, 5, 6, 7.5], [1, 2], [True, -3])
-    # formatting is not compiled, but off the loop's usual path it leaves the rest of the loop compiled
     check_t1(report_every_tenth, 0, 50, native=True)
