@@ -64,6 +64,9 @@ DICT_VERSION = 24  # PyDictObject.ma_version_tag: changes at every change of the
 STR_STATE = 32  # PyASCIIObject.state: its `kind` (bytes per character) in bits 2-4
 STR_HASH = 24  # PyASCIIObject.hash: the str's hash once computed, else -1 (checked below)
 STR_KIND_SHIFT = 2
+STR_COMPACT_BIT = 5  # PyASCIIObject.state: `compact` (its characters follow the header; checked below)
+STR_ASCII_BIT = 6  # PyASCIIObject.state: `ascii` (every character below 128; checked below)
+STR_LENGTH = 16  # PyASCIIObject.length: its number of characters (checked below)
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -188,7 +191,10 @@ def _check_builtin_iterators() -> bool:
             expected = hash(text)  # (computed first: then the str holds it)
             if _read_ssize(id(text) + STR_HASH) != expected:
                 return False
-            if (ctypes.c_uint32.from_address(id(text) + STR_STATE).value >> STR_KIND_SHIFT) & 7 != kind:
+            state = ctypes.c_uint32.from_address(id(text) + STR_STATE).value
+            if (state >> STR_KIND_SHIFT) & 7 != kind or not (state >> STR_COMPACT_BIT) & 1:
+                return False
+            if (state >> STR_ASCII_BIT) & 1 != (text == "abc") or _read_ssize(id(text) + STR_LENGTH) != len(text):
                 return False
             if _read_pointer(id(iter(text)) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):
                 return False

@@ -128,7 +128,24 @@ class Ownership:
                     and sum(arg.id == value_id for arg in uop.args) == 1
                 ):
                     self.stolen[position] = value_id
-        stolen = set(self.stolen.values())
+        # the positions of uops declared `steals_alias` that take, besides the stolen reference, that of the value
+        # it is a _KEEP_ALIVE of (owned, used last there; the lowering gives it up where it gives up the stolen one)
+        self.stolen_aliases: dict[int, int] = {}
+        kept_alive = {u.out.id: u.args[0] for u in trace.uops if u.name == "_KEEP_ALIVE" and u.out is not None}
+        for position, value_id in self.stolen.items():
+            alias = kept_alive.get(value_id)
+            if (
+                trace.uops[position].op.steals_alias
+                and alias is not None
+                and alias.id in self.defined
+                and self.last[alias.id] == position
+                and alias.id not in self.kept
+                and alias.id not in self.carried
+                and alias.id not in self.stolen.values()
+                and all(arg.id != alias.id for arg in trace.uops[position].args)
+            ):
+                self.stolen_aliases[position] = alias.id
+        stolen = set(self.stolen.values()) | set(self.stolen_aliases.values())
         self.released: dict[int, list[Value]] = {}
         for value_id, position in self.last.items():
             if value_id in self.kept or value_id in self.carried or value_id in stolen:

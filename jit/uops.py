@@ -172,6 +172,10 @@ class UopDef:
     # (a store) where its first input is an owned reference used last here, it keeps that reference (no incref,
     # no release: codegen.ownership)
     steals: bool = False
+    # (steals) takes, too, the reference of a value its stolen input is a _KEEP_ALIVE of, if that value is owned
+    # and used last here: the two references to one object are its to give up (so that `s = s + f(x)`, where a
+    # barrier in f(x) made the trace keep s alive, still finds s held once: codegen.ownership)
+    steals_alias: bool = False
     # (pure) reads only state that Python code alone changes (an array's header): computed once at the trace's
     # entry when its inputs are the same there as throughout the trace (jit.optimizer.hoist)
     entry_value: bool = False
@@ -809,6 +813,18 @@ _uop(
     RAISE,
     owns=True,
     doc="a new slice of the inputs (start, stop[, step]): PySlice_New (runs no Python code; fails on memory)",
+)
+_uop(
+    "_BINARY_OP_ADD_STR",
+    (S, S),
+    S,
+    RAISE,
+    owns=True,
+    steals=True,
+    steals_alias=True,
+    drops=True,
+    doc="str + str (runs no Python code; fails on memory): PyUnicode_Concat; the left str grows in place where "
+    "the trace gives up its reference to it here and nothing else holds it (`s += x` in a loop)",
 )
 _uop(
     "_FORMAT_VALUE",

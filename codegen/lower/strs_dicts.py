@@ -12,6 +12,7 @@ from codegen.lower.objects import _load_at, _reusable, _same_object, _write_in_p
 from codegen.lower.table import (
     _ICMP,
     _args,
+    _entry_alloca,
     _i64,
     lowers,
 )
@@ -23,6 +24,65 @@ from jit.trace import Uop
 @lowers("_LEN_STR")
 def _len_str(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.capi("PyUnicode_GetLength", ctx.value(uop.args[0]))
+
+
+@lowers("_BINARY_OP_ADD_STR")
+def _add_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """str + str. Where the trace gives up its reference(s) to the left str here (its last use: in `s += x` in a
+    loop, the s the trace made in the iteration before), PyUnicode_Resize grows it in place if nothing else
+    holds it (else copies it), and the right str's characters are copied after its own: CPython's own
+    BINARY_OP_INPLACE_ADD_UNICODE, so that a loop building a str stays linear. Either way the reference is the
+    trace's until the result exists: a failure (no memory) leaves with the left str intact, the exit's."""
+    b = ctx.builder
+    left, right = ctx.value(uop.args[0]), ctx.value(uop.args[1])
+    if ctx.ownership.stolen.get(ctx.position) != uop.args[0].id:
+        result = ctx.capi("PyUnicode_Concat", left, right)
+        ctx.guard(b.icmp_unsigned("!=", result, ir.Constant(PTR, None)), uop)
+        return result
+
+    def state(obj: ir.Value, shift: int, mask: int) -> ir.Value:
+        return b.and_(b.lshr(_load_at(ctx, obj, abi.STR_STATE, I32), ir.Constant(I32, shift)), ir.Constant(I32, mask))
+
+    kind_left, kind_right = state(left, abi.STR_KIND_SHIFT, 7), state(right, abi.STR_KIND_SHIFT, 7)
+    # (the characters of right fit in left's storage as they are: a narrower or equal kind, and not a latin-1
+    # right after an ascii left; both compact, as every str made since 3.3 but by deprecated APIs)
+    fits = b.and_(b.icmp_unsigned("<=", kind_right, kind_left), b.icmp_unsigned("!=", kind_right, ir.Constant(I32, 0)))
+    ascii_only = b.icmp_unsigned("<=", state(left, abi.STR_ASCII_BIT, 1), state(right, abi.STR_ASCII_BIT, 1))
+    compact = b.and_(state(left, abi.STR_COMPACT_BIT, 1), state(right, abi.STR_COMPACT_BIT, 1))
+    grows = b.and_(b.and_(fits, ascii_only), b.trunc(compact, ir.IntType(1)))
+    null = ir.Constant(PTR, None)
+    cell = _entry_alloca(ctx, PTR)
+    # the trace's other reference to left, if it holds two (codegen.ownership: steals_alias): given up first, so
+    # that the str may grow in place; taken again if this fails (the exit hands both over)
+    alias = ctx.ownership.stolen_aliases.get(ctx.position) is not None
+    if alias:
+        ctx.capi("Py_DecRef", left)  # (never the last: the stolen reference holds it)
+    with b.if_else(grows) as (in_place, copied):
+        with in_place:
+            b.store(left, cell)
+            length_left = _load_at(ctx, left, abi.STR_LENGTH, I64)
+            length_right = _load_at(ctx, right, abi.STR_LENGTH, I64)
+            resized = ctx.capi("PyUnicode_Resize", cell, b.add(length_left, length_right))
+            grown = b.load(cell)
+            ok = b.icmp_signed("==", resized, ir.Constant(I32, 0))
+            with b.if_then(ok):
+                # (cannot fail: the str is new or was the trace's only reference, its hash not computed, and
+                # right's characters fit, as checked)
+                ctx.capi("PyUnicode_CopyCharacters", grown, length_left, right, _i64(0), length_right)
+            grown_result = b.select(ok, grown, null)
+            grown_block = b.block
+        with copied:
+            concatenated = ctx.capi("PyUnicode_Concat", left, right)
+            made = b.icmp_unsigned("!=", concatenated, null)
+            with b.if_then(made):
+                ctx.decref(left)  # (the trace's reference, given up here)
+            copied_block = b.block
+    result = b.phi(PTR)
+    result.add_incoming(grown_result, grown_block)
+    result.add_incoming(concatenated, copied_block)
+    ok = b.icmp_unsigned("!=", result, null)
+    ctx.guard(ok, uop, before_exit=(lambda: ctx.capi("Py_IncRef", left)) if alias else None)
+    return result
 
 
 @lowers("_LEN_DICT")

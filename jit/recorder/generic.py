@@ -347,6 +347,11 @@ def store_attr(r: Recorder, obj: Value, value: Value, name: str) -> None:
 
 def binary(r: Recorder, op: BinOp, a: Value, b: Value) -> Value:
     what = f"operator {op}"
+    if op.uop_name == "ADD" and a.kind == Kind.STR and b.kind == Kind.STR:
+        # (exact strs: no Python code runs, no barrier; `s += x` may grow s in place)
+        out = r.emit("_BINARY_OP_ADD_STR", (a, b))
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
+        return out
     return barrier(r, "_BINARY_OP_GENERIC", (argument(r, a, what), argument(r, b, what)), operand=op)
 
 

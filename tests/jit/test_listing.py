@@ -131,7 +131,8 @@ SOURCES = {
             total = 0
             for i in range(n):
                 total += int(str(i).zfill(3), base=10) + math.pi.real
-            return total
+                label = f"{i!r:>4}"
+            return total, label
         """,
         (50,),
     ),
