@@ -82,6 +82,7 @@ class Reason(enum.Enum):
     ARRAY_VIEW_USED = "a view of an array (a[i] of a multi-dimensional array) used other than by indexing it"
     ARRAY_NEW = "numpy.{name}() with {what} (a shape of ints, as an int or a tuple, and a constant dtype are native)"
     UFUNC_OPERANDS = "numpy.{name}() of {kinds} (a {result} result, or operands not native)"
+    DICT_GET_KEY = ("dict.get() with a key of kind {kind} (recorded again, as a generic method call)", True)
     METHOD_NOT_CALLED = ("method .{name} bound and not called right away (recorded again, bound apart)", True)
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
 

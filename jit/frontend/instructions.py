@@ -182,6 +182,9 @@ class T1Code:
     comprehension_loads: frozenset[int] = frozenset()
     # (jit.recorder) pcs of LOAD_ATTRs whose method, bound there once, was not simply called: not fused again
     unfused_methods: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
+    # (jit.recorder) pcs of LOAD_ATTRs of `d.get` called with a key native lookups do not take (not a str):
+    # recorded as a generic method call from then on
+    generic_dict_gets: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
 
     @property
     def nslots(self) -> int:

@@ -106,9 +106,10 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
         r.push(r.emit("_BIND_APPEND", (obj,)))
         return
-    if obj.kind == Kind.DICT and name == "get":
+    if obj.kind == Kind.DICT and name == "get" and r.pc not in r.code.generic_dict_gets:
         bound = r.emit("_BIND_DICT_GET", (obj,))
         r.bound_dicts[bound.id] = obj
+        r.dict_get_sites[bound.id] = r.pc
         r.push(bound)
         return
     if obj.kind == Kind.ARRAY:

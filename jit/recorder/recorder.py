@@ -54,6 +54,7 @@ class Recorder:
         self.plain_entries: set[tuple[int, int]] = set()
         self.entry_objects: dict[tuple[int, int], Value] = {}  # (likewise) the int or float object read there
         self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
+        self.dict_get_sites: dict[int, int] = {}  # `d.get` value id -> the pc of its LOAD_ATTR
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
         # iterators the trace made for an inner loop (jit.recorder.iteration): before their GET_ITER, and (a dict

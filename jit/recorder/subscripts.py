@@ -102,7 +102,8 @@ def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actu
         raise Abort(Reason.ARITY, name="dict.get", count=len(args))
     key = args[0]
     if key.kind != Kind.STR:
-        raise Abort(Reason.SUBSCRIPT, container="dict", index=key.kind.short)
+        r.code.generic_dict_gets.add(r.dict_get_sites[mapping.id])  # (the next recording: a generic call)
+        raise Abort(Reason.DICT_GET_KEY, kind=key.kind.short)
     actual_mapping = frame.stack[len(frame.stack) - len(args) - 1].__self__
     found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
     owner = r.bound_dicts.get(mapping.id, mapping)

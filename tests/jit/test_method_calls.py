@@ -341,3 +341,21 @@ def test_no_reference_is_leaked_by_set_operations_over_100000_iterations():
     assert end - start < 100_000  # (100,000 leaked ints would be megabytes)
     stats = jit_module.stats(f)
     assert stats["native_iterations"] >= 100_000 and "_SET_ADD" in jit_module.dump(f, "uops")
+
+
+# --- dict.get with keys native lookups do not take ------------------------------------------------------------
+
+
+def sums_by_key(keys, n):
+    d = {}
+    for i in range(n):
+        k = keys[i % len(keys)]
+        d[k] = d.get(k, 0) + i
+    return sorted(d.items(), key=repr)
+
+
+def test_dict_get_of_a_key_that_is_not_a_str_is_a_generic_method_call():
+    jitted = check(sums_by_key, ([3, -1, 10**12, 7], 300), ([(1, 2), 1.5, None, "s"], 300), native=True)
+    stats = jit_module.stats(jitted.cpython_baseline)
+    assert set(stats["aborts"]) <= {r for r in stats["aborts"] if "dict.get() with a key of kind" in r}, stats["aborts"]
+    assert "_CALL_METHOD_GENERIC" in jit_module.dump(jitted.cpython_baseline, "uops")
