@@ -35,7 +35,9 @@ from jit.trace import Trace, TraceEnd, Uop, Value
 from jit.uops import Lowering
 
 
-def build(ctx: LowerContext) -> None:
+def build(ctx: LowerContext, fast_copy: bool = True) -> None:
+    """Lower ctx's trace into ctx's function, from the builder's block on; fast_copy: a versioned loop gets its
+    fast copy (not a copy of the loop joined with side traces: ``codegen.joined``)."""
     trace = ctx.trace
     b = ctx.builder
     ctx.load_fuel()
@@ -70,7 +72,7 @@ def build(ctx: LowerContext) -> None:
         ctx.fuel,  # type: ignore[arg-type]
     )
     warm_up = None
-    if trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
+    if fast_copy and trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
         assert ctx.fuel is not None
         fast, refused = _build_fast(ctx)
         # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
@@ -380,6 +382,7 @@ def _loop(
     assert trace.end_snapshot is not None
     end = trace.end_snapshot.outer.slots
     here = _Top.phis(ctx, like, left=counted)
+    ctx.loop_top = (here, loop)  # (side traces joined with the loop come back here: codegen.joined)
     if rollback is not None:
         here.mark = b.phi(I64, name="events")
     for slot, phi in here.values.items():
