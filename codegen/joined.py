@@ -50,7 +50,7 @@ from codegen.context import LowerContext
 from codegen.function import _lower, _Top, build
 from codegen.ownership import Ownership
 from jit.resume import Hold, SlotResume, assigned_late, exit_resume
-from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop
+from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
 
 #: uops whose exits never lead into a joined side trace: the periodic check (its exit is also the handlers'
 #: exception), an inner tree's exit (its state is the inner tree's)
@@ -151,15 +151,27 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     for part in plan.sides:
         point = parent_point(plan.root, part.parent)
         if point is not None and joinable(plan.root, part.trace, part.parent):
-            loop.joined[id(point)] = _joined_side(ctx, loop, part, point)
+            guard = next(uop for uop in plan.root.uops if uop.exit is point)
+            loop.joined[id(point)] = _joined_side(ctx, loop, part, point, guard)
             joined.append(part.symbol)
     b.position_at_end(root_entry)
     build(loop, fast_copy=False)
     return joined
 
 
-def _joined_side(ctx: LowerContext, loop: LowerContext, part: JoinedSide, point: ExitPoint) -> Callable[[], None]:
-    """What lowers part's body where the loop's guard of point fails (``LowerContext.joined``)."""
+def _joined_side(
+    ctx: LowerContext, loop: LowerContext, part: JoinedSide, point: ExitPoint, guard: Uop
+) -> Callable[[], None]:
+    """What lowers part's body where the loop's guard of point fails (``LowerContext.joined``). Where that is a
+    branch guard, the body knows its input's truth (a side trace starts by guarding it again: LLVM folds that)."""
+    failed = {}
+    if guard.op.condition is not None and guard.args and not guard.args[0].is_const:
+        failed[guard.args[0].id] = ir.Constant(ir.IntType(1), int(not guard.op.condition))
+
+    def known(value: Value) -> ir.Value:
+        """A value of the loop, as the side trace starts from it."""
+        constant = failed.get(value.id)
+        return constant if constant is not None else loop.value(value)
 
     def lower() -> None:
         side = part.trace
@@ -174,17 +186,17 @@ def _joined_side(ctx: LowerContext, loop: LowerContext, part: JoinedSide, point:
             state = holds.get(slot)
             if state is not None:
                 assert state.value is not None
-                return loop.value(state.value)
+                return known(state.value)
             entry = loop.trace.entry_slots.get(slot)
             if entry is not None:
-                return loop.value(entry)
+                return known(entry)
             return loop.load_slot(slot, kind)  # type: ignore[arg-type]
 
         for slot, value in side.entry_slots.items():
             body.values[value.id] = start(slot, value.kind)
         (frame,) = exit_resume(loop.trace, point.snapshot)
         for index, value in side.entry_stack.items():
-            body.values[value.id] = loop.value(frame.stack[index])
+            body.values[value.id] = known(frame.stack[index])
         body.fuel = loop.fuel if loop.fuel is not None else ir.Constant(ir.IntType(64), 0)
         # an exit of the body: the loop's state at the parent exit first (the side trace's own comes after)
         body.before_state = lambda: loop.materialize(point.snapshot, stack=False)
