@@ -147,6 +147,9 @@ class LowerContext:
         self.rejoin: Callable[[Uop], None] | None = None
         self.before_state: Callable[[], None] | None = None
         self.loop_top: tuple[Any, ir.Block] | None = None
+        # (a copy of a root's loop joined with side traces) the root's function, which it goes back to where no
+        # joined side trace ran for a while and the root has a fast copy (codegen.function._check_quiet)
+        self.back_to_root: str | None = None
         # the values that own their reference (codegen.ownership), and the position (index in trace.uops) of
         # the uop being lowered
         self.ownership = Ownership(trace)

@@ -30,10 +30,16 @@ exit any more).
 
 What is joined (``joinable``): a side trace hanging from an exit of the root's loop body (not a hoisted guard,
 not the periodic check, not an exit after an inner tree's call), that ends by a tail-jump into its own tree with
-an empty stack, assigns only slots the root's loop carries (so the loop's phis are all its state), reads only
-slots whose values the loop has at the exit, with the kinds the side trace expects; neither trace owns a
+an empty stack, assigns only slots the root's loop carries (their values flow into the loop's phis) or never reads
+nor assigns (numbers, which its end writes to the buffer, as compiled apart: the side trace reads them from
+there), reads slots whose values the loop has at the exit with the kinds the side trace expects; neither trace owns a
 reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else is compiled
 apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
+
+The copy has no fast copy (``codegen.function``: the root's loop without overflow or bounds checks while
+conditions hold); where the root has one, the copy goes back to the root's function after ``QUIET`` iterations
+without a joined side trace (``codegen.function._check_quiet``): a way taken at every few iterations stays
+joined, one taken once in a while costs an exit each time, as apart, and the loop runs in its fast copy between.
 
 Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
 ``jit.stats``: ``compile_phases_ms``), once per side trace joined.
@@ -48,7 +54,7 @@ from llvmlite import ir
 
 from codegen.context import LowerContext
 from codegen.function import _lower, _Top, build
-from codegen.ownership import Ownership
+from codegen.ownership import MAY_BE_OWNED, Ownership
 from jit.resume import Hold, SlotResume, assigned_late, exit_resume
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
 
@@ -104,13 +110,16 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
     root_end = root.end_snapshot.outer.slots
     carried = {slot: v.kind for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
     late = {slot: v.kind for slot, v in assigned_late(root).items()}
-    if not side.written <= set(carried) | set(late):
-        return False
     side_end = side.end_snapshot.outer.slots
     for slot in side.written:
         value = side_end.get(slot)
-        if value is None or value.kind != carried.get(slot, late.get(slot)):
+        if value is None:
             return False
+        if slot in carried or slot in late:
+            if value.kind != carried.get(slot, late.get(slot)):
+                return False
+        elif slot in root.entry_slots or value.kind in MAY_BE_OWNED:
+            return False  # (the loop holds what it read there; a reference the buffer may own)
     holds = _holds(root, point)
     for slot, value in side.entry_slots.items():
         state = holds.get(slot)
@@ -154,6 +163,8 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
             guard = next(uop for uop in plan.root.uops if uop.exit is point)
             loop.joined[id(point)] = _joined_side(ctx, loop, part, point, guard)
             joined.append(part.symbol)
+    if plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
+        loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
     b.position_at_end(root_entry)
     build(loop, fast_copy=False)
     return joined
@@ -220,8 +231,12 @@ def _joined_side(
                     flags[slot] = (ir.Constant(ir.IntType(1), 1), loop.value(state.value))
                 else:  # (not assigned yet in this iteration, nor by the side trace: as it was)
                     flags[slot] = flag
+            for slot in sorted(side.written - set(here.values) - set(here.flags)):
+                # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
+                body.store_slot(slot, end[slot].kind, body.value(end[slot]))
             assert body.fuel is not None
-            here.add_incoming(_Top(values, flags, body.fuel), b.block)
+            quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
+            here.add_incoming(_Top(values, flags, body.fuel, quiet=quiet), b.block)
             b.branch(top)
 
         body.rejoin = back
