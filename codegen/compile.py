@@ -11,6 +11,7 @@ from codegen.context import LowerContext
 from codegen.engine import NO_PEEL, VECTOR_MODULE, CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
 from codegen.function import build, module_texts
+from codegen.joined import JoinPlan, build_joined, joinable
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, TraceKind
 
@@ -28,6 +29,7 @@ class NativeCode:
     keepalive: list[Any]  # objects the code points to
     entry_address: int = 0
     vectorized: bool = False  # its loop's fast copy went through the vectorizing pipeline (codegen.engine)
+    joined: tuple[str, ...] = ()  # a side trace's: the side traces joined with its tree's loop (codegen.joined)
 
 
 @dataclasses.dataclass(eq=False)
@@ -42,6 +44,7 @@ class LoweredTrace:
     imports: dict[str, int]  # the addresses of its symbols (codegen.symbols), for the linker
     entry: str = ""  # a root trace's entry stub (codegen.entry), if it has one
     vectorized: bool = False  # (ir holds a second module: codegen.engine.VECTOR_MODULE)
+    joined: tuple[str, ...] = ()  # (codegen.joined)
     #: the time its making took, in ms: the trace optimizer's ("optimize") and the lowering's ("lower")
     phases: dict[str, float] = dataclasses.field(default_factory=dict)
 
@@ -55,15 +58,22 @@ def lower_trace(
     builtins_: dict[str, Any],
     active_address: int,
     cache: ObjectCache | None = None,
+    join: JoinPlan | None = None,
 ) -> LoweredTrace:
     """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
     the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``).
-    cache: where the entry stubs' support library is looked for if this process has not compiled it yet."""
+    cache: where the entry stubs' support library is looked for if this process has not compiled it yet. join:
+    (a side trace) its tree's loop and side traces, which it is joined with where it can be (``codegen.joined``)."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
     ctx.builtins = builtins_
-    build(ctx)
+    own = next((side for side in join.sides if side.trace is trace), None) if join is not None else None
+    joined: list[str] = []
+    if join is not None and own is not None and joinable(join.root, trace, own.parent):
+        joined = build_joined(ctx, join)
+    else:
+        build(ctx)
     exports = [symbol, f"{symbol}_counts", f"{symbol}_links"]
     if f"{symbol}_fast_runs" in ctx.module.globals:  # (a versioned loop's: codegen.function)
         exports.append(f"{symbol}_fast_runs")
@@ -74,13 +84,19 @@ def lower_trace(
         support(cache)  # (compiled once: the stub imports its functions)
         entry = build_entry(ctx, active_address)
         exports.append(entry)
-    for uop in trace.uops:
+    lowered_traces = [trace]
+    if joined:  # (the root's loop and the other side traces joined: what they call, their exits' globals)
+        assert join is not None
+        lowered_traces += [join.root, *(side.trace for side in join.sides if side.symbol in joined)]
+        dependencies.extend(join.libraries)
+    for uop in (uop for lowered_trace in lowered_traces for uop in lowered_trace.uops):
         if uop.name == "_CALL_TREE":
             dependencies.append(uop.operand.tree.library)
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
     main_text, fast_text = module_texts(ctx)
-    if trace.end is not TraceEnd.LOOP or not assigned_late(trace):
+    looping = trace if not joined else join.root  # type: ignore[union-attr]
+    if looping.end is not TraceEnd.LOOP or not assigned_late(looping):
         main_text = NO_PEEL + main_text  # (no flags of slots assigned late: no first iteration to peel)
     return LoweredTrace(
         symbol=symbol,
@@ -91,6 +107,7 @@ def lower_trace(
         imports=ctx.symbols.addresses,
         entry=entry,
         vectorized=bool(fast_text),
+        joined=tuple(joined),
     )
 
 
@@ -106,4 +123,5 @@ def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | 
         keepalive=lowered.keepalive,
         entry_address=module.addresses[lowered.entry] if lowered.entry else 0,
         vectorized=lowered.vectorized,
+        joined=lowered.joined,
     )

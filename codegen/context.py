@@ -56,27 +56,46 @@ class LowerContext:
         triple: str,
         data_layout: str,
         sibling_of: LowerContext | None = None,
+        host: LowerContext | None = None,
     ) -> None:
         """sibling_of: a context whose module gets this function too (an internal one, with the same exits,
-        exit counters, links and declarations: a versioned loop's fast copy, ``codegen.function``)."""
+        exit counters, links and declarations: a versioned loop's fast copy, ``codegen.function``). host: a
+        context whose function this trace is lowered into, as a part of it (``codegen.joined``: a tree's loop
+        and the side traces that come back to it, in one function); the trace's exit counters and links are the
+        host's if it is the host's own trace, else those of the trace's own module (symbol), declared here."""
         self.trace = trace
         self.layout = layout
         self.symbol = symbol
-        if sibling_of is None:
-            self.module = ir.Module(name=symbol)
-            self.module.triple = triple
-            self.module.data_layout = data_layout
+        if host is not None:
+            self.module = host.module
+            self.function = host.function
+            self.buf = host.buf
+            self.entry = host.entry
+            self.builder = host.builder
+            self._addresses: dict[tuple[Any, ...], ir.Value] = host._addresses
+            self.words = host.words
         else:
-            self.module = sibling_of.module
-        self.function = ir.Function(self.module, TRACE_FN, name=symbol)
-        self.function.attributes.add("nounwind")
-        if sibling_of is not None:
-            self.function.linkage = "internal"
-        self.buf = self.function.args[0]
-        self.entry = self.function.append_basic_block("entry")
-        self.builder = ir.IRBuilder(self.entry)
-        self._addresses: dict[tuple[Any, ...], ir.Value] = {}  # (what, ...) -> an address computed in entry
-        self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
+            if sibling_of is None:
+                self.module = ir.Module(name=symbol)
+                self.module.triple = triple
+                self.module.data_layout = data_layout
+            else:
+                self.module = sibling_of.module
+            self.function = ir.Function(self.module, TRACE_FN, name=symbol)
+            self.function.attributes.add("nounwind")
+            if sibling_of is not None:
+                self.function.linkage = "internal"
+            self.buf = self.function.args[0]
+            self.entry = self.function.append_basic_block("entry")
+            self.builder = ir.IRBuilder(self.entry)
+            self._addresses = {}  # (what, ...) -> an address computed in entry
+            self.words = self.builder.bitcast(self.buf, I64.as_pointer(), name="words")  # the buffer as words
+        sibling_of = sibling_of or host
+        # the prefix of the names of the module's own globals this context makes (codegen.lower.global_names),
+        # and their count: a part's are its host's, so that two parts never make the same name
+        self.local_prefix: str = host.local_prefix if host is not None else symbol
+        if host is not None:
+            self.__dict__["_dict_guard_words"] = host.__dict__.setdefault("_dict_guard_words", [0])
         self.values: dict[int, ir.Value] = {}
         self.fuel: ir.Value | None = None
         self.call_result: ir.Value | None = None  # the last inner tree's exit number
@@ -89,7 +108,12 @@ class LowerContext:
         self.exit_index = {id(e): i for i, e in enumerate(self.exit_points)}
         for index, point in enumerate(self.exit_points):
             assert point.id == self.exit_points[0].id + index, "a trace's exits are numbered consecutively"
-        if sibling_of is not None:
+        if host is not None and trace is not host.trace:
+            # (another trace's exits: its counters and links are its own module's)
+            self.callees = host.callees
+            self.counts = self._declared(f"{symbol}_counts", ir.ArrayType(I64, max(len(self.exit_points), 1)))
+            self.links = self._declared(f"{symbol}_links", ir.ArrayType(PTR, max(len(self.exit_points), 1)))
+        elif sibling_of is not None:
             self.callees = sibling_of.callees
             self.counts = sibling_of.counts
             self.links = sibling_of.links
@@ -113,8 +137,19 @@ class LowerContext:
         # the block that writes its state, shared by the exits that resume there, with phis of their number
         # and fuel (less IR per guard, and less for LLVM to compile)
         self.state_writers: dict[int, tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
-        self.globals: dict[str, Any] = {}
-        self.builtins: dict[str, Any] = {}
+        self.globals: dict[str, Any] = host.globals if host is not None else {}
+        self.builtins: dict[str, Any] = host.builtins if host is not None else {}
+        # a tree's loop lowered with side traces that come back to it (codegen.joined): per exit point (its id()),
+        # what lowers that side trace in place of the exit; what a part lowers instead of its end's tail-jump
+        # into the tree; what writes the state a part's exits start from (the loop's, at the side's exit); and the
+        # phis and block of the loop's top (codegen.function)
+        self.joined: dict[int, Callable[[], None]] = {}
+        self.rejoin: Callable[[Uop], None] | None = None
+        self.before_state: Callable[[], None] | None = None
+        self.loop_top: tuple[Any, ir.Block] | None = None
+        # (a copy of a root's loop joined with side traces) the root's function, which it goes back to where no
+        # joined side trace ran for a while and the root has a fast copy (codegen.function._check_quiet)
+        self.back_to_root: str | None = None
         # the values that own their reference (codegen.ownership), and the position (index in trace.uops) of
         # the uop being lowered
         self.ownership = Ownership(trace)
@@ -124,6 +159,13 @@ class LowerContext:
         # conditions, and the first of their uops, whose exit the one guard for all of them takes
         self.deferred: tuple[ir.Value, Uop] | None = None
         self.call_snapshot: Snapshot | None = None  # the state that call wrote to the buffer
+
+    def _declared(self, name: str, type_: ir.Type) -> ir.GlobalVariable:
+        """A global of another module (linked by name), declared in this one once."""
+        known = self.module.globals.get(name)
+        if known is None:
+            known = ir.GlobalVariable(self.module, type_, name)
+        return known  # type: ignore[return-value]
 
     # --- values ----------------------------------------------------------------------------------------
     def value(self, v: Value) -> ir.Value:
@@ -265,12 +307,15 @@ class LowerContext:
         self.builder.store(self.fuel, self.word(abi.FUEL))
 
     # --- the interpreter's state -----------------------------------------------------------------------
-    def materialize(self, snapshot: Snapshot) -> int:
+    def materialize(self, snapshot: Snapshot, stack: bool = True) -> int:
         """Write what the interpreter needs at snapshot (as ``jit.resume`` works it out): the slots whose
-        values the buffer lacks, and the stack; return the stack's depth. A slot of an owned kind always goes
-        with a reference of its own (a constant's taken here), and the buffer's reference to the value a slot
-        held where the trace started, if of an owned kind, is released (``codegen.ownership``)."""
+        values the buffer lacks, and the stack (unless not stack); return the stack's depth. A slot of an owned
+        kind always goes with a reference of its own (a constant's taken here), and the buffer's reference to
+        the value a slot held where the trace started, if of an owned kind, is released
+        (``codegen.ownership``)."""
         b = self.builder
+        if self.before_state is not None:  # (a side trace inside its tree's loop: the loop's state first)
+            self.before_state()
         (frame,) = exit_resume(self.trace, snapshot)
         handed: set[int] = set()  # owned values handed over already: one more reference for each other place
         replaced: list[ir.Value] = []  # the buffer's references to the slots' former values
@@ -293,7 +338,7 @@ class LowerContext:
                     if self.buffer_may_own(state.slot):  # (what an outer trace handed over there: released)
                         replaced.append(b.select(written, self.owned_by_buffer(state.slot), ir.Constant(PTR, None)))
                     self.store_slot_if(written, state.slot, kind, previous)
-        for index, value in enumerate(frame.stack):
+        for index, value in enumerate(frame.stack if stack else ()):
             owned = self.hand_over(value, handed)
             self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
@@ -393,6 +438,15 @@ class LowerContext:
         assert uop.exit is not None
         exit = uop.exit
         cont = self.function.append_basic_block()
+        joined = self.joined.get(id(exit))
+        if joined is not None and before_exit is None:
+            # its side trace, in place: no branch weights (a side path taken as often as the loop's own)
+            side = self.function.append_basic_block(f"side_{uop.name.lower()}")
+            b.cbranch(ok, cont, side)
+            b.position_at_end(side)
+            joined()
+            b.position_at_end(cont)
+            return
         if before_exit is None and not exit.propagate and not self.ownership.live_at(self.position):
             target, number, fuel = self._exit_target(exit)
             branch = b.cbranch(ok, cont, target)
@@ -434,6 +488,10 @@ class LowerContext:
     def exit_stub(self, exit: ExitPoint) -> None:
         """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""
         b = self.builder
+        joined = self.joined.get(id(exit))
+        if joined is not None:
+            joined()
+            return
         index = self.exit_index[id(exit)]
         live = self.ownership.live_at(self.position)
         if live:

@@ -35,7 +35,9 @@ from jit.trace import Trace, TraceEnd, Uop, Value
 from jit.uops import Lowering
 
 
-def build(ctx: LowerContext) -> None:
+def build(ctx: LowerContext, fast_copy: bool = True) -> None:
+    """Lower ctx's trace into ctx's function, from the builder's block on; fast_copy: a versioned loop gets its
+    fast copy (not a copy of the loop joined with side traces: ``codegen.joined``)."""
     trace = ctx.trace
     b = ctx.builder
     ctx.load_fuel()
@@ -68,9 +70,10 @@ def build(ctx: LowerContext) -> None:
             for slot, value in assigned_late(trace).items()
         },
         ctx.fuel,  # type: ignore[arg-type]
+        quiet=ctx.fuel if ctx.back_to_root is not None else None,
     )
     warm_up = None
-    if trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
+    if fast_copy and trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
         assert ctx.fuel is not None
         fast, refused = _build_fast(ctx)
         # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
@@ -293,6 +296,12 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
 WARM_UP = 4
 #: the iterations a range loop must have left then for the check to be worth it
 CHEAP_TRIPS = 32
+#: a copy of a root's loop joined with side traces whose root has a fast copy goes back to the root's function
+#: after QUIET iterations without any of the joined side traces (looking every QUIET_EVERY iterations, a power of
+#: two dividing abi.PERIOD): a way taken at every few iterations stays joined (an exit and a new entry cost more
+#: than the fast copy saves in that many), one taken once in a while costs an exit each time, as apart
+QUIET = 64
+QUIET_EVERY = 32
 #: the checked copy of a versioned loop looks at its fuel's low bits at each iteration, and every EVENT_EVERY
 #: iterations (a power of two dividing abi.PERIOD) checks whether the periodic check is due or the warm-up
 #: over: an entry's first time in the fast copy comes after WARM_UP to WARM_UP + EVENT_EVERY iterations
@@ -316,6 +325,9 @@ class _Top:
     # (a counted fast copy with a rollback) the or of the bits of its run's marks so far: exponent bits set where
     # a floating-point event happened
     mark: ir.Value | None = None
+    # (a loop joined with side traces that may go back to the root's function: codegen.joined) the fuel when a
+    # joined side trace last ran (or the loop was entered)
+    quiet: ir.Value | None = None
 
     @staticmethod
     def phis(ctx: LowerContext, like: _Top, left: bool = False, assigned: bool = False) -> _Top:
@@ -336,6 +348,7 @@ class _Top:
             flags,  # type: ignore[arg-type]
             fuel,
             b.phi(I64, name="left") if left else None,
+            quiet=b.phi(I64, name="quiet") if like.quiet is not None else None,
         )
 
     def add_incoming(self, values: _Top, block: ir.Block) -> None:
@@ -350,6 +363,9 @@ class _Top:
         if self.left is not None:
             assert values.left is not None
             self.left.add_incoming(values.left, block)  # type: ignore[attr-defined]
+        if self.quiet is not None:
+            assert values.quiet is not None
+            self.quiet.add_incoming(values.quiet, block)  # type: ignore[attr-defined]
 
 
 def _loop(
@@ -380,6 +396,7 @@ def _loop(
     assert trace.end_snapshot is not None
     end = trace.end_snapshot.outer.slots
     here = _Top.phis(ctx, like, left=counted)
+    ctx.loop_top = (here, loop)  # (side traces joined with the loop come back here: codegen.joined)
     if rollback is not None:
         here.mark = b.phi(I64, name="events")
     for slot, phi in here.values.items():
@@ -415,7 +432,7 @@ def _loop(
             latch = b.block
             carried = {slot: ctx.value(end[slot]) for slot in here.values}
             flags = {slot: (ir.Constant(I1, 1), ctx.value(end[slot])) for slot in here.flags}
-            after = _Top(carried, flags, ctx.fuel)  # type: ignore[arg-type]
+            after = _Top(carried, flags, ctx.fuel, quiet=here.quiet)  # type: ignore[arg-type]
             if dispatch is None:
                 here.add_incoming(after, latch)
                 b.branch(loop)
@@ -451,6 +468,9 @@ def _loop(
         elif uop.name == "_CHECK_PERIODIC" and warm_up is not None:
             ctx.position = position
             _check_events(ctx, uop, here, *warm_up)
+        elif uop.name == "_CHECK_PERIODIC" and here.quiet is not None:
+            ctx.position = position
+            _check_quiet(ctx, uop, here)
         elif uop.name == "_CHECK_PERIODIC":
             ctx.position = position
             _check_periodic(ctx, uop, back_to_dispatch if dispatch is not None else None)
@@ -476,7 +496,7 @@ _SPECULATABLE_CALLS = ("llvm.sadd.with.overflow.", "llvm.ssub.with.overflow.", "
 
 #: the blocks hoist_invariants leaves alone: exits, and a versioned loop's check of its conditions (which runs
 #: once per entry at most, and whose values would only take registers from the loop if computed before it)
-_NOT_HOISTED = ("exit", "dispatch", "trips", "warmed_up")
+_NOT_HOISTED = ("exit", "dispatch", "trips", "warmed_up", "quiet")
 
 
 def hoist_invariants(function: ir.Function, preheader: ir.Block, loop: ir.Block) -> None:
@@ -623,6 +643,47 @@ def _check_events(
         ctx.store_slot(slot, late[slot].kind, previous)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    b.position_at_end(cont)
+
+
+def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
+    """_check_periodic for a copy of a root's loop joined with side traces (``codegen.joined``) whose root has a
+    fast copy: every QUIET_EVERY iterations (a test of the fuel's low bits), the periodic check if due, then, if
+    no joined side trace ran in the last QUIET iterations, back to the root's function (a tail call, the state at
+    the loop's top in the buffer), whose fast copy this copy does not have: a way out taken once in a while
+    costs that loop no more than an exit each time."""
+    b = ctx.builder
+    trace = ctx.trace
+    assert ctx.fuel is not None and here.quiet is not None and ctx.back_to_root is not None
+    fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
+    ctx.fuel = fuel
+    event = ctx.function.append_basic_block("quiet_event")
+    cont = ctx.function.append_basic_block("quiet_done")
+    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, QUIET_EVERY - 1)), ir.Constant(I64, 0))
+    b.cbranch(due, event, cont).set_weights([1, QUIET_EVERY])
+    b.position_at_end(event)
+    periodic = ctx.function.append_basic_block("periodic")
+    after = ctx.function.append_basic_block("periodic_done")
+    at_period = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, abi.PERIOD - 1)), ir.Constant(I64, 0))
+    b.cbranch(at_period, periodic, after).set_weights([1, abi.PERIOD // QUIET_EVERY])
+    b.position_at_end(periodic)
+    _periodic(ctx, uop)
+    if _holds_borrowed_objects(trace, ctx.ownership.defined):
+        ctx.exit_stub(uop.exit)  # type: ignore[arg-type]
+    else:
+        b.branch(after)
+    b.position_at_end(after)
+    back = ctx.function.append_basic_block("quiet_back")
+    quiet = b.icmp_unsigned(">=", b.sub(here.quiet, fuel), ir.Constant(I64, QUIET))
+    b.cbranch(quiet, back, cont)
+    b.position_at_end(back)
+    for slot, value in here.values.items():  # the state at the loop's top
+        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
+    late = assigned_late(trace)
+    for slot, (written, previous) in here.flags.items():
+        ctx.store_slot_if(written, slot, late[slot].kind, previous)
+    b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration is the root function's)
+    b.ret(b.call(ctx.tree_function(ctx.back_to_root), [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
 
 

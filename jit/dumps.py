@@ -83,6 +83,8 @@ def _tree_lines(monitor: Dumped, tree: Tree, indent: str) -> list[str]:
                 side = exit.side
                 end = side.trace.end
                 target = f" -> jumps to {side.trace.end_tree.symbol}" if end is TraceEnd.TREE else f" -> {end}"
+                if side.joined:  # (codegen.joined)
+                    target += f", joined with its tree's loop: {', '.join(side.joined)}"
                 lines.append(
                     f"{indent}  exit {exit.id} (line {exit.line}) of {compiled.symbol}: side trace {side.symbol}{target}"
                 )

@@ -338,6 +338,9 @@ class Monitor:
         # code cache, the same in every process: the symbol is part of the module's text, so of the cache's key)
         suffix = self._stable_suffix if self.cache is not None else id(self) & 0xFFFF
         symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{suffix:04x}"
+        join = None
+        if trace.kind is TraceKind.SIDE and self.options.join_side_traces and trace.parent_exit.tree is not None:
+            join = trace.parent_exit.tree.join_plan(trace, symbol)  # (codegen.joined)
         lowered = lower_trace(
             trace,
             symbol=symbol,
@@ -346,6 +349,7 @@ class Monitor:
             builtins_=self.function.builtins,
             active_address=self.runner.stubs_active_address,
             cache=self.cache,
+            join=join,
         )
         lowered.phases = {"optimize": (optimized - start) * 1e3, "lower": (time.perf_counter() - optimized) * 1e3}
         return lowered, exits

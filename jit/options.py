@@ -16,6 +16,10 @@ class Options:
     side_exit_threshold: int = 16
     #: let outer loops call the compiled trees of inner loops
     nesting: bool = True
+    #: compile a side trace that jumps back to its own tree's loop in one function with a copy of that loop (and
+    #: the tree's other such side traces), so that both ways of the loop stay in native code's registers
+    #: (``codegen.joined``); False: each side trace is a function of its own (to compare the two)
+    join_side_traces: bool = True
     #: uops in one trace before recording gives up
     max_trace_length: int = 2000
     #: side traces per tree

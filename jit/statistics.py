@@ -120,6 +120,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "exits": exits,
                     "fast_runs": compiled.fast_runs(),
                     "vectorized": compiled.vectorized,
+                    "joined": list(compiled.joined),
                     "calls": [u.operand.tree.symbol for u in compiled.trace.uops if u.name == "_CALL_TREE"],
                     "links_to": compiled.trace.end_tree.symbol if compiled.trace.end is TraceEnd.TREE else None,
                     "ends_with": compiled.trace.end.value if compiled.trace.end is not None else None,

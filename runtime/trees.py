@@ -18,6 +18,7 @@ from typing import Any
 from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from codegen.entry import HANDOFF_COUNTS
+from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.trace import Trace
@@ -41,6 +42,7 @@ class CompiledTrace:
     keepalive: list[Any]
     entry_address: int = 0  # a root's entry stub (codegen.entry), if it has one
     vectorized: bool = False  # its loop's fast copy went through LLVM's loop vectorizer (codegen.engine)
+    joined: tuple[str, ...] = ()  # a side trace's: the side traces joined with its tree's loop (codegen.joined)
     tree: Tree | None = None
     parent: ExitDescriptor | None = None  # side traces: the exit they hang from
     #: ms from its recording's end to its code: the trace optimizer, the lowering to LLVM IR, then LLVM
@@ -61,6 +63,7 @@ class CompiledTrace:
             keepalive=native.keepalive,
             entry_address=native.entry_address,
             vectorized=native.vectorized,
+            joined=native.joined,
         )
         for index, exit in enumerate(exits):
             exit.index = index
@@ -215,6 +218,24 @@ class Tree:
                 if other not in out:
                     out.append(other)
         return out
+
+    def join_plan(self, side: Trace, symbol: str) -> JoinPlan | None:
+        """What side (about to be compiled as symbol, hanging from an exit of this tree) may be joined with
+        (``codegen.joined``): this tree's root and its side traces hanging from the root that jump back to
+        it, side among them; None if side does not come back from the root to this tree."""
+        parent: ExitDescriptor = side.parent_exit
+        if parent is None or parent.trace is not self.root or side.end_tree is not self:
+            return None
+        sides = [
+            JoinedSide(compiled.trace, compiled.symbol, compiled.parent.index)
+            for compiled in self.side_traces
+            if compiled.parent is not None and compiled.parent.trace is self.root and compiled.trace.end_tree is self
+        ]
+        libraries = tuple(
+            compiled.module.library for compiled in self.side_traces if compiled.symbol in {s.symbol for s in sides}
+        )
+        sides.append(JoinedSide(side, symbol, parent.index))
+        return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries)
 
     def add_side_trace(self, side: CompiledTrace) -> bool:
         """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's

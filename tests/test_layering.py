@@ -112,6 +112,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.lower",
         "codegen.versions",
         "codegen.function",
+        "codegen.joined",
         "codegen.entry",
         "codegen.compile",
     ),

@@ -27,7 +27,7 @@ def _dict_entry_is(ctx: LowerContext, namespace: dict, name: str, expected: obje
     count = ctx.__dict__.setdefault("_dict_guard_words", [0])
     words = []
     for _ in dicts:
-        word = ir.GlobalVariable(ctx.module, I64, f"{ctx.symbol}_seen_version{count[0]}")
+        word = ir.GlobalVariable(ctx.module, I64, f"{ctx.local_prefix}_seen_version{count[0]}")
         word.initializer = ir.Constant(I64, -1)  # (never a version)
         count[0] += 1
         words.append(word)

@@ -103,6 +103,9 @@ def _reload_stack(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_JUMP_TO_TREE")
 def _jump_to_tree(ctx: LowerContext, uop: Uop) -> None:
+    if ctx.rejoin is not None:  # (back into its tree's loop in the same function: codegen.joined)
+        ctx.rejoin(uop)
+        return
     assert ctx.trace.end_snapshot is not None
     ctx.materialize(ctx.trace.end_snapshot)
     ctx.store_fuel()

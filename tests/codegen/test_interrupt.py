@@ -30,6 +30,8 @@ from jit import jit
 def ready(f):
     s = jit.stats(f)
     assert s["traces_compiled"] >= 1 and s["native_entries"] >= 1, s
+    if globals().get("EXPECT_JOINED"):  # (a side trace runs in one function with its loop: codegen.joined)
+        assert any(t["joined"] for tree in s["trees"] for t in tree["traces"]), s["trees"]
     print("ready", flush=True)
 """
 
@@ -95,9 +97,26 @@ def spin(n, out):
     return total
 """
 
+ALTERNATING = """
+EXPECT_JOINED = True
+
+@jit(threshold=2)
+def spin(n, out):
+    total = 0
+    for i in range(n):
+        if i & 1:
+            total += 3
+        else:
+            total -= 1
+        out[0] = i
+        out[1] = total
+    return total
+"""
+
 LOOPS = {"while-counter": WHILE_COUNTER, "for-range-float": FOR_RANGE_FLOAT, "while-true": INFINITE_WHILE}
 LOOPS["nested"] = NESTED
 LOOPS["for-list"] = FOR_LIST
+LOOPS["alternating"] = ALTERNATING
 
 # the loop never gets to the end: a billion billion iterations
 UNCAUGHT = """
@@ -195,6 +214,8 @@ def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
     assert (100 if loop in ("nested", "for-list") else 10_000) < count < 10**18, out
     if loop == "while-counter":
         assert int(fields[1]) == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
+    elif loop == "alternating":  # (out[1] is the total after iteration out[0])
+        assert int(fields[1]) == 3 * ((count + 1) // 2) - (count // 2 + 1), out
     elif loop == "for-range-float":
         x = float(fields[1])
         assert 999.0 < x <= 1000.0, out  # converges to 1000 after thousands of iterations

@@ -1,0 +1,252 @@
+"""A tree's loop and the side traces that come back to it, in one LLVM function (issue 9).
+
+A side trace ends by tail-jumping into a tree's root. Where that is its own tree's root, compiled apart it costs,
+at every iteration that takes it: a whole exit of the root (its loop's state written to the buffer, the exit's
+tail, a jump through the links table), the side trace's loads from the buffer, and a new entry into the root's
+function (its prologue, its loads, its hoisted guards, the fast copy's warm-up again). A loop whose branch goes
+one way at every other iteration (collatz, ``if (i + j) & 1``, a histogram's values out of range) paid that at
+every other iteration, and LLVM never saw the two ways of the loop together.
+
+So such a side trace's function (its symbol is where the parent exit's link points) is built as::
+
+    entry:       the side trace as compiled apart (its state from the buffer), whose end, instead of the
+                 tail-jump, writes its state to the buffer and goes on at
+    root_entry:  the root trace's entry (the fuel and slots from the buffer, its hoisted guards), then
+    loop:        a copy of the root's loop (without its fast copy), in which the guard whose exit the side trace
+                 hangs from branches, when it fails, to a copy of the side trace's body that starts from the
+                 loop's values (SSA: no buffer) and ends by branching to the loop's top, its values flowing into
+                 the loop's phis.
+
+The parent exit is taken once per entry of the tree at most (from the root's function into this one); then both
+ways of the loop run in one CFG, with the values in registers. The side traces of the same tree that were
+installed before and come back the same way (``joinable``) are joined into the copy too, each as a copy of its
+body at its own parent guard, so that the last side trace's function holds every way of the loop; each keeps its
+own exits, exit counters and links (another side trace's are declared here and defined in its module, which the
+linker finds by name). An exit inside a joined body writes the loop's state at the parent exit first, then the
+side trace's own (``LowerContext.before_state``): the interpreter gets exactly the state it got from the parent
+exit's stub followed by the side trace's exit. Exits of the root's copy are the root's (its numbers, counters
+and links). What is not counted: the parent exit's counter, where the copy takes the side trace's way (it is no
+exit any more).
+
+What is joined (``joinable``): a side trace hanging from an exit of the root's loop body (not a hoisted guard,
+not the periodic check, not an exit after an inner tree's call), that ends by a tail-jump into its own tree with
+an empty stack, assigns only slots the root's loop carries (their values flow into the loop's phis) or never reads
+nor assigns (numbers, which its end writes to the buffer, as compiled apart: the side trace reads them from
+there), reads slots whose values the loop has at the exit with the kinds the side trace expects; neither trace owns a
+reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else is compiled
+apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
+
+The copy has no fast copy (``codegen.function``: the root's loop without overflow or bounds checks while
+conditions hold); where the root has one, the copy goes back to the root's function after ``QUIET`` iterations
+without a joined side trace (``codegen.function._check_quiet``): a way taken at every few iterations stays
+joined, one taken once in a while costs an exit each time, as apart, and the loop runs in its fast copy between.
+
+Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
+``jit.stats``: ``compile_phases_ms``), once per side trace joined.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from codegen.context import LowerContext
+from codegen.function import _lower, _Top, build
+from codegen.ownership import MAY_BE_OWNED, Ownership
+from jit.resume import Hold, SlotResume, assigned_late, exit_resume
+from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
+
+#: uops whose exits never lead into a joined side trace: the periodic check (its exit is also the handlers'
+#: exception), an inner tree's exit (its state is the inner tree's)
+_NOT_JOINED = frozenset({"_CHECK_PERIODIC", "_GUARD_TREE_EXIT"})
+
+
+@dataclasses.dataclass(frozen=True)
+class JoinedSide:
+    """A side trace of the tree, hanging from the root's exit parent (its index in ``root.exits()``)."""
+
+    trace: Trace
+    symbol: str
+    parent: int
+
+
+@dataclasses.dataclass(frozen=True)
+class JoinPlan:
+    """What a side trace's function may be joined with: its tree's root trace (symbol: its function's, whose
+    counters and links the copy uses) and the side traces of the tree coming back to it, the one being
+    compiled among them; libraries: the JIT libraries of the other side traces (their exits' globals)."""
+
+    root: Trace
+    root_symbol: str
+    sides: tuple[JoinedSide, ...]
+    libraries: tuple[str, ...] = ()
+
+
+def parent_point(root: Trace, index: int) -> ExitPoint | None:
+    exits = root.exits()
+    return exits[index] if 0 <= index < len(exits) else None
+
+
+def joinable(root: Trace, side: Trace, parent: int) -> bool:
+    """Can side, hanging from exit parent of root (index in root.exits()), be joined with root's loop?"""
+    point = parent_point(root, parent)
+    if point is None or point.propagate or point.prewritten is not None:
+        return False
+    if root.kind is not TraceKind.ROOT or root.end is not TraceEnd.LOOP or root.end_snapshot is None:
+        return False
+    if side.kind is not TraceKind.SIDE or side.end is not TraceEnd.TREE or side.end_snapshot is None:
+        return False
+    if side.end_snapshot.outer.stack or not side.uops or side.uops[-1].name != "_JUMP_TO_TREE":
+        return False
+    if not any(uop.exit is point and uop.name not in _NOT_JOINED for uop in root.uops):
+        return False
+    if any(uop.exit is point for uop in root.hoisted):
+        return False
+    for trace in (root, side):
+        if Ownership(trace).defined or any(uop.op.barrier for uop in (*trace.hoisted, *trace.uops)):
+            return False
+    root_end = root.end_snapshot.outer.slots
+    carried = {slot: v.kind for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
+    late = {slot: v.kind for slot, v in assigned_late(root).items()}
+    side_end = side.end_snapshot.outer.slots
+    for slot in side.written:
+        value = side_end.get(slot)
+        if value is None:
+            return False
+        if slot in carried or slot in late:
+            if value.kind != carried.get(slot, late.get(slot)):
+                return False
+        elif slot in root.entry_slots or value.kind in MAY_BE_OWNED:
+            return False  # (the loop holds what it read there; a reference the buffer may own)
+    holds = _holds(root, point)
+    for slot, value in side.entry_slots.items():
+        state = holds.get(slot)
+        if state is not None:
+            if state.hold is not Hold.VALUE or state.value is None or state.value.kind != value.kind:
+                return False
+        elif slot in root.entry_slots and root.entry_slots[slot].kind != value.kind:
+            return False
+    (frame,) = exit_resume(root, point.snapshot)
+    if len(frame.stack) != len(side.start_stack):
+        return False
+    return all(frame.stack[index].kind == value.kind for index, value in side.entry_stack.items())
+
+
+def _holds(root: Trace, point: ExitPoint) -> dict[int, SlotResume]:
+    (frame,) = exit_resume(root, point.snapshot)
+    return {state.slot: state for state in frame.slots}
+
+
+def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
+    """Lower ctx's side trace as the entry of its tree's loop joined with plan's side traces (see the module's
+    docstring); return the symbols of the side traces joined (ctx's own among them)."""
+    b = ctx.builder
+    root_entry = ctx.function.append_basic_block("root_entry")
+    side = ctx.trace
+
+    def into_loop(uop: Uop) -> None:  # (the end of the side trace as it is: its state to the buffer)
+        assert side.end_snapshot is not None
+        ctx.materialize(side.end_snapshot)
+        ctx.store_fuel()
+        b.branch(root_entry)
+
+    ctx.rejoin = into_loop
+    build(ctx)
+    ctx.rejoin = None
+    loop = LowerContext(plan.root, ctx.layout, plan.root_symbol, "", "", host=ctx)
+    joined = []
+    for part in plan.sides:
+        point = parent_point(plan.root, part.parent)
+        if point is not None and joinable(plan.root, part.trace, part.parent):
+            guard = next(uop for uop in plan.root.uops if uop.exit is point)
+            loop.joined[id(point)] = _joined_side(ctx, loop, part, point, guard)
+            joined.append(part.symbol)
+    if plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
+        loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
+    b.position_at_end(root_entry)
+    build(loop, fast_copy=False)
+    return joined
+
+
+def _joined_side(
+    ctx: LowerContext, loop: LowerContext, part: JoinedSide, point: ExitPoint, guard: Uop
+) -> Callable[[], None]:
+    """What lowers part's body where the loop's guard of point fails (``LowerContext.joined``). Where that is a
+    branch guard, the body knows its input's truth (a side trace starts by guarding it again: LLVM folds that)."""
+    failed = {}
+    if guard.op.condition is not None and guard.args and not guard.args[0].is_const:
+        failed[guard.args[0].id] = ir.Constant(ir.IntType(1), int(not guard.op.condition))
+
+    def known(value: Value) -> ir.Value:
+        """A value of the loop, as the side trace starts from it."""
+        constant = failed.get(value.id)
+        return constant if constant is not None else loop.value(value)
+
+    def lower() -> None:
+        side = part.trace
+        b = loop.builder
+        here, top = loop.loop_top  # type: ignore[misc]
+        body = LowerContext(side, ctx.layout, part.symbol, "", "", host=ctx)
+        holds = _holds(loop.trace, point)
+
+        def start(slot: int, kind: object) -> ir.Value:
+            """The value slot holds at the exit: the loop's, or (a slot the loop never reads nor assigns) the
+            buffer's."""
+            state = holds.get(slot)
+            if state is not None:
+                assert state.value is not None
+                return known(state.value)
+            entry = loop.trace.entry_slots.get(slot)
+            if entry is not None:
+                return known(entry)
+            return loop.load_slot(slot, kind)  # type: ignore[arg-type]
+
+        for slot, value in side.entry_slots.items():
+            body.values[value.id] = start(slot, value.kind)
+        (frame,) = exit_resume(loop.trace, point.snapshot)
+        for index, value in side.entry_stack.items():
+            body.values[value.id] = known(frame.stack[index])
+        body.fuel = loop.fuel if loop.fuel is not None else ir.Constant(ir.IntType(64), 0)
+        # an exit of the body: the loop's state at the parent exit first (the side trace's own comes after)
+        body.before_state = lambda: loop.materialize(point.snapshot, stack=False)
+
+        def back(uop: Uop) -> None:
+            """The side trace's end: its values into the loop's phis, and on at the loop's top."""
+            assert side.end_snapshot is not None
+            end = side.end_snapshot.outer.slots
+            values = {}
+            for slot in here.values:
+                value = end.get(slot)
+                values[slot] = body.value(value) if value is not None else start(slot, None)
+            flags = {}
+            for slot, flag in here.flags.items():
+                value = end.get(slot) if slot in side.written else None
+                state = holds.get(slot)
+                if value is not None:
+                    flags[slot] = (ir.Constant(ir.IntType(1), 1), body.value(value))
+                elif state is not None and state.hold is Hold.VALUE:
+                    assert state.value is not None
+                    flags[slot] = (ir.Constant(ir.IntType(1), 1), loop.value(state.value))
+                else:  # (not assigned yet in this iteration, nor by the side trace: as it was)
+                    flags[slot] = flag
+            for slot in sorted(side.written - set(here.values) - set(here.flags)):
+                # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
+                body.store_slot(slot, end[slot].kind, body.value(end[slot]))
+            assert body.fuel is not None
+            quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
+            here.add_incoming(_Top(values, flags, body.fuel, quiet=quiet), b.block)
+            b.branch(top)
+
+        body.rejoin = back
+        for uop in side.hoisted:  # (checked at each entry of the side trace compiled apart: here too)
+            _lower(body, uop)
+        for position, uop in enumerate(side.uops):
+            _lower(body, uop, position)
+        assert body.deferred is None
+
+    return lower
+
+
+__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable"]
