@@ -31,7 +31,7 @@ exit any more).
 What is joined (``joinable``): a side trace hanging from an exit of the root's loop body (not a hoisted guard,
 not the periodic check, not an exit after an inner tree's call), that ends by a tail-jump into its own tree with
 an empty stack, assigns only slots the root's loop carries (their values flow into the loop's phis) or never reads
-nor assigns (numbers, which its end writes to the buffer, as compiled apart: the side trace reads them from
+nor assigns (values that are no pointer, which its end writes to the buffer, as compiled apart: the side trace reads them from
 there), reads slots whose values the loop has at the exit with the kinds the side trace expects; neither trace owns a
 reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else is compiled
 apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
@@ -54,7 +54,8 @@ from llvmlite import ir
 
 from codegen.context import LowerContext
 from codegen.function import _lower, _Top, build
-from codegen.ownership import MAY_BE_OWNED, Ownership
+from codegen.ownership import Ownership
+from jit.kinds import Kind
 from jit.resume import Hold, SlotResume, assigned_late, exit_resume
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
 
@@ -118,8 +119,8 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
         if slot in carried or slot in late:
             if value.kind != carried.get(slot, late.get(slot)):
                 return False
-        elif slot in root.entry_slots or value.kind in MAY_BE_OWNED:
-            return False  # (the loop holds what it read there; a reference the buffer may own)
+        elif slot in root.entry_slots or value.kind.is_pointer or value.kind == Kind.WIDE_INT:
+            return False  # (the loop holds what it read there; a reference the buffer may own; not a word)
     holds = _holds(root, point)
     for slot, value in side.entry_slots.items():
         state = holds.get(slot)
