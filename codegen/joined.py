@@ -28,13 +28,13 @@ exit's stub followed by the side trace's exit. Exits of the root's copy are the 
 and links). What is not counted: the parent exit's counter, where the copy takes the side trace's way (it is no
 exit any more).
 
-What is joined (``joinable``): a side trace hanging from an exit of the root's loop body (not a hoisted guard,
-not the periodic check, not an exit after an inner tree's call), that ends by a tail-jump into its own tree with
-an empty stack, assigns only slots the root's loop carries (their values flow into the loop's phis) or never reads
-nor assigns (values that are no pointer, which its end writes to the buffer, as compiled apart: the side trace reads them from
-there), reads slots whose values the loop has at the exit with the kinds the side trace expects; neither trace owns a
-reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else is compiled
-apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
+What is joined (``joinable``): a side trace hanging from an exit of the root's loop body (not a hoisted guard, not
+the periodic check, not an exit after an inner tree's call), that ends by a tail-jump into its own tree with an
+empty stack, assigns only slots the root's loop carries (their values flow into the loop's phis) or never reads nor
+assigns (values that are no pointer, which its end writes to the buffer, as compiled apart: the side trace reads
+them from there), reads slots whose values the loop has at the exit with the kinds the side trace expects; neither
+trace owns a reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else
+is compiled apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
 
 The copy has no fast copy (``codegen.function``: the root's loop without overflow or bounds checks while
 conditions hold); where the root has one, the copy goes back to the root's function after ``QUIET`` iterations
