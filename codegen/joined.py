@@ -42,7 +42,9 @@ without a joined side trace (``codegen.function._check_quiet``): a way taken at 
 joined, one taken once in a while costs an exit each time, as apart, and the loop runs in its fast copy between.
 
 Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
-``jit.stats``: ``compile_phases_ms``), once per side trace joined.
+``jit.stats``: ``compile_phases_ms``), once per side trace joined. Measured in one process (median of 3, loaded
+machine): LLVM's time for the side traces of collatz 64 -> 122 ms, nested2_branchy 65 -> 239 ms, the histogram's
+two 118 -> 571 ms; the whole function's compile time +12%, +17% and +51%.
 """
 
 from __future__ import annotations
