@@ -49,6 +49,8 @@ _ELEMENT_STORES = frozenset(
         "_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
         "_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
         "_ARRAY_STORE",
+        "_MOVE_LIST_ITEMS",
+        "_MOVE_LIST_ITEMS_DISTINCT",
     }
 )
 #: the index input of the uops with a bounds check, and their sequence input
