@@ -27,6 +27,9 @@ no longer cares what the items are (a list of mixed types moves natively too). C
   (``_MOVE_LIST_ITEMS_DISTINCT`` leaves before storing anything there, with the first store's state, and the
   interpreter does the statement).
 
+Where ``jit.optimizer.ranges`` proves the indices within the list (as it does for the reads), the move's
+``_IN_BOUNDS`` form counts no negative index from the end: four instructions per swap of ``list_swaps``' loop.
+
 Two different list values are never merged, even if they are one list at run time (``between(a, a)``): a
 store into one list value and reads of another keep their reference counting.
 """
