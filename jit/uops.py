@@ -574,6 +574,35 @@ _uop(
     steals=True,
     doc="the range analysis proved 0 <= index < len (still leaves where the old item is no number)",
 )
+# jit.optimizer.moves: the stores of `a[i], a[j] = a[j], a[i]` (items read out of one list stored back into it at
+# the indices they were read from, permuted), as one uop that only moves the list's own pointers
+_uop(
+    "_MOVE_LIST_ITEMS",
+    "n",
+    None,
+    mutates=True,
+    unchecked="_MOVE_LIST_ITEMS_IN_BOUNDS",
+    doc="inputs: a list, k indices, then the k items to store there (k <= 2), each read from that list at one of "
+    "those indices with nothing changing the list since: no reference count changes, nothing freed",
+)
+_uop("_MOVE_LIST_ITEMS_IN_BOUNDS", "n", None, mutates=True, doc="the range analysis proved 0 <= index < len for each")
+_uop(
+    "_MOVE_LIST_ITEMS_DISTINCT",
+    "n",
+    None,
+    DEOPT,
+    mutates=True,
+    unchecked="_MOVE_LIST_ITEMS_DISTINCT_IN_BOUNDS",
+    doc="likewise for k > 2 items, leaving before storing anything where two indices name one item",
+)
+_uop(
+    "_MOVE_LIST_ITEMS_DISTINCT_IN_BOUNDS",
+    "n",
+    None,
+    DEOPT,
+    mutates=True,
+    doc="the range analysis proved 0 <= index < len for each (still leaves where two indices are equal)",
+)
 
 # --- strs and dicts (exact types: their hashing, comparing and freeing run no Python code) --------------------
 _uop("_LEN_STR", (S,), I)

@@ -81,6 +81,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.hoist",
         "jit.optimizer.bounds",
         "jit.optimizer.cse",
+        "jit.optimizer.moves",
         "jit.optimizer.ranges",
         "jit.optimizer",
     ),

@@ -91,6 +91,38 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
             _replace(ctx, uop, slot, old, kind, value)
 
 
+@lowers(
+    "_MOVE_LIST_ITEMS",
+    "_MOVE_LIST_ITEMS_DISTINCT",
+    "_MOVE_LIST_ITEMS_IN_BOUNDS",
+    "_MOVE_LIST_ITEMS_DISTINCT_IN_BOUNDS",
+)
+def _move_items(ctx: LowerContext, uop: Uop) -> None:
+    """Store items the trace read out of this list back into it at the indices they were read from, permuted
+    (jit.optimizer.moves): the list's references move with its pointers, so no count changes and nothing is
+    freed. The reads checked every index against the list's length, which nothing changed since; a negative
+    index counts from the end, as the reads counted it. More than two items may only move where the indices
+    name distinct items (else leave before storing: the list would lose a reference and gain another). The
+    _IN_BOUNDS forms: the range analysis proved every index within the list (none negative)."""
+    b = ctx.builder
+    sequence, *rest = _args(ctx, uop)
+    count = len(rest) // 2
+    indices, items = rest[:count], rest[count:]
+    if not uop.name.endswith("_IN_BOUNDS"):
+        size = _load_at(ctx, sequence, abi.OB_SIZE, I64)
+        indices = [b.select(b.icmp_signed("<", index, _i64(0)), b.add(index, size), index) for index in indices]
+    if uop.name.startswith("_MOVE_LIST_ITEMS_DISTINCT"):
+        distinct = b.icmp_unsigned("!=", indices[0], indices[1])
+        for first in range(count):
+            for second in range(first + 1, count):
+                if (first, second) != (0, 1):
+                    distinct = b.and_(distinct, b.icmp_unsigned("!=", indices[first], indices[second]))
+        ctx.guard(distinct, uop)
+    slots = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    for index, item in zip(indices, items, strict=True):
+        b.store(item, b.gep(slots, [index], inbounds=True))
+
+
 def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
     """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
     b = ctx.builder

@@ -7,10 +7,10 @@ which guards only need checking when the trace is entered.
 
 from __future__ import annotations
 
-from jit.optimizer import bounds, constfold, cse, dce, guards, hoist, ranges
+from jit.optimizer import bounds, constfold, cse, dce, guards, hoist, moves, ranges
 from jit.trace import Trace
 
-PASSES = (guards.run, constfold.run, cse.run, hoist.run, bounds.run, dce.run, ranges.run)
+PASSES = (guards.run, constfold.run, cse.run, moves.run, hoist.run, bounds.run, dce.run, ranges.run)
 
 
 def optimize(trace: Trace) -> None:

@@ -8,6 +8,7 @@ an earlier check on the same inputs cannot fail where that one passed, so the la
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from jit.optimizer.uses import replace
@@ -24,7 +25,7 @@ def run(trace: Trace) -> None:
         if uop.op.fold is None or uop.out is None or uop.op.inline_const or uop.fast is not None:
             kept.append(uop)
             continue
-        key = (uop.name, _operand_key(uop.operand), *(v.id for v in uop.args))
+        key = (uop.name, _operand_key(uop.operand), *(_value_key(v) for v in uop.args))
         earlier = seen.get(key)
         if earlier is None or earlier.kind != uop.out.kind:
             seen[key] = uop.out
@@ -39,6 +40,16 @@ def _resolve(v: Value, mapping: dict[int, Value]) -> Value:
     while v.id in mapping:
         v = mapping[v.id]
     return v
+
+
+def _value_key(v: Value) -> Any:
+    """An input, told apart from others: by id, or a constant int, bool or float by its kind and exact value (the
+    recorder makes a new value for each constant it meets: `a[i + 1]` read and stored are one `i + 1`)."""
+    if v.is_const and type(v.const) in (int, bool):
+        return (v.kind, type(v.const), v.const)
+    if v.is_const and type(v.const) is float:
+        return (v.kind, float, struct.pack("<d", v.const))  # (-0.0 and 0.0, NaNs: by their bits)
+    return v.id
 
 
 def _operand_key(operand: Any) -> Any:

@@ -49,8 +49,14 @@ _ELEMENT_STORES = frozenset(
         "_STORE_SUBSCR_LIST_INT_IN_BOUNDS",
         "_STORE_SUBSCR_LIST_OBJECT_IN_BOUNDS",
         "_ARRAY_STORE",
+        "_MOVE_LIST_ITEMS",
+        "_MOVE_LIST_ITEMS_DISTINCT",
+        "_MOVE_LIST_ITEMS_IN_BOUNDS",
+        "_MOVE_LIST_ITEMS_DISTINCT_IN_BOUNDS",
     }
 )
+#: the moves of list items (jit.optimizer.moves): inputs the list, then k indices, then k items
+_MOVES = frozenset({"_MOVE_LIST_ITEMS", "_MOVE_LIST_ITEMS_DISTINCT"})
 #: the index input of the uops with a bounds check, and their sequence input
 _INDEXED = {
     "_BINARY_SUBSCR_LIST_INT": (1, 0),
@@ -269,6 +275,9 @@ class _Analysis:
             return interval, interval.needs
         if name in _INDEXED:
             return None, self.in_bounds(uop, env)
+        if name in _MOVES:  # (the same conditions as the reads of those items: each index within the list)
+            count = (len(uop.args) - 1) // 2
+            return None, _combine(*(self.index_in(uop.args[0], index, env) for index in uop.args[1 : 1 + count]))
         if name == "_GUARD_INDEX_RANGE":
             return None, self.index_range_holds(uop, env)
         args = [self.get_partial(a, env) for a in uop.args]
@@ -345,12 +354,15 @@ class _Analysis:
     def in_bounds(self, uop: Uop, env: dict[int, Interval]) -> frozenset[Condition] | None:
         """The conditions under which the index of a list or tuple access is within it."""
         index_at, sequence_at = _INDEXED[uop.name]
-        sequence = uop.args[sequence_at]
+        return self.index_in(uop.args[sequence_at], uop.args[index_at], env)
+
+    def index_in(self, sequence: Value, index_value: Value, env: dict[int, Interval]) -> frozenset[Condition] | None:
+        """The conditions under which index_value is an index within sequence (0 <= index < len)."""
         if not self.is_invariant(sequence) or sequence.kind not in (Kind.LIST, Kind.TUPLE):
             return None
         if sequence.kind is Kind.LIST and not self.lengths_fixed:
             return None
-        index = self.get(uop.args[index_at], env)
+        index = self.get(index_value, env)
         if index is None:
             return None
         last = vx.sub(vx.length(sequence), vx.const(1))

@@ -127,6 +127,21 @@ SOURCES = {
         """,
         (20, 20),
     ),
+    # a swap moves the list's pointers: one _MOVE_LIST_ITEMS, no type guard, reference, unboxing or reference
+    # count (jit.optimizer.moves)
+    "list_swaps": (
+        """
+        def list_swaps(a):
+            i = 0
+            j = len(a) - 1
+            while i < j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+            return i
+        """,
+        (list(range(100)),),
+    ),
 }
 
 _SYMBOL = re.compile(r"\b(tj_\w*?_(?:root|side)\d+_\d+)_[0-9a-f]+\b")
@@ -168,6 +183,12 @@ def test_golden_uops(name):
 def test_golden_nested_loop_calls_inner_tree():
     text = (GOLDEN / "nested_loops.txt").read_text()
     assert "_CALL_TREE" in text and "_GUARD_TREE_EXIT" in text
+
+
+def test_golden_swap_moves_pointers_alone():
+    text = (GOLDEN / "list_swaps.txt").read_text()
+    assert "_MOVE_LIST_ITEMS " in text
+    assert not any(name in text for name in ("_STORE_SUBSCR_LIST", "_NEW_REF", "_GUARD_TYPE", "_UNBOX"))
 
 
 def test_golden_listing_is_stable_within_a_process():

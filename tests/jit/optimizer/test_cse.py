@@ -65,3 +65,36 @@ def test_reads_of_memory_are_not_merged():
            _EXIT_TRACE (target=6, exit=2)
         """,
     )
+
+
+def test_constants_are_told_apart_by_kind_and_exact_value():
+    # each constant the recorder meets is a value of its own: `a[i + 1]` read and then stored is one `i + 1`;
+    # -0.0 and 0.0 are equal but not the same constant
+    assert_pass(
+        cse.run,
+        """
+        uops of t:
+           _LOAD_SLOT (target=1, operand=0 (i)) -> v0:int
+           _LOAD_SLOT (target=1, operand=1 (x)) -> v1:float
+           _BINARY_OP_ADD_INT (v0, 1, target=2, exit=0) -> v2:int
+           _BINARY_OP_ADD_INT (v0, 1, target=3, exit=1) -> v3:int
+           _BINARY_OP_ADD_INT (v0, True, target=4, exit=2) -> v4:int
+           _BINARY_OP_MULTIPLY_FLOAT (v1, 0.0, target=5) -> v5:float
+           _BINARY_OP_MULTIPLY_FLOAT (v1, -0.0, target=6) -> v6:float
+           _BINARY_OP_MULTIPLY_FLOAT (v1, -0.0, target=7) -> v7:float
+           _EXIT_TRACE (target=8, exit=3)
+                 exit 3 at 8: {} [v2, v3, v4, v5, v6, v7]
+        """,
+        """
+        uops of t:
+           _LOAD_SLOT (target=1, operand=0 (i)) -> v0:int
+           _LOAD_SLOT (target=1, operand=1 (x)) -> v1:float
+           _BINARY_OP_ADD_INT (v0, 1, target=2, exit=0) -> v2:int
+           _BINARY_OP_ADD_INT (v0, True, target=4, exit=2) -> v4:int
+           _BINARY_OP_MULTIPLY_FLOAT (v1, 0.0, target=5) -> v5:float
+           _BINARY_OP_MULTIPLY_FLOAT (v1, -0.0, target=6) -> v6:float
+           _EXIT_TRACE (target=8, exit=3)
+                 exit 3 at 8: {} [v2, v2, v4, v5, v6, v6]
+        """,
+        snapshots=True,
+    )

@@ -131,6 +131,38 @@ def test_a_list_read_in_range_of_its_length_goes_unchecked_in_the_fast_copy():
     assert "max(v1, v2 - 1) <= len(v6) - 1" in listing
 
 
+def test_a_move_of_list_items_goes_unchecked_where_its_indices_are_within_the_list():
+    # for k in range(len(a) - 1): a[k], a[k + 1] = a[k + 1], a[k] (jit.optimizer.moves); a move changes no length
+    text = """
+    uops of t:
+       _LOAD_SLOT (target=14, operand=0 (a)) -> v6:list
+       _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+       _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+       _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+       _CHECK_PERIODIC (target=14, exit=0)
+       _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+       _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+       _BINARY_OP_ADD_INT (v1, 1, target=17, exit=3) -> v4:int
+       _BINARY_SUBSCR_LIST_INT (v6, v4, target=19, exit=4) -> v7:object
+       _BINARY_SUBSCR_LIST_INT (v6, v1, target=20, exit=5) -> v8:object
+       _MOVE_LIST_ITEMS (v6, v1, v4, v7, v8, target=22)
+       _JUMP_TO_TOP (target=13)
+       loop-carried: a=v6, .range.cur=v3, .range.stop=v2, .range.step=v0
+    """
+    listing = after_ranges(text)
+    assert "_MOVE_LIST_ITEMS (v6, v1, v4, v7, v8, target=22, fast=_MOVE_LIST_ITEMS_IN_BOUNDS)" in listing
+    assert "_BINARY_SUBSCR_LIST_INT (v6, v4, target=19, exit=4, fast=_BINARY_SUBSCR_LIST_INT_IN_BOUNDS)" in listing
+    # a[k], a[x] = a[x], a[k] with x = a[k] (an int read: no interval) keeps its check
+    unbounded = text.replace(
+        "_BINARY_OP_ADD_INT (v1, 1, target=17, exit=3) -> v4:int",
+        "_BINARY_SUBSCR_LIST_INT (v6, v1, target=17, exit=3) -> v20:object\n"
+        "_GUARD_TYPE (v20, target=17, operand=int, exit=6) -> v21:object\n"
+        "_UNBOX_INT (v21, target=17, exit=7) -> v4:int",
+    )
+    listing = after_ranges(unbounded)
+    assert "_MOVE_LIST_ITEMS (v6, v1, v4, v7, v8, target=22)" in listing and "_IN_BOUNDS)" in listing
+
+
 def test_a_list_that_an_append_may_change_keeps_its_bounds_check():
     text = """
     uops of t:
