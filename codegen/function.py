@@ -147,7 +147,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
         _leave_if_exhausted(ctx, dispatch, ok, trips, due)
-    if counted and vectorizable(trace, run_checked):
+    if counted and vectorizable(trace, stores is not None):
         # its own module, optimized with the vectorizing pipeline (codegen.engine): both functions and the
         # globals they share are then linked across modules (module_texts)
         ctx.function.linkage = ""
@@ -321,8 +321,10 @@ def vectorizable(trace: Trace, run_checked: bool = False) -> bool:
     """Is a counted fast copy's loop (``_build_fast``) one LLVM's loop vectorizer may take: its body (the uops
     after the periodic check and the range's guard, each as its fast form) computes numbers (ints, floats,
     bools, NumPy scalars) from numbers alone, with neither a guard (an iteration has no way out but its end) nor
-    an effect; run_checked: its floating-point checks are one flag per run (``_build_fast``), so NumPy float
-    operations are plain arithmetic there, and element stores it logs (``_undoable_stores``) are allowed. Then
+    an effect; run_checked: (a copy that stores: ``_undoable_stores``) its floating-point checks are one flag
+    per run (``_build_fast``), so NumPy float operations are plain arithmetic there, and the element stores it
+    logs are allowed (a loop that only reads arrays and checks its run the same way is left out: a float sum
+    is a chain the vectorizer cannot take, and the trace pipeline unrolls it instead). Then
     its iterations differ only by the counter, and what the vectorizer does is exact: int arithmetic the range
     analysis proved never overflows (wrapping and exact agree), float operations it never reorders (no
     fast-math flag is ever emitted: a float sum is a chain, not a reduction it may reassociate), the flag an or
