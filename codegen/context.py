@@ -158,6 +158,9 @@ class LowerContext:
         # NumPy floating-point event checks not made yet (check_deferred): the conjunction of their "no event"
         # conditions, and the first of their uops, whose exit the one guard for all of them takes
         self.deferred: tuple[ir.Value, Uop] | None = None
+        # (a counted fast copy whose run's checks are one flag: codegen.function) called with the address of each
+        # array element about to be stored, to log its old value for the run's rollback; None elsewhere
+        self.undo: Callable[[ir.Value], None] | None = None
         self.call_snapshot: Snapshot | None = None  # the state that call wrote to the buffer
 
     def _declared(self, name: str, type_: ir.Type) -> ir.GlobalVariable:

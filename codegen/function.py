@@ -122,6 +122,10 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     entry_end = b.block
     counter = trace.range_counter()
     counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
+    # (a counted copy that only computes values, or also stores them into arrays: the checks of floating-point
+    # events of a whole run are one flag, tested at its end; stores are logged, to be undone where it is set)
+    stores = _undoable_stores(trace) if counted else None
+    run_checked = counted and (_effect_free(trace) or stores is not None)
     dispatch_block = ctx.function.append_basic_block("dispatch")
     fast = ctx.function.append_basic_block("loop_fast")
     back = ctx.function.append_basic_block("dispatch_back")
@@ -140,11 +144,13 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         # the periodic check is due at the iteration whose decremented fuel is a multiple of abi.PERIOD
         due = b.and_(b.sub(dispatch.fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
         left = b.select(b.icmp_signed("<", trips, due), trips, due)
+        if stores:  # (the run's log has room for UNDO_RUN iterations)
+            left = b.select(b.icmp_signed("<", left, ir.Constant(I64, UNDO_RUN)), left, ir.Constant(I64, UNDO_RUN))
         holds = b.and_(holds, ok)
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
         _leave_if_exhausted(ctx, dispatch, ok, trips, due)
-    if counted and vectorizable(trace):
+    if counted and vectorizable(trace, stores is not None):
         # its own module, optimized with the vectorizing pipeline (codegen.engine): both functions and the
         # globals they share are then linked across modules (module_texts)
         ctx.function.linkage = ""
@@ -163,12 +169,25 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         b.store(dispatch.fuel, refused)
     b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     rollback = None
-    if counted and _effect_free(trace):
+    undo = None
+    if stores:
+        # the run's log: per store, its address and the bits it overwrote (both 8 bytes wide: float64 and int64
+        # elements), in the function's entry block (a fixed frame slot, which LLVM knows no array aliases)
+        size = UNDO_RUN * len(stores)
+        here = b.block
+        b.position_at_start(ctx.function.entry_basic_block)
+        undo = (b.alloca(ir.ArrayType(I64, size), name="undo_at"), b.alloca(ir.ArrayType(I64, size), name="undo_old"))
+        b.position_at_end(here)
+    if run_checked:
         # the events of a whole run of the fast copy are checked at its end: where one happened, back to the
         # trace's function at the run's start (nothing has changed but the loop-carried values, which are the
-        # dispatch's phis there), which redoes the run checking each iteration, for this entry (refused)
+        # dispatch's phis there, and the elements the run stored, whose old values its log restores), which
+        # redoes the run checking each iteration, for this entry (refused)
         rollback = ctx.function.append_basic_block("rollback")
         b.position_at_end(rollback)
+        if undo is not None:
+            assert left is not None and stores is not None
+            _restore(ctx, *undo, b.mul(left, ir.Constant(I64, len(stores))))
         for slot, phi in dispatch.values.items():
             ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
         for slot, (_, previous) in dispatch.flags.items():
@@ -179,20 +198,93 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     b.position_at_end(fast)
     b.store(b.add(b.load(runs), ir.Constant(I64, 1)), runs)
-    body = ctx.function.append_basic_block("loop_fast_body")
-    b.branch(body)
-    unchecked = _loop(
-        ctx, body, top, fast=True, dispatch=(dispatch, dispatch_block), counted=counted, rollback=rollback
-    )
-    unchecked.add_incoming(dataclasses.replace(dispatch, left=left), fast)
-    if unchecked.mark is not None:
-        unchecked.mark.add_incoming(ir.Constant(I64, 0), fast)  # type: ignore[attr-defined]
+    steps: list[ir.Value | None] = [None]
+    if main.vectorized is ctx.function and counter is not None and not counter[3].is_const:
+        # a copy for a step of 1 (a constant: consecutive elements, which the vectorizer loads as vectors rather
+        # than gathers or, where the loop stores, gives up on), then one for any other step
+        steps = [ir.Constant(I64, 1), None]
+    for step in steps:
+        body = ctx.function.append_basic_block("loop_fast_body")
+        if step is not None:
+            assert counter is not None
+            other = ctx.function.append_basic_block("loop_fast_step")
+            b.cbranch(b.icmp_signed("==", ctx.value(counter[3]), step), body, other)
+            ctx.values[counter[3].id], general = step, ctx.value(counter[3])
+        else:
+            b.branch(body)
+        entered = b.block
+        unchecked = _loop(
+            ctx,
+            body,
+            top,
+            fast=True,
+            dispatch=(dispatch, dispatch_block),
+            counted=counted,
+            rollback=rollback,
+            undo=None if undo is None or stores is None else (*undo, len(stores)),
+        )
+        unchecked.add_incoming(dataclasses.replace(dispatch, left=left), entered)
+        if unchecked.mark is not None:
+            unchecked.mark.add_incoming(ir.Constant(I64, 0), entered)  # type: ignore[attr-defined]
+        if step is not None:
+            assert counter is not None
+            ctx.values[counter[3].id] = general
+            b.position_at_end(other)
     hoist_invariants(ctx.function, entry_end, dispatch_block)
     return ctx.function, refused
 
 
 #: the exponent's bits of a double: all set in a NaN, none in a zero of either sign
 _EXPONENT = 0x7FF0000000000000
+
+
+#: the most iterations of a run of a counted fast copy that stores into arrays (its log's size: 4 KiB per store)
+UNDO_RUN = 256
+#: the most stores per iteration such a copy logs (more: it checks each iteration before its stores)
+MAX_UNDO_STORES = 4
+
+
+def _undoable_stores(trace: Trace) -> list[Uop] | None:
+    """The stores of a counted fast copy's iteration (as _effect_free, but for element stores) whose run can be
+    undone: each stores a float into a float64 array or an int into an int64 array (a conversion that never
+    leaves), and nothing else has an effect, a guard or an owned value; None if there are none or others. Such a
+    run logs the old value of each element before storing it (``_loop``: undo) and tests the floating-point
+    events of the whole run at its end; where there was one, ``_restore`` puts every logged value back, last
+    first, and the checked copy redoes the run from its start (so that NumPy's error state decides, and no
+    element is stored that NumPy would not have stored before raising). Exact whatever the arrays alias: the
+    run did what the checked copy would have done, in its order, and the log undoes it in the reverse order."""
+    stores = []
+    for uop in trace.uops[2:]:
+        op = uop.fast if uop.fast is not None else uop.op
+        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+            continue
+        if uop.name != "_ARRAY_STORE":
+            return None
+        dtype, kind = uop.operand.dtype, uop.args[0].kind
+        if not ((dtype == "float64" and kind.is_double) or (dtype == "int64" and kind in (Kind.INT, Kind.NP_INT64))):
+            return None
+        stores.append(uop)
+    return stores if 0 < len(stores) <= MAX_UNDO_STORES else None
+
+
+def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value) -> None:
+    """(A run's rollback) store back the count values its log holds, in the reverse of the order they were
+    logged (``_loop`` fills it from its end down: the restore goes up from 0)."""
+    b = ctx.builder
+    before = b.block
+    restore = ctx.function.append_basic_block("undo")
+    done = ctx.function.append_basic_block("undone")
+    b.branch(restore)
+    b.position_at_end(restore)
+    k = b.phi(I64, name="undo_k")
+    k.add_incoming(ir.Constant(I64, 0), before)
+    zero = ir.Constant(I64, 0)
+    address = b.inttoptr(b.load(b.gep(at, [zero, k])), I64.as_pointer())
+    b.store(b.load(b.gep(old, [zero, k])), address, align=8)
+    following = b.add(k, ir.Constant(I64, 1))
+    k.add_incoming(following, b.block)
+    b.cbranch(b.icmp_signed("<", following, count), restore, done)
+    b.position_at_end(done)
 
 
 def _effect_free(trace: Trace) -> bool:
@@ -228,27 +320,37 @@ def _leave_if_exhausted(ctx: LowerContext, dispatch: _Top, ok: ir.Value, trips: 
     ctx.fuel = fuel
 
 
-def vectorizable(trace: Trace) -> bool:
+def vectorizable(trace: Trace, run_checked: bool = False) -> bool:
     """Is a counted fast copy's loop (``_build_fast``) one LLVM's loop vectorizer may take: its body (the uops
-    after the periodic check and the range's guard, each as its fast form) computes ints, floats and bools
-    from ints, floats and bools alone, with neither a guard (an iteration has no way out but its end) nor an
-    effect. Then its iterations differ only by the counter, and what the vectorizer does is exact: int
-    arithmetic the range analysis proved never overflows (wrapping and exact agree), and float operations it
-    never reorders (no fast-math flag is ever emitted: a float sum is a chain, not a reduction it may
-    reassociate)."""
+    after the periodic check and the range's guard, each as its fast form) computes numbers (ints, floats,
+    bools, NumPy scalars) from numbers alone, with neither a guard (an iteration has no way out but its end) nor
+    an effect; run_checked: (a copy that stores: ``_undoable_stores``) its floating-point checks are one flag
+    per run (``_build_fast``), so NumPy float operations are plain arithmetic there, and the element stores it
+    logs are allowed (a loop that only reads arrays and checks its run the same way is left out: a float sum
+    is a chain the vectorizer cannot take, and the trace pipeline unrolls it instead). Then
+    its iterations differ only by the counter, and what the vectorizer does is exact: int arithmetic the range
+    analysis proved never overflows (wrapping and exact agree), float operations it never reorders (no
+    fast-math flag is ever emitted: a float sum is a chain, not a reduction it may reassociate), the flag an or
+    of bits, and stores in their order where arrays overlap (its run-time checks of addresses)."""
     assert trace.end_snapshot is not None
     for uop in trace.uops[2:]:
         if uop.name == "_JUMP_TO_TOP":
             break
         op = uop.fast if uop.fast is not None else uop.op
-        if op.is_guard or not op.pure or op.owns or op.lowering is not Lowering.TABLE:
+        if run_checked and (uop.name in DEFERRING or uop.name == "_ARRAY_STORE"):
+            pass
+        elif op.is_guard or not op.pure or op.owns or op.lowering is not Lowering.TABLE:
             return False
-        if uop.out is None or not uop.out.kind.is_number:
+        elif uop.out is not None and not _plain_number(uop.out.kind):  # (no output: a check proven, nothing)
             return False
-        if not all(value.kind.is_number for value in uop.args):
+        if not all(_plain_number(value.kind) for value in uop.args):
             return False
     end = trace.end_snapshot.outer.slots
-    return all(value.kind.is_number for slot, value in trace.entry_slots.items() if end.get(slot) is not value)
+    return all(_plain_number(value.kind) for slot, value in trace.entry_slots.items() if end.get(slot) is not value)
+
+
+def _plain_number(kind: Kind) -> bool:
+    return kind.is_number or kind.is_numpy_scalar
 
 
 def module_texts(ctx: LowerContext) -> tuple[str, str]:
@@ -378,6 +480,7 @@ def _loop(
     warm_up: tuple[ir.Value, ir.Function, ir.GlobalVariable] | None = None,
     counted: bool = False,
     rollback: ir.Block | None = None,
+    undo: tuple[ir.Value, ir.Value, int] | None = None,
 ) -> _Top:
     """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
     fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
@@ -389,7 +492,8 @@ def _loop(
     the periodic check and the range's guard, are not lowered: the count stands for both); rollback: (a
     counted copy of an effect-free loop) the deferred checks of floating-point events of the whole run are one
     flag (a phi, ``mark``, of the returned phis), tested once at its end: set, it goes to rollback instead of
-    the dispatch."""
+    the dispatch; undo: (such a copy that stores into arrays: ``_undoable_stores``) its log (the addresses, the
+    old values) and the number of stores per iteration: each store logs the element's old value first."""
     trace = ctx.trace
     b = ctx.builder
     b.position_at_end(loop)
@@ -407,6 +511,9 @@ def _loop(
         ctx.valid_kinds[slot] = value.kind
     ctx.fuel = b.sub(here.fuel, ir.Constant(I64, 1)) if counted else here.fuel
     ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
+    if undo is not None:
+        assert here.left is not None
+        ctx.undo = _logger(ctx, here.left, *undo)
 
     def back_to_dispatch(cont: ir.Block) -> None:
         """(after the periodic check) to the conditions, once the slots assigned late are assigned (every way
@@ -481,7 +588,27 @@ def _loop(
             _lower(ctx, form, position)
         else:
             _lower(ctx, uop, position)
+    ctx.undo = None
     return here
+
+
+def _logger(ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, per: int) -> Callable[[ir.Value], None]:
+    """LowerContext.undo for one iteration of a logged run (left: the iterations the run has left, this one
+    included): the s-th store of the iteration logs its address and old bits at (left - 1) * per + per - 1 - s,
+    so that the run fills its log from the end down, and going up from 0 undoes the stores last first."""
+    b = ctx.builder
+    base = b.mul(b.sub(left, ir.Constant(I64, 1)), ir.Constant(I64, per))
+    count = [0]
+
+    def log(address: ir.Value) -> None:
+        assert count[0] < per
+        entry = b.add(base, ir.Constant(I64, per - 1 - count[0]))
+        count[0] += 1
+        zero = ir.Constant(I64, 0)
+        b.store(b.ptrtoint(address, I64), b.gep(at, [zero, entry]))
+        b.store(b.load(b.bitcast(address, I64.as_pointer()), align=8), b.gep(old, [zero, entry]))
+
+    return log
 
 
 #: instructions that compute a value from their operands alone and never trap (poison at worst): where their
@@ -540,7 +667,8 @@ def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
     """Lower one uop; position: its index in trace.uops (None for a hoisted guard), after which the owned
     values it last needs are released (codegen.ownership)."""
-    if flushes_deferred(uop):  # (before an effect, a guard or an owned value: the deferred checks)
+    # (before an effect, a guard or an owned value: the deferred checks; but a logged store waits for its run's end)
+    if flushes_deferred(uop) and not (ctx.undo is not None and uop.name == "_ARRAY_STORE"):
         ctx.flush_deferred()
     if position is not None:
         ctx.position = position

@@ -26,6 +26,8 @@ ARRAY_FLAGS = 64  # int flags
 DESCR_TYPEOBJ = 16  # PyTypeObject *typeobj: the scalar type (numpy.float64, ...)
 DESCR_BYTEORDER = 26  # char byteorder: '=', '<', '>' or '|'
 DESCR_ELSIZE = 40  # npy_intp elsize
+# a NumPy scalar object (PyLongLongScalarObject for numpy.int64): its value after PyObject_HEAD
+SCALAR_VALUE = 16
 # flags
 C_CONTIGUOUS = 0x0001
 F_CONTIGUOUS = 0x0002
@@ -98,6 +100,33 @@ _state: dict[str, Any] = {"checked": None, "ok": False}
 def layout_ok() -> bool:
     """Whether arrays can be native (NumPy imported, 2.x, header as expected)."""
     return numpy_module() is not None
+
+
+def scalars_ok() -> bool:
+    """Is the value of a numpy.int64, int32, uint8, float32 and bool where ``SCALAR_VALUE`` says (checked on
+    live scalars once)?"""
+    np = numpy_module()
+    if np is None:
+        return False
+    if _state.get("scalars_of") is not np:
+        probes = [
+            (np.int64, ctypes.c_int64, (-(2**63), -1234567890123, 0, 2**63 - 1)),
+            (np.int32, ctypes.c_int32, (-(2**31), -5, 2**31 - 1)),
+            (np.uint8, ctypes.c_uint8, (0, 7, 255)),
+            (np.float32, ctypes.c_float, (-1.5, 0.0, 2.0**100)),
+            (np.bool_, ctypes.c_uint8, (False, True)),
+        ]
+        try:
+            ok = all(
+                _read(id(scalar) + SCALAR_VALUE, ctype) == value
+                for kind, ctype, values in probes
+                for value in values
+                for scalar in [kind(value)]
+            )
+        except Exception:
+            ok = False
+        _state["scalars_of"], _state["scalars_ok"] = np, ok
+    return bool(_state["scalars_ok"])
 
 
 def spec_of(array: Any) -> ArraySpec | None:

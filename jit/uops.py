@@ -284,6 +284,13 @@ _uop("_GUARD_TYPE", (O,), VARIES, DEOPT, operand=Operand.KIND, doc="a boxed obje
 _uop("_UNBOX_INT", (O,), I, DEOPT, doc="a boxed int, leaving if it does not fit in i64")
 _uop("_UNBOX_FLOAT", (O,), F)
 _uop("_UNBOX_NP_FLOAT64", (O,), Kind.NP_FLOAT64, doc="a numpy.float64 (a float subclass: its double as a float's)")
+_uop(
+    "_UNBOX_NP_SCALAR",
+    (O,),
+    VARIES,
+    operand=Operand.KIND,
+    doc="a numpy.int64, int32, uint8, float32 or bool of that kind (its value after the object's header)",
+)
 _uop("_UNBOX_BOOL", (O,), B)
 _uop("_CONVERT_INT_TO_FLOAT", (I,), F, fold=_plain(float))
 _uop("_CONVERT_BOOL_TO_INT", (B,), I, fold=_plain(int))

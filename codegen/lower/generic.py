@@ -19,6 +19,7 @@ from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
+from jit import arrays
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 from jit.trace import Uop, Value
@@ -312,7 +313,8 @@ def _guard_class(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_GUARD_TYPE_OWNED")
 def _guard_type_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])
-    ctx.guard(_type_is(ctx, obj, _TYPE_OF_KIND[uop.operand]), uop)
+    expected = arrays.numpy_module().ndarray if uop.operand == Kind.ARRAY else _TYPE_OF_KIND[uop.operand]
+    ctx.guard(_type_is(ctx, obj, expected), uop)
     ctx.incref(obj)  # (the result's own reference: the object's is released after its last use)
     return obj
 

@@ -159,8 +159,11 @@ def _element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.
         offset = b.mul(indices[0], rest[0], flags=["nsw"])
         for axis in range(1, spec.ndim):
             offset = b.add(offset, b.mul(indices[axis], rest[axis], flags=["nsw"]), flags=["nsw"])
-    address = b.inttoptr(b.add(data, offset), _STORAGE[spec.dtype].as_pointer())
-    return address
+    # (an offset from the data pointer, not an integer address: LLVM's loop vectorizer sees consecutive elements
+    # as such only through a pointer's arithmetic; in bounds: every element of an array, views included, is in
+    # the one allocation its data points into)
+    base = b.inttoptr(data, ir.IntType(8).as_pointer())
+    return b.bitcast(b.gep(base, [offset], inbounds=True), _STORAGE[spec.dtype].as_pointer())
 
 
 @lowers("_ARRAY_LOAD")
@@ -235,6 +238,8 @@ def _array_store(ctx: LowerContext, uop: Uop) -> None:
     spec = uop.operand
     converted = _store_conversion(ctx, uop, value, spec.dtype)
     address = _element_address(ctx, spec, [ctx.value(v) for v in inputs])
+    if ctx.undo is not None:  # (the old value, for a rollback of the run)
+        ctx.undo(address)
     b.store(converted, address, align=spec.item.itemsize)
 
 

@@ -13,6 +13,7 @@ from codegen.lower.table import (
     lowers,
 )
 from codegen.lower.wide_ints import _phi_if
+from jit import arrays
 from jit.kinds import NUMPY_SCALARS, Kind
 from jit.trace import Uop, Value
 
@@ -81,6 +82,30 @@ def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_UNBOX_FLOAT", "_UNBOX_NP_FLOAT64")
 def _unbox_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _load_at(ctx, ctx.value(uop.args[0]), abi.FLOAT_VALUE, DOUBLE)
+
+
+#: how a NumPy scalar's value is stored in its object (after its header: jit.arrays.SCALAR_VALUE)
+_SCALAR_STORAGE = {
+    Kind.NP_INT64: I64,
+    Kind.NP_INT32: I32,
+    Kind.NP_UINT8: ir.IntType(8),
+    Kind.NP_BOOL: ir.IntType(8),
+    Kind.NP_FLOAT32: ir.FloatType(),
+}
+
+
+@lowers("_UNBOX_NP_SCALAR")
+def _unbox_np_scalar(ctx: LowerContext, uop: Uop) -> ir.Value:
+    b = ctx.builder
+    kind = uop.operand
+    stored = _load_at(ctx, ctx.value(uop.args[0]), arrays.SCALAR_VALUE, _SCALAR_STORAGE[kind])
+    if kind == Kind.NP_BOOL:
+        return b.icmp_unsigned("!=", stored, ir.Constant(stored.type, 0))
+    if kind == Kind.NP_INT32:
+        return b.sext(stored, I64)
+    if kind == Kind.NP_UINT8:
+        return b.zext(stored, I64)
+    return stored
 
 
 @lowers("_UNBOX_BOOL")

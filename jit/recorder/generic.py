@@ -26,11 +26,11 @@ import dataclasses
 import types
 from typing import Any
 
-from jit import arrays, specialize
+from jit import arrays, specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
-from jit.kinds import Kind
+from jit.kinds import NUMPY_SCALARS, Kind
 from jit.recorder import subscripts  # noqa: F401  (its handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
 from jit.trace import Snapshot, TraceKind, Value, WhenHot
@@ -50,6 +50,13 @@ _PASSED = frozenset(
         Kind.OBJECT,
         Kind.INT_OBJECT,
         Kind.ARRAY,
+        # (NumPy scalars: boxed as the interpreter boxes them at an exit, calling their type on the number)
+        Kind.NP_FLOAT64,
+        Kind.NP_INT64,
+        Kind.NP_BOOL,
+        Kind.NP_FLOAT32,
+        Kind.NP_INT32,
+        Kind.NP_UINT8,
     }
 )
 #: the pointer kinds a result is guarded to (the entry stubs classify such objects by these kinds too)
@@ -65,6 +72,7 @@ OPERATOR_FALLBACK = frozenset(
         Reason.BIG_INT_DIVISION,
         Reason.FLOAT_POWER,
         Reason.RESULT_TYPE,
+        Reason.NUMPY_OPERATOR,  # (`//`, `%`, `**` of NumPy scalars, numpy.bool with bool: NumPy's own operators)
     }
 )
 
@@ -83,13 +91,15 @@ BUILTIN_FALLBACK = frozenset(
         Reason.RESULT_TYPE,
         Reason.MATH_NOT_FLOAT,
         Reason.INT_RESULT_TOO_BIG,
+        Reason.UFUNC_OPERANDS,  # (a NumPy ufunc of an array, or with a result kind native code has not: NumPy's)
+        Reason.NUMPY_OPERATOR,  # (abs() of a numpy.int32 or numpy.uint8)
     }
 )
 
 
 def argument(r: Recorder, v: Value, what: str) -> Value:
     """v as an argument of a generic operation: an i128 becomes an int object; kinds with no object (a
-    bound method native code holds as its list, a NumPy scalar) abort."""
+    bound method native code holds as its list) abort."""
     if v.kind == Kind.WIDE_INT:
         return specialize.as_int_object(r, v)
     if v.kind not in _PASSED:
@@ -233,6 +243,7 @@ _AT_END.append(keep_carried)
 
 
 def _typed(r: Recorder, value: Value, actual: Any) -> Value:
+    NUMPY_SCALAR_KINDS = {scalar: kind for kind, scalar in NUMPY_SCALARS.items()}
     t = type(actual)
     if actual is None:
         r.emit("_GUARD_TYPE", (value,), operand=Kind.NONE, kind=Kind.OBJECT)
@@ -245,9 +256,18 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
     if kind is not None:
         return r.emit("_GUARD_TYPE_OWNED", (value,), operand=kind, kind=kind)
     np = arrays.numpy_module()
+    if np is not None and t is np.ndarray and arrays.spec_of(actual) is not None:
+        # (np.sqrt(a), a + b, np.dot(m, m): an array, as arrays the function was called with, its spec guarded)
+        made = r.emit("_GUARD_TYPE_OWNED", (value,), operand=Kind.ARRAY, kind=Kind.ARRAY)
+        specialize_numpy.guarded_spec(r, made, actual)
+        return made
     if np is not None and t is np.float64:  # (np.sum(row), np.dot(a, b), ...: a float subclass, the same layout)
         r.emit("_GUARD_CLASS", (value,), operand=t)
         return r.emit("_UNBOX_NP_FLOAT64", (value,))
+    kind = NUMPY_SCALAR_KINDS.get(t)
+    if kind is not None and kind != Kind.NP_FLOAT64 and arrays.scalars_ok():  # (np.argmax(row), np.int64 // 2)
+        r.emit("_GUARD_CLASS", (value,), operand=t)
+        return r.emit("_UNBOX_NP_SCALAR", (value,), operand=kind, kind=kind)
     if t is not int:  # (an int past 64 bits stays an object of any kind: never narrowed)
         r.emit("_GUARD_CLASS", (value,), operand=t)
     return value

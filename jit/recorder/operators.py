@@ -17,12 +17,12 @@ from runtime.frame import Frame
 def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
     b = r.pop(objects=True)
     a = r.pop(objects=True)
-    if a.kind.is_numpy_scalar or b.kind.is_numpy_scalar:
-        r.push(specialize_numpy.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
-        return
+    # (a NumPy scalar operand: NumPy's rules; operators native code has not for it, `//`, `%`, `**`, are NumPy's
+    # own, through the generic path, like operators on objects)
+    specialized = specialize_numpy.binary if a.kind.is_numpy_scalar or b.kind.is_numpy_scalar else specialize.binary
     mark = generic.rolled_back(r)
     try:
-        r.push(specialize.binary(r, op, a, b, frame.stack[-2], frame.stack[-1]))
+        r.push(specialized(r, op, a, b, frame.stack[-2], frame.stack[-1]))
     except Abort as exc:
         if exc.reason not in generic.OPERATOR_FALLBACK:
             raise
@@ -39,12 +39,10 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
         return
     b = r.pop()
     a = r.pop()
-    if (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT):
-        r.push(specialize_numpy.compare(r, op, a, b))
-        return
+    numpy = (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT)
     mark = generic.rolled_back(r)
     try:
-        r.push(specialize.compare(r, op, a, b))
+        r.push(specialize_numpy.compare(r, op, a, b) if numpy else specialize.compare(r, op, a, b))
     except Abort as exc:
         if exc.reason not in generic.OPERATOR_FALLBACK:
             raise
