@@ -537,6 +537,13 @@ _uop(
     "_CALL_FLOAT_TO_INT_OBJECT", (F,), Kind.INT_OBJECT, DEOPT, owns=True, operand=Operand.CONST, doc="int(), round()..."
 )
 _uop("_CALL_ABS_INT_OBJECT", (Kind.INT_OBJECT,), Kind.INT_OBJECT, DEOPT, owns=True, doc="abs() of an exact int")
+_uop(
+    "_SELECT_INT_OBJECT",
+    (B, Kind.INT_OBJECT, Kind.INT_OBJECT),
+    Kind.INT_OBJECT,
+    owns=True,
+    doc="min()/max() of int objects: the second input if the first is true, else the third, with a new reference",
+)
 # i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
 W = Kind.WIDE_INT
 _uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")

@@ -150,3 +150,13 @@ def _abs_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.capi("PyNumber_Absolute", ctx.value(uop.args[0]))
     _guard_made(ctx, uop, obj)
     return obj
+
+
+@lowers("_SELECT_INT_OBJECT")
+def _select_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """The int object chosen, with a reference of the trace's own (each input is released after its last use,
+    which may be this uop)."""
+    condition, x, y = _args(ctx, uop)
+    chosen = ctx.builder.select(condition, x, y)
+    ctx.incref(chosen)
+    return chosen
