@@ -515,9 +515,11 @@ def _pow(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
 def _range(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, 2, 3, name="range")
     ints = []
-    for v in args:
+    for v, x in zip(args, actual):
         v = as_int(r, v)
-        if v.kind != I:
+        if v.kind in BEYOND_64_BITS:  # (a bound past 64 bits as recorded: an int object in its hidden slot)
+            v = as_int_object(r, v) if not fits_int64(x) else narrow(r, v, x, "range()")
+        if v.kind not in (I, Kind.INT_OBJECT):
             raise Abort(Reason.RANGE_ARGUMENT, kind=v.kind.short)
         ints.append(v)
     if len(ints) == 1:
@@ -525,10 +527,12 @@ def _range(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     if len(ints) == 2:
         ints.append(r.const(1))
     step = ints[2]
-    if not step.is_const:
-        r.emit("_GUARD_NONZERO_INT", (step,))
-    elif step.const == 0:
+    if step.is_const and step.const == 0:
         raise Abort(Reason.RANGE_STEP_ZERO)
+    if step.kind == Kind.INT_OBJECT and not step.is_const:
+        r.emit("_GUARD_IS_TRUE_POP", (truth(r, step),))
+    elif not step.is_const:
+        r.emit("_GUARD_NONZERO_INT", (step,))
     return r.virtual_range(ints[0], ints[1], step)
 
 
@@ -645,6 +649,7 @@ TAKES_INT_OBJECTS = frozenset(
         builtins.abs,
         builtins.min,
         builtins.max,
+        builtins.range,
         builtins.float,
         builtins.int,
         builtins.round,

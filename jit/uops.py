@@ -242,6 +242,15 @@ _uop(
     doc="what an inner tree wrote in a slot (an int object, a list it built...), with a reference of the trace's own",
 )
 _uop(
+    "_RELOAD_STACK_OWNED",
+    (),
+    VARIES,
+    pure=False,
+    owns=True,
+    operand=STACK,
+    doc="an int object an inner tree's exit left on the stack, with a reference of the trace's own",
+)
+_uop(
     "_TAKE_BACK",
     (),
     None,

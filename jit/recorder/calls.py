@@ -39,8 +39,9 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
-    # (abs(), float(), int(), math functions, and any call through the generic path: an int object as it is)
-    objects = fn in specialize.TAKES_INT_OBJECTS if handler is not None else target is None and not bound
+    # (abs(), float(), int(), math functions, any call through the generic path, and an inlined callee, whose
+    # parameters live in the trace only: an int past 64 bits as it is)
+    objects = fn in specialize.TAKES_INT_OBJECTS if handler is not None else not bound
     if handler is not None and not objects and fn is not range and _past_64_bits(r, frame, n):
         # a builtin whose uops take 64-bit ints, given an int past them: CPython's builtin, on the int object
         args = [r.pop(objects=True) for _ in range(n)][::-1]

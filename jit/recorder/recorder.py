@@ -319,7 +319,7 @@ class Recorder:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
-            if stored and not self.inlined and not specialize.fits_int64(actual):
+            if stored and not specialize.fits_int64(actual):  # (an inlined callee's local too: trace-only)
                 return specialize.as_int_object(self, value)
             if value.is_const and not specialize.fits_int64(value.const):
                 return self.const(value.const)  # (an object native code only moves, as any other constant)
@@ -628,6 +628,10 @@ class Recorder:
         for index, kind in enumerate(exit.stack_kinds):
             if index in exit.stack_consts:  # a constant the inner trace did not write (a builtin to call, ...)
                 stack.append(self.const(exit.stack_consts[index]))
+            elif kind == Kind.INT_OBJECT:  # (always an owned value of the trace: codegen.ownership)
+                value = trace.emit("_RELOAD_STACK_OWNED", kind=kind, operand=index, pc=pc, line=self.line)
+                self.owned_values.add(value.id)  # type: ignore[union-attr]
+                stack.append(value)
             else:
                 stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
         self.abstract.replace_stack(stack)  # type: ignore[arg-type]

@@ -1,11 +1,12 @@
-"""Ints past 64 bits where the recording used to stop ("int result beyond 64 bits", "global G is an int beyond
-64 bits"): min() and max() of int objects (CPython's comparisons, exact against floats, the first of equal items
-kept), module globals holding ints past 64 bits (stored as the int object, read with a guard on its type, or a
-constant pinned by the global's binding), an int past 64 bits dropped unused, builtins without native uops given
-one (CPython's builtin through the generic path), and an outer loop reading an int object it started with only
-after its inner loop. Differential against CPython (values with their type, exceptions with their message),
-native with no such abort through jit.stats, references counted with sys.getrefcount and memory with
-tracemalloc."""
+"""Ints past 64 bits where the recording used to stop ("int result beyond 64 bits", "range bounds beyond 64 bits",
+"global G is an int beyond 64 bits", internal errors): min() and max() of int objects (CPython's comparisons, exact
+against floats, the first of equal items kept), module globals holding ints past 64 bits (stored as the int
+object, read with a guard on its type, or a constant pinned by the global's binding), an int past 64 bits dropped
+unused, builtins without native uops given one (CPython's builtin through the generic path), ranges whose bounds or
+step are past 64 bits (their hidden slots hold int objects), int objects passed to inlined calls, an outer loop
+reading an int object it started with only after its inner loop, and an inner tree leaving with an int object on
+the operand stack. Differential against CPython (values with their type, exceptions with their message), native
+with no such abort through jit.stats, references counted with sys.getrefcount and memory with tracemalloc."""
 
 from __future__ import annotations
 
@@ -193,6 +194,117 @@ def test_an_int_object_read_after_an_inner_loop(m):
     assert not [a for a in stats["aborts"] if "internal error" in a], stats["aborts"]
 
 
+def countdown_from(n, m):
+    t = 0
+    for i in range(n):
+        for k in range(m, m - 3, -1):  # bounds past 64 bits: the range's hidden slots hold int objects
+            t = (t + k) % 1000003
+        m = m + 1
+    return t, m
+
+
+def count_up_from(n, big):
+    t = 0
+    for k in range(big, big + n):
+        t = (t + k % 97) % 1000003
+    return t
+
+
+def crossing_2_63(n, start):
+    t = 0
+    for k in range(start, start + n, 7):  # the counter crosses 2**63 (up, or up to it from below -2**63)
+        t = (t * 3 + k) % (1 << 80)
+    return t
+
+
+def huge_step(n, step):
+    t = 0
+    for i in range(n):
+        for k in range(0, 2**70, step):
+            t = (t + k) % 1000003
+    return t
+
+
+def stops_far_away(n, stop):
+    t = 0
+    for k in range(n, stop):
+        t += k & 7
+        if t > 300:
+            break
+    return t
+
+
+@pytest.mark.parametrize(
+    "func,args",
+    [
+        (countdown_from, (40, BIG)),
+        (countdown_from, (40, -BIG)),
+        (countdown_from, (40, 2**63 - 20)),
+        (count_up_from, (300, BIG)),
+        (count_up_from, (300, -BIG - 100)),
+        (crossing_2_63, (400, 2**63 - 1000)),
+        (crossing_2_63, (400, -(2**63) - 1000)),
+        (huge_step, (30, 2**66)),
+        (huge_step, (30, -(2**66))),
+        (stops_far_away, (5, 2**80)),
+        (stops_far_away, (2**70, 2**70 + 10**6)),
+    ],
+)
+def test_ranges_past_64_bits(func, args):
+    f = check(func, (0, *args[1:]), args, native=True)
+    _no_big_int_abort(f)
+
+
+def helper_difference(p, q):
+    return p - q if p > q else q - p
+
+
+def helper_square_mod(x):
+    y = x * x  # an inlined callee's local holding an int object
+    return y % 1000003
+
+
+def calls_helpers(n, big):
+    t = 0
+    for i in range(n):
+        v = big * (i + 1)
+        t = (t + helper_difference(v, i) % 97 + helper_square_mod(v) + helper_difference(i, 3)) % 100003
+    return t
+
+
+@pytest.mark.parametrize("big", [BIG, -BIG, 5])
+def test_int_objects_passed_to_inlined_calls(big):
+    f = check(calls_helpers, (0, big), (60, big), native=True)
+    _no_big_int_abort(f)
+
+
+def left_mid_expression(big, xs, m):
+    t = 0
+    for x in xs:
+        for k in range(m):
+            t = (t + k * big + (1 if x > 0 else 2)) % (1 << 80)  # (k * big on the stack at the branch's guard)
+    return t
+
+
+def test_an_inner_tree_leaving_with_an_int_object_on_the_stack():
+    """The inner tree (compiled for x > 0) leaves at its branch's guard with k * big on the operand stack; the
+    outer trace, recorded from there, takes that int object over (_RELOAD_STACK_OWNED; was an internal error)."""
+    options = {"threshold": 2, "side_exit_threshold": 1000, "min_native_iterations": 0}
+    big = 2**70 + 1
+    for interpreter in (True, False):
+        f = jit.jit(**options, interpreter=interpreter)(left_mid_expression)
+        for args in ((big, [1.0], 50), (big, [-1.0] * 10, 4), (big, [1.0, -1.0] * 10, 4)):
+            for _ in range(3):
+                assert f(*args) == left_mid_expression(*args)
+        stats = jit.stats(f)
+        assert not [a for a in stats["aborts"] if "internal error" in a], stats["aborts"]
+        assert "_RELOAD_STACK_OWNED" in jit.dump(f, "uops")
+        before = sys.getrefcount(big)
+        for _ in range(10):
+            f(big, [-1.0] * 10, 4)
+        assert sys.getrefcount(big) == before
+
+
 def _warmed(func, *args):
     f = jit.jit(threshold=2, side_exit_threshold=2, min_native_iterations=0)(func)
     for _ in range(4):
@@ -204,11 +316,12 @@ def _warmed(func, *args):
 def test_the_new_uses_run_natively():
     """min/max of two int objects select one natively; the stored global is the int object itself."""
     seen = set()
-    for func, args in ((minmax, (60, BIG, 1.5)), (grow_global, (100, 3))):
+    for func, args in ((minmax, (60, BIG, 1.5)), (grow_global, (100, 3)), (count_up_from, (100, BIG))):
         f = _warmed(func, *args)
         seen |= {word for line in jit.dump(f, "uops").splitlines() for word in line.split() if word.startswith("_")}
     assert "_SELECT_INT_OBJECT" in seen
     assert "_STORE_GLOBAL" in seen
+    assert "_COMPARE_OP_INT_OBJECT" in seen  # (the range's end test)
 
 
 def test_references_are_exact():
@@ -218,6 +331,8 @@ def test_references_are_exact():
         (dropped, (300, big)),
         (builtins_of_int_objects, (300, big)),
         (read_after_inner_loop, (300, big)),
+        (countdown_from, (300, big)),
+        (calls_helpers, (300, big)),
     ):
         f = _warmed(func, *args)
         before = sys.getrefcount(big)
@@ -249,6 +364,9 @@ def test_the_global_holds_the_only_reference():
         (dropped, (BIG,)),
         (builtins_of_int_objects, (BIG,)),
         (read_after_inner_loop, (BIG,)),
+        (countdown_from, (BIG,)),
+        (count_up_from, (BIG,)),
+        (calls_helpers, (BIG,)),
     ],
 )
 def test_no_memory_is_leaked_over_20_000_iterations(func, args):
