@@ -364,6 +364,8 @@ class LowerContext:
             kind = value.kind
         else:
             kind = trace.known_kinds.get(slot)
+            if kind is None:  # (likewise, a side trace of a nested loop's tree)
+                return trace.loop is not None and trace.loop.parent is not None
         return kind in MAY_BE_OWNED
 
     def owned_by_buffer(self, slot: int) -> ir.Value:

@@ -52,7 +52,6 @@ class Reason(enum.Enum):
     # --- globals and attributes ----------------------------------------------------------------------------
     GLOBALS_NOT_DICT = "globals are not a plain dict"
     GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
-    GLOBAL_BIG_INT = "global {name} is an int beyond 64 bits"
     GLOBAL_DELETED = "del of the global {name} is not compiled (native code keeps the globals it reads bound)"
     MODULE_ATTRIBUTE_STORED = "attribute .{name} of module {module}, a global this function stores"
     ATTRIBUTE = "attribute .{name} of {kind}"

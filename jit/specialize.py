@@ -365,8 +365,8 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     v = as_int(r, v)
     if op == UnaryOp.POS:
         return v
-    if v.kind == I:
-        observe("unary -", lambda: -actual, I)
+    if v.kind == I and not fits_int64(observe("unary -", lambda: -actual)):  # -(-2**63): an int object
+        return r.emit("_UNARY_OP_INT_OBJECT", (as_int_object(r, v),), operand=op)
     return r.emit("_UNARY_NEGATIVE_INT" if v.kind == I else "_UNARY_NEGATIVE_FLOAT", (v,))
 
 
@@ -435,19 +435,28 @@ def _min_max(r: Emitter, args: list[Value], actual: list[Any], is_max: bool) -> 
     if len(args) < 2:
         raise Abort(Reason.ONE_ITERABLE, name=name)
     for v in args:
-        _number(v, f"{name}()")
+        if v.kind not in BEYOND_64_BITS:
+            _number(v, f"{name}()")
     # CPython keeps the first of equal items and replaces it only when a later item is strictly better
     op = CompareOp.GT if is_max else CompareOp.LT
     best, best_actual = args[0], actual[0]
     for v, x in zip(args[1:], actual[1:]):
-        better = compare(r, op, v, best)
-        if v.kind == best.kind:
-            best = r.emit("_SELECT", (better, v, best), kind=v.kind)
-            best_actual = x if (x > best_actual if is_max else x < best_actual) else best_actual
+        # (an int past 64 bits: CPython's comparison of int objects, exact against a float)
+        better = compare_int_objects(r, op, v, best) if compares_int_objects(op, v, best) else compare(r, op, v, best)
+        wins = x > best_actual if is_max else x < best_actual
+        if v.kind == best.kind and not better.is_const:
+            if v.kind == Kind.INT_OBJECT:  # (the one chosen, with a reference of its own)
+                best = r.emit("_SELECT_INT_OBJECT", (better, v, best))
+            else:
+                chosen = r.emit("_SELECT", (better, v, best), kind=v.kind)
+                if v.kind == Kind.WIDE_INT:
+                    r.wide_bounds[chosen.id] = max(_magnitude(r, v), _magnitude(r, best))
+                best = chosen
+            best_actual = x if wins else best_actual
             continue
         # items of different kinds: which one wins decides the result's kind, so guard on it
-        wins = x > best_actual if is_max else x < best_actual
-        r.emit("_GUARD_IS_TRUE_POP" if wins else "_GUARD_IS_FALSE_POP", (better,))
+        if not better.is_const:
+            r.emit("_GUARD_IS_TRUE_POP" if wins else "_GUARD_IS_FALSE_POP", (better,))
         if wins:
             best, best_actual = v, x
     return best
@@ -506,9 +515,11 @@ def _pow(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
 def _range(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     _arity(args, 1, 2, 3, name="range")
     ints = []
-    for v in args:
+    for v, x in zip(args, actual):
         v = as_int(r, v)
-        if v.kind != I:
+        if v.kind in BEYOND_64_BITS:  # (a bound past 64 bits as recorded: an int object in its hidden slot)
+            v = as_int_object(r, v) if not fits_int64(x) else narrow(r, v, x, "range()")
+        if v.kind not in (I, Kind.INT_OBJECT):
             raise Abort(Reason.RANGE_ARGUMENT, kind=v.kind.short)
         ints.append(v)
     if len(ints) == 1:
@@ -516,10 +527,12 @@ def _range(r: Emitter, args: list[Value], actual: list[Any]) -> Value:
     if len(ints) == 2:
         ints.append(r.const(1))
     step = ints[2]
-    if not step.is_const:
-        r.emit("_GUARD_NONZERO_INT", (step,))
-    elif step.const == 0:
+    if step.is_const and step.const == 0:
         raise Abort(Reason.RANGE_STEP_ZERO)
+    if step.kind == Kind.INT_OBJECT and not step.is_const:
+        r.emit("_GUARD_IS_TRUE_POP", (truth(r, step),))
+    elif not step.is_const:
+        r.emit("_GUARD_NONZERO_INT", (step,))
     return r.virtual_range(ints[0], ints[1], step)
 
 
@@ -634,6 +647,9 @@ for _name in _MATH_PURE_FLOAT:
 TAKES_INT_OBJECTS = frozenset(
     {
         builtins.abs,
+        builtins.min,
+        builtins.max,
+        builtins.range,
         builtins.float,
         builtins.int,
         builtins.round,

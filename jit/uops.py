@@ -242,6 +242,15 @@ _uop(
     doc="what an inner tree wrote in a slot (an int object, a list it built...), with a reference of the trace's own",
 )
 _uop(
+    "_RELOAD_STACK_OWNED",
+    (),
+    VARIES,
+    pure=False,
+    owns=True,
+    operand=STACK,
+    doc="an int object an inner tree's exit left on the stack, with a reference of the trace's own",
+)
+_uop(
     "_TAKE_BACK",
     (),
     None,
@@ -544,6 +553,13 @@ _uop(
     "_CALL_FLOAT_TO_INT_OBJECT", (F,), Kind.INT_OBJECT, DEOPT, owns=True, operand=Operand.CONST, doc="int(), round()..."
 )
 _uop("_CALL_ABS_INT_OBJECT", (Kind.INT_OBJECT,), Kind.INT_OBJECT, DEOPT, owns=True, doc="abs() of an exact int")
+_uop(
+    "_SELECT_INT_OBJECT",
+    (B, Kind.INT_OBJECT, Kind.INT_OBJECT),
+    Kind.INT_OBJECT,
+    owns=True,
+    doc="min()/max() of int objects: the second input if the first is true, else the third, with a new reference",
+)
 # i128 arithmetic where the recorder proved the magnitudes stay below 2**127 (so it never overflows)
 W = Kind.WIDE_INT
 _uop("_WIDEN_INT", (I,), W, fold=_plain(lambda v: v), doc="an int as an i128")

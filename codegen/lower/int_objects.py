@@ -11,6 +11,7 @@ from codegen.lower.table import (
     _args,
     lowers,
 )
+from jit.kinds import OWNED
 from jit.trace import Uop
 
 _NUMBER_FUNCTION = {
@@ -149,4 +150,31 @@ def _float_to_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _abs_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.capi("PyNumber_Absolute", ctx.value(uop.args[0]))
     _guard_made(ctx, uop, obj)
+    return obj
+
+
+@lowers("_SELECT_INT_OBJECT")
+def _select_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """The int object chosen, with a reference of the trace's own (each input is released after its last use,
+    which may be this uop)."""
+    condition, x, y = _args(ctx, uop)
+    chosen = ctx.builder.select(condition, x, y)
+    ctx.incref(chosen)
+    return chosen
+
+
+@lowers("_RELOAD_STACK_OWNED")
+def _reload_stack_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An int object an inner tree's exit left on the stack, with a reference of the trace's own: the buffer's,
+    if its tag says it holds one (OWNED: the trace takes it over), else a new one."""
+    b = ctx.builder
+    obj = ctx.load_stack(uop.operand, uop.out.kind)  # type: ignore[union-attr]
+    address = ctx.tag_address(ctx.layout.stack_tag(uop.operand))
+    tag = b.load(address)
+    owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
+    with b.if_else(owned) as (taken, shared):
+        with taken:
+            b.store(b.and_(tag, ir.Constant(tag.type, 0xFF & ~OWNED)), address)
+        with shared:
+            ctx.incref(obj)
     return obj

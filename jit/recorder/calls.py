@@ -19,7 +19,7 @@ from runtime.frame import Frame
 def _call(r: Recorder, frame: Frame, n: int) -> None:
     callee = r.abstract.peek(n + 1)
     if callee.id in r.pending_methods:  # `obj.m(...)`: one method call (jit.recorder.generic.PendingMethod)
-        args = [r.pop() for _ in range(n)][::-1]
+        args = [r.pop(objects=True) for _ in range(n)][::-1]  # (an int past 64 bits: the int object)
         r.abstract.pop()
         r.push(generic.call_method(r, callee, args))
         return
@@ -39,8 +39,15 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
         r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
-    # (abs(), float(), int(), math functions: their handlers take ints past 64 bits)
-    objects = handler is not None and fn in specialize.TAKES_INT_OBJECTS
+    # (abs(), float(), int(), math functions, any call through the generic path, and an inlined callee, whose
+    # parameters live in the trace only: an int past 64 bits as it is)
+    objects = fn in specialize.TAKES_INT_OBJECTS if handler is not None else not bound
+    if handler is not None and not objects and fn is not range and _past_64_bits(r, frame, n):
+        # a builtin whose uops take 64-bit ints, given an int past them: CPython's builtin, on the int object
+        args = [r.pop(objects=True) for _ in range(n)][::-1]
+        r.pop()
+        r.push(generic.call(r, callee, args))
+        return
     stored = callee.kind == Kind.APPEND_METHOD  # (an int past 64 bits: the int object, appended as it is)
     args = [r.pop(objects=objects, stored=stored) for _ in range(n)][::-1]
     r.pop()
@@ -94,7 +101,7 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
     if made is not None:
         _array_new(r, frame, made, n, names)
         return
-    args = [r.pop() for _ in range(n)][::-1]
+    args = [r.pop(objects=True) for _ in range(n)][::-1]  # (all to the generic path: an int object as it is)
     if r.abstract.peek().id in r.pending_methods:
         r.push(generic.call_method(r, r.abstract.pop(), args, tuple(names)))
         return
@@ -114,6 +121,15 @@ def _array_new(r: Recorder, frame: Frame, name: str, n: int, keywords: tuple[str
     built = next((u for u in reversed(r.trace.uops) if u.out is args[0]), None) if n else None
     items = list(built.args) if built is not None and built.name == "_BUILD_TUPLE" else None
     r.push(specialize_array_new.record(r, name, args, actual, keywords, items))
+
+
+def _past_64_bits(r: Recorder, frame: Frame, n: int) -> bool:
+    """Is one of the n arguments on top of the stack an int past 64 bits (an int object or an i128 that does not
+    fit in 64 bits as recorded)?"""
+    return any(
+        r.abstract.peek(depth).kind in specialize.BEYOND_64_BITS and not specialize.fits_int64(frame.stack[-depth])
+        for depth in range(1, n + 1)
+    )
 
 
 def _hashable(value: Any) -> bool:

@@ -78,7 +78,7 @@ def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
     """A side trace ends here, leaving to the interpreter with the value on the stack, which returns it. A
     root trace whose iteration returns has no loop to compile: it is recorded again at the next chance."""
     if r.inlined:  # an inlined callee returns to the caller's trace
-        r.inlined[-1].result = r.pop()
+        r.inlined[-1].result = r.pop(objects=True)  # (an int past 64 bits: returned as it is)
         return
     if r.trace.kind is TraceKind.ROOT:
         raise Abort(Reason.RETURN_IN_LOOP)

@@ -8,7 +8,7 @@ from typing import Any
 from jit import specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
-from jit.frontend.operators import CompareOp
+from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
@@ -24,9 +24,12 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
         raise Abort(Reason.RANGE_REBOUND)
     cur, stop = r.read_slot(frame, base), r.read_slot(frame, base + 1)
     for v in (cur, stop, step_slot):
-        if v.kind != Kind.INT:
+        if v.kind not in (Kind.INT, Kind.INT_OBJECT):
             raise Abort(Reason.RANGE_BEYOND_64_BITS)
     actual_cur, actual_stop, actual_step = frame.slots[base], frame.slots[base + 1], frame.slots[base + 2]
+    if Kind.INT_OBJECT in (cur.kind, stop.kind, step_slot.kind):
+        _for_range_objects(r, base, (cur, stop, step_slot), (actual_cur, actual_stop, actual_step))
+        return
     more = actual_cur < actual_stop if actual_step > 0 else actual_cur > actual_stop
     own = r.trace.loop.header_pc == r.pc - 1
     if more:
@@ -41,6 +44,44 @@ def _for_range(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
         r.emit("_GUARD_EXHAUSTED_RANGE", (cur, stop, step_slot))
         for slot in range(base, base + 4):
             r.write_slot(slot, r.const(UNBOUND))
+
+
+def _for_range_objects(r: Recorder, base: int, parts: tuple[Value, ...], actual: tuple[Any, ...]) -> None:
+    """A range whose bounds or step are past 64 bits (its hidden slots hold int objects): CPython's comparison
+    and addition of ints, the next value an int object while it does not fit in 64 bits as recorded."""
+    cur, stop, step = parts
+    actual_cur, actual_stop, actual_step = actual
+    ascending = actual_step > 0
+    if not step.is_const:  # (which way the range runs: a guard on its step's sign)
+        sign = _compare(r, CompareOp.GT, step, r.const(0))
+        r.emit("_GUARD_IS_TRUE_POP" if ascending else "_GUARD_IS_FALSE_POP", (sign,))
+    more = actual_cur < actual_stop if ascending else actual_cur > actual_stop
+    own = r.trace.loop.header_pc == r.pc - 1
+    if not more and own:
+        raise Abort(Reason.LOOP_ENDED)
+    going_on = _compare(r, CompareOp.LT if ascending else CompareOp.GT, cur, stop)
+    if not more:
+        r.emit("_GUARD_IS_FALSE_POP", (going_on,))
+        for slot in range(base, base + 4):
+            r.write_slot(slot, r.const(UNBOUND))
+        return
+    r.emit("_GUARD_IS_TRUE_POP", (going_on,), leaves_loop=own)
+    following_actual = actual_cur + actual_step
+    following = specialize.binary(r, BinOp.ADD, cur, step, actual_cur, actual_step)
+    if following.kind in specialize.BEYOND_64_BITS:
+        if specialize.fits_int64(following_actual):
+            following = specialize.narrow(r, following, following_actual, "the range's next value")
+        else:
+            following = specialize.as_int_object(r, following)
+    r.push(cur)
+    r.write_slot(base, following)
+
+
+def _compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
+    """a op b of ints, one maybe an int object (CPython's comparison of ints)."""
+    if specialize.compares_int_objects(op, a, b):
+        return specialize.compare_int_objects(r, op, a, b)
+    return specialize.compare(r, op, a, b)
 
 
 @_handles(I.RANGE_SETUP)

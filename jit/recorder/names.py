@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import types
 
+from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
-from jit.kinds import Kind, kind_of
+from jit.kinds import Kind
 from jit.recorder import generic, iteration
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
@@ -18,10 +19,10 @@ from runtime.frame import Frame
 
 @_handles(I.STORE_GLOBAL)
 def _store_global(r: Recorder, frame: Frame, name: str) -> None:
-    value = r.pop()
+    value = r.pop(stored=True)  # (an int past 64 bits as recorded: stored as the int object, like a local)
     if type(frame.function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT):
         raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
     _number_throughout(r, frame, name)
     over_number = name in r.number_globals or name in r.numbers_throughout
@@ -67,8 +68,7 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
         r.emit("_CHECK_GLOBAL", operand=GlobalBinding(name, value))
         r.push(r.const(value))
         return
-    if type(value) is int and kind_of(value) == Kind.OBJECT:
-        raise Abort(Reason.GLOBAL_BIG_INT, name=name)
+    # (an int past 64 bits: _unbox makes it an int object of the trace's own, guarded to be an int)
     boxed = r.emit("_LOAD_GLOBAL_VALUE", operand=GlobalName(name))
     loaded = _unbox(r, boxed, value)
     r.global_values[name] = loaded  # (nothing but a store or a tree call changes it)
@@ -95,6 +95,9 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     else:
         binding = GlobalBinding(name, value)
     r.emit("_GUARD_GLOBAL", operand=binding)
+    if type(value) is int and not specialize.fits_int64(value):  # (that very int object: a constant of int arithmetic)
+        r.push(r.const(value, Kind.INT_OBJECT))
+        return
     r.push(r.const(value))
 
 

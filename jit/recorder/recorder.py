@@ -319,7 +319,7 @@ class Recorder:
             depth = len(self.abstract.stack())
             stack = self.frame.stack if self.frame is not None else []
             actual = stack[depth] if depth < len(stack) else None
-            if stored and not self.inlined and not specialize.fits_int64(actual):
+            if stored and not specialize.fits_int64(actual):  # (an inlined callee's local too: trace-only)
                 return specialize.as_int_object(self, value)
             if value.is_const and not specialize.fits_int64(value.const):
                 return self.const(value.const)  # (an object native code only moves, as any other constant)
@@ -467,6 +467,19 @@ class Recorder:
         """Does value hold a reference of the trace's own (an int object, a list the trace built)?"""
         return value.kind in OWNED_SLOT_KINDS or value.id in self.owned_values
 
+    def may_own_later(self) -> bool:
+        """(A root trace, at an inner tree's call) may a slot the trace has not touched yet turn out to hold an
+        owned reference here: an int object it reads later (its entry value, which the call's state hands over
+        as it is: codegen.ownership), or a list, tuple or object it assigns later and carries across the
+        back-edge (then its entry value is a phi the trace owns)?"""
+        if self.trace.kind is not TraceKind.ROOT:
+            return False  # (a side trace knows the kinds its parent's exit may hand over: owned_slots)
+        touched = self.abstract.slots()
+        return any(
+            slot not in touched and self.slot_kind(actual, slot) in MAY_BE_OWNED
+            for slot, actual in enumerate(self.start_slots)
+        )
+
     def owned_slots(self) -> set[int]:
         """The slots that may hold an owned reference here: assigned one, or (a side trace) holding where it
         started what the parent's exit may have handed over (an int object, a list or a tuple), or holding the
@@ -595,7 +608,7 @@ class Recorder:
             elif actual != kind:
                 raise Abort(Reason.INNER_WROTE_KIND)
             written[slot] = actual
-        handed = bool(self.owned_slots())
+        handed = bool(self.owned_slots()) or self.may_own_later()
         for slot, actual in written.items():
             # what the inner tree assigned: an int object, or a list, tuple or object its exit may hand over with
             # a reference of the buffer's own, gets one of the trace's own (codegen.ownership)
@@ -615,6 +628,10 @@ class Recorder:
         for index, kind in enumerate(exit.stack_kinds):
             if index in exit.stack_consts:  # a constant the inner trace did not write (a builtin to call, ...)
                 stack.append(self.const(exit.stack_consts[index]))
+            elif kind == Kind.INT_OBJECT:  # (always an owned value of the trace: codegen.ownership)
+                value = trace.emit("_RELOAD_STACK_OWNED", kind=kind, operand=index, pc=pc, line=self.line)
+                self.owned_values.add(value.id)  # type: ignore[union-attr]
+                stack.append(value)
             else:
                 stack.append(trace.emit("_RELOAD_STACK", kind=kind, operand=index, pc=pc, line=self.line))
         self.abstract.replace_stack(stack)  # type: ignore[arg-type]

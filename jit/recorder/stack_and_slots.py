@@ -70,7 +70,7 @@ def _load_const(r: Recorder, frame: Frame, value: Any) -> None:
 
 @_handles(I.POP_TOP)
 def _pop_top(r: Recorder, frame: Frame, arg: Any) -> None:
-    r.pop()
+    r.pop(objects=True)  # (an int past 64 bits is dropped as it is: narrowing it would need it to fit)
 
 
 @_handles(I.COPY)
