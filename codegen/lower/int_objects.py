@@ -7,11 +7,11 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import DOUBLE, PTR
 from codegen.context import LowerContext
+from codegen.lower.structure import take_over
 from codegen.lower.table import (
     _args,
     lowers,
 )
-from jit.kinds import OWNED
 from jit.trace import Uop
 
 _NUMBER_FUNCTION = {
@@ -167,14 +167,5 @@ def _select_int_object(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _reload_stack_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     """An int object an inner tree's exit left on the stack, with a reference of the trace's own: the buffer's,
     if its tag says it holds one (OWNED: the trace takes it over), else a new one."""
-    b = ctx.builder
     obj = ctx.load_stack(uop.operand, uop.out.kind)  # type: ignore[union-attr]
-    address = ctx.tag_address(ctx.layout.stack_tag(uop.operand))
-    tag = b.load(address)
-    owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
-    with b.if_else(owned) as (taken, shared):
-        with taken:
-            b.store(b.and_(tag, ir.Constant(tag.type, 0xFF & ~OWNED)), address)
-        with shared:
-            ctx.incref(obj)
-    return obj
+    return take_over(ctx, obj, ctx.tag_address(ctx.layout.stack_tag(uop.operand)))

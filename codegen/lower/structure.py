@@ -83,9 +83,14 @@ def _reload_slot(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _reload_slot_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     """What the inner tree wrote in the slot, with a reference of the trace's own: the buffer's, if it holds one
     (tag OWNED: the trace takes it over), else a new one."""
-    b = ctx.builder
     obj = ctx.load_slot(uop.operand, uop.out.kind)  # type: ignore[union-attr]
-    address = ctx.tag_address(ctx.layout.slot_tag(uop.operand))
+    return take_over(ctx, obj, ctx.tag_address(ctx.layout.slot_tag(uop.operand)))
+
+
+def take_over(ctx: LowerContext, obj: ir.Value, address: ir.Value) -> ir.Value:
+    """obj, read from the buffer entry whose tag is at address, with a reference of the trace's own: the
+    buffer's, if the tag says it holds one (OWNED: cleared, the trace takes it over), else a new one."""
+    b = ctx.builder
     tag = b.load(address)
     owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
     with b.if_else(owned) as (taken, shared):
