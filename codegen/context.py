@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llvmlite import ir
@@ -136,7 +136,7 @@ class LowerContext:
         # per snapshot (while the values it names mean the same: codegen.function starts over at the loop):
         # the block that writes its state, shared by the exits that resume there, with phis of their number
         # and fuel (less IR per guard, and less for LLVM to compile)
-        self.state_writers: dict[int, tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
+        self.state_writers: dict[tuple[int, tuple[int, ...]], tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
         self.globals: dict[str, Any] = host.globals if host is not None else {}
         self.builtins: dict[str, Any] = host.builtins if host is not None else {}
         # a tree's loop lowered with side traces that come back to it (codegen.joined): per exit point (its id()),
@@ -310,13 +310,16 @@ class LowerContext:
         self.builder.store(self.fuel, self.word(abi.FUEL))
 
     # --- the interpreter's state -----------------------------------------------------------------------
-    def materialize(self, snapshot: Snapshot, stack: bool = True) -> int:
+    def materialize(self, snapshot: Snapshot, stack: bool = True, pin: bool = True) -> int:
         """Write what the interpreter needs at snapshot (as ``jit.resume`` works it out): the slots whose
         values the buffer lacks, and the stack (unless not stack); return the stack's depth. A slot of an owned
         kind always goes with a reference of its own (a constant's taken here), and the buffer's reference to
         the value a slot held where the trace started, if of an owned kind, is released
-        (``codegen.ownership``)."""
+        (``codegen.ownership``). Unless not pin, an object that depends on an owned value (an item of a list
+        the trace built: ``Ownership.pinned``) goes with a reference of its own too: that owned value may be
+        released once the state is written."""
         b = self.builder
+        pinned = {v.id for v in self.ownership.pinned(self.trace, snapshot)[0]} if pin else set()
         if self.before_state is not None:  # (a side trace inside its tree's loop: the loop's state first)
             self.before_state()
         (frame,) = exit_resume(self.trace, snapshot)
@@ -328,8 +331,8 @@ class LowerContext:
                 if self.buffer_may_own(state.slot):
                     replaced.append(self.owned_by_buffer(state.slot))
                 owned = self.hand_over(state.value, handed)
-                if not owned and state.value.kind in OWNED_KINDS:
-                    self.incref(self.value(state.value))  # (a constant)
+                if not owned and (state.value.kind in OWNED_KINDS or state.value.id in pinned):
+                    self.incref(self.value(state.value))  # (a constant, or a pinned object)
                     owned = True
                 self.store_slot(state.slot, state.value.kind, self.value(state.value), owned)
             elif state.hold is Hold.PREVIOUS:
@@ -343,6 +346,9 @@ class LowerContext:
                     self.store_slot_if(written, state.slot, kind, previous)
         for index, value in enumerate(frame.stack if stack else ()):
             owned = self.hand_over(value, handed)
+            if not owned and value.id in pinned:
+                self.incref(self.value(value))
+                owned = True
             self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
@@ -490,6 +496,15 @@ class LowerContext:
             self.deferred = None
             self.guard(self.builder.fcmp_ordered("==", mark, ir.Constant(mark.type, 0.0)), first)
 
+    def hand_over_end(self, snapshot: Snapshot) -> None:
+        """The end of a trace that goes on in other code (a tail-jump into a tree, a join into the loop): write
+        the state at snapshot, then release the owned values the state does not hold that are needed up to
+        here (objects in the state depended on them)."""
+        self.materialize(snapshot)
+        in_state = self.ownership.state(self.trace, snapshot)
+        released = self.ownership.released.get(self.position, [])
+        self.release([value for value in released if value.id not in in_state], cold=True)
+
     def exit_stub(self, exit: ExitPoint) -> None:
         """Leave through exit: write the interpreter's state, then go to the trace's shared exit tail."""
         b = self.builder
@@ -499,21 +514,27 @@ class LowerContext:
             return
         index = self.exit_index[id(exit)]
         live = self.ownership.live_at(self.position)
+        after: list[Value] = []
         if live:
             # owned values the exit's state does not hold are released here (the others are handed over; after
-            # an inner tree's call that left another way, the state is the buffer's: the call handed them over)
+            # an inner tree's call that left another way, the state is the buffer's: the call handed them over),
+            # or, if an object in the state depends on them, once the state is written
             if exit.propagate or exit.prewritten is not None:
                 in_state = Counter()  # (the state is the buffer's: the trace kept its own references across the call)
+                late: set[int] = set()
             else:
                 in_state = self.ownership.state(self.trace, exit.snapshot)
-            self.release([value for value in live if value.id not in in_state], cold=True)
+                late = self.ownership.pinned(self.trace, exit.snapshot)[1]
+            gone = [value for value in live if value.id not in in_state]
+            self.release([value for value in gone if value.id not in late], cold=True)
+            after = [value for value in gone if value.id in late]
         if exit.propagate:
             counter = b.gep(self.counts, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
             b.store(b.add(b.load(counter), ir.Constant(I64, 1)), counter)
             assert self.call_result is not None
             b.ret(self.call_result)
             return
-        target, number, fuel = self._exit_target(exit)
+        target, number, fuel = self._exit_target(exit, after)
         number.add_incoming(ir.Constant(I64, index), b.block)
         fuel.add_incoming(self._fuel(), b.block)
         b.branch(target)
@@ -521,13 +542,14 @@ class LowerContext:
     def _fuel(self) -> ir.Value:
         return self.fuel if self.fuel is not None else ir.Constant(I64, 0)
 
-    def _exit_target(self, exit: ExitPoint) -> tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]:
+    def _exit_target(self, exit: ExitPoint, after: Sequence[Value] = ()) -> tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]:
         """Where a (not propagating) exit goes, with the phis of its number and fuel there: the shared exit
-        tail if the state is in the buffer already, else the block that writes its snapshot's state (shared by
-        the exits that resume there)."""
+        tail if the state is in the buffer already, else the block that writes its snapshot's state and then
+        releases after (shared by the exits that resume there and release the same)."""
         if exit.prewritten is not None:
             return self.exit_tail(), self.tail_index, self.tail_fuel
-        writer = self.state_writers.get(id(exit.snapshot))
+        key = (id(exit.snapshot), tuple(value.id for value in after))
+        writer = self.state_writers.get(key)
         if writer is None:
             b = self.builder
             here = b.block
@@ -537,12 +559,13 @@ class LowerContext:
             depth = self.materialize(exit.snapshot)
             # (a prewritten exit's depth is in the buffer already, written by the inner tree's exit with its state)
             b.store(ir.Constant(I64, depth), self.word(abi.DEPTH))
+            self.release(list(after), cold=True)
             tail = self.exit_tail()
             self.tail_index.add_incoming(number, b.block)
             self.tail_fuel.add_incoming(fuel_phi, b.block)
             b.branch(tail)
             writer = (block, number, fuel_phi)
-            self.state_writers[id(exit.snapshot)] = writer
+            self.state_writers[key] = writer
             b.position_at_end(here)
         return writer
 

@@ -151,7 +151,7 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
 
     def into_loop(uop: Uop) -> None:  # (the end of the side trace as it is: its state to the buffer)
         assert side.end_snapshot is not None
-        ctx.materialize(side.end_snapshot)
+        ctx.hand_over_end(side.end_snapshot)
         ctx.store_fuel()
         b.branch(root_entry)
 

@@ -70,24 +70,46 @@ class Ownership:
                     grown = True
         for value in self.entry_slots.values():
             self._define(value, ENTRY)
+        #: value id -> the owned values it depends on without a reference of its own: an item read out of a list
+        #: the trace built, what a guard passes on of an owned value, a number unboxed from such an object
+        #: (``Value.boxed``); each of those stays alive as long as the value is needed
+        self.borrowed_from: dict[int, frozenset[int]] = {}
+        self.borrowed_kinds: dict[int, Kind] = {}
         for position, uop in enumerate(trace.uops):
             for arg in uop.args:
                 if arg.id in self.defined:
                     self.last[arg.id] = position
+                self._keep_roots(arg.id, position)
             if uop.exit is not None:
                 for value_id in self.state(trace, uop.exit.snapshot):
                     self.last[value_id] = position
+                for value_id in self._borrowed_in(trace, uop.exit.snapshot):
+                    self._keep_roots(value_id, position)
             if uop.name == "_CALL_TREE":  # handed over to the buffer, taken back after the next uop's guard
                 for value_id in self.slot_state(trace, uop.operand.snapshot):
                     self.last[value_id] = max(self.last[value_id], position + 1)
+                for value_id in self._borrowed_in(trace, uop.operand.snapshot):
+                    self._keep_roots(value_id, position + 1)  # (the inner tree reads it from the buffer)
             if uop.out is not None and (uop.op.owns or uop.out.kind in OWNED_KINDS) and not uop.out.is_const:
                 assert uop.op.owns, f"{uop.name} makes a {uop.out.kind.short} without owning it"
                 self._define(uop.out, position)
+            elif uop.out is not None and not uop.out.is_const and (uop.out.kind.is_pointer or uop.out.boxed):
+                roots = frozenset().union(
+                    *(
+                        {arg.id} if arg.id in self.defined else self.borrowed_from.get(arg.id, frozenset())
+                        for arg in uop.args
+                    )
+                )
+                if roots:
+                    self.borrowed_from[uop.out.id] = roots
+                    self.borrowed_kinds[uop.out.id] = uop.out.kind
         if trace.end is TraceEnd.TREE and self.defined:
             # the tail-jump hands the end state's values over, in the buffer (with the reference each holds)
             assert trace.end_snapshot is not None
             for value_id in self.state(trace, trace.end_snapshot):
                 self.last[value_id] = len(trace.uops) - 1
+            for value_id in self._borrowed_in(trace, trace.end_snapshot):
+                self._keep_roots(value_id, len(trace.uops) - 1)
         # a looping root: what flows across the back-edge (value id -> the references the next iteration needs
         # of it: one per slot phi it flows into), and the entry values held for the whole loop
         self.carried: Counter[int] = Counter()
@@ -156,6 +178,37 @@ class Ownership:
         self.defined[value.id] = position
         self.last[value.id] = position
         self.values[value.id] = value
+
+    def _keep_roots(self, value_id: int, position: int) -> None:
+        """Value is needed at position: so are the owned values it depends on."""
+        for root in self.borrowed_from.get(value_id, ()):
+            self.last[root] = max(self.last[root], position)
+
+    def _borrowed_in(self, trace: Trace, snapshot: Snapshot) -> list[int]:
+        """The ids of the values in the interpreter's state at snapshot that depend on owned values."""
+        if not self.borrowed_from:
+            return []
+        (frame,) = exit_resume(trace, snapshot)
+        values = [slot.value for slot in frame.slots if slot.hold is Hold.VALUE and slot.value is not None]
+        return [value.id for value in (*values, *frame.stack) if value.id in self.borrowed_from]
+
+    @property
+    def handed_with_reference(self) -> set[int]:
+        """The ids of the values an exit's state holds with a reference of their own: the owned values, and the
+        objects that depend on one (``pinned``)."""
+        pinned = (value_id for value_id in self.borrowed_from if self.borrowed_kinds[value_id] in MAY_BE_OWNED)
+        return set(self.defined) | set(pinned)
+
+    def pinned(self, trace: Trace, snapshot: Snapshot) -> tuple[list[Value], set[int]]:
+        """The objects written into the interpreter's state at snapshot that depend on an owned value (the state
+        takes a reference of its own to each: the owned value may be released at that exit), and the ids of
+        the owned values they depend on (released only once the state is written)."""
+        if not self.borrowed_from:
+            return [], set()
+        (frame,) = exit_resume(trace, snapshot)
+        values = [slot.value for slot in frame.slots if slot.hold is Hold.VALUE and slot.value is not None]
+        pinned = [v for v in (*values, *frame.stack) if v.id in self.borrowed_from and v.kind in MAY_BE_OWNED]
+        return pinned, {root for v in pinned for root in self.borrowed_from[v.id]}
 
     def state(self, trace: Trace, snapshot: Snapshot) -> Counter[int]:
         """How many times each owned value appears in the interpreter's state at snapshot."""

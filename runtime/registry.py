@@ -43,7 +43,7 @@ class TreeRegistry:
     # --- installing ------------------------------------------------------------------------------------
     def number_exits(self, trace: Trace) -> list[ExitDescriptor]:
         """Describe and number trace's exits (setting each exit point's id), in trace.exits() order."""
-        owned = Ownership(trace).defined  # (the values a side trace recorded from an exit starts owning)
+        owned = Ownership(trace).handed_with_reference  # (the values a side trace recorded from an exit starts owning)
         with self._numbering:
             exits = []
             for point in trace.exits():

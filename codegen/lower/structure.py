@@ -30,7 +30,7 @@ def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_CALL_TREE")
 def _call_tree(ctx: LowerContext, uop: Uop) -> None:
     ctx.call_handed = ctx.ownership.slot_state(ctx.trace, uop.operand.snapshot)  # (taken back after the call)
-    ctx.materialize(uop.operand.snapshot)
+    ctx.materialize(uop.operand.snapshot, pin=False)  # (what the state depends on lives across the call)
     for value_id in ctx.call_handed:  # the trace keeps a reference of its own: the inner tree may drop the buffer's
         ctx.incref(ctx.value(ctx.ownership.values[value_id]))
     ctx.store_fuel()
@@ -112,7 +112,7 @@ def _jump_to_tree(ctx: LowerContext, uop: Uop) -> None:
         ctx.rejoin(uop)
         return
     assert ctx.trace.end_snapshot is not None
-    ctx.materialize(ctx.trace.end_snapshot)
+    ctx.hand_over_end(ctx.trace.end_snapshot)
     ctx.store_fuel()
     callee = ctx.tree_function(uop.operand.symbol)
     ctx.builder.ret(ctx.builder.call(callee, [ctx.buf], tail="musttail"))

@@ -63,6 +63,9 @@ class Recorder:
         self.view_calls: set[int] = set()
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
+        # the ids of the objects the trace holds without a reference of their own that an owned value keeps alive
+        # (an item read out of a list the trace built, a guard's result on it: codegen.ownership)
+        self.dependent_values: set[int] = set()
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
         self.writeable_arrays: set[int] = set()  # (jit.specialize_numpy.ArrayEmitter)
@@ -269,6 +272,9 @@ class Recorder:
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         if op.owns and out is not None:
             self.owned_values.add(out.id)
+        elif out is not None and out.kind.is_pointer and not out.is_const:
+            if any(a.id in self.owned_values or a.id in self.dependent_values for a in args):
+                self.dependent_values.add(out.id)
         return out  # type: ignore[return-value]
 
     def unfuse(self) -> NoReturn:
@@ -397,6 +403,9 @@ class Recorder:
         if value.kind == Kind.ARRAY_INDEX:
             raise Abort(Reason.ARRAY_VIEW_USED)
         trace = self.trace
+        if value.id in self.dependent_values and not self.inlined:
+            # a variable holds a reference of its own: the owned value keeping the object alive may go first
+            value = self.emit("_KEEP_ALIVE", (value,), kind=value.kind)
         if self.is_owned(value) and trace.kind is TraceKind.ROOT and not self.inlined and slot not in trace.entry_slots:
             # a loop-carried owned reference must be in the entry type map (never assigned late, where an exit
             # would find the previous iteration's value: codegen.ownership keeps no such references)
