@@ -64,6 +64,20 @@ def item_through_two_lists(b):
     return v, out[-3:]
 
 
+def unpack_a_call_result(n):
+    for i in range(n):
+        a, b, c = (str(i * 1000) + ",y" + str(i)).partition(",")  # (a tuple only the trace holds)
+    return a, b, c
+
+
+def unpack_divmod_past_64_bits(n):
+    out = []
+    for i in range(n):
+        a, b = divmod(i * 10**20, 7)
+        out.append(b)
+    return a, b, out[-2:]
+
+
 def strings_unpacked(n, piece):
     total = 0
     for i in range(n):
@@ -90,6 +104,11 @@ def test_an_item_in_an_exit_state():
 def test_an_item_carried_across_the_back_edge():
     check(item_across_the_back_edge, BIG, 5, native=True)
     check(item_through_two_lists, BIG, native=True)
+
+
+def test_unpacking_what_a_call_returned():
+    check(unpack_a_call_result, 300, 2, native=True)  # (crashed too: the tuple was released before the names)
+    check(unpack_divmod_past_64_bits, 300, native=True)
 
 
 def test_nothing_leaks_and_nothing_is_freed_twice():
