@@ -68,6 +68,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyNumber_Absolute": (PTR, (PTR,)),
     # iterators an outer trace makes for its inner loops (codegen.lower.loops)
     "PyObject_GetIter": (PTR, (PTR,)),
+    "PyIter_Next": (PTR, (PTR,)),
     "PyErr_Occurred": (PTR, ()),
     # the entry stubs (codegen.entry)
     "PyErr_Fetch": (ir.VoidType(), (PTR.as_pointer(), PTR.as_pointer(), PTR.as_pointer())),

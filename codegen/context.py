@@ -17,9 +17,9 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
-from codegen.ownership import ENTRY, MAY_BE_OWNED, OWNED_KINDS, Ownership
+from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
-from jit.kinds import DIRTY, KIND_BITS, OWNED, Kind
+from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
 from jit.resume import Hold, exit_resume
 from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
 

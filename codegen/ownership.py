@@ -27,16 +27,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from jit.kinds import Kind
+from jit.kinds import MAY_BE_OWNED, Kind
 from jit.resume import Hold, exit_resume
 from jit.trace import Snapshot, Trace, TraceEnd, Value
 
 #: the kinds whose values are always owned references (a constant of such a kind aside: borrowed)
 OWNED_KINDS = frozenset({Kind.INT_OBJECT})
-#: the kinds a slot may hold an owned reference of (an int object, a list or tuple built by the trace, the result
-#: of a generic operation): where an exit writes such a slot, the reference the buffer held to its former value
-#: is released if its tag says so
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.ARRAY})
 ENTRY = -1  # the position of values the trace starts with
 
 

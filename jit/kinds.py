@@ -128,6 +128,11 @@ DIRTY = 0x80
 # released at the end if native code did not write the slot
 OWNED = 0x40
 KIND_BITS = 0x3F
+#: the kinds a slot may hold an owned reference of (an int object, a list, tuple, str or dict built by the trace,
+#: the result of a generic operation): where an exit writes such a slot, the reference the buffer held to its
+#: former value is released if its tag says so (codegen.ownership); what an inner tree's exit wrote there is
+#: reloaded with a reference of the trace's own (jit.recorder)
+MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.ARRAY})
 
 _BY_TYPE: dict[type, Kind] = {
     float: Kind.FLOAT,

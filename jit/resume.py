@@ -344,7 +344,7 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
         #        that its parent did not know where it reads it, so an exit before that read must not claim it)
         known.update({slot: value.kind for slot, value in trace.entry_slots.items()})
     slots = []
-    for slot in sorted(trace.written):
+    for slot in sorted(trace.written | frame.assigned):
         value = frame.slots.get(slot)
         if value is None and root:
             value = trace.entry_slots.get(slot)  # not assigned yet in this iteration: the value it came with

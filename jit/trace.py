@@ -77,6 +77,9 @@ class FrameSnapshot:
     pc: int
     slots: dict[int, Value]
     stack: list[Value]
+    # slots this state assigns that the trace does not (``Trace.written``): the hidden slots a generic FOR_ITER
+    # empties where its loop ends (jit.recorder.generic), written only by the exit that resumes here
+    assigned: frozenset[int] = frozenset()
 
 
 @dataclasses.dataclass(eq=False)

@@ -832,6 +832,24 @@ _uop(
     **_GENERIC,
 )
 _uop("_LOAD_ATTR_GENERIC", (ANY,), O, owns=True, operand=Operand.NAME, doc="PyObject_GetAttr", **_GENERIC)
+_uop("_GET_ITER_GENERIC", (ANY,), O, owns=True, doc="iter() of any iterable: PyObject_GetIter", **_GENERIC)
+_uop(
+    "_ITER_NEXT_GENERIC",
+    (O,),
+    O,
+    owns=True,
+    doc="next() of any iterator (PyIter_Next): its item, or NULL where it has none (the guard after it decides)",
+    **_GENERIC,
+)
+_uop("_GUARD_ITER_ITEM", (O,), None, DEOPT, doc="_ITER_NEXT_GENERIC gave an item: else leave, the loop ended")
+_uop(
+    "_GUARD_ITER_DONE",
+    (O,),
+    None,
+    DEOPT,
+    steals=True,  # (its input is NULL where it goes on: nothing to release)
+    doc="_ITER_NEXT_GENERIC gave no item: else leave with it, in the loop",
+)
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(
     "_BINARY_OP_GENERIC",

@@ -121,6 +121,37 @@ def _call_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+@lowers("_GET_ITER_GENERIC")
+def _get_iter_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
+    (iterable,) = refs = _references(ctx, uop, uop.args)
+    iterator = ctx.capi("PyObject_GetIter", iterable)
+    _release(ctx, refs)
+    return _made(ctx, uop, iterator)
+
+
+@lowers("_ITER_NEXT_GENERIC")
+def _iter_next_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """PyIter_Next: an item, or NULL with no exception where the iterator has none (its StopIteration cleared,
+    as CPython's FOR_ITER does), or NULL with the exception it raised: then the trace leaves, re-raising."""
+    b = ctx.builder
+    (iterator,) = refs = _references(ctx, uop, uop.args)
+    item = ctx.capi("PyIter_Next", iterator)
+    _release(ctx, refs)
+    raised = b.icmp_unsigned("!=", ctx.capi("PyErr_Occurred"), _NULL)
+    ctx.guard(b.or_(b.icmp_unsigned("!=", item, _NULL), b.not_(raised)), uop)
+    return item
+
+
+@lowers("_GUARD_ITER_ITEM")
+def _guard_iter_item(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("!=", ctx.value(uop.args[0]), _NULL), uop)
+
+
+@lowers("_GUARD_ITER_DONE")
+def _guard_iter_done(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), _NULL), uop)
+
+
 @lowers("_CALL_METHOD_GENERIC")
 def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder

@@ -31,10 +31,10 @@ from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import NUMPY_SCALARS, Kind
-from jit.recorder import subscripts  # noqa: F401  (its handlers first: some are wrapped here)
+from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
-from jit.trace import Snapshot, TraceKind, Value, WhenHot
-from runtime.frame import Frame
+from jit.trace import FrameSnapshot, Snapshot, TraceKind, Value, WhenHot
+from runtime.frame import UNBOUND, Frame
 
 #: kinds an argument of a generic operation may have: boxed by the lowering, or a pointer passed as it is
 _PASSED = frozenset(
@@ -226,6 +226,8 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
     seen (unboxing a number), leaving here with the result on the stack where either fails."""
     pending = r.after_barrier
     r.after_barrier = None
+    if r.pending_next is not None:
+        _next_outcome(r)
     r.emit("_CHECK_BARRIER")
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
     if not isinstance(pending, Value) or pending.kind != Kind.OBJECT or not r.abstract.stack():
@@ -439,6 +441,8 @@ _ROLLED_BACK = (
     "array_specs",
     "array_headers",
     "writeable_arrays",
+    "dependent_values",
+    "held_by_iterable",
     "wide_bounds",
 )
 
@@ -544,3 +548,96 @@ def _build_map(r: Recorder, frame: Frame, n: int) -> None:
     """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier)."""
     items = [argument(r, r.pop(), "a dict display") for _ in range(2 * n)][::-1]
     r.push(barrier(r, "_BUILD_MAP", tuple(items)))
+
+
+# --- for over any iterable: what jit.recorder.iteration gives up on -----------------------------------------
+
+
+@dataclasses.dataclass
+class PendingNext:
+    """A ``_ITER_NEXT_GENERIC`` whose outcome the next instruction shows (``_next_outcome``): an item (at the
+    FOR_ITER's next instruction, the item pushed) or none (at the loop's exit, its hidden slots emptied)."""
+
+    item: Value
+    base: int  # the loop's hidden slots: base + 2 holds the iterator
+    pc: int  # the FOR_ITER's
+    exit_pc: int
+    own: bool  # the FOR_ITER of the trace's own loop
+
+
+def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
+    """`for x in it` over an iterator native code has no uop of its own for (a generator, a map, a filter, a zip
+    of iterators, a user's class): its next() through PyIter_Next, a barrier (it may run any Python code, and
+    raise: re-raised at the FOR_ITER). Whether it gave an item is seen at the next instruction."""
+    base, exit_pc = arg
+    iterator = r.read_slot(frame, base + 2)
+    if iterator.kind != Kind.OBJECT:
+        raise Abort(Reason.FOR_OVER, what=iterator.kind.short)
+    own = r.trace.loop.header_pc == r.pc - 1
+    item = barrier(r, "_ITER_NEXT_GENERIC", (iterator,))
+    r.pending_next = PendingNext(item, base, r.pc, exit_pc, own)
+
+
+def _next_outcome(r: Recorder) -> None:
+    """At the instruction after a generic FOR_ITER: guard that its next() did as it did while recording. With an
+    item, the guard's exit is the loop's end (the hidden slots emptied, as CPython's FOR_ITER leaves them); with
+    none (an inner loop that ended), its exit resumes in the loop with the item on the stack, handed over."""
+    pending = r.pending_next
+    assert pending is not None
+    r.pending_next = None
+    stack = list(r.abstract.stack())
+    slots = dict(r.abstract.slots())
+    hidden = range(pending.base, pending.base + 3)
+    if r.pc == pending.pc + 1:
+        ended = {**slots, **{slot: r.const(UNBOUND) for slot in hidden}}
+        r.resume_override = Snapshot([FrameSnapshot(pending.exit_pc, ended, stack, frozenset(hidden))])
+        try:
+            r.emit("_GUARD_ITER_ITEM", (pending.item,), leaves_loop=pending.own)
+        finally:
+            r.resume_override = None
+        r.push(pending.item)
+        return
+    if r.pc != pending.exit_pc:  # (the next() raised: nothing to record after it)
+        raise Abort(Reason.FOR_OVER, what="iterator whose next() raised")
+    r.resume_override = Snapshot([FrameSnapshot(pending.pc + 1, slots, [*stack, pending.item])])
+    try:
+        r.emit("_GUARD_ITER_DONE", (pending.item,))
+    finally:
+        r.resume_override = None
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  (its item: no side trace takes it)
+    for slot in hidden:
+        r.write_slot(slot, r.const(UNBOUND))
+
+
+def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
+    """iter() of an iterable native code has no uop of its own for: PyObject_GetIter, a barrier (a class's
+    __iter__ runs). The iterator, the trace's own, goes to the loop's hidden slot (as jit.recorder.iteration's)."""
+    iterable = r.pop()
+    iterator = barrier(r, "_GET_ITER_GENERIC", (argument(r, iterable, "iter()"),), result=False)
+    r.write_slot(base, r.const(None))
+    r.write_slot(base + 1, r.const(None))
+    r.write_slot(base + 2, iterator)
+
+
+def _iteration_fallback(op: int, generic_handler: Any) -> None:
+    """Wrap the handler of op: where it gives up on the iterable's type (``Reason.FOR_OVER``), undo what it
+    recorded and record generic_handler instead."""
+    specialized = _HANDLERS[op]
+
+    def handler(r: Recorder, frame: Frame, arg: Any) -> None:
+        mark = rolled_back(r)
+        stack = list(r.abstract.stack())
+        try:
+            specialized(r, frame, arg)
+        except Abort as exc:
+            if exc.reason is not Reason.FOR_OVER or r.inlined:
+                raise
+            roll_back(r, mark)
+            r.abstract.replace_stack(stack)
+            generic_handler(r, frame, arg)
+
+    _HANDLERS[op] = handler
+
+
+_iteration_fallback(I.FOR_ITER, _for_iter)
+_iteration_fallback(I.GET_ITER, _get_iter)

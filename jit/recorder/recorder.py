@@ -15,7 +15,7 @@ from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo
 from jit.interfaces import ExitView, RecordingHost, TreeView
-from jit.kinds import Kind, kind_of
+from jit.kinds import MAY_BE_OWNED, Kind, kind_of
 from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
 from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
@@ -23,8 +23,10 @@ from runtime.frame import UNBOUND, Frame
 
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
-#: the kinds a slot may hold an owned reference of (codegen.ownership.MAY_BE_OWNED)
-MAY_BE_OWNED = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.ARRAY})
+#: the kinds of a slot that a parent's exit or the back-edge may make hold an owned reference, as far as linking a
+#: side trace into a tree is concerned (``owned_slots``; narrower than MAY_BE_OWNED: a str or dict handed over is
+#: not followed there yet)
+LINKED_OWNED_KINDS = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.ARRAY})
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
 #: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
 _WHILE_METHOD_PENDING = frozenset(
@@ -84,6 +86,7 @@ class Recorder:
         # a barrier was recorded (jit.recorder.generic): its result (a Value), or True if it has none; checked
         # at the start of the next instruction
         self.after_barrier: Value | bool | None = None
+        self.pending_next: Any = None  # a generic FOR_ITER's next(), its outcome unseen (jit.recorder.generic)
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
         # references of their own where a trace ends (jit.recorder.generic.keep_carried)
         self.host_has_barriers = bool(getattr(host, "has_barriers", False))
@@ -494,7 +497,7 @@ class Recorder:
             return False  # (a side trace knows the kinds its parent's exit may hand over: owned_slots)
         touched = self.abstract.slots()
         return any(
-            slot not in touched and self.slot_kind(actual, slot) in MAY_BE_OWNED
+            slot not in touched and self.slot_kind(actual, slot) in LINKED_OWNED_KINDS
             for slot, actual in enumerate(self.start_slots)
         )
 
@@ -506,10 +509,10 @@ class Recorder:
         out = {
             slot
             for slot, kind in trace.known_kinds.items()
-            if kind in MAY_BE_OWNED and slot not in self.parent_borrowed
+            if kind in LINKED_OWNED_KINDS and slot not in self.parent_borrowed
         }
         for slot, value in self.abstract.slots().items():
-            if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in MAY_BE_OWNED):
+            if self.is_owned(value) or (trace.entry_slots.get(slot) is value and value.kind in LINKED_OWNED_KINDS):
                 out.add(slot)
             else:
                 out.discard(slot)

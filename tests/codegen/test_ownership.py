@@ -78,6 +78,15 @@ def unpack_divmod_past_64_bits(n):
     return a, b, out[-2:]
 
 
+def strings_of_an_inner_loop(rows):
+    total = 0
+    for row in rows:
+        for j in row:
+            s = str(j) + "x"  # (a str the inner tree owns, handed to the outer trace at its exit)
+            total += len(s)
+    return total, s
+
+
 def strings_unpacked(n, piece):
     total = 0
     for i in range(n):
@@ -109,6 +118,18 @@ def test_an_item_carried_across_the_back_edge():
 def test_unpacking_what_a_call_returned():
     check(unpack_a_call_result, 300, 2, native=True)  # (crashed too: the tuple was released before the names)
     check(unpack_divmod_past_64_bits, 300, native=True)
+
+
+def test_a_str_an_inner_tree_made_is_reloaded_with_a_reference_of_its_own():
+    # (crashed: the outer trace reloaded it borrowed, and its exits released the buffer's only reference)
+    check(strings_of_an_inner_loop, [[1, 22], [333, 4444, 5]] * 10, native=True)
+    f = jit(threshold=2, side_exit_threshold=2)(strings_of_an_inner_loop)
+    for _ in range(4):
+        total, s = f([[1, 22], [333, 4444, 5]] * 10)
+        junk = [str(2**70 + k) for k in range(1000)]
+        count = sys.getrefcount(s)  # (the name s, the argument)
+        assert total == 160 and s == "5x" and count == 2
+        del junk
 
 
 def test_nothing_leaks_and_nothing_is_freed_twice():
