@@ -596,6 +596,7 @@ def _next_outcome(r: Recorder) -> None:
         finally:
             r.resume_override = None
         r.push(pending.item)
+        r.snapshots.begin(r.pc)  # (this instruction's guards resume with the item on the stack)
         return
     if r.pc != pending.exit_pc:  # (the next() raised: nothing to record after it)
         raise Abort(Reason.FOR_OVER, what="iterator whose next() raised")
@@ -607,6 +608,7 @@ def _next_outcome(r: Recorder) -> None:
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  (its item: no side trace takes it)
     for slot in hidden:
         r.write_slot(slot, r.const(UNBOUND))
+    r.snapshots.begin(r.pc)  # (this instruction's guards resume with the hidden slots emptied)
 
 
 def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
