@@ -68,9 +68,11 @@ class Ownership:
             self._define(value, ENTRY)
         #: value id -> the owned values it depends on without a reference of its own: an item read out of a list
         #: the trace built, what a guard passes on of an owned value, a number unboxed from such an object
-        #: (``Value.boxed``); each of those stays alive as long as the value is needed
+        #: (``Value.boxed``); each of those stays alive as long as the value is needed (not one whose contents
+        #: another object holds too: ``UopDef.shared``)
         self.borrowed_from: dict[int, frozenset[int]] = {}
         self.borrowed_kinds: dict[int, Kind] = {}
+        shared = {uop.out.id for uop in trace.uops if uop.op.shared and uop.out is not None}
         for position, uop in enumerate(trace.uops):
             for arg in uop.args:
                 if arg.id in self.defined:
@@ -92,7 +94,9 @@ class Ownership:
             elif uop.out is not None and not uop.out.is_const and (uop.out.kind.is_pointer or uop.out.boxed):
                 roots = frozenset().union(
                     *(
-                        {arg.id} if arg.id in self.defined else self.borrowed_from.get(arg.id, frozenset())
+                        {arg.id}
+                        if arg.id in self.defined and arg.id not in shared
+                        else self.borrowed_from.get(arg.id, frozenset())
                         for arg in uop.args
                     )
                 )

@@ -169,6 +169,9 @@ class UopDef:
     mutates: bool = False  # changes memory Python code can see: never in an inlined call (jit.inline)
     drops: bool = False  # may free an object the trace read: borrowed pointers read before it may dangle after it
     owns: bool = False  # its output is a new reference: codegen releases it after its last use, or hands it over
+    # (owns) what its output holds, another object holds too (a builtin iterator's item: its iterable): objects read
+    # out of it need not outlive it (codegen.ownership.borrowed_from, jit.recorder's dependent values)
+    shared: bool = False
     # (a store) where its first input is an owned reference used last here, it keeps that reference (no incref,
     # no release: codegen.ownership)
     steals: bool = False
@@ -411,6 +414,7 @@ _uop(
     VARIES,
     DEOPT,
     owns=True,
+    shared=True,
     mutates=True,
     operand=Operand.CONST,
     doc="its next item, leaving where it has none or raises (the interpreter asks again: the same answer)",

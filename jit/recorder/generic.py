@@ -442,7 +442,7 @@ _ROLLED_BACK = (
     "array_headers",
     "writeable_arrays",
     "dependent_values",
-    "held_by_iterable",
+    "shared_values",
     "wide_bounds",
 )
 

@@ -68,10 +68,10 @@ class Recorder:
         # the ids of the objects the trace holds without a reference of their own that an owned value keeps alive
         # (an item read out of a list the trace built, a guard's result on it: codegen.ownership)
         self.dependent_values: set[int] = set()
-        # the ids of the owned items of a builtin iterator (_ITER_NEXT_BUILTIN): what they hold, the iterable holds
-        # too (a dict's keys and values, a str's cached characters: jit.recorder.iteration); a barrier that may
-        # drop it keeps the slots alive anyway (jit.recorder.generic._keep_alive)
-        self.held_by_iterable: set[int] = set()
+        # the ids of the owned values whose contents another object holds too (``UopDef.shared``: a builtin
+        # iterator's items, held by the iterable); a barrier that may drop those keeps the slots alive anyway
+        # (jit.recorder.generic._keep_alive)
+        self.shared_values: set[int] = set()
         self.kept_alive: dict[int, Value] = {}  # boxed value id -> the reference the trace took to it (_NEW_REF)
         self.array_specs: dict[int, ArraySpec] = {}  # arrays guarded so far (value id -> spec)
         self.writeable_arrays: set[int] = set()  # (jit.specialize_numpy.ArrayEmitter)
@@ -279,11 +279,11 @@ class Recorder:
         out = self.trace.emit(name, args, kind=kind, operand=operand, pc=pc, line=line, exit=exit)
         if op.owns and out is not None:
             self.owned_values.add(out.id)
-            if name == "_ITER_NEXT_BUILTIN":
-                self.held_by_iterable.add(out.id)
+            if op.shared:
+                self.shared_values.add(out.id)
         elif out is not None and out.kind.is_pointer and not out.is_const:
             if any(
-                (a.id in self.owned_values and a.id not in self.held_by_iterable) or a.id in self.dependent_values
+                (a.id in self.owned_values and a.id not in self.shared_values) or a.id in self.dependent_values
                 for a in args
             ):
                 self.dependent_values.add(out.id)
