@@ -296,12 +296,16 @@ def test_a_blacklisted_loop_compiles_once_what_failed_is_gone():
     def total(data):
         s = 0.0
         for x in data:
-            s += x * 2.5
+            if x:
+                s += x * 2.5
         return s
 
     class Number:
         def __init__(self, v):
             self.v = v
+
+        def __bool__(self):  # (the truth of an object whose class defines __bool__ in Python: not compiled)
+            return self.v != 0
 
         def __rmul__(self, other):
             return self.v * other
@@ -309,8 +313,11 @@ def test_a_blacklisted_loop_compiles_once_what_failed_is_gone():
         def __mul__(self, other):
             return self.v * other
 
-    def odd():  # (a generator: `for` over one is not compiled)
-        return (x for x in [2**70] * 50)
+        def __radd__(self, other):
+            return other + self.v
+
+    def odd():
+        return [Number(k % 3) for k in range(50)]
 
     f = jit(threshold=2, max_aborts=2)(total)
     for _ in range(50):
