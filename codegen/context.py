@@ -574,10 +574,12 @@ class LowerContext:
     def state_key(self, snapshot: Snapshot, after: Sequence[Value] = ()) -> tuple[Any, ...]:
         """What ``materialize(snapshot)`` followed by releasing after writes, as a key: equal keys write the same
         IR. Snapshots of different points of the trace often leave the same state (guards of one instruction, or
-        before anything of an iteration is assigned): their exits share one writer. A value is named by the IR
-        value it stands for here (``values`` changes at the loop's top and in a versioned loop's copies), a
-        slot assigned late by its flag and previous value, so a key never names values of another copy of the
-        loop; each IR value named dominates every exit that has the key (it is used there), hence the writer."""
+        before anything of an iteration is assigned): their exits share one writer. A value is named by itself
+        (what it owns, pins or hands over goes by its id: two values of one IR value, a guard's input and output,
+        may differ there) and by the IR value it stands for here (``values`` changes at the loop's top and in a
+        versioned loop's copies), a slot assigned late by its flag and previous value, so a key never names
+        values of another copy of the loop; each IR value named dominates every exit that has the key (it is
+        used there), hence the writer."""
         (frame,) = exit_resume(self.trace, snapshot)
         slots = []
         for state in frame.slots:
@@ -590,10 +592,9 @@ class LowerContext:
         stack = tuple(self._value_key(value) for value in frame.stack)
         return (tuple(slots), stack, tuple(self._value_key(value) for value in after), id(self.before_state))
 
-    def _value_key(self, value: Value) -> tuple[Any, ...]:
+    def _value_key(self, value: Value) -> tuple[int, int]:
         known = self.values.get(value.id)
-        # (the kind too: two values of one IR value, an int and its bool, are written with different tags)
-        return (value.id, value.kind) if known is None else (id(known), value.kind)
+        return (value.id, 0 if known is None else id(known))  # (None: a constant, made where it is used)
 
     def exit_tail(self) -> ir.Block:
         """One block for the end of every exit of the trace: count it, record its number (and the fuel left),
