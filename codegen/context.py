@@ -133,10 +133,11 @@ class LowerContext:
         self.vectorized: ir.Function | None = None
         self.tail_index: Any = None
         self.tail_fuel: Any = None
-        # per snapshot (while the values it names mean the same: codegen.function starts over at the loop):
-        # the block that writes its state, shared by the exits that resume there, with phis of their number
-        # and fuel (less IR per guard, and less for LLVM to compile)
-        self.state_writers: dict[tuple[int, tuple[int, ...]], tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
+        # per state to write (``state_key``: what the interpreter gets, by the IR values that give it; codegen.function
+        # starts over at the loop): the block that writes it, shared by every exit that leaves that state, with
+        # phis of their number and fuel (less IR per guard, and less for LLVM to compile)
+        self.state_writers: dict[tuple[Any, ...], tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
+        self.state_writes = 0  # exits whose state went through a writer (shared or not), for tests and dumps
         self.globals: dict[str, Any] = host.globals if host is not None else {}
         self.builtins: dict[str, Any] = host.builtins if host is not None else {}
         # a tree's loop lowered with side traces that come back to it (codegen.joined): per exit point (its id()),
@@ -548,7 +549,8 @@ class LowerContext:
         releases after (shared by the exits that resume there and release the same)."""
         if exit.prewritten is not None:
             return self.exit_tail(), self.tail_index, self.tail_fuel
-        key = (id(exit.snapshot), tuple(value.id for value in after))
+        key = self.state_key(exit.snapshot, after)
+        self.state_writes += 1
         writer = self.state_writers.get(key)
         if writer is None:
             b = self.builder
@@ -568,6 +570,31 @@ class LowerContext:
             self.state_writers[key] = writer
             b.position_at_end(here)
         return writer
+
+    def state_key(self, snapshot: Snapshot, after: Sequence[Value] = ()) -> tuple[Any, ...]:
+        """What ``materialize(snapshot)`` followed by releasing after writes, as a key: equal keys write the same
+        IR. Snapshots of different points of the trace often leave the same state (guards of one instruction, or
+        before anything of an iteration is assigned): their exits share one writer. A value is named by itself
+        (what it owns, pins or hands over goes by its id: two values of one IR value, a guard's input and output,
+        may differ there) and by the IR value it stands for here (``values`` changes at the loop's top and in a
+        versioned loop's copies), a slot assigned late by its flag and previous value, so a key never names
+        values of another copy of the loop; each IR value named dominates every exit that has the key (it is
+        used there), hence the writer."""
+        (frame,) = exit_resume(self.trace, snapshot)
+        slots = []
+        for state in frame.slots:
+            if state.hold is Hold.VALUE:
+                assert state.value is not None
+                slots.append((state.slot, self._value_key(state.value)))
+            elif state.hold is Hold.PREVIOUS:
+                flag = self.valid.get(state.slot)
+                slots.append((state.slot, None if flag is None else (id(flag[0]), id(flag[1]))))
+        stack = tuple(self._value_key(value) for value in frame.stack)
+        return (tuple(slots), stack, tuple(self._value_key(value) for value in after), id(self.before_state))
+
+    def _value_key(self, value: Value) -> tuple[int, int]:
+        known = self.values.get(value.id)
+        return (value.id, 0 if known is None else id(known))  # (None: a constant, made where it is used)
 
     def exit_tail(self) -> ir.Block:
         """One block for the end of every exit of the trace: count it, record its number (and the fuel left),
