@@ -49,6 +49,10 @@ from runtime.registry import TreeRegistry
 from runtime.runner import NativeRunner
 from runtime.trees import CompiledTrace, Tree
 
+#: how many times a loop's header lets an iteration run to bind the slots a tree's root writes before reading them
+#: (Monitor.waits_for_binding) before it records a tree for the entry with them unbound
+MAX_BINDING_WAITS = 8
+
 
 class Jitted(Protocol):
     """What the monitor needs of the function it serves (``jit.function.JitFunction``, which makes the monitor
@@ -96,8 +100,8 @@ class Monitor:
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
         self._pending_lock = threading.Lock()
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
-        # loop -> its trees' native entries where its header last waited for slots to be bound (waits_for_binding)
-        self.binding_waits: dict[int, int] = {}
+        # loop -> (its trees' native entries where its header last waited for slots to be bound, how many waits)
+        self.binding_waits: dict[int, tuple[int, int]] = {}
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -139,15 +143,18 @@ class Monitor:
         let this iteration run where the function runs, which binds them, and enter at the next header, rather
         than record a second root tree for the same loop (its compile time, and a place among
         max_trees_per_loop). Each wait must be followed by a native entry of the loop's trees before the next
-        one: else (the iteration left them unbound) the header records as usual."""
+        one: else (the iteration left them unbound) the header records as usual. After MAX_BINDING_WAITS waits,
+        it records too: a loop entered that often with them unbound pays for a tree of its own (a wait costs a
+        round trip through the interpreter's hand-off, a native first iteration nothing)."""
         index = state.loop.index
         trees = self.registry.trees[index]
         if not any(tree.matches_once_bound(tags) for tree in trees):
             return False
         entries = sum(tree.entries for tree in trees)
-        if self.binding_waits.get(index) == entries:
-            return False  # (the last wait was not followed by an entry)
-        self.binding_waits[index] = entries
+        last, waits = self.binding_waits.get(index, (-1, 0))
+        if last == entries or waits >= MAX_BINDING_WAITS:
+            return False  # (the last wait was not followed by an entry, or the loop waits too often)
+        self.binding_waits[index] = (entries, waits + 1)
         state.cooldown = max(state.cooldown, 1)  # (CPython's loop driver hands the loop back after one iteration)
         return True
 

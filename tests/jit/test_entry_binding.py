@@ -10,6 +10,7 @@ from helpers import check
 
 import jit as jit_module
 from jit import jit
+from jit.monitor import MAX_BINDING_WAITS
 
 
 def words_loop(n):
@@ -126,3 +127,14 @@ def test_unbound_local_error_is_cpythons():
             f(300, k, k + 1)
         assert str(jitted.value) == str(plain.value)
     assert jit_module.stats(f)["native_entries"] >= 1
+
+
+def test_a_loop_entered_often_with_them_unbound_gets_a_tree_for_it():
+    # (each wait costs a round trip through the hand-off: after MAX_BINDING_WAITS, the entry gets its own tree)
+    f = jit(threshold=8, sync_compile=True, min_native_iterations=0)(words_loop)
+    for call in range(1 + MAX_BINDING_WAITS):
+        assert f(100) == words_loop(100)
+        assert _roots(f) == 1, call
+    assert f(100) == words_loop(100)
+    kinds = [t["entry_kinds"]["words"] for t in jit_module.stats(f)["trees"]]
+    assert sorted(kinds) == ["list", "unbound"]
