@@ -49,9 +49,9 @@ from runtime.registry import TreeRegistry
 from runtime.runner import NativeRunner
 from runtime.trees import CompiledTrace, Tree
 
-#: how many times a loop's header lets an iteration run to bind the slots a tree's root writes before reading them
-#: (Monitor.waits_for_binding) before it records a tree for the entry with them unbound
-MAX_BINDING_WAITS = 8
+#: what a loop header's wait for slots to be bound costs (Monitor.waits_for_binding), in ms: about 25 us measured
+#: (an iteration through the hand-off and the interpreter's header instead of native code; 2-core machine, 3.11)
+WAIT_MS = 0.025
 
 
 class Jitted(Protocol):
@@ -143,17 +143,20 @@ class Monitor:
         let this iteration run where the function runs, which binds them, and enter at the next header, rather
         than record a second root tree for the same loop (its compile time, and a place among
         max_trees_per_loop). Each wait must be followed by a native entry of the loop's trees before the next
-        one: else (the iteration left them unbound) the header records as usual. After MAX_BINDING_WAITS waits,
-        it records too: a loop entered that often with them unbound pays for a tree of its own (a wait costs a
-        round trip through the interpreter's hand-off, a native first iteration nothing)."""
+        one: else (the iteration left them unbound) the header records as usual. It records too once the waits
+        have cost about what compiling that tree did (a wait is a round trip through the hand-off, WAIT_MS; a
+        tree of its own would run that first iteration natively): a loop entered that often with them unbound
+        pays for a tree of its own, and no loop pays more than twice the better choice's cost."""
         index = state.loop.index
         trees = self.registry.trees[index]
-        if not any(tree.matches_once_bound(tags) for tree in trees):
+        waiting_for = [tree for tree in trees if tree.matches_once_bound(tags)]
+        if not waiting_for:
             return False
         entries = sum(tree.entries for tree in trees)
         last, waits = self.binding_waits.get(index, (-1, 0))
-        if last == entries or waits >= MAX_BINDING_WAITS:
-            return False  # (the last wait was not followed by an entry, or the loop waits too often)
+        budget = min(tree.root.compile_ms for tree in waiting_for)
+        if last == entries or waits * WAIT_MS >= budget:
+            return False  # (the last wait was not followed by an entry, or the waits cost a compilation)
         self.binding_waits[index] = (entries, waits + 1)
         state.cooldown = max(state.cooldown, 1)  # (CPython's loop driver hands the loop back after one iteration)
         return True
