@@ -9,10 +9,9 @@ import sys
 import tracemalloc
 
 import pytest
-from helpers import check
+from helpers import check, no_binding_waits
 
 import jit
-from jit import monitor
 
 
 def list_of_lists(n):
@@ -92,7 +91,7 @@ def test_an_inner_loop_assigning_the_variable(monkeypatch):
     tree releases the buffer's where it assigns the variable, and the outer trace takes the new list's over
     (_RELOAD_SLOT_OWNED): the loop nest runs natively, with one exit per call once warm."""
     f = check(inner_rebinds, (0,), (1,), (30,), native=True)
-    _no_binding_waits(monkeypatch)
+    no_binding_waits(monkeypatch)
     assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED", "INNER_NOT_COMPILED"}
     g = warmed(inner_rebinds, 30)
     before = jit.stats(g)
@@ -110,16 +109,8 @@ def warmed(func, *args):
     return f
 
 
-def _no_binding_waits(monkeypatch):
-    """A call enters the outer loop with `row` unbound, which the outer tree's root assigns before reading it:
-    the header waits for an iteration to bind it (jit.monitor.Monitor.waits_for_binding) until the waits have
-    cost what compiling the tree did, then records a tree for that entry, whose steady state is tested here:
-    the first wait is the last one."""
-    monkeypatch.setattr(monitor, "WAIT_MS", 1e9)
-
-
 def test_list_of_lists_leaves_native_code_once_per_call(monkeypatch):
-    _no_binding_waits(monkeypatch)
+    no_binding_waits(monkeypatch)
     f = warmed(list_of_lists, 30)
     before = jit.stats(f)
     assert f(30) == list_of_lists(30)

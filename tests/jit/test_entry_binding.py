@@ -70,6 +70,16 @@ def unbound_read_raises(n, k, m):
     return total
 
 
+def rows_nest(n):
+    rows = []
+    for i in range(n):
+        row = []  # (a list the outer trace builds, which the inner tree appends to)
+        for j in range(n):
+            row.append(i * j % 7)
+        rows.append(row)
+    return rows
+
+
 def _roots(f):
     return jit_module.stats(f)["root_traces"]
 
@@ -77,18 +87,18 @@ def _roots(f):
 @pytest.mark.parametrize("interpreter", [False, True], ids=["cpython", "interpreter"])
 @pytest.mark.parametrize(
     "func, args",
-    [(words_loop, (300,)), (pairs_loop, (300, "abracadabra")), (deleted_in_the_loop, (300,))],
+    [(words_loop, (300,)), (pairs_loop, (300, "abracadabra")), (deleted_in_the_loop, (300,)), (rows_nest, (40,))],
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_a_second_call_enters_the_first_calls_tree(func, args, interpreter):
     f = jit(threshold=8, sync_compile=True, interpreter=interpreter, min_native_iterations=0)(func)
     assert f(*args) == func(*args)
     first = jit_module.stats(f)
-    assert first["root_traces"] == 1 and first["native_entries"] >= 1
+    assert first["root_traces"] == (2 if func is rows_nest else 1) and first["native_entries"] >= 1
     for _ in range(3):
         assert f(*args) == func(*args)
     after = jit_module.stats(f)
-    assert after["root_traces"] == 1, [t["entry_kinds"] for t in after["trees"]]
+    assert after["root_traces"] == first["root_traces"], [t["entry_kinds"] for t in after["trees"]]
     assert after["native_entries"] >= first["native_entries"] + 3  # (each later call ran natively)
     assert after["limits_hit"].get("max_trees_per_loop", 0) == 0
 
@@ -100,6 +110,7 @@ def test_a_second_call_enters_the_first_calls_tree(func, args, interpreter):
         (pairs_loop, [(300, "abracadabra"), (3, "ab"), (100, "xy")]),
         (used_after_the_loop, [(300,), (0,), (1,), (100,)]),
         (deleted_in_the_loop, [(300,), (0,), (50,)]),
+        (rows_nest, [(40,), (0,), (1,), (2,), (30,)]),
         (read_before_written, [(300,), (1,), (0,), (50,)]),
         (
             unbound_read_raises,
