@@ -49,6 +49,10 @@ from runtime.registry import TreeRegistry
 from runtime.runner import NativeRunner
 from runtime.trees import CompiledTrace, Tree
 
+#: what a loop header's wait for slots to be bound costs (Monitor.waits_for_binding), in ms: about 25 us measured
+#: (an iteration through the hand-off and the interpreter's header instead of native code; 2-core machine, 3.11)
+WAIT_MS = 0.025
+
 
 class Jitted(Protocol):
     """What the monitor needs of the function it serves (``jit.function.JitFunction``, which makes the monitor
@@ -96,6 +100,8 @@ class Monitor:
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
         self._pending_lock = threading.Lock()
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
+        # loop -> (its trees' native entries where its header last waited for slots to be bound, how many waits)
+        self.binding_waits: dict[int, tuple[int, int]] = {}
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -119,14 +125,41 @@ class Monitor:
             if exit is not None:
                 return self.exited(frame, exit)
             buffer = runner.take_buffer()
-            tree = self.registry.tree_for(loop, buffer.pack(frame.slots))
+            tags = buffer.pack(frame.slots)
+            tree = self.registry.tree_for(loop, tags)
             if tree is not None:
                 return self.run(frame, tree, buffer)
             runner.give_back(buffer)
+            if self.waits_for_binding(state, tags):
+                return pc + 1
         if self.may_record(state) and state.start():
             self.recordings += 1
             frame.trace_hook = Recorder(self, frame, state.loop, pc + 1)
         return pc + 1
+
+    def waits_for_binding(self, state: LoopState, tags: bytes) -> bool:
+        """No tree of state's loop matches tags, but one would once slots its root writes before reading them
+        are bound (a later call enters the loop with the body's locals unbound: ``Tree.matches_once_bound``):
+        let this iteration run where the function runs, which binds them, and enter at the next header, rather
+        than record a second root tree for the same loop (its compile time, and a place among
+        max_trees_per_loop). Each wait must be followed by a native entry of the loop's trees before the next
+        one: else (the iteration left them unbound) the header records as usual. It records too once the waits
+        have cost about what compiling that tree did (a wait is a round trip through the hand-off, WAIT_MS; a
+        tree of its own would run that first iteration natively): a loop entered that often with them unbound
+        pays for a tree of its own, and no loop pays more than twice the better choice's cost."""
+        index = state.loop.index
+        trees = self.registry.trees[index]
+        waiting_for = [tree for tree in trees if tree.matches_once_bound(tags)]
+        if not waiting_for:
+            return False
+        entries = sum(tree.entries for tree in trees)
+        last, waits = self.binding_waits.get(index, (-1, 0))
+        budget = min(tree.root.compile_ms for tree in waiting_for)
+        if last == entries or waits * WAIT_MS >= budget:
+            return False  # (the last wait was not followed by an entry, or the waits cost a compilation)
+        self.binding_waits[index] = (entries, waits + 1)
+        state.cooldown = max(state.cooldown, 1)  # (CPython's loop driver hands the loop back after one iteration)
+        return True
 
     # --- entering native code --------------------------------------------------------------------------
     def enter_through_stubs(self, frame: Frame, loop: int, count: bool = True) -> ExitDescriptor | None:

@@ -172,6 +172,10 @@ class Trace:
     loop: LoopInfo
     start_pc: int
     entry_slots: dict[int, Value] = dataclasses.field(default_factory=dict)  # slot -> value read at the start
+    # root traces: the slots of entry_slots the trace writes before it reads them, there only because it carries
+    # an owned reference into them across the back-edge (dead at the entry but for what an exit before the write
+    # gives back): an entry with one of them unbound lets an iteration run first instead (jit.monitor)
+    carried_only: set[int] = dataclasses.field(default_factory=set)
     entry_stack: dict[int, Value] = dataclasses.field(default_factory=dict)  # side traces: stack index -> value read
     start_stack: list[Value] = dataclasses.field(default_factory=list)  # side traces: the whole stack at the start
     known_kinds: dict[int, Kind] = dataclasses.field(default_factory=dict)  # side traces: kinds the parent knew

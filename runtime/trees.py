@@ -97,6 +97,7 @@ class Tree:
         self.loop = loop
         self.root = root
         self.entry_kinds: dict[int, Kind] = root.trace.entry_kinds
+        self.carried_only = frozenset(root.trace.carried_only)
         # the slots whose int objects the buffer holds a reference to while the tree runs (codegen.ownership)
         self.owned_entry_slots = tuple(slot for slot, kind in self.entry_kinds.items() if kind == Kind.INT_OBJECT)
         slots = tuple(self.entry_kinds)
@@ -146,6 +147,19 @@ class Tree:
 
     def matches(self, tags: bytes) -> bool:
         return self._gather(tags) == self._expected
+
+    def matches_once_bound(self, tags: bytes) -> bool:
+        """Would the entry type map match but for slots that are unbound now and that the root writes before
+        it reads them (``Trace.carried_only``: one iteration run first binds them)?"""
+        unbound = int(Kind.UNBOUND)
+        waiting = False
+        for slot, kind in self.entry_kinds.items():
+            tag = tags[slot]
+            if tag != kind:
+                if tag != unbound or slot not in self.carried_only:
+                    return False
+                waiting = True
+        return waiting
 
     def traces(self) -> list[CompiledTrace]:
         return [self.root, *self.side_traces]

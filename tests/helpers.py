@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jit as jit_module
-from jit import jit
+from jit import jit, monitor
 
 # loops compile after a couple of iterations, so short test loops exercise the JIT
 TEST_OPTIONS: dict[str, Any] = {"threshold": 2, "side_exit_threshold": 2}
@@ -153,3 +153,11 @@ def define(source: str, name: str, namespace: dict[str, Any] | None = None) -> C
     ns: dict[str, Any] = {"math": math} if namespace is None else namespace
     exec(compile(source, filename, "exec"), ns)
     return ns[name]
+
+
+def no_binding_waits(monkeypatch: Any) -> None:
+    """End a loop header's waits for locals to be bound at once (``jit.monitor.Monitor.waits_for_binding``): a
+    call entering a loop with a local unbound that the loop's tree carries (assigned before it is read) then gets
+    a tree of its own at the next call, the steady state a warm-call test pins (native entries per call), which
+    the waits otherwise reach only once they have cost what compiling that tree did."""
+    monkeypatch.setattr(monitor, "WAIT_MS", 1e9)

@@ -392,6 +392,7 @@ class Recorder:
                     if kind == Kind.RANGE:
                         raise Abort(Reason.RANGE_IN_LOCAL)
                     entry = trace.entry_slots[slot] = trace.new_value(kind)
+                    trace.carried_only.add(slot)
                 if entry.id not in owned:
                     owned.add(entry.id)
                     grown = True
@@ -425,6 +426,7 @@ class Recorder:
             if kind == Kind.RANGE:
                 raise Abort(Reason.RANGE_IN_LOCAL)
             trace.entry_slots[slot] = trace.new_value(kind)
+            trace.carried_only.add(slot)
         self.abstract.set(slot, value)
         if not self.inlined:  # (an inlined callee's locals live only in the trace)
             self.trace.written.add(slot)

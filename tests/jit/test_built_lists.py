@@ -9,7 +9,7 @@ import sys
 import tracemalloc
 
 import pytest
-from helpers import check
+from helpers import check, no_binding_waits
 
 import jit
 
@@ -86,11 +86,12 @@ def test_a_list_freed_at_every_iteration():
     check(discarded, (0,), (100,), native=True)
 
 
-def test_an_inner_loop_assigning_the_variable():
+def test_an_inner_loop_assigning_the_variable(monkeypatch):
     """The outer trace hands the list it built over with the buffer, keeping a reference of its own; the inner
     tree releases the buffer's where it assigns the variable, and the outer trace takes the new list's over
     (_RELOAD_SLOT_OWNED): the loop nest runs natively, with one exit per call once warm."""
     f = check(inner_rebinds, (0,), (1,), (30,), native=True)
+    no_binding_waits(monkeypatch)
     assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED", "INNER_NOT_COMPILED"}
     g = warmed(inner_rebinds, 30)
     before = jit.stats(g)
@@ -108,7 +109,8 @@ def warmed(func, *args):
     return f
 
 
-def test_list_of_lists_leaves_native_code_once_per_call():
+def test_list_of_lists_leaves_native_code_once_per_call(monkeypatch):
+    no_binding_waits(monkeypatch)
     f = warmed(list_of_lists, 30)
     before = jit.stats(f)
     assert f(30) == list_of_lists(30)

@@ -7,7 +7,7 @@ jit.stats, one entry and one exit per warm call."""
 from __future__ import annotations
 
 import pytest
-from helpers import check
+from helpers import check, no_binding_waits
 
 import jit
 
@@ -85,9 +85,10 @@ def test_same_as_cpython(func, calls):
         (two_generators, ([1, 2, 3, 4], 2000)),
     ],
 )
-def test_warm_call_stays_native(func, args):
+def test_warm_call_stays_native(func, args, monkeypatch):
     """After warm-up a call enters native code once and leaves it once: the comprehension runs as the inner
     loop's tree, called from the outer loop's trace."""
+    no_binding_waits(monkeypatch)
     jitted = jit.jit(func)
     expected = func(*args)
     for _ in range(3):

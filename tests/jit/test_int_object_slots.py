@@ -10,7 +10,7 @@ import traceback
 import tracemalloc
 
 import pytest
-from helpers import check
+from helpers import check, no_binding_waits
 
 import jit
 
@@ -270,11 +270,12 @@ def test_an_int_object_in_a_variable_across_an_inner_loops_call():
     assert [sys.getrefcount(item) for item in result][0] == 3
 
 
-def test_an_inner_loop_using_an_int_object():
+def test_an_inner_loop_using_an_int_object(monkeypatch):
     """The inner tree's entry type map holds the int object; the outer trace hands it over and keeps its own
     reference across the call: one exit per call once warm, and no reference left behind."""
     f = check(inner_uses_it, (0,), (1,), (50,), native=True)
     assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED", "INNER_NOT_COMPILED"}
+    no_binding_waits(monkeypatch)
     g = warmed(inner_uses_it, 50)
     before = jit.stats(g)
     result = g(50)

@@ -12,7 +12,7 @@ import sys
 import tracemalloc
 
 import pytest
-from helpers import check
+from helpers import check, no_binding_waits
 
 import jit as jit_module
 from jit import jit
@@ -447,11 +447,12 @@ def last_read(grid):
 
 
 @pytest.mark.parametrize("func", [last_built, last_built_sometimes])
-def test_a_list_an_inner_loop_builds_and_the_outer_loop_reads(func):
+def test_a_list_an_inner_loop_builds_and_the_outer_loop_reads(func, monkeypatch):
     """The inner tree's exit hands the list it built over with the buffer's reference, which the outer trace takes
     over where it reads the variable back (it once wrote the slot back at its next call without a reference,
     and the list was freed under it: a segfault)."""
     check(func, (300,), (5,), (0,), native=True)
+    no_binding_waits(monkeypatch)
     f = jit(func)
     for _ in range(6):
         assert f(300) == func(300)
@@ -557,11 +558,12 @@ def test_ints_past_64_bits_same_results_as_cpython(func, args):
 
 
 @pytest.mark.parametrize("func, args", BIG_NATIVE, ids=BIG_IDS[: len(BIG_NATIVE)])
-def test_ints_past_64_bits_in_nests_enter_native_code_once(func, args):
+def test_ints_past_64_bits_in_nests_enter_native_code_once(func, args, monkeypatch):
     """An int object in an inner loop's variables (read, assigned, or both: the outer trace hands its reference
     over and takes back what the inner tree wrote), read from a list, compared, raised to a power: no abort,
     one native entry and at most two exits per warm call (warm: the exit where a variable leaves 64 bits taken
     side_exit_threshold times, so that it grew its side trace into the tree of the other kind)."""
+    no_binding_waits(monkeypatch)
     f = jit(func)
     for _ in range(20):
         assert f(*args) == func(*args)
@@ -594,7 +596,8 @@ def test_a_negative_exponent_leaves_for_the_interpreter():
     ],
     ids=["hash_rows", "factorial_bytes", "big_elements", "overflow_and_back", "last_built"],
 )
-def test_int_objects_and_lists_across_inner_loops_leak_nothing(func, make):
+def test_int_objects_and_lists_across_inner_loops_leak_nothing(func, make, monkeypatch):
+    no_binding_waits(monkeypatch)
     args = make()
     f = jit(func)
     for _ in range(20):
