@@ -31,8 +31,12 @@ class Reason(enum.Enum):
 
     # --- nested loops --------------------------------------------------------------------------------------
     TOO_DEEP = "nesting deeper than max_nesting_depth ({limit})"
+    # (an inner loop that may still get a tree: it records first, the outer loop is recorded once it has one;
+    # INNER_NOT_COMPILED is left for an inner loop that will not get one: blacklisted, or at max_trees_per_loop)
+    INNER_FIRST = ("the inner loop at line {line} is recorded first (it has no tree for these types yet)", True)
+    INNER_BUSY = ("the inner loop at line {line} is being recorded or compiled by another thread", True)
     INNER_NOT_COMPILED = "the inner loop at line {line} has no compiled tree (it would be inlined)"
-    INNER_COMPILING = "the inner loop at line {line} has a tree on its way (compiling in the background)"
+    INNER_COMPILING = ("the inner loop at line {line} has a tree on its way (compiling in the background)", True)
     INNER_EXIT = "the inner loop's tree left through an exit of code freed meanwhile (invalidated)"
     INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
     SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from jit.aborts import Abort
+from jit.aborts import Abort, Reason
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.options import Options
@@ -82,6 +82,12 @@ class RecordingHost(Protocol):
 
     def compiling(self, loop: int) -> bool:
         """Is a root trace of loop being compiled in the background (its tree is on its way)?"""
+        ...
+
+    def why_no_tree(self, loop: int) -> Reason:
+        """Why inner loop `loop` has no tree for the types it meets: INNER_COMPILING (on its way from the
+        background compiler), INNER_BUSY (another thread records or compiles it), INNER_FIRST (it may still
+        get one: it records first) or INNER_NOT_COMPILED (it will not: blacklisted, or at its limit of trees)."""
         ...
 
     def run_inlined(self, function: Any, code: Any, slots: list[Any], hook: Any) -> Any:

@@ -115,7 +115,7 @@ class Lifecycle:
 class LoopState(Lifecycle):
     """What the JIT knows about one loop header of a function: its life cycle, back-off and trees."""
 
-    __slots__ = ("aborts", "cooldown", "loop", "made", "retries", "threshold", "trees", "waiting")
+    __slots__ = ("aborts", "cooldown", "loop", "made", "retries", "threshold", "trees", "waiting", "waiting_on")
 
     def __init__(self, loop: LoopInfo, threshold: int, trees: list[TreeView]) -> None:
         super().__init__()
@@ -124,6 +124,8 @@ class LoopState(Lifecycle):
         self.aborts = 0  # failed recordings since the last tree was installed
         self.retries = 0  # recordings cut short by the loop ending meanwhile
         self.waiting = False  # for the trees compiling in the background (an inner loop's): record after them
+        # an inner loop's header that another thread records or compiles: record after it is done (not a failure)
+        self.waiting_on: LoopState | None = None
         self.cooldown = 0  # header visits to let pass before the next recording attempt
         self.made = 0  # trees ever compiled here (invalidated ones included)
         self.threshold = threshold

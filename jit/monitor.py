@@ -216,6 +216,18 @@ class Monitor:
         state = self.loops[loop]
         return self.pending > 0 and state is not None and state.compiling
 
+    def why_no_tree(self, loop: int) -> Reason:
+        state = self.loops[loop]
+        if state is None:
+            return Reason.INNER_FIRST  # (not hot by itself yet: the abort makes it hot)
+        if state.compiling and self.pending > 0:
+            return Reason.INNER_COMPILING
+        if state.recording:
+            return Reason.INNER_BUSY
+        if state.blacklisted or not self._may_add_tree(state):
+            return Reason.INNER_NOT_COMPILED
+        return Reason.INNER_FIRST
+
     def trees_at(self, loop: int) -> list[Tree]:
         return list(self.registry.trees[loop])
 
@@ -227,14 +239,23 @@ class Monitor:
             if self.pending:
                 return False
             state.waiting = False
+        if state.waiting_on is not None:
+            if state.waiting_on.recording:
+                return False
+            state.waiting_on = None
         if state.cooldown > 0:
             state.cooldown -= 1
             return False
-        if len(state.trees) >= self.options.max_trees_per_loop or state.made >= 2 * self.options.max_trees_per_loop:
+        if not self._may_add_tree(state):
             self.limits_hit["max_trees_per_loop"] += 1
             self.blacklist(state)
             return False
         return True
+
+    def _may_add_tree(self, state: LoopState) -> bool:
+        """Is loop state below its limit of trees (max_trees_per_loop live, twice that ever made)?"""
+        limit = self.options.max_trees_per_loop
+        return len(state.trees) < limit and state.made < 2 * limit
 
     def maybe_record_side(self, frame: Frame, exit: ExitDescriptor) -> None:
         tree = exit.tree
@@ -256,17 +277,23 @@ class Monitor:
         self.abort_reasons[f"{where}: {abort}"] += 1
         self.abort_codes[abort.reason.code] += 1
         inner_first = self._record_inner_first(abort)
-        retry = abort.retry or inner_first
+        retry = abort.retry
         options = self.options
         # an inner loop without a tree yet, while traces of this function compile in the background: its tree is
         # probably among them; try again a little later, not counting a failure
-        waiting = abort.reason in (Reason.INNER_NOT_COMPILED, Reason.INNER_COMPILING) and self.pending > 0
+        waiting = abort.reason in (Reason.INNER_FIRST, Reason.INNER_COMPILING) and self.pending > 0
+        # an inner loop another thread records or compiles right now: its tree is on its way (bad timing, which
+        # warm-up from several threads at once meets all the time: not a failure, and no recording until then)
+        busy = self._inner_busy(abort)
         if trace.kind is TraceKind.ROOT:
             state = self.loops[trace.loop.index]
             assert state is not None
             state.aborted()
             if waiting:
                 state.waiting = True  # (may_record: not before the background compiler is done)
+                return
+            if busy is not None:
+                state.waiting_on = busy  # (may_record: not before that recording is done)
                 return
             if retry and state.retries < _MAX_RETRIES:
                 state.retries += 1
@@ -281,7 +308,8 @@ class Monitor:
         else:
             exit = trace.parent_exit
             exit.life.aborted()
-            if waiting:
+            if waiting or busy is not None or inner_first:
+                # (bounded: the inner loop gets a tree or fails to, and then the abort is INNER_NOT_COMPILED)
                 exit.retry_at = exit.taken + options.side_exit_threshold
                 return
             exit.aborts += 1
@@ -291,17 +319,20 @@ class Monitor:
                 exit.retry_at = exit.taken + (options.side_exit_threshold << exit.aborts)
 
     def _record_inner_first(self, abort: Abort) -> bool:
-        """An outer recording reached an inner loop that has no tree (a comprehension, or a loop too short to
-        get hot by itself): let the inner loop record at its next header, in the iteration the interpreter
-        finishes now, and count the outer abort as bad timing (True) unless the inner loop cannot compile."""
-        if abort.reason is not Reason.INNER_NOT_COMPILED or "loop" not in abort.params:
+        """An outer recording reached an inner loop that has no tree for the types it met (a comprehension, a
+        loop too short to get hot by itself, a new type map): let the inner loop record at its next header, in
+        the iteration the interpreter finishes now (True: the outer abort is bad timing, INNER_FIRST)."""
+        if abort.reason is not Reason.INNER_FIRST:
             return False
-        inner = abort.params["loop"]
-        state = self.loops[inner]
-        if state is not None and (state.blacklisted or state.trees):
-            return False
-        self.loop_is_hot(inner)
+        self.loop_is_hot(abort.params["loop"])
         return True
+
+    def _inner_busy(self, abort: Abort) -> LoopState | None:
+        """The inner loop's state, if the abort says another thread records or compiles it right now."""
+        if abort.reason is not Reason.INNER_BUSY:
+            return None
+        state = self.loops[abort.params["loop"]]
+        return state if state is not None and state.recording else None
 
     def blacklist(self, state: LoopState) -> None:
         state.blacklist()

@@ -546,10 +546,12 @@ class Recorder:
             raise _EndHere()
         tree = self.host.tree_for(loop.index, frame)
         if tree is None:
-            if self.host.compiling(loop.index):
+            why = self.host.why_no_tree(loop.index)
+            if why is Reason.INNER_COMPILING or why is Reason.INNER_BUSY:
                 # its tree will be there in a moment: record this loop then, calling it (not inlining it)
-                raise Abort(Reason.INNER_COMPILING, line=loop.line)
-            # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording
+                raise Abort(why, line=loop.line, loop=loop.index)
+            # recorded on: if the inner loop runs an iteration, its back-edge aborts the recording (it runs none:
+            # nothing to call)
             return
         if tree.depth + 1 > self.host.options.max_nesting_depth:
             raise Abort(Reason.TOO_DEEP, limit=self.host.options.max_nesting_depth)

@@ -92,7 +92,7 @@ def test_an_inner_loop_assigning_the_variable(monkeypatch):
     (_RELOAD_SLOT_OWNED): the loop nest runs natively, with one exit per call once warm."""
     f = check(inner_rebinds, (0,), (1,), (30,), native=True)
     no_binding_waits(monkeypatch)
-    assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED", "INNER_NOT_COMPILED"}
+    assert set(jit.stats(f)["aborts_by_code"]) <= {"LOOP_ENDED", "INNER_FIRST"}
     g = warmed(inner_rebinds, 30)
     before = jit.stats(g)
     rows = g(30)

@@ -252,7 +252,7 @@ IDS = [f"{func.__name__}-{k}" for k, (func, _) in enumerate(CASES)]
 
 
 # what warming up a nest may meet (recorded again at the next chance): no abort of what the loops do
-WARM_UP = {"LOOP_ENDED", "INNER_NOT_COMPILED", "INNER_COMPILING"}
+WARM_UP = {"LOOP_ENDED", "INNER_FIRST", "INNER_BUSY", "INNER_COMPILING"}
 
 
 def warm_call(f, args):

@@ -168,7 +168,7 @@ def test_a_warm_call_enters_native_code_once(func, args):
     assert result == func(*args)
     assert entries == 1 and exits <= 2, jit_module.explain(f)
     aborts = jit_module.stats(f)["aborts_by_code"]
-    assert "INNER_EXIT" not in aborts, aborts  # (INNER_NOT_COMPILED may happen in warm-up: inner loops first)
+    assert "INNER_EXIT" not in aborts, aborts  # (INNER_FIRST may happen in warm-up: inner loops first)
 
 
 @pytest.mark.parametrize("func, args", CASES, ids=[func.__name__ for func, _ in CASES])
