@@ -46,11 +46,12 @@ def test_only_bad_timing_retries():
     """The loop ending (or the function returning, or an exception leaving the loop: the front end compiles no
     `try`) in the very iteration being recorded says nothing about the loop; a method bound and not called right
     away is bound apart by the next recording, a dict.get of a key native lookups do not take is a generic call
-    in the next."""
+    in the next, an unrolled inner loop whose bound the outer loop changes is called as a tree in the next."""
     assert [reason for reason in Reason if reason.retry] == [
         Reason.LOOP_ENDED,
         Reason.RETURN_IN_LOOP,
         Reason.EXCEPTION_RAISED,
+        Reason.UNROLLED_BOUND_CHANGES,
         Reason.RANGE_STEP_ZERO,
         Reason.DICT_GET_KEY,
         Reason.METHOD_NOT_CALLED,
