@@ -90,6 +90,11 @@ class Recorder:
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
         self.finishing_inner: set[int] = set()
+        if parent is not None:  # (a side trace from inside an inner loop's iteration, one it unrolled: the same)
+            for inner in self.code.loops:
+                if inner.index != loop.index and loop.contains(inner.header_pc) and inner.header_pc < start_pc:
+                    if start_pc < inner.body_end:
+                        self.finishing_inner.add(inner.index)
         # short inner range loops recorded through (unrolled, ``unroll``): loop index -> (slot of the range's
         # bound, the value the trace read it as at its start), or None for a constant bound
         self.unrolled: dict[int, tuple[int, Value] | None] = {}
