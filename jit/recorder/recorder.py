@@ -156,6 +156,10 @@ class Recorder:
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
+        if self.unrolled and not abort.retry:
+            # (a loop unrolled into this trace may be why: too long a trace, something only its own trace takes;
+            # the next recording calls its tree instead)
+            self.code.not_unrolled.update(self.unrolled)
         self.host.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:

@@ -199,3 +199,30 @@ def test_pairs_with_another_trip_count_later():
         (_points(30, 4), np.zeros((30, 30))),
         native=True,
     )
+
+
+LONG = """
+def long_body(xs, d):
+    total = 0.0
+    for x in xs:
+        for k in range(d):
+            y = x * k + 1.5
+            y = y * y - x
+            y = y / 3.0 + k
+            total += y * 0.5 - x
+    return total
+"""
+
+
+def test_an_outer_trace_too_long_unrolled_calls_the_inner_tree():
+    """Unrolled, the outer trace is longer than max_trace_length: the recording aborts once, and the next one
+    calls the inner loop's tree (as without unrolling) instead of aborting until the loop is blacklisted."""
+    f = define(LONG, "long_body")
+    jitted = check(f, (list(range(100)), 3), (list(range(50)), 3), options={"max_trace_length": 40}, native=True)
+    for variant in (jitted, jitted.cpython_baseline):
+        stats = jit_module.stats(variant)
+        assert set(stats["aborts_by_code"]) <= {"TOO_LONG", "LOOP_ENDED"}, stats["aborts"]
+        assert stats["aborts_by_code"].get("TOO_LONG", 0) <= 1
+        assert not stats["blacklisted_loops"]
+    assert not _unrolled(jitted, _line(f, "for x in xs"))
+    assert any(t["nested_calls"] for t in _outer_tree(jitted, _line(f, "for x in xs")))
