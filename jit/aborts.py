@@ -40,6 +40,10 @@ class Reason(enum.Enum):
     INNER_EXIT = "the inner loop's tree left through an exit of code freed meanwhile (invalidated)"
     INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
     SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"
+    UNROLLED_BOUND_CHANGES = (
+        "the unrolled inner loop at line {line} has a bound the outer loop changes (recorded again, calling its tree)",
+        True,
+    )
 
     # --- locals and ranges ---------------------------------------------------------------------------------
     UNBOUND_READ = "read of an unbound local"

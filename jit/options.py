@@ -28,6 +28,11 @@ class Options:
     max_trees_per_loop: int = 4
     #: loops nested inside one another through tree calls
     max_nesting_depth: int = 8
+    #: an inner ``for`` over a range with at most this many iterations when the outer loop is recorded, whose
+    #: bounds do not change in the outer loop, is recorded through (unrolled into the outer trace, a guard per
+    #: iteration) instead of calling its tree: a tree call per outer iteration costs more than a few short
+    #: iterations (0: always call the tree)
+    unroll_max_trips: int = 4
     #: calls of Python functions recorded into a trace (their bodies inlined), nested at most this deep (0: none)
     max_inline_depth: int = 3
     #: failed recordings at one loop header or exit before it is blacklisted for good

@@ -55,6 +55,8 @@ def _jump_backward(r: Recorder, frame: Frame, target: int) -> None:
         if loop.index in r.finishing_inner:  # the end of an iteration its tree left midway
             r.finishing_inner.discard(loop.index)
             return
+        if loop.index in r.unrolled:  # a short inner loop recorded through (Recorder.unroll)
+            return
         # (INNER_FIRST: the monitor lets the inner loop record at its next header, the outer loop after it)
         raise Abort(r.host.why_no_tree(loop.index), line=loop.line, loop=loop.index)
 

@@ -13,7 +13,7 @@ from jit import inline, specialize
 from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
-from jit.frontend.instructions import LoopInfo
+from jit.frontend.instructions import LoopInfo, LoopKind
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
 from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
@@ -93,6 +93,14 @@ class Recorder:
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
         self.finishing_inner: set[int] = set()
+        if parent is not None:  # (a side trace from inside an inner loop's iteration, one it unrolled: the same)
+            for inner in self.code.loops:
+                if inner.index != loop.index and loop.contains(inner.header_pc) and inner.header_pc < start_pc:
+                    if start_pc < inner.body_end:
+                        self.finishing_inner.add(inner.index)
+        # short inner range loops recorded through (unrolled, ``unroll``): loop index -> (slot of the range's
+        # bound, the value the trace read it as at its start), or None for a constant bound
+        self.unrolled: dict[int, tuple[int, Value] | None] = {}
         self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
         self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
         # globals the function stores: read from the dict each time, not pinned by a guard; and the values this
@@ -151,6 +159,10 @@ class Recorder:
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
+        if self.unrolled and not abort.retry:
+            # (a loop unrolled into this trace may be why: too long a trace, something only its own trace takes;
+            # the next recording calls its tree instead)
+            self.code.not_unrolled.update(self.unrolled)
         self.host.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:
@@ -443,6 +455,7 @@ class Recorder:
     def close_at_header(self, frame: Frame) -> None:
         """The interpreter is back at the header of the trace's loop."""
         trace = self.trace
+        self.check_unrolled()
         _AT_END[0](self)
         if trace.kind is TraceKind.ROOT:
             self.enter_owned_slots()
@@ -544,6 +557,8 @@ class Recorder:
         """The interpreter reached the header of a loop nested in the trace's loop."""
         if not self.host.options.nesting:
             raise _EndHere()
+        if loop.index in self.unrolled or self.unroll(frame, loop):
+            return  # (its iterations are recorded, its back-edges allowed: control._jump_backward)
         tree = self.host.tree_for(loop.index, frame)
         if tree is None:
             why = self.host.why_no_tree(loop.index)
@@ -566,6 +581,43 @@ class Recorder:
         if converted:  # (the call's state is the header's with the values converted: the same values)
             self.snapshots.begin(self.pc)
         self.pending_tree = tree
+
+    def unroll(self, frame: Frame, loop: LoopInfo) -> bool:
+        """Record an inner ``for`` over a range through, unrolled, instead of calling its tree? Only a range
+        with at most ``unroll_max_trips`` iterations now, of constant start and step and a bound that is a
+        constant or a variable as the trace read it at its start (checked again where the trace closes: the
+        outer loop must not change it, ``check_unrolled``). A tree call per outer iteration (entry checks,
+        values written to the buffer and read back) costs more than a few iterations; each unrolled iteration
+        keeps the guard that its range goes on, so another trip count leaves through an exit."""
+        limit = self.host.options.unroll_max_trips
+        if limit <= 0 or loop.kind != LoopKind.RANGE or loop.index in self.code.not_unrolled:
+            return False
+        base = loop.hidden[0]
+        actual = frame.slots[base : base + 3]
+        if not all(type(x) is int for x in actual):
+            return False
+        cur, stop, step = (self.abstract.get(base + k) for k in range(3))
+        if cur is None or stop is None or step is None:
+            return False
+        if not (cur.is_const and step.is_const and stop.kind == Kind.INT) or len(range(*actual)) > limit:
+            return False
+        bound: tuple[int, Value] | None = None
+        if not stop.is_const:
+            hidden = {slot for other in self.code.loops for slot in other.hidden}
+            slots = [s for s, v in self.trace.entry_slots.items() if v is stop and s not in hidden]
+            if not slots:
+                return False  # (a value the trace computed: it may change every outer iteration)
+            bound = (slots[0], stop)
+        self.unrolled[loop.index] = bound
+        return True
+
+    def check_unrolled(self) -> None:
+        """Where the trace closes: a loop it unrolled has a bound the outer loop left unchanged; else the loop
+        is not unrolled again (this recording is retried, calling its tree)."""
+        for index, bound in self.unrolled.items():
+            if bound is not None and self.abstract.get(bound[0]) is not bound[1]:
+                self.code.not_unrolled.add(index)
+                raise Abort(Reason.UNROLLED_BOUND_CHANGES, line=self.code.loops[index].line)
 
     def entry_kind(self, value: Value, kind: Kind, actual: Any, slot: int) -> Value:
         """value as the kind a tree's entry type map gives its slot: an int object narrowed to an int (a guard

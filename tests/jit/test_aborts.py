@@ -46,7 +46,8 @@ def test_only_bad_timing_retries():
     """The loop ending (or the function returning, or an exception leaving the loop: the front end compiles no
     `try`) in the very iteration being recorded says nothing about the loop; a method bound and not called right
     away is bound apart by the next recording, a dict.get of a key native lookups do not take is a generic call
-    in the next; an inner loop with no tree yet records first, or is being recorded or compiled meanwhile."""
+    in the next; an inner loop with no tree yet records first, or is being recorded or compiled meanwhile; an
+    unrolled inner loop whose bound the outer loop changes is called as a tree in the next."""
     assert [reason for reason in Reason if reason.retry] == [
         Reason.LOOP_ENDED,
         Reason.RETURN_IN_LOOP,
@@ -54,6 +55,7 @@ def test_only_bad_timing_retries():
         Reason.INNER_FIRST,
         Reason.INNER_BUSY,
         Reason.INNER_COMPILING,
+        Reason.UNROLLED_BOUND_CHANGES,
         Reason.RANGE_STEP_ZERO,
         Reason.DICT_GET_KEY,
         Reason.METHOD_NOT_CALLED,
