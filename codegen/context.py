@@ -8,6 +8,7 @@ pointer, null until a side trace is compiled) or returns the exit's number.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -353,8 +354,14 @@ class LowerContext:
             self.store_stack(index, value.kind, self.value(value))
             tag = self.tag_address(self.layout.stack_tag(index))
             b.store(ir.Constant(I8, int(value.kind) | DIRTY | (OWNED if owned else 0)), tag)
-        for old in replaced:
-            self.capi("Py_DecRef", old)  # (NULL-safe: NULL where the buffer held no reference)
+        if replaced:
+            # (NULL-safe Py_DecRef: NULL where the buffer held no reference.) Usually all are NULL, as at a nested
+            # tree's exit that returns to its caller (once per call): one test then skips the calls (issue 9:
+            # nested-call cost), one block for all of them (compile time)
+            some = functools.reduce(b.or_, (b.icmp_unsigned("!=", old, ir.Constant(PTR, None)) for old in replaced))
+            with b.if_then(some, likely=False):
+                for old in replaced:
+                    self.capi("Py_DecRef", old)
         return len(frame.stack)
 
     def buffer_may_own(self, slot: int) -> bool:

@@ -135,7 +135,6 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     dispatch.add_incoming(top, entry_end)
     for slot, phi in dispatch.values.items():
         ctx.values[trace.entry_slots[slot].id] = phi
-    holds = conditions_hold(ctx, trace.versioning)
     left = None
     due_now = ir.Constant(I1, 0)
     if counted:
@@ -143,13 +142,17 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         ok, trips = trips_left(ctx, *(ctx.value(v) for v in counter[1:]))
         # the periodic check is due at the iteration whose decremented fuel is a multiple of abi.PERIOD
         due = b.and_(b.sub(dispatch.fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
+        # first: a run that ended with the range (an inner loop called by its outer trace, at every call) leaves
+        # before the conditions are computed, which only the way on needs (issue 9: nested-call cost)
+        _leave_if_exhausted(ctx, dispatch, ok, trips, due)
+    holds = conditions_hold(ctx, trace.versioning)
+    if counted:
         left = b.select(b.icmp_signed("<", trips, due), trips, due)
         if stores:  # (the run's log has room for UNDO_RUN iterations)
             left = b.select(b.icmp_signed("<", left, ir.Constant(I64, UNDO_RUN)), left, ir.Constant(I64, UNDO_RUN))
         holds = b.and_(holds, ok)
         due_now = b.and_(holds, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
         holds = b.and_(holds, b.icmp_signed(">", left, ir.Constant(I64, 0)))
-        _leave_if_exhausted(ctx, dispatch, ok, trips, due)
     if counted and vectorizable(trace, stores is not None):
         # its own module, optimized with the vectorizing pipeline (codegen.engine): both functions and the
         # globals they share are then linked across modules (module_texts)
