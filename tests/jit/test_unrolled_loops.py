@@ -8,7 +8,8 @@ outer loop ran natively without calling a tree of the inner loop where it was un
 from __future__ import annotations
 
 import pytest
-from helpers import check, define
+from helpers import check as _check
+from helpers import define
 
 import jit as jit_module
 from jit.aborts import Reason
@@ -69,6 +70,11 @@ def wide(xs):
             total += x * 2**40 + k
     return total
 """
+
+
+def check(func, *calls, options=None, native=None):
+    """helpers.check with unrolling on (unroll_max_trips=4; off by default for now)."""
+    return _check(func, *calls, options={"unroll_max_trips": 4, **(options or {})}, native=native)
 
 
 def _outer_tree(jitted, line_of):
