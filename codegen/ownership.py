@@ -44,6 +44,7 @@ class Ownership:
         self.last: dict[int, int] = {}
         self.values: dict[int, Value] = {}
         self._states: dict[int, Counter[int]] = {}
+        self._held: dict[int, tuple[list[Value], list[Value]]] = {}
         for index, value in trace.entry_stack.items():
             if value.kind in OWNED_KINDS or index in trace.owned_entry_stack:
                 self._define(value, ENTRY)
@@ -184,13 +185,21 @@ class Ownership:
         for root in self.borrowed_from.get(value_id, ()):
             self.last[root] = max(self.last[root], position)
 
+    def _held_at(self, trace: Trace, snapshot: Snapshot) -> tuple[list[Value], list[Value]]:
+        """The values the interpreter's state at snapshot holds: in its slots (one per slot), on its stack."""
+        held = self._held.get(id(snapshot))
+        if held is None:
+            (frame,) = exit_resume(trace, snapshot)
+            slots = [slot.value for slot in frame.slots if slot.hold is Hold.VALUE and slot.value is not None]
+            held = self._held[id(snapshot)] = (slots, list(frame.stack))
+        return held
+
     def _borrowed_in(self, trace: Trace, snapshot: Snapshot) -> list[int]:
         """The ids of the values in the interpreter's state at snapshot that depend on owned values."""
         if not self.borrowed_from:
             return []
-        (frame,) = exit_resume(trace, snapshot)
-        values = [slot.value for slot in frame.slots if slot.hold is Hold.VALUE and slot.value is not None]
-        return [value.id for value in (*values, *frame.stack) if value.id in self.borrowed_from]
+        slots, stack = self._held_at(trace, snapshot)
+        return [value.id for value in (*slots, *stack) if value.id in self.borrowed_from]
 
     @property
     def handed_with_reference(self) -> set[int]:
@@ -205,9 +214,8 @@ class Ownership:
         the owned values they depend on (released only once the state is written)."""
         if not self.borrowed_from:
             return [], set()
-        (frame,) = exit_resume(trace, snapshot)
-        values = [slot.value for slot in frame.slots if slot.hold is Hold.VALUE and slot.value is not None]
-        pinned = [v for v in (*values, *frame.stack) if v.id in self.borrowed_from and v.kind in MAY_BE_OWNED]
+        slots, stack = self._held_at(trace, snapshot)
+        pinned = [v for v in (*slots, *stack) if v.id in self.borrowed_from and v.kind in MAY_BE_OWNED]
         return pinned, {root for v in pinned for root in self.borrowed_from[v.id]}
 
     def state(self, trace: Trace, snapshot: Snapshot) -> Counter[int]:
@@ -216,13 +224,8 @@ class Ownership:
         if known is None:
             known = Counter()
             if self.defined:
-                (frame,) = exit_resume(trace, snapshot)
-                for slot in frame.slots:
-                    if slot.hold is Hold.VALUE and slot.value is not None and slot.value.id in self.defined:
-                        known[slot.value.id] += 1
-                for value in frame.stack:
-                    if value.id in self.defined:
-                        known[value.id] += 1
+                slots, stack = self._held_at(trace, snapshot)
+                known.update(value.id for value in (*slots, *stack) if value.id in self.defined)
             self._states[id(snapshot)] = known
         return known
 
@@ -230,10 +233,8 @@ class Ownership:
         """How many slots of the interpreter's state at snapshot hold each owned value."""
         known: Counter[int] = Counter()
         if self.defined:
-            (frame,) = exit_resume(trace, snapshot)
-            for slot in frame.slots:
-                if slot.hold is Hold.VALUE and slot.value is not None and slot.value.id in self.defined:
-                    known[slot.value.id] += 1
+            slots, _ = self._held_at(trace, snapshot)
+            known.update(value.id for value in slots if value.id in self.defined)
         return known
 
     def live_at(self, position: int) -> list[Value]:
