@@ -189,7 +189,7 @@ class JitFunction:
         try:
             self.instrumented = instrument(locate(self.py_func), self.code)
             runtime = LoopRuntime(self, self.instrumented.single_copy)
-            code = self.instrumented.bind({"RT": runtime})
+            code = self.instrumented.bind({"RT": runtime.hooks})
         except Exception as exc:  # a bug of the instrumentation must not break the user's program
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.reason = Unsupported(f"internal error while instrumenting the code: {detail}")
@@ -219,7 +219,7 @@ class JitFunction:
                 code = self.py_func.__code__
             else:
                 version = instrument(locate(self.py_func), self.code, parked)
-                code = version.bind({"RT": self.loop_runtime})
+                code = version.bind({"RT": self.loop_runtime.hooks})
                 self.loop_runtime.codes.append(code)
             self.versions[parked] = code
         self.version = parked

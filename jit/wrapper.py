@@ -20,9 +20,29 @@ import copy
 import functools
 import inspect
 import types
+import weakref
 from typing import Any
 
 _PLACEHOLDER = "\x00tracejit placeholder TARGET"  # only ever an attribute's owner: CPython keeps it a constant
+
+
+class _WeakTarget:
+    """A forwarder's constant: its target, reached through a weak reference. CPython's garbage collector does
+    not see a code object's constants (code objects are not tracked), and the target holds the function that
+    runs the forwarder, so a strong reference made a cycle no collection could free: every ``@jit`` function
+    lived as long as the process. (Hashable, unlike ``weakref.proxy``: CPython hashes a code's constants.)"""
+
+    __slots__ = ("_target",)
+
+    base_exception = BaseException
+    recursion_error = RecursionError
+
+    def __init__(self, target: Any) -> None:
+        self._target = weakref.ref(target)
+
+    def __getattr__(self, name: str) -> Any:
+        # (a frame holds its function, and the function its target: alive whenever the forwarder runs)
+        return getattr(self._target(), name)
 
 
 def make_wrapper(func: types.FunctionType) -> types.FunctionType:
@@ -70,5 +90,6 @@ def forwarder(func: types.FunctionType, target: Any, method: str) -> types.CodeT
     ).replace("@T@", repr(_PLACEHOLDER))
     module = compile(source, f"<tracejit {func.__qualname__}>", "exec")
     made = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    consts = tuple(target if c == _PLACEHOLDER else c for c in made.co_consts)
+    held = _WeakTarget(target)
+    consts = tuple(held if c == _PLACEHOLDER else c for c in made.co_consts)
     return made.replace(co_consts=consts, co_name=code.co_name, co_qualname=func.__qualname__)

@@ -26,6 +26,7 @@ have passed for the loop to be tried again.
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 from jit.frontend.instructions import FOR_ITER, FOR_RANGE
@@ -73,8 +74,47 @@ class _Plan:
     )
 
 
+class CodeHooks:
+    """The ``RT`` constant of one function's instrumented code: its loop runtime's counters (``LOOPS``), the
+    builtins the code reads, and the runtime's ``loop`` reached through a weak reference.
+
+    Why not the runtime itself: CPython's garbage collector does not see a code object's constants (code objects
+    are not tracked), so a constant that led back, through the runtime, to the function running that code made
+    a cycle the collector could not break: every ``@jit`` function, its trees and their machine code lived as
+    long as the process, also after the user dropped the function. These hooks lead nowhere: the function holds
+    its runtime, the runtime its code, and the code only these.
+    """
+
+    __slots__ = ("counters", "starts", "boost", "_runtime")
+
+    iter = staticmethod(iter)
+    unbound = UNBOUND
+    name_error = NameError
+    base_exception = BaseException
+    recursion_error = RecursionError
+    fix = staticmethod(fix_handoff_traceback)
+
+    def __init__(self, runtime: LoopRuntime) -> None:
+        # (the same lists as the runtime's: the code and the driver count in them together)
+        self.counters = runtime.counters
+        self.starts = runtime.starts
+        self.boost = runtime.boost
+        self._runtime = weakref.ref(runtime)
+
+    @property
+    def loop(self) -> Any:
+        """The runtime's ``loop`` (a property, not a method of its own: no frame of ours between the user's
+        frame and the driver's, which ``fix_handoff_traceback`` reads). Code runs only while its function, and
+        so its runtime, is alive: a frame holds its function."""
+        runtime = self._runtime()
+        if runtime is None:
+            raise RuntimeError("tracejit: the loop runtime of this code was released while the code ran")
+        return runtime.loop
+
+
 class LoopRuntime:
-    """The ``RT`` object of one function's instrumented code; ``counters`` is its ``LOOPS``."""
+    """The runtime of one function's instrumented code, whose ``RT`` constant is ``hooks`` (``CodeHooks``);
+    ``counters`` is its ``LOOPS``."""
 
     __slots__ = (
         "function",
@@ -102,16 +142,9 @@ class LoopRuntime:
         "_positions",
         "plans",
         "ways",
+        "hooks",
         "__weakref__",
     )
-
-    # the names the instrumented code reads from RT (besides loop and fix)
-    iter = staticmethod(iter)
-    unbound = UNBOUND
-    name_error = NameError
-    base_exception = BaseException
-    recursion_error = RecursionError
-    fix = staticmethod(fix_handoff_traceback)
 
     def __init__(self, function: Any, single_copy: frozenset[int] = frozenset()) -> None:
         self.function = function  # jit.function.JitFunction
@@ -159,6 +192,7 @@ class LoopRuntime:
         self.ways: list[dict[int, tuple[int, Any]]] = [{} for _ in code.loops]
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
+        self.hooks = CodeHooks(self)  # what the instrumented code holds (its RT)
 
     @loop_driver
     def loop(self, index: int, at_body: bool, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
