@@ -76,16 +76,18 @@ class _Plan:
 
 class CodeHooks:
     """The ``RT`` constant of one function's instrumented code: its loop runtime's counters (``LOOPS``), the
-    builtins the code reads, and the runtime's ``loop`` reached through a weak reference.
+    builtins the code reads, and ``runtime``, a weak reference to the runtime, whose ``loop`` a hand-off calls.
 
     Why not the runtime itself: CPython's garbage collector does not see a code object's constants (code objects
     are not tracked), so a constant that led back, through the runtime, to the function running that code made
     a cycle the collector could not break: every ``@jit`` function, its trees and their machine code lived as
     long as the process, also after the user dropped the function. These hooks lead nowhere: the function holds
-    its runtime, the runtime its code, and the code only these.
+    its runtime, the runtime its code, and the code only these. (The weak reference costs a hand-off one C call;
+    a property would add a Python call. Code runs only while its function, and so its runtime, is alive: a frame
+    holds its function.)
     """
 
-    __slots__ = ("counters", "starts", "boost", "_runtime")
+    __slots__ = ("counters", "starts", "boost", "runtime")
 
     iter = staticmethod(iter)
     unbound = UNBOUND
@@ -99,17 +101,7 @@ class CodeHooks:
         self.counters = runtime.counters
         self.starts = runtime.starts
         self.boost = runtime.boost
-        self._runtime = weakref.ref(runtime)
-
-    @property
-    def loop(self) -> Any:
-        """The runtime's ``loop`` (a property, not a method of its own: no frame of ours between the user's
-        frame and the driver's, which ``fix_handoff_traceback`` reads). Code runs only while its function, and
-        so its runtime, is alive: a frame holds its function."""
-        runtime = self._runtime()
-        if runtime is None:
-            raise RuntimeError("tracejit: the loop runtime of this code was released while the code ran")
-        return runtime.loop
+        self.runtime = weakref.ref(runtime)
 
 
 class LoopRuntime:

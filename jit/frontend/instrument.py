@@ -13,7 +13,8 @@ The counted copy counts in a local, written back to LOOPS[L] in a ``finally`` ho
 ``try`` costs nothing in CPython until something raises), which also counts the start in ``RT.starts[L]``
 (so that the runtime knows how many iterations a start runs before it records the loop).
 
-A hand-off calls ``RT.loop(L, at_body, it, iterable, values)``: ``at_body`` False at the loop's header (before
+A hand-off calls ``RT.runtime().loop(L, at_body, it, iterable, values)`` (``runtime`` a weak reference:
+``runtime.loop_driver.CodeHooks`` says why): ``at_body`` False at the loop's header (before
 the next item is fetched / the condition is tested), True at the start of the body (the target is assigned /
 the condition held); ``it`` the loop's iterator (None for ``while``), ``iterable`` what the loop made it from,
 if that is not the iterator itself, else None (then the iterator may be the user's: the JIT must call its
@@ -61,7 +62,7 @@ NEVER = -(2**30) + 1
 #: how many times the body of the innermost instrumented loop may appear in the generated code
 MAX_COPIES = 9
 
-#: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``loop``,
+#: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
 #: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
 #: it ran native code, so that it gets hot at its next iteration), ``starts`` (per loop: the starts its counted
 #: copy ended), ``iter`` (the builtin), ``unbound`` (the
@@ -288,7 +289,7 @@ _HANDOFF = """
 READS
 SAVE
 try:
-    RESULT, VALUES, R = RT.loop(L, AT_BODY, IT, OWN, ARGS)
+    RESULT, VALUES, R = RT.runtime().loop(L, AT_BODY, IT, OWN, ARGS)
 except RT.base_exception as E:
     try:
         RT.fix(E)

@@ -343,6 +343,6 @@ def test_an_inner_hand_off_lets_its_counting_outer_loop_get_hot():
     text = inst.source()
     counter = f"{inst.prefix}c0"
     boosts = text.count("if <RT>.boost[0]:")
-    assert boosts == text.count("<RT>.loop(1,") == 6  # one per hand-off of the inner loop, in each copy
+    assert boosts == text.count("<RT>.runtime().loop(1,") == 6  # one per hand-off of the inner loop, in each copy
     assert text.count(f"{counter} = 1") == boosts
     assert "<RT>.boost[1]" not in text  # the outer loop has no enclosing loop to boost
