@@ -254,11 +254,22 @@ class _Gen:
         kind = self.pick(
             (5, "leaf"), (8, "binop"), (2, "unary"), (3, "call"), (3, "convert"), (1, "ifexp"),
             (1, "compare"), (1, "boolop"), (1, "boolbits"), (1, "data"), (2, "shift"), (growth, "pow"),
-            (self.walrus_weight(sc, sc.int_write, growth), "walrus"),
+            (self.walrus_weight(sc, sc.int_write, growth), "walrus"), (self.wide, "past64"),
         )  # fmt: skip
         d = depth - 1
         if kind == "leaf":
             return self.int_leaf(sc)
+        if kind == "past64":  # an intermediate past 64 bits that comes back (an int object, a float meeting it)
+            left, right = self.int_expr(sc, d, growth), self.int_expr(sc, d, growth)
+            big = self.one(("18446744073709551616", "(1 << 70)", "9223372036854775808"))
+            form = self.one(("floordiv", "mod", "float", "truediv"))
+            if form == "floordiv":
+                return E(f"({left.p()} * {big} + {right.p()}) // {big}")
+            if form == "mod":
+                return E(f"({left.p()} * {big} - {right.p()}) % 1000003")
+            if form == "float":
+                return _atom(f"int(({left.p()} * {big}) * 0.5 > {right.p()})")
+            return _atom(f"round(({left.p()} * {big} + 1) / ({right.p()} or 3))")
         if kind == "walrus":
             return _atom(f"({self.one(sc.int_write)} := {self.int_expr(sc, d, growth).text})")
         if kind == "binop":
