@@ -26,6 +26,8 @@ OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds of a slot that a parent's exit or the back-edge may make hold an owned reference, as far as linking a
 #: side trace into a tree is concerned (``owned_slots``; narrower than MAY_BE_OWNED: a str or dict handed over is
 #: not followed there yet)
+#: the uops a trace starts with that only read its entry state
+_LOADS = frozenset({"_LOAD_SLOT", "_LOAD_STACK"})
 LINKED_OWNED_KINDS = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.ARRAY})
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
 #: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
@@ -496,6 +498,8 @@ class Recorder:
                 trace.end_tree = tree
                 self.emit("_JUMP_TO_TREE", operand=tree)
                 return
+        if trace.kind is TraceKind.SIDE and self.pc == trace.start_pc and all(u.op.name in _LOADS for u in trace.uops):
+            raise Abort(Reason.SIDE_TRACE_NO_PROGRESS)
         trace.end = TraceEnd.EXIT
         self.emit("_EXIT_TRACE", operand=self.pc)
 
