@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
+from jit.frontend.folding import NOT_CONSTANT, constant_value
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -70,20 +71,27 @@ def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:
 
 
 def _binop(b: FunctionBuilder, node: ast.BinOp) -> None:
+    if _folded(b, node):
+        return
     compile_expr(b, node.left)
     compile_expr(b, node.right)
     b.emit(I.BINARY_OP, AST_BINOPS[type(node.op)])
 
 
 def _unaryop(b: FunctionBuilder, node: ast.UnaryOp) -> None:
-    operand = node.operand
-    if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant):
-        if type(operand.value) in (int, float, complex):
-            # CPython folds a negative literal into one constant (the same object on every run)
-            b.emit(I.LOAD_CONST, b.constant(-operand.value))
-            return
-    compile_expr(b, operand)
+    if _folded(b, node):  # (a negative literal among them: one constant, the same object on every run)
+        return
+    compile_expr(b, node.operand)
     b.emit(I.UNARY_OP, AST_UNARYOPS[type(node.op)])
+
+
+def _folded(b: FunctionBuilder, node: ast.expr) -> bool:
+    """Push node's value as one constant if CPython's compiler folds it into one (``jit.frontend.folding``)."""
+    value = constant_value(node)
+    if value is NOT_CONSTANT:
+        return False
+    b.emit(I.LOAD_CONST, b.constant(value))
+    return True
 
 
 def _boolop(b: FunctionBuilder, node: ast.BoolOp) -> None:
