@@ -46,6 +46,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.frontend.source_match",
         "jit.frontend.source",
         "jit.frontend.builder",
+        "jit.frontend.folding",
         "jit.frontend.expressions",
         "jit.frontend.loops",
         "jit.frontend.statements",
