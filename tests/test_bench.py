@@ -168,6 +168,26 @@ def test_compilephases_prints_each_kernels_phases(capsys):
         assert phases["lower"] > 0 and phases["codegen"] > 0 and phases["vectorize"] == 0
 
 
+def test_compilesplit_prints_each_kernels_cpu_split(capsys):
+    import compilesplit
+    import llvmlite.binding
+
+    import codegen.engine
+
+    emit = llvmlite.binding.TargetMachine.emit_object
+    compilesplit.main(["collatz"])
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("kernel")).split()
+    assert header[3:] == list(compilesplit.COLUMNS)
+    cells = next(line for line in lines if line.startswith("collatz")).split()
+    split = dict(zip(compilesplit.COLUMNS, map(float, cells[3:])))
+    assert int(cells[1]) > 0  # traces
+    assert split["build_ir"] > 0 and split["ir_text"] > 0 and split["codegen"] > 0 and split["link"] > 0
+    assert split["compile"] >= split["codegen"] + split["passes"]
+    # its timers are taken off again: llvmlite's functions are llvmlite's
+    assert llvmlite.binding.TargetMachine.emit_object is emit and codegen.engine.llvm.TargetMachine.emit_object is emit
+
+
 def overflowing(n):
     """Python ints grow past 64 bits; Numba's int64 wraps around."""
     x = 1
