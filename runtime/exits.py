@@ -45,6 +45,8 @@ class ExitDescriptor:
     aborts: int = 0  # failed recordings of a side trace from it
     life: Lifecycle = dataclasses.field(default_factory=Lifecycle)  # growing a side trace from it (jit.lifecycle)
     side: Any = None  # the side trace (runtime.trees.CompiledTrace) linked to it
+    # an exit where a trace ends at its loop's header (WhenHot.ROOT): the tree (runtime.trees.Tree) it jumps into
+    linked_tree: Any = None
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def follows_from(self, tree: Any) -> bool:
