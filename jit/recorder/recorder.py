@@ -24,9 +24,9 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds of a slot that a parent's exit or the back-edge may make hold an owned reference, as far as linking a
-#: side trace into a tree is concerned (``owned_slots``; narrower than MAY_BE_OWNED: a str or dict handed over is
-#: not followed there yet)
-LINKED_OWNED_KINDS = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.STR, Kind.DICT, Kind.OBJECT, Kind.ARRAY})
+#: side trace into a tree and handing a tree call's state over are concerned (``owned_slots``; those of
+#: MAY_BE_OWNED: a str or dict the trace carries across the back-edge goes into an inner tree's call owned too)
+LINKED_OWNED_KINDS = MAY_BE_OWNED
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
 #: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
 _WHILE_METHOD_PENDING = frozenset(
