@@ -57,7 +57,7 @@ def int_or_int_object(n):
     t = BIG
     c = 0
     for i in range(n):
-        if i % 5 == 4:
+        if i % 7 == 6:
             t = i  # (an int where the loop's tree holds an int object)
         else:
             t = t * 3 + BIG
@@ -181,6 +181,20 @@ def test_a_link_converts_between_int_and_int_object(func):
     stats = jit_module.stats(f)
     assert stats["aborts"] == {}
     assert stats["traces_compiled"] <= 6
+    assert _warm_call(f, 3000) == (1, 1)
+
+
+def test_a_side_trace_boxes_an_int_to_jump_into_the_int_object_tree():
+    # (one tree per loop: no root for the int's map, so the side trace's end boxes it, as the tree holds it)
+    options = {**OPTIONS, "max_trees_per_loop": 1}
+    check(int_or_int_object, 0, 7, 300, options=options, native=True)
+    f = jit(**options)(int_or_int_object)
+    for _ in range(6):
+        assert f(3000) == int_or_int_object(3000)
+    (tree,) = jit_module.stats(f)["trees"]
+    assert tree["entry_kinds"]["t"] == "int_object"
+    root, *sides = tree["traces"]
+    assert sides and all(side["links_to"] == root["symbol"] for side in sides)
     assert _warm_call(f, 3000) == (1, 1)
 
 
