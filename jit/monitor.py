@@ -34,7 +34,7 @@ from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
 from jit.inline import CalleeFunction
-from jit.kinds import NUMPY_KINDS
+from jit.kinds import NUMPY_KINDS, Kind, kind_of
 from jit.lifecycle import Lifecycle, LoopState
 from jit.optimizer import optimize
 from jit.options import Options
@@ -52,6 +52,12 @@ from runtime.trees import CompiledTrace, Tree
 #: what a loop header's wait for slots to be bound costs (Monitor.waits_for_binding), in ms: about 25 us measured
 #: (an iteration through the hand-off and the interpreter's header instead of native code; 2-core machine, 3.11)
 WAIT_MS = 0.025
+
+
+def _root_kind(value: Any) -> Kind:
+    """The kind a root trace's entry type map gives a slot holding value (``Recorder.slot_kind``)."""
+    kind = kind_of(value)
+    return Kind.INT_OBJECT if kind == Kind.OBJECT and type(value) is int else kind
 
 
 class Jitted(Protocol):
@@ -210,7 +216,7 @@ class Monitor:
         tree that takes it now, if one was installed since; else let the header record one (TraceMonkey's
         type-specialized trees: one root per entry type map, up to max_trees_per_loop), rather than grow side
         traces from it, each of which would end there the same way."""
-        if exit.linked_tree is not None or exit.trace is None:
+        if exit.linked_tree is not None or exit.trace is None or exit.trace.trace.wanted_entry is None:
             return
         loop = exit.trace.trace.loop.index
         for tree in self.registry.trees[loop]:
@@ -226,16 +232,16 @@ class Monitor:
         exit = self.root_requests.get(index)
         if exit is None:
             return False
-        if exit.tree is None or exit.trace is None or exit.linked_tree is not None:
-            del self.root_requests[index]
+        if exit.tree is None or exit.trace is None or exit.linked_tree is not None or not self._may_add_tree(state):
+            self.root_requests.pop(index, None)  # (gone, linked meanwhile, or no room for another tree)
             return False
         wanted = exit.trace.trace.wanted_entry
-        tags = self.runner.tags(frame)
-        if any(tags[slot] != int(kind) for slot, kind in wanted.items()):
+        slots = frame.slots
+        if any(_root_kind(slots[slot]) != kind for slot, kind in wanted.items()):
             return False  # (the state it needs comes again when the exit is taken again)
         if not self.may_record(state) or not state.start():
             return False
-        del self.root_requests[index]
+        self.root_requests.pop(index, None)
         self.recordings += 1
         frame.trace_hook = Recorder(self, frame, state.loop, pc + 1, entry=wanted)
         return True
