@@ -218,11 +218,16 @@ class Monitor:
         traces from it, each of which would end there the same way."""
         if exit.linked_tree is not None or exit.trace is None or exit.trace.trace.wanted_entry is None:
             return
+        if exit.roots_asked >= 2:
+            return  # (the roots recorded for it did not take it: a loop ended while recording, a kind that varies)
         loop = exit.trace.trace.loop.index
+        wanted = exit.trace.trace.wanted_entry
         for tree in self.registry.trees[loop]:
             if self.registry.link_to_tree(exit, tree):
                 self.root_requests.pop(loop, None)
                 return
+            if all(tree.entry_kinds.get(slot) == kind for slot, kind in wanted.items()):
+                return  # (a root for it exists, and does not take the rest of its state: another would not either)
         self.root_requests.setdefault(loop, exit)
 
     def records_wanted_root(self, frame: Frame, state: LoopState, pc: int) -> bool:
@@ -242,6 +247,7 @@ class Monitor:
         if not self.may_record(state) or not state.start():
             return False
         self.root_requests.pop(index, None)
+        exit.roots_asked += 1
         self.recordings += 1
         frame.trace_hook = Recorder(self, frame, state.loop, pc + 1, entry=wanted)
         return True

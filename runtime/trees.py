@@ -99,7 +99,8 @@ class CompiledTrace:
         trace = self.trace
         if trace.wanted_entry is None or tree.loop.index != trace.loop.index or not tree.valid:
             return False
-        known = exit.known_kinds
+        # (at its end, the trace knows the kinds of the slots it read too: each was guarded where it read it)
+        known = {**{slot: value.kind for slot, value in trace.entry_slots.items()}, **exit.known_kinds}
         entry = tree.entry_kinds
         return all(known.get(slot) == kind for slot, kind in entry.items()) and all(
             entry.get(slot) == kind for slot, kind in trace.wanted_entry.items()
