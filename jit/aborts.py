@@ -39,11 +39,6 @@ class Reason(enum.Enum):
     INNER_COMPILING = ("the inner loop at line {line} has a tree on its way (compiling in the background)", True)
     INNER_EXIT = "the inner loop's tree left through an exit of code freed meanwhile (invalidated)"
     INNER_WROTE_KIND = "inner tree wrote a slot of an unexpected kind"
-    # (a side trace that would only leave again where it starts: compiled, its own exit would get hot and grow the
-    # next such trace, a chain of empty traces up to max_side_traces that every iteration taking the exit runs)
-    SIDE_TRACE_NO_PROGRESS = (
-        "the side trace would leave at the loop's header where it starts: no tree there takes its state"
-    )
     SLOT_KIND_CHANGED = "slot {slot} is {kind}, its tree wrote {known}"
     UNROLLED_BOUND_CHANGES = (
         "the unrolled inner loop at line {line} has a bound the outer loop changes (recorded again, calling its tree)",

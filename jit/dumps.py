@@ -88,4 +88,8 @@ def _tree_lines(monitor: Dumped, tree: Tree, indent: str) -> list[str]:
                 lines.append(
                     f"{indent}  exit {exit.id} (line {exit.line}) of {compiled.symbol}: side trace {side.symbol}{target}"
                 )
+            elif exit.linked_tree is not None:  # (a trace's end at its loop's header: WhenHot.ROOT)
+                lines.append(
+                    f"{indent}  exit {exit.id} (line {exit.line}) of {compiled.symbol} jumps to {exit.linked_tree.symbol}"
+                )
     return lines

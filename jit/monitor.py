@@ -34,7 +34,7 @@ from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
 from jit.inline import CalleeFunction
-from jit.kinds import NUMPY_KINDS
+from jit.kinds import NUMPY_KINDS, Kind, kind_of
 from jit.lifecycle import Lifecycle, LoopState
 from jit.optimizer import optimize
 from jit.options import Options
@@ -52,6 +52,12 @@ from runtime.trees import CompiledTrace, Tree
 #: what a loop header's wait for slots to be bound costs (Monitor.waits_for_binding), in ms: about 25 us measured
 #: (an iteration through the hand-off and the interpreter's header instead of native code; 2-core machine, 3.11)
 WAIT_MS = 0.025
+
+
+def _root_kind(value: Any) -> Kind:
+    """The kind a root trace's entry type map gives a slot holding value (``Recorder.slot_kind``)."""
+    kind = kind_of(value)
+    return Kind.INT_OBJECT if kind == Kind.OBJECT and type(value) is int else kind
 
 
 class Jitted(Protocol):
@@ -102,6 +108,9 @@ class Monitor:
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
         # loop -> (its trees' native entries where its header last waited for slots to be bound, how many waits)
         self.binding_waits: dict[int, tuple[int, int]] = {}
+        # loop -> an exit where a trace ends at its header with a state no tree takes (WhenHot.ROOT), taken often:
+        # the header records a root tree for that state when it next meets it (wants_root)
+        self.root_requests: dict[int, ExitDescriptor] = {}
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -119,6 +128,8 @@ class Monitor:
             return hook.at_loop_header(frame, loop, pc)
         state = self.loops[loop]
         assert state is not None
+        if self.root_requests and self.records_wanted_root(frame, state, pc):
+            return pc + 1
         if state.trees:
             runner = self.runner
             exit = self.enter_through_stubs(frame, loop)
@@ -187,12 +198,71 @@ class Monitor:
         """Act on the exit native code took: grow a side trace or invalidate; the pc to go on from."""
         if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
             return exit.pc  # (the usual way out of a hand-off: nothing grows from it)
+        if exit.when_hot is WhenHot.ROOT:
+            if exit.taken >= self.options.side_exit_threshold and exit.tree is not None:
+                self.wants_root(exit)
+            return exit.pc
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
             if exit.when_hot is WhenHot.INVALIDATE:
                 self.registry.invalidate(exit.tree)
             elif exit.can_grow() and exit.side is None and self.options.side_exit_threshold:
                 self.maybe_record_side(frame, exit)
         return exit.pc
+
+    # --- a root tree for a state no tree takes --------------------------------------------------------
+    def wants_root(self, exit: ExitDescriptor) -> None:
+        """exit, where a trace ends at its loop's header with a state no tree's entry type map takes (an owned
+        int object in a slot the trees do not name, a slot of another kind: WhenHot.ROOT), is hot: jump into a
+        tree that takes it now, if one was installed since; else let the header record one (TraceMonkey's
+        type-specialized trees: one root per entry type map, up to max_trees_per_loop), rather than grow side
+        traces from it, each of which would end there the same way."""
+        if exit.linked_tree is not None or exit.trace is None or exit.trace.trace.wanted_entry is None:
+            return
+        if exit.roots_asked >= 2:
+            return  # (the roots recorded for it did not take it: a loop ended while recording, a kind that varies)
+        loop = exit.trace.trace.loop.index
+        wanted = exit.trace.trace.wanted_entry
+        for tree in self.registry.trees[loop]:
+            if self.registry.link_to_tree(exit, tree):
+                self.root_requests.pop(loop, None)
+                return
+            if all(tree.entry_kinds.get(slot) == kind for slot, kind in wanted.items()):
+                return  # (a root for it exists, and does not take the rest of its state: another would not either)
+        self.root_requests.setdefault(loop, exit)
+
+    def records_wanted_root(self, frame: Frame, state: LoopState, pc: int) -> bool:
+        """At a loop header with a request of wants_root: record the root tree it asks for, if the frame's slots
+        hold what that exit's state held in the slots it must name (and the loop may record)."""
+        index = state.loop.index
+        exit = self.root_requests.get(index)
+        if exit is None:
+            return False
+        if exit.tree is None or exit.trace is None or exit.linked_tree is not None or not self._may_add_tree(state):
+            self.root_requests.pop(index, None)  # (gone, linked meanwhile, or no room for another tree)
+            return False
+        wanted = exit.trace.trace.wanted_entry
+        slots = frame.slots
+        if any(_root_kind(slots[slot]) != kind for slot, kind in wanted.items()):
+            return False  # (the state it needs comes again when the exit is taken again)
+        if not self.may_record(state) or not state.start():
+            return False
+        self.root_requests.pop(index, None)
+        exit.roots_asked += 1
+        self.recordings += 1
+        frame.trace_hook = Recorder(self, frame, state.loop, pc + 1, entry=wanted)
+        return True
+
+    def link_to_new_tree(self, tree: Tree) -> None:
+        """A root tree was installed: the exits of its loop's trees that end at its header with a state it takes
+        (WhenHot.ROOT) jump into it from now on."""
+        registry = self.registry
+        for other in list(registry.trees[tree.loop.index]):
+            for compiled in other.traces():
+                if compiled.trace.wanted_entry is None:
+                    continue
+                for exit in compiled.exits:
+                    if exit.when_hot is WhenHot.ROOT and exit.linked_tree is None:
+                        registry.link_to_tree(exit, tree)
 
     # --- what the recorder asks (jit.interfaces.RecordingHost) -----------------------------------------
     @internal
@@ -466,7 +536,8 @@ class Monitor:
                 if trace.kind is TraceKind.ROOT:
                     state = self.loops[trace.loop.index]
                     assert state is not None
-                    registry.install_root(compiled, state.loop, depth)
+                    tree = registry.install_root(compiled, state.loop, depth)
+                    self.link_to_new_tree(tree)
                     state.made += 1
                     state.aborts = 0
                     state.installed()  # only now: until the tree is installed, no other thread records it

@@ -109,6 +109,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                             "taken": native_count,
                             "to_interpreter": exit.taken,
                             "side_trace": exit.side.symbol if exit.side is not None else None,
+                            # (a trace's end at its loop's header that jumps into a root tree recorded for it)
+                            "jumps_to": exit.linked_tree.symbol if exit.linked_tree is not None else None,
                         }
                     )
                 info = {

@@ -38,6 +38,9 @@ class WhenHot(enum.StrEnum):
     SIDE = "side"
     NEVER = "never"
     INVALIDATE = "invalidate"
+    # a trace's end at its loop's header that no tree's entry type map takes: record a root tree for that map
+    # (one that names the slots Trace.wanted_entry lists), into which the exit then jumps (jit.monitor)
+    ROOT = "root"
 
 
 def hoisted_when_hot(op: UopDef) -> WhenHot:
@@ -189,6 +192,9 @@ class Trace:
     end: TraceEnd | None = None  # set when recording finishes
     end_snapshot: Snapshot | None = None
     end_tree: Any = None  # the tree a TraceEnd.TREE end jumps into
+    # a trace ending at its loop's header with an exit (no tree took its state, WhenHot.ROOT): the kinds a tree's
+    # entry type map must give the slots that hold an owned reference there, for the exit to jump into it
+    wanted_entry: dict[int, Kind] | None = None
     hoisted: list[Uop] = dataclasses.field(default_factory=list)  # guards moved to the trace's entry
     parent_exit: Any = None  # side traces: the runtime exit descriptor they hang from
     next_value: int = 0

@@ -45,6 +45,9 @@ class ExitDescriptor:
     aborts: int = 0  # failed recordings of a side trace from it
     life: Lifecycle = dataclasses.field(default_factory=Lifecycle)  # growing a side trace from it (jit.lifecycle)
     side: Any = None  # the side trace (runtime.trees.CompiledTrace) linked to it
+    # an exit where a trace ends at its loop's header (WhenHot.ROOT): the tree (runtime.trees.Tree) it jumps into
+    linked_tree: Any = None
+    roots_asked: int = 0  # root recordings started for it (jit.monitor.Monitor.wants_root: at most two)
     retry_at: int = 0  # `taken` count at which recording may be tried again
 
     def follows_from(self, tree: Any) -> bool:

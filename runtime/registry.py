@@ -121,6 +121,29 @@ class TreeRegistry:
             if caller.valid and _follows(caller, parent.id):
                 self.invalidate(caller)
 
+    def link_to_tree(self, exit: ExitDescriptor, tree: Tree) -> bool:
+        """Patch exit (where a trace ends at its loop's header, WhenHot.ROOT) to jump into tree's root, if its
+        state fits tree's entry type map (``CompiledTrace.takes``): as a side trace's _JUMP_TO_TREE, tree is then
+        one its own tree jumps into (invalidated with it), and the callers of its own tree, which now meet tree's
+        ways out of the loop too (and no longer see the exit return), are invalidated."""
+        with self.lock:
+            owner, compiled = exit.tree, exit.trace
+            if owner is None or compiled is None or not owner.valid or exit.linked_tree is not None:
+                return False
+            if not compiled.takes(exit, tree):
+                return False
+            compiled.link(exit, tree.root)
+            exit.linked_tree = tree
+            self.drop_plans()
+            if tree is not owner:
+                tree.jumpers.append(owner)
+                if tree not in owner.jumps_to:
+                    owner.jumps_to.append(tree)
+            # (and the exit no longer returns: a caller may have gone on from it)
+            for caller in [caller for entered in owner.entered_from() for caller in entered.callers]:
+                self.invalidate(caller)
+            return True
+
     def drop_plans(self) -> None:
         """The trees changed: the loop driver plans its hand-offs again (call with the lock held)."""
         self.plans[:] = [None] * len(self.plans)
@@ -158,7 +181,7 @@ class TreeRegistry:
         for tree in self.graveyard:
             for compiled in tree.traces():
                 for exit in compiled.exits:
-                    exit.trace = exit.tree = exit.side = None
+                    exit.trace = exit.tree = exit.side = exit.linked_tree = None
             for callee in tree.calls:
                 if tree in callee.callers:
                     callee.callers.remove(tree)

@@ -88,8 +88,23 @@ class CompiledTrace:
 
     def link(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
         """Patch exit's stub so that it jumps straight into target."""
-        assert exit.can_grow() and self.exits[exit.index] is exit
+        assert (exit.can_grow() or target.trace.parent_exit is None) and self.exits[exit.index] is exit
         ctypes.c_void_p.from_address(self.links_address + 8 * exit.index).value = target.address
+
+    def takes(self, exit: ExitDescriptor, tree: Tree) -> bool:
+        """May exit (one of this trace's, where it ends at its loop's header with a state no tree took:
+        WhenHot.ROOT) jump into tree's root, as a _JUMP_TO_TREE would? Every slot of tree's entry type map holds
+        a value of that kind there, as far as the exit knows, and the map names every slot that holds an owned
+        reference (Trace.wanted_entry), which the jump hands over."""
+        trace = self.trace
+        if trace.wanted_entry is None or tree.loop.index != trace.loop.index or not tree.valid:
+            return False
+        # (at its end, the trace knows the kinds of the slots it read too: each was guarded where it read it)
+        known = {**{slot: value.kind for slot, value in trace.entry_slots.items()}, **exit.known_kinds}
+        entry = tree.entry_kinds
+        return all(known.get(slot) == kind for slot, kind in entry.items()) and all(
+            entry.get(slot) == kind for slot, kind in trace.wanted_entry.items()
+        )
 
 
 class Tree:

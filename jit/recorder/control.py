@@ -31,7 +31,7 @@ def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
     jumps = truth == jump_when
     r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
     if not jumps:
-        r.pop()
+        r.pop(objects=True)  # (discarded: an int past 64 bits stays one)
 
 
 def _truth(r: Recorder, value: Value, actual: Any) -> Value:

@@ -24,11 +24,9 @@ from runtime.frame import UNBOUND, Frame
 #: the kinds of owned references a slot may hold (codegen.ownership)
 OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: the kinds of a slot that a parent's exit or the back-edge may make hold an owned reference, as far as linking a
-#: side trace into a tree is concerned (``owned_slots``; narrower than MAY_BE_OWNED: a str or dict handed over is
-#: not followed there yet)
-#: the uops a trace starts with that only read its entry state
-_LOADS = frozenset({"_LOAD_SLOT", "_LOAD_STACK"})
-LINKED_OWNED_KINDS = frozenset({Kind.INT_OBJECT, Kind.LIST, Kind.TUPLE, Kind.OBJECT, Kind.ARRAY})
+#: side trace into a tree and handing a tree call's state over are concerned (``owned_slots``; those of
+#: MAY_BE_OWNED: a str or dict the trace carries across the back-edge goes into an inner tree's call owned too)
+LINKED_OWNED_KINDS = MAY_BE_OWNED
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
 #: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
 _WHILE_METHOD_PENDING = frozenset(
@@ -45,6 +43,7 @@ class Recorder:
         loop: LoopInfo,
         start_pc: int,
         parent: ExitView | None = None,
+        entry: dict[int, Kind] | None = None,
     ) -> None:
         self.host = host  # the monitor, seen through jit.interfaces
         self.code = frame.code
@@ -130,6 +129,8 @@ class Recorder:
             self.snapshots.begin(start_pc)
             self.emit("_CHECK_PERIODIC")
             self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+            for slot in entry or ():  # (a root for a trace's end that no tree took: Monitor.wants_root)
+                self.read_slot(frame, slot)
         else:
             self.trace.parent_exit = parent
             self.trace.known_kinds = dict(parent.known_kinds)
@@ -485,23 +486,68 @@ class Recorder:
         self.finish(frame)
 
     def end_with_link(self, frame: Frame) -> None:
-        """End at a loop header by jumping into a tree whose entry kinds match, else by exiting."""
+        """End at a loop header by jumping into a tree whose entry kinds match (else into one whose map differs
+        only in how an int is held: converted), else by exiting."""
         trace = self.trace
+        trees = self.host.trees_at(trace.loop.index)
         owned = self.owned_slots()
-        for tree in self.host.trees_at(trace.loop.index):
-            # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
-            takes = all(slot in tree.entry_kinds for slot in owned)
-            if takes and self.matches_entry(frame, tree.entry_kinds):
-                for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
-                    self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
-                trace.end = TraceEnd.TREE
-                trace.end_tree = tree
-                self.emit("_JUMP_TO_TREE", operand=tree)
-                return
-        if trace.kind is TraceKind.SIDE and self.pc == trace.start_pc and all(u.op.name in _LOADS for u in trace.uops):
-            raise Abort(Reason.SIDE_TRACE_NO_PROGRESS)
+        for converting in (False, True):
+            for tree in trees:
+                if converting:
+                    conversions = self.link_conversions(frame, tree, owned)
+                    if conversions is None:
+                        continue
+                    for slot, kind in conversions.items():
+                        value = self.read_slot(frame, slot)
+                        self.write_slot(slot, self.entry_kind(value, kind, frame.slots[slot], slot))
+                    self.snapshots.begin(self.pc)  # (the state the jump hands over: the same values, converted)
+                    trace.end_snapshot = self.snapshots.take(empty_stack=True)
+                    owned = self.owned_slots()
+                # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
+                takes = all(slot in tree.entry_kinds for slot in owned)
+                if takes and self.matches_entry(frame, tree.entry_kinds):
+                    for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
+                        self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
+                    trace.end = TraceEnd.TREE
+                    trace.end_tree = tree
+                    self.emit("_JUMP_TO_TREE", operand=tree)
+                    return
+                assert not converting, "a conversion for a link that does not match"
         trace.end = TraceEnd.EXIT
         self.emit("_EXIT_TRACE", operand=self.pc)
+        # not a side trace from here (it would end at this header again, as this one: a chain of side traces),
+        # but a root tree whose entry type map takes this state (the monitor records it, then links the exit)
+        trace.uops[-1].exit.when_hot = WhenHot.ROOT  # type: ignore[union-attr]
+        wanted = {}
+        for slot in sorted(owned):
+            value = self.abstract.get(slot)
+            wanted[slot] = value.kind if value is not None else self.slot_kind(frame.slots[slot], slot)
+        trace.wanted_entry = wanted
+
+    def link_conversions(self, frame: Frame, tree: TreeView, owned: set[int]) -> dict[int, Kind] | None:
+        """The slots to convert for the state here to enter tree (slot -> the kind its map gives), if the state
+        differs from its entry type map only in how ints are held: an int boxed as an int object, an int object
+        (or an int past 64 bits a side trace holds as an object) that fits narrowed (a guard) and, once
+        converted, every owned reference in a slot the map names; else None."""
+        conversions = {}
+        for slot, kind in tree.entry_kinds.items():
+            value = self.abstract.get(slot)
+            have = value.kind if value is not None else self.slot_kind(frame.slots[slot], slot)
+            if have == kind:
+                continue
+            actual = frame.slots[slot]
+            if type(actual) is not int:
+                return None
+            if (have, kind) in ((Kind.INT, Kind.INT_OBJECT), (Kind.OBJECT, Kind.INT_OBJECT)) or (
+                have == Kind.INT_OBJECT and kind == Kind.INT and specialize.fits_int64(actual)
+            ):
+                conversions[slot] = kind
+            else:
+                return None
+        after = {slot for slot in owned if conversions.get(slot) != Kind.INT} | set(conversions)
+        if not conversions or not all(slot in tree.entry_kinds for slot in after):
+            return None
+        return conversions
 
     def is_owned(self, value: Value) -> bool:
         """Does value hold a reference of the trace's own (an int object, a list the trace built)?"""
@@ -630,7 +676,20 @@ class Recorder:
             return specialize.narrow(self, value, actual, "an int passed to an inner loop")
         if value.kind in (Kind.INT, Kind.BOOL) and kind == Kind.INT_OBJECT:
             return specialize.as_int_object(self, value)
+        if value.kind == Kind.OBJECT and kind == Kind.INT_OBJECT and type(actual) is int:
+            return self.int_object_of(value, actual)
         raise Abort(Reason.SLOT_KIND_CHANGED, slot=slot, kind=value.kind.short, known=kind.short)
+
+    def int_object_of(self, value: Value, actual: Any) -> Value:
+        """value as an int object if it is an int past 64 bits held as a plain object (what a side trace reads
+        where its parent did not know the slot: borrowed, the buffer tags it an object; or a constant), with a
+        reference of the trace's own, as a root holds one; any other value as it is."""
+        if value.kind != Kind.OBJECT or type(actual) is not int:
+            return value
+        if value.is_const:
+            return self.const(value.const, Kind.INT_OBJECT)
+        checked = self.emit("_GUARD_TYPE", (value,), operand=Kind.INT, kind=Kind.OBJECT)
+        return self.emit("_NEW_INT_OBJECT_REF", (checked,))
 
     def at_loop_header(self, frame: Frame, loop: int, pc: int) -> int:
         """The interpreter's loop-header hook while recording: run a pending inner tree, record the call."""

@@ -21,7 +21,7 @@ def _nop(r: Recorder, frame: Frame, arg: Any) -> None:
 
 @_handles(I.LOAD_FAST)
 def _load_fast(r: Recorder, frame: Frame, slot: int) -> None:
-    r.push(_read_bound(r, frame, slot))
+    r.push(r.int_object_of(_read_bound(r, frame, slot), frame.slots[slot]))  # (int arithmetic takes int objects)
 
 
 def _read_bound(r: Recorder, frame: Frame, slot: int) -> Any:
