@@ -872,6 +872,13 @@ _uop(
     DEOPT,
     doc="PyObject_IsTrue of an object whose type's truth runs no Python code; leaves (clearing it) on an error",
 )
+_uop(
+    "_TO_BOOL_GENERIC",
+    (ANY,),
+    B,
+    doc="PyObject_IsTrue of an object whose class's __bool__ or __len__ is Python code (a barrier)",
+    **_GENERIC,
+)
 _uop("_BINARY_SUBSCR_GENERIC", (ANY, ANY), O, owns=True, doc="inputs: container, key: PyObject_GetItem", **_GENERIC)
 _uop(
     "_STORE_SUBSCR_GENERIC",

@@ -61,7 +61,10 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
 @_handles(I.UNARY_OP)
 def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
     v = r.pop(objects=True)  # (an int past 64 bits: specialize.unary keeps it one)
-    if v.kind.is_numpy_scalar and op != UnaryOp.NOT:
+    if op == UnaryOp.NOT:  # (the truth of an object: C code, or its Python __bool__ as a barrier)
+        r.push(r.emit("_UNARY_NOT", (generic.truth_of(r, v, frame.stack[-1]),)))
+        return
+    if v.kind.is_numpy_scalar:
         r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
         return
     r.push(specialize.unary(r, op, v, frame.stack[-1]))

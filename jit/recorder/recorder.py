@@ -87,6 +87,7 @@ class Recorder:
         # at the start of the next instruction
         self.after_barrier: Value | bool | None = None
         self.pending_next: Any = None  # a generic FOR_ITER's next(), its outcome unseen (jit.recorder.generic)
+        self.pending_branch: Any = None  # a branch on a Python __bool__'s answer, unseen (jit.recorder.generic)
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
         # references of their own where a trace ends (jit.recorder.generic.keep_carried)
         self.host_has_barriers = bool(getattr(host, "has_barriers", False))

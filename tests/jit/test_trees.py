@@ -294,17 +294,19 @@ def test_a_blacklisted_loop_compiles_once_what_failed_is_gone():
     handle compiles on later calls whose data it can, after the back-off."""
 
     def total(data):
+        global _LAST_SEEN
         s = 0.0
         for x in data:
             if x:
                 s += x * 2.5
+            _LAST_SEEN = x  # (an object stored into a global: not compiled; a float: compiled)
         return s
 
     class Number:
         def __init__(self, v):
             self.v = v
 
-        def __bool__(self):  # (the truth of an object whose class defines __bool__ in Python: not compiled)
+        def __bool__(self):
             return self.v != 0
 
         def __rmul__(self, other):
