@@ -407,6 +407,10 @@ def compare(r: Recorder, op: CompareOp, a: Value, b: Value, container: Any = Non
     return barrier(r, "_COMPARE_OP_GENERIC", (a, b), operand=op)
 
 
+#: what a type's `__bool__` or `__len__` is where its truth is C code (a C type's slot wrapper) or it has none
+_C_SLOT = (types.WrapperDescriptorType, type(None))
+
+
 def truth(r: Recorder, v: Value, actual: Any) -> Value:
     """The truth of an object of another kind (specialize.truth has none), by PyObject_IsTrue. Where its type's
     truth runs no Python code (no ``__bool__`` or ``__len__`` written in Python), not a barrier, so the
@@ -417,7 +421,7 @@ def truth(r: Recorder, v: Value, actual: Any) -> Value:
     t = type(actual)
     if v.kind not in (Kind.OBJECT, Kind.ARRAY):
         raise Abort(Reason.TRUTH, kind=v.kind.short)
-    if any(isinstance(getattr(t, name, None), types.FunctionType) for name in ("__bool__", "__len__")):
+    if any(not isinstance(getattr(t, name, None), _C_SLOT) for name in ("__bool__", "__len__")):
         return barrier(r, "_TO_BOOL_GENERIC", (argument(r, v, "a truth test"),))
     if v.kind == Kind.OBJECT:
         r.emit("_GUARD_CLASS", (v,), operand=t)

@@ -8,7 +8,6 @@ from jit import specialize, specialize_numpy
 from jit.aborts import Abort
 from jit.frontend import instructions as I
 from jit.frontend.operators import CompareOp, UnaryOp
-from jit.kinds import Kind
 from jit.recorder import generic
 from jit.recorder.recorder import Recorder, _handles
 from runtime.frame import Frame
@@ -38,9 +37,7 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
         a = r.pop(objects=True)
         r.push(specialize.compare_int_objects(r, op, a, b))
         return
-    if op in (CompareOp.IS, CompareOp.IS_NOT) and all(
-        r.abstract.peek(depth).kind in (Kind.INT_OBJECT, Kind.OBJECT) for depth in (1, 2)
-    ):  # (`x is y` of int objects: the identity of the very objects, as CPython's)
+    if op in (CompareOp.IS, CompareOp.IS_NOT):  # (`x is y` of int objects: the very objects, never narrowed)
         b = r.pop(objects=True)
         a = r.pop(objects=True)
         r.push(specialize.compare(r, op, a, b))
