@@ -48,7 +48,6 @@ class Reason(enum.Enum):
     # --- locals and ranges ---------------------------------------------------------------------------------
     UNBOUND_READ = "read of an unbound local"
     RANGE_USED = "a range object used other than by a for loop"
-    RANGE_IN_LOCAL = "a range object in a local"
     RANGE_STORED = "a range object stored in a local"
     RANGE_REBOUND = "`range` is rebound to something else"
     RANGE_BEYOND_64_BITS = "range bounds beyond 64 bits"

@@ -454,6 +454,16 @@ _uop(
     doc="enumerate(seq, start) of an exact list or tuple; leaves if allocation fails",
 )
 _uop("_NEW_ZIP", "n", O, DEOPT, owns=True, doc="zip(*seqs) of exact lists and tuples; leaves if allocation fails")
+# a range object kept as a value (`r = range(n)`, then `for i in r`) and its iterator, advanced in place
+_uop("_BUILD_RANGE", (ANY, ANY, ANY), O, RAISE, owns=True, doc="range(start, stop, step) of ints (no Python code)")
+_uop(
+    "_ITER_NEXT_RANGE_ITERATOR",
+    (O,),
+    I,
+    DEOPT,
+    mutates=True,
+    doc="the next int of an exact range iterator (a C long range), advancing it; leaves where it has none",
+)
 _uop(
     "_ITER_FINISH",
     (O,),

@@ -14,6 +14,7 @@ from helpers import check
 
 import jit as jit_module
 from jit import jit
+from jit.aborts import Reason
 
 LOG = []
 
@@ -63,9 +64,10 @@ class NegativeLen:
 
 
 def _no_aborts(jitted):
+    """Native, and no recording gave up but for bad timing (the loop ended while recorded, an inner loop first)."""
     for f in (jitted, jitted.cpython_baseline):
         stats = jit_module.stats(f)
-        assert stats["aborts_total"] == 0, stats["aborts"]
+        assert not [code for code in stats["aborts_by_code"] if not Reason[code].retry], stats["aborts"]
         assert stats["native_entries"] > 0 and stats["native_iterations"] > 0
 
 
@@ -217,4 +219,5 @@ def test_the_objects_tested_are_not_leaked():
     assert sys.getrefcount(s) == before
     assert end - start < 100_000  # (100,000 leaked Sized objects would be megabytes)
     stats = jit_module.stats(f)
-    assert stats["native_iterations"] >= 100_000 and stats["aborts_total"] == 0, stats["aborts"]
+    assert stats["native_iterations"] >= 100_000
+    assert not [code for code in stats["aborts_by_code"] if not Reason[code].retry], stats["aborts"]
