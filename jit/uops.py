@@ -287,6 +287,16 @@ _uop(
     operand=Operand.GLOBAL_NAME,
     doc="box it into the globals",
 )
+_uop(
+    "_DELETE_GLOBAL",
+    (),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    operand=Operand.GLOBAL_NAME,
+    doc="del of a global holding a number or None (its freeing runs no Python code); else leave",
+)
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
