@@ -35,7 +35,7 @@ def store_read_delete(n):
         if i % 7 == 0:
             G = None
             del G
-    G = 0
+    G = 0  # noqa: F841  (ruff does not follow `global` through `del`)
     return t
 
 
@@ -46,7 +46,7 @@ def deletes_then_reads_the_builtin(n):
         len = i  # (a global that hides the builtin, deleted: the builtin is seen again)
         t += len
         del len
-        t += len([i, i])
+        t += len([i, i])  # noqa: F821  (the builtin, once the global is deleted)
     return t
 
 
@@ -95,7 +95,7 @@ def deletes_a_list(n):
         sets_gone(i)
         t += len(GONE)
         del GONE  # (a list: freeing it could run Python code, not compiled)
-    GONE = None
+    GONE = None  # noqa: F841  (ruff does not follow `global` through `del`)
     return t
 
 
@@ -118,7 +118,7 @@ def deletes_big(n):
         del G
         G = i
         del G
-    G = 0
+    G = 0  # noqa: F841  (ruff does not follow `global` through `del`)
     return t
 
 
