@@ -24,6 +24,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyErr_Clear": (ir.VoidType(), ()),
     "PyDict_GetItem": (PTR, (PTR, PTR)),
     "PyDict_SetItem": (I32, (PTR, PTR, PTR)),
+    "PyDict_DelItem": (I32, (PTR, PTR)),
     "PyDict_Size": (I64, (PTR,)),
     "PyUnicode_GetLength": (I64, (PTR,)),
     "PyUnicode_Compare": (I32, (PTR, PTR)),

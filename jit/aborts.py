@@ -48,7 +48,6 @@ class Reason(enum.Enum):
     # --- locals and ranges ---------------------------------------------------------------------------------
     UNBOUND_READ = "read of an unbound local"
     RANGE_USED = "a range object used other than by a for loop"
-    RANGE_IN_LOCAL = "a range object in a local"
     RANGE_STORED = "a range object stored in a local"
     RANGE_REBOUND = "`range` is rebound to something else"
     RANGE_BEYOND_64_BITS = "range bounds beyond 64 bits"
@@ -60,7 +59,7 @@ class Reason(enum.Enum):
     # --- globals and attributes ----------------------------------------------------------------------------
     GLOBALS_NOT_DICT = "globals are not a plain dict"
     GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
-    GLOBAL_DELETED = "del of the global {name} is not compiled (native code keeps the globals it reads bound)"
+    GLOBAL_DELETED = "del of the global {name} holding a {kind} (freeing it could run Python code)"
     MODULE_ATTRIBUTE_STORED = "attribute .{name} of module {module}, a global this function stores"
     ATTRIBUTE = "attribute .{name} of {kind}"
     MODULE_ATTRIBUTE = "attribute .{name} not in module {module}"

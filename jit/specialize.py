@@ -333,8 +333,24 @@ def compare_int_objects(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
     return r.emit("_COMPARE_OP_INT_OBJECT", (as_int_object(r, a), as_int_object(r, b)), operand=op)
 
 
+#: the ints CPython shares (every exact int of these values is one object)
+SMALL_INTS = (-5, 256)
+
+
 def _identity(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
+    """`a is b`, exactly: CPython's answer is the identity of two objects, which a number unboxed in the trace
+    has not kept. Values of two types are never one object; an object of any type (Kind.OBJECT: an untyped
+    result may be None, a bool, a small int at run time) against None, a bool or an int is compared with the
+    very object CPython has for those (Py_None, Py_True/Py_False, the shared small ints; an int outside -5..256
+    gets a new box, which is no other object); two unboxed ints or floats of which CPython may hold one object
+    twice abort (Reason.IDENTITY)."""
     invert = op == CompareOp.IS_NOT
+    a, b = (as_int_object(r, v) if v.kind == Kind.WIDE_INT else v for v in (a, b))
+    for x, y in ((a, b), (b, a)):
+        if x.kind == Kind.OBJECT and y.kind in (Kind.NONE, B, I, Kind.INT_OBJECT):
+            return r.emit("_IS_OP", (x, _as_object(r, y)), operand=invert)
+        if x.kind == Kind.INT_OBJECT and y.kind == I:  # (the int object may be a shared small int)
+            return r.emit("_IS_OP", (x, as_int_object(r, y)), operand=invert)
     if a.kind == Kind.NONE or b.kind == Kind.NONE:
         return r.const((a.kind == b.kind) != invert)
     if a.kind == B and b.kind == B:
@@ -344,9 +360,21 @@ def _identity(r: Emitter, op: CompareOp, a: Value, b: Value) -> Value:
         if a.kind != b.kind and Kind.OBJECT not in (a.kind, b.kind):
             return r.const(invert)
         return r.emit("_IS_OP", (a, b), operand=invert)
-    if a.kind != b.kind and not (a.kind.is_number and b.kind.is_number):
-        return r.const(invert)  # values of different kinds are never the same object
+    if a.kind != b.kind:
+        return r.const(invert)  # values of different types (an int, a float, a bool, a str...) are never one object
+    if a.kind == I and any(v.is_const and SMALL_INTS[0] <= v.const <= SMALL_INTS[1] for v in (a, b)):
+        # (an int and one of CPython's shared ints -5..256: one object exactly where they are equal)
+        return r.emit("_COMPARE_OP_INT", (a, b), operand=CompareOp.NE if invert else CompareOp.EQ)
     raise Abort(Reason.IDENTITY, op=op, kind=a.kind.short)
+
+
+def _as_object(r: Emitter, v: Value) -> Value:
+    """None, a bool or an int as the object CPython would have for it (a shared one where CPython shares it)."""
+    if v.kind == Kind.NONE or (v.is_const and v.kind == B):
+        return r.const(v.const, Kind.OBJECT)
+    if v.kind == B:
+        return r.emit("_SELECT", (v, r.const(True, Kind.OBJECT), r.const(False, Kind.OBJECT)), kind=Kind.OBJECT)
+    return as_int_object(r, v)
 
 
 # --- unary operators and truth ---------------------------------------------------------------------------

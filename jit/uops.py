@@ -287,6 +287,16 @@ _uop(
     operand=Operand.GLOBAL_NAME,
     doc="box it into the globals",
 )
+_uop(
+    "_DELETE_GLOBAL",
+    (),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    operand=Operand.GLOBAL_NAME,
+    doc="del of a global holding a number or None (its freeing runs no Python code); else leave",
+)
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
@@ -454,6 +464,16 @@ _uop(
     doc="enumerate(seq, start) of an exact list or tuple; leaves if allocation fails",
 )
 _uop("_NEW_ZIP", "n", O, DEOPT, owns=True, doc="zip(*seqs) of exact lists and tuples; leaves if allocation fails")
+# a range object kept as a value (`r = range(n)`, then `for i in r`) and its iterator, advanced in place
+_uop("_BUILD_RANGE", (ANY, ANY, ANY), O, RAISE, owns=True, doc="range(start, stop, step) of ints (no Python code)")
+_uop(
+    "_ITER_NEXT_RANGE_ITERATOR",
+    (O,),
+    I,
+    DEOPT,
+    mutates=True,
+    doc="the next int of an exact range iterator (a C long range), advancing it; leaves where it has none",
+)
 _uop(
     "_ITER_FINISH",
     (O,),
@@ -871,6 +891,13 @@ _uop(
     B,
     DEOPT,
     doc="PyObject_IsTrue of an object whose type's truth runs no Python code; leaves (clearing it) on an error",
+)
+_uop(
+    "_TO_BOOL_GENERIC",
+    (ANY,),
+    B,
+    doc="PyObject_IsTrue of an object whose class's __bool__ or __len__ is Python code (a barrier)",
+    **_GENERIC,
 )
 _uop("_BINARY_SUBSCR_GENERIC", (ANY, ANY), O, owns=True, doc="inputs: container, key: PyObject_GetItem", **_GENERIC)
 _uop(

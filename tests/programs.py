@@ -16,7 +16,9 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
 early returns, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
-declares ``global`` (and assigns first, so that every call starts alike) used as variables; expressions mixing ints and floats: arithmetic,
+declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
+again at once), ``for`` over a range object kept in a variable, ``is``/``is not`` of a number or a comparison and
+``None``/``True``/``False``, the truth of a ``Truthy`` object (a class whose ``__bool__`` is Python code); expressions mixing ints and floats: arithmetic,
 bitwise operators, (chained) comparisons, ``and``/``or``/``not``, conditional expressions,
 ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads of ``data`` and of a
 local tuple, list comprehensions, calls of ``h``. It ends with ``return (every variable)``, so that any wrong
@@ -69,6 +71,8 @@ INT_GLOBALS = ("G",)  # module globals f declares `global` and uses as variables
 NUM_GLOBALS = ("GS",)
 COMP_VAR = "c"  # comprehension variable
 HELPER = "def h(p, q):\n    return p - q if p > q else q - p\n"  # a Python function f may call
+# a class whose truth is Python code (`if Truthy(e):`: its __bool__ runs in the loop)
+TRUTHY = "class Truthy:\n    def __init__(self, v):\n        self.v = v\n\n    def __bool__(self):\n        return self.v > 0\n"
 DATA_MAX = 6  # longest `data` list arguments() draws
 LOOP_BUDGET = 400  # product of the trip-count bounds of nested loops
 MAX_TRIPS = 30  # trip-count bound of one loop
@@ -399,7 +403,7 @@ class _Gen:
 
     def compare(self, sc: Scope, depth: int) -> E:
         ops = ("<", "<=", ">", ">=", "==", "!=")
-        kind = self.pick((4, "simple"), (2, "chained"), (1, "parity"), (self.wide, "in"))
+        kind = self.pick((4, "simple"), (2, "chained"), (1, "parity"), (self.wide, "in"), (1, "identity"))
         if kind == "simple":
             return E(f"{self.num_expr(sc, depth).p()} {self.one(ops)} {self.num_expr(sc, depth).p()}")
         if kind == "chained":
@@ -409,13 +413,21 @@ class _Gen:
             return E(" ".join(parts))
         if kind == "parity":
             return E(f"{self.int_expr(sc, depth).p()} % {self.one((2, 3))} == {self.one((0, 1))}")
+        if kind == "identity":  # (of a number and None, True or False: never the same object)
+            # (a variable or a comparison: a literal there is a SyntaxWarning)
+            left = _atom(self.one(sc.num_read + sc.int_read)) if self.flag(50) else self.compare(sc, depth)
+            return E(f"{left.p()} {self.one(('is', 'is not'))} {self.one(('None', 'True', 'False'))}")
         return E(f"{self.num_expr(sc, depth).p()} {self.one(('in', 'not in'))} data")
 
     def cond(self, sc: Scope, depth: int) -> E:
         """A test for if/while/ifexp."""
         if depth <= 0:
             return self.compare(sc, 0)
-        kind = self.pick((6, "compare"), (2, "boolop"), (1, "not"), (1, "truth"), (1, "predicate"))
+        kind = self.pick(
+            (6, "compare"), (2, "boolop"), (1, "not"), (1, "truth"), (1, "predicate"), (self.wide, "object")
+        )
+        if kind == "object":
+            return _atom(f"Truthy({self.num_expr(sc, depth - 1).text})")
         if kind == "compare":
             return self.compare(sc, depth - 1)
         if kind == "predicate":
@@ -457,6 +469,8 @@ class _Gen:
         )  # fmt: skip
         if kind == "chain" and self.use_unbound and self.flag(15):
             kind = "del"
+        if kind == "chain" and self.use_globals and self.flag(40):
+            kind = "del_global"
         return getattr(self, f"stmt_{kind}")(sc)
 
     def rhs(self, sc: Scope, is_int: bool, depth: int | None = None) -> str:
@@ -525,6 +539,11 @@ class _Gen:
 
     def stmt_del(self, sc: Scope) -> list[str]:
         return [f"del {MAYBE_UNBOUND}"]
+
+    def stmt_del_global(self, sc: Scope) -> list[str]:
+        """`del G`, then G assigned again (every later read finds it bound)."""
+        name = self.one(INT_GLOBALS)
+        return [f"del {name}", f"{name} = {self.rhs(sc, True)}"]
 
     def aug(self, sc: Scope, target: str, is_int: bool) -> str:
         if is_int:
@@ -679,7 +698,11 @@ class _Gen:
             return [f"for {head}:", *self.body(inner)] + self.loop_else(sc)
         k = self.trips(sc)
         inner = self.loop_scope(sc, k, var=var)
-        lines = [f"for {var} in range({self.range_args(sc, k)}):", *self.body(inner)]
+        if self.flag(15):  # a range object kept in a variable, iterated through its iterator
+            rng = f"_r{sc.loops}"
+            lines = [f"{rng} = range({self.range_args(sc, k)})", f"for {var} in {rng}:", *self.body(inner)]
+        else:
+            lines = [f"for {var} in range({self.range_args(sc, k)}):", *self.body(inner)]
         return lines + self.loop_else(sc)
 
     def stmt_while(self, sc: Scope) -> list[str]:
@@ -750,6 +773,8 @@ class _Gen:
             prelude += f"SCALE = {self.one(FLOAT_CONSTS)}\n"
         if re.search(r"\bh\(", func):
             prelude += ("\n\n" if prelude else "") + HELPER
+        if "Truthy(" in func:
+            prelude += ("\n\n" if prelude else "") + TRUTHY
         return f"{prelude}\n\n{func}" if prelude else func
 
 

@@ -329,6 +329,18 @@ def _to_bool(ctx: LowerContext, uop: Uop) -> ir.Value:
     return b.icmp_signed("!=", truth, ir.Constant(I32, 0))
 
 
+@lowers("_TO_BOOL_GENERIC")
+def _to_bool_generic(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """The user's __bool__ (or __len__) runs: the object is held for the call; an exception it raises (or
+    CPython's TypeError for a result that is not a bool) leaves with it set, re-raised at the instruction."""
+    b = ctx.builder
+    refs = _references(ctx, uop, uop.args)
+    truth = ctx.capi("PyObject_IsTrue", refs[0])
+    _release(ctx, refs)
+    ctx.guard(b.icmp_signed(">=", truth, ir.Constant(I32, 0)), uop)
+    return b.icmp_signed("!=", truth, ir.Constant(I32, 0))
+
+
 @lowers("_KEEP_ALIVE")
 def _keep_alive(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])

@@ -110,6 +110,19 @@ def _store_global(ctx: LowerContext, uop: Uop) -> None:
     _dict_set(ctx, uop, namespace, key, uop.args[0], value)
 
 
+@lowers("_DELETE_GLOBAL")
+def _delete_global(ctx: LowerContext, uop: Uop) -> None:
+    """del globals[name], where it holds a number or None: freeing it runs no Python code. A missing name
+    leaves (the interpreter raises CPython's NameError there), as does any other value (whose freeing could)."""
+    b = ctx.builder
+    namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
+    present = b.icmp_unsigned("!=", ctx.capi("PyDict_GetItem", namespace, key), ir.Constant(PTR, None))
+    ctx.guard(present, uop)
+    _guard_entry_drops_plainly(ctx, uop, namespace, key)
+    status = ctx.capi("PyDict_DelItem", namespace, key)  # (cannot fail: the key is there, a str)
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+
+
 def _guard_entry_drops_plainly(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value) -> None:
     """Leave unless mapping[key] is missing or holds a number or None: replacing it then runs no Python code."""
     b = ctx.builder

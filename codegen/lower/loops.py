@@ -8,6 +8,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I32, I64, PTR
 from codegen.context import LowerContext
+from codegen.lower.generic import _references, _release
 from codegen.lower.ints import _no_overflow, _with_overflow
 from codegen.lower.objects import _load_at, _type_is
 from codegen.lower.table import (
@@ -283,6 +284,53 @@ def _next_raises_nothing(ctx: LowerContext, uop: Uop, iterator: ir.Value) -> Non
     ctx.guard(b.icmp_unsigned("==", ctx.capi("PyErr_Occurred"), _NULL), uop)
 
 
+_RANGE_ITERATOR_TYPE = type(iter(range(0)))
+
+
+def _range_iterator_left(ctx: LowerContext, iterator: ir.Value) -> ir.Value:
+    """How many items a range iterator has left (abi.RANGE_ITERATOR: 3.11 counts an index up to its length, 3.12
+    counts its length down; the length follows the step in both)."""
+    index_at, _start_at, step_at = abi.RANGE_ITERATOR  # type: ignore[misc]
+    length = _load_at(ctx, iterator, step_at + abi.WORD, I64)
+    if index_at < 0:
+        return length
+    return ctx.builder.sub(length, _load_at(ctx, iterator, index_at, I64))
+
+
+@lowers("_BUILD_RANGE")
+def _build_range(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A new range object of three ints (boxed here, as the C-API takes them): range() of exact ints runs no
+    Python code; it fails only on memory (then it leaves raising MemoryError, at the instruction)."""
+    refs = _references(ctx, uop, uop.args)
+    made = _vectorcall(ctx, range, refs)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_unsigned("!=", made, _NULL), uop)
+    return made
+
+
+@lowers("_ITER_NEXT_RANGE_ITERATOR")
+def _iter_next_range_iterator(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """What rangeiter_next does, inline: the next item in registers (no int object), the iterator advanced after
+    the guard that it has one, so an exit leaves it as it was (the interpreter's FOR_ITER then ends the loop)."""
+    b = ctx.builder
+    iterator = ctx.value(uop.args[0])
+    if abi.RANGE_ITERATOR is None:  # (a layout not probed: never native)
+        ctx.guard(ir.Constant(I1, 0), uop)
+        return _i64(0)
+    index_at, start_at, step_at = abi.RANGE_ITERATOR
+    ctx.guard(b.icmp_signed(">", _range_iterator_left(ctx, iterator), _i64(0)), uop)
+    start = _load_at(ctx, iterator, start_at, I64)
+    step = _load_at(ctx, iterator, step_at, I64)
+    if index_at >= 0:  # 3.11: start + index * step (an item of the range: it fits in a C long)
+        index = _load_at(ctx, iterator, index_at, I64)
+        _store_at(ctx, iterator, index_at, b.add(index, _i64(1)))
+        return b.add(start, b.mul(index, step))
+    _store_at(ctx, iterator, start_at, b.add(start, step))  # 3.12: the start moves (wrapping past the last item)
+    length_at = step_at + abi.WORD
+    _store_at(ctx, iterator, length_at, b.sub(_load_at(ctx, iterator, length_at, I64), _i64(1)))
+    return start
+
+
 @lowers("_ITER_FINISH")
 def _iter_finish(ctx: LowerContext, uop: Uop) -> None:
     """The inner loop's iterator is done: what CPython's FOR_ITER does before it leaves the loop. An enumerate or
@@ -297,6 +345,9 @@ def _iter_finish(ctx: LowerContext, uop: Uop) -> None:
     kind = uop.operand
     if kind in (enumerate, zip):
         _next_raises_nothing(ctx, uop, iterator)
+        return
+    if kind is _RANGE_ITERATOR_TYPE:  # (its next() on none left changes nothing: only check that none is left)
+        ctx.guard(b.icmp_signed("<=", _range_iterator_left(ctx, iterator), _i64(0)), uop)
         return
     held = abi.SEQUENCE_ITERATOR_SEQUENCE if kind in _STR_ITERATOR_TYPES else abi.CONTAINER_ITERATOR_CONTAINER
     container = _load_at(ctx, iterator, held, PTR)

@@ -78,8 +78,9 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if handler is None:
         r.push(generic.call(r, callee, args))
         return
-    if fn is range:  # (a range is virtual: its loop's hidden slots)
-        r.push(handler(r, args, list(actual)))
+    if fn is range:  # (a range is virtual: its loop's hidden slots; one kept as a value is made)
+        made = handler(r, args, list(actual))
+        r.push(made if r.code.ops[r.pc + 1] == I.RANGE_SETUP else iteration.range_object(r, made))
         return
     mark = generic.rolled_back(r)
     try:

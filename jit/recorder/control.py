@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.recorder import generic
@@ -16,8 +15,11 @@ from runtime.frame import Frame
 @_handles(I.POP_JUMP_IF_FALSE, I.POP_JUMP_IF_TRUE)
 def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
     condition = _truth(r, r.pop(objects=True), frame.stack[-1])  # (an int past 64 bits: compared with 0)
-    truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.POP_JUMP_IF_TRUE
+    if generic.runs_code(r, condition):  # (the user's __bool__ runs once: its answer is seen where it went)
+        generic.branch_later(r, condition, jump_when, target, pops=True)
+        return
+    truth = bool(frame.stack[-1])
     jumps = truth == jump_when
     r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
 
@@ -26,8 +28,11 @@ def _pop_jump_if(r: Recorder, frame: Frame, target: int) -> None:
 def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
     value = r.abstract.peek()
     condition = _truth(r, value, frame.stack[-1])
-    truth = bool(frame.stack[-1])
     jump_when = r.code.ops[r.pc] == I.JUMP_IF_TRUE_OR_POP
+    if generic.runs_code(r, condition):
+        generic.branch_later(r, condition, jump_when, target, pops=False)
+        return
+    truth = bool(frame.stack[-1])
     jumps = truth == jump_when
     r.guard_branch(condition, truth, r.pc + 1 if jumps else target)
     if not jumps:
@@ -35,12 +40,7 @@ def _jump_if_or_pop(r: Recorder, frame: Frame, target: int) -> None:
 
 
 def _truth(r: Recorder, value: Value, actual: Any) -> Value:
-    try:
-        return specialize.truth(r, value)
-    except Abort as exc:
-        if exc.reason is not Reason.TRUTH:
-            raise
-        return generic.truth(r, value, actual)
+    return generic.truth_of(r, value, actual)
 
 
 @_handles(I.JUMP)

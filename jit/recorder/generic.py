@@ -228,6 +228,8 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
     r.after_barrier = None
     if r.pending_next is not None:
         _next_outcome(r)
+    if r.pending_branch is not None:
+        _branch_outcome(r, frame)
     r.emit("_CHECK_BARRIER")
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
     if not isinstance(pending, Value) or pending.kind != Kind.OBJECT or not r.abstract.stack():
@@ -405,18 +407,82 @@ def compare(r: Recorder, op: CompareOp, a: Value, b: Value, container: Any = Non
     return barrier(r, "_COMPARE_OP_GENERIC", (a, b), operand=op)
 
 
+#: what a type's `__bool__` or `__len__` is where its truth is C code (a C type's slot wrapper) or it has none
+_C_SLOT = (types.WrapperDescriptorType, type(None))
+
+
 def truth(r: Recorder, v: Value, actual: Any) -> Value:
-    """The truth of an object of another kind (specialize.truth has none), by PyObject_IsTrue, where its type's
-    truth runs no Python code (no ``__bool__`` or ``__len__`` written in Python): not a barrier, so the
-    interpreter may test it again where a branch guard leaves. Its type is guarded as seen."""
+    """The truth of an object of another kind (specialize.truth has none), by PyObject_IsTrue. Where its type's
+    truth runs no Python code (no ``__bool__`` or ``__len__`` written in Python), not a barrier, so the
+    interpreter may test it again where a branch guard leaves; its type is guarded as seen. Else it is a barrier
+    (``_TO_BOOL_GENERIC``: the user's ``__bool__`` runs once, and what it raises, or CPython's TypeError for a
+    result that is not a bool, is re-raised at the instruction): a branch on it must not leave to test it again
+    (``runs_code``)."""
     t = type(actual)
-    if v.kind not in (Kind.OBJECT, Kind.ARRAY) or any(
-        isinstance(getattr(t, name, None), types.FunctionType) for name in ("__bool__", "__len__")
-    ):
-        raise Abort(Reason.TRUTH, kind=v.kind.short if v.kind != Kind.OBJECT else t.__name__)
+    if v.kind not in (Kind.OBJECT, Kind.ARRAY):
+        raise Abort(Reason.TRUTH, kind=v.kind.short)
+    if any(not isinstance(getattr(t, name, None), _C_SLOT) for name in ("__bool__", "__len__")):
+        return barrier(r, "_TO_BOOL_GENERIC", (argument(r, v, "a truth test"),))
     if v.kind == Kind.OBJECT:
         r.emit("_GUARD_CLASS", (v,), operand=t)
     return r.emit("_TO_BOOL_OBJECT", (v,))
+
+
+def truth_of(r: Recorder, v: Value, actual: Any) -> Value:
+    """The truth of v (actual: its value as recorded): specialized where its kind has a uop, else ``truth``."""
+    try:
+        return specialize.truth(r, v)
+    except Abort as exc:
+        if exc.reason is not Reason.TRUTH:
+            raise
+        return truth(r, v, actual)
+
+
+def runs_code(r: Recorder, condition: Value) -> bool:
+    """Was condition computed by a barrier of this instruction (the truth of an object whose ``__bool__`` is
+    Python code)? Then the recorder must not test it again to see the branch's direction: ``branch_later``."""
+    return r.after_barrier is condition
+
+
+@dataclasses.dataclass
+class PendingBranch:
+    """A branch on the answer of a user's ``__bool__`` (or ``__len__``): its direction is seen at the next
+    instruction (``_branch_outcome``), where the guard on it is emitted, resuming where the other direction goes
+    (the interpreter does not test the object again)."""
+
+    condition: Value
+    jump_when: bool  # (POP_JUMP_IF_TRUE, JUMP_IF_TRUE_OR_POP)
+    pc: int
+    target: int
+    pops: bool  # POP_JUMP_IF_*: the object popped either way; JUMP_IF_*_OR_POP: kept where it jumps
+
+
+def branch_later(r: Recorder, condition: Value, jump_when: bool, target: int, pops: bool) -> None:
+    r.pending_branch = PendingBranch(condition, jump_when, r.pc, target, pops)
+
+
+def _branch_outcome(r: Recorder, frame: Frame) -> None:
+    pending = r.pending_branch
+    r.pending_branch = None
+    stack = list(r.abstract.stack())
+    if pending.pops:
+        if pending.target == pending.pc + 1:  # (both ways go on here: nothing to guard)
+            return
+        jumped = r.pc == pending.target
+        other_stack = stack
+    else:
+        jumped = len(frame.stack) == len(stack)  # (the object still on the stack: it jumped)
+        other_stack = stack[:-1] if jumped else stack
+        if not jumped:
+            r.abstract.pop()
+            r.snapshots.begin(r.pc)  # (this instruction's guards resume with the object popped)
+    truth = jumped == pending.jump_when
+    other = pending.pc + 1 if jumped else pending.target
+    r.resume_override = Snapshot([FrameSnapshot(other, dict(r.abstract.slots()), list(other_stack))])
+    try:
+        r.guard_branch(pending.condition, truth, other)
+    finally:
+        r.resume_override = None
 
 
 def rolled_back(r: Recorder) -> Any:

@@ -84,6 +84,31 @@ def _compare(r: Recorder, op: CompareOp, a: Value, b: Value) -> Value:
     return specialize.compare(r, op, a, b)
 
 
+def range_object(r: Recorder, virtual: Value) -> Value:
+    """A range used as a value (`r = range(n)`, `f(range(n))`): a real range object the trace owns, made of the
+    virtual range's parts (no Python code runs)."""
+    start, stop, step = r.virtual_ranges[virtual.id]
+    return r.emit("_BUILD_RANGE", (start, stop, step))
+
+
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
+def _for_iter_range_iterator(r: Recorder, base: int, iterator: Value, actual: Any) -> None:
+    """`for i in r` over a range object (kept in a variable, an argument): its iterator, advanced in place by
+    native code (``_ITER_NEXT_RANGE_ITERATOR``: the item an int in registers), so whoever else holds it finds it
+    where CPython leaves it."""
+    left = actual.__length_hint__()
+    if not left:
+        _ended(r)
+    own = r.trace.loop.header_pc == r.pc - 1
+    r.emit("_GUARD_BUILTIN_ITERATOR", (iterator,), operand=_RANGE_ITERATOR)
+    if not left:
+        _finish(r, base, iterator, actual)
+        return
+    r.push(r.emit("_ITER_NEXT_RANGE_ITERATOR", (iterator,), leaves_loop=own))
+
+
 @_handles(I.RANGE_SETUP)
 def _range_setup(r: Recorder, frame: Frame, base: int) -> None:
     value = r.abstract.pop()
@@ -102,6 +127,9 @@ def _for_iter(r: Recorder, frame: Frame, arg: tuple[int, int]) -> None:
     if iterator.kind != Kind.NONE:
         if type(frame.slots[base + 2]) in (enumerate, zip):
             _for_iter_combined(r, base, iterator, frame.slots[base + 2])
+            return
+        if type(frame.slots[base + 2]) is _RANGE_ITERATOR:
+            _for_iter_range_iterator(r, base, iterator, frame.slots[base + 2])
             return
         if type(frame.slots[base + 2]) in _BUILTIN_ITERATORS:
             _for_iter_builtin(r, base, iterator, frame.slots[base + 2])
@@ -313,7 +341,7 @@ def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
         return
     if iterable.id in r.made_iterators:  # an enumerate, a zip, a dict view's iterator: iter() gives it back
         iterator = iterable
-    elif iterable.kind in (Kind.STR, Kind.DICT) or (iterable.kind == Kind.OBJECT and type(actual) in _SETS):
+    elif iterable.kind in (Kind.STR, Kind.DICT) or (iterable.kind == Kind.OBJECT and type(actual) in _ITERATED):
         if iterable.kind == Kind.OBJECT:
             r.emit("_GUARD_EXACT_TYPE", (iterable,), operand=type(actual))
         iterator = r.emit("_GET_ITER", (iterable,), operand=type(actual))
@@ -327,6 +355,7 @@ def _get_iter(r: Recorder, frame: Frame, base: int) -> None:
 
 
 _SETS = (set, frozenset)
+_ITERATED = (*_SETS, range)  # (objects whose iter() runs no Python code)
 _DICT_VIEWS = {"keys": dict.keys, "values": dict.values, "items": dict.items}
 
 

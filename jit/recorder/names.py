@@ -22,7 +22,7 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
     value = r.pop(stored=True)  # (an int past 64 bits as recorded: stored as the int object, like a local)
     if type(frame.function.globals) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT):
+    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.NONE):
         raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
     _number_throughout(r, frame, name)
     over_number = name in r.number_globals or name in r.numbers_throughout
@@ -33,7 +33,19 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
 
 @_handles(I.DELETE_GLOBAL)
 def _delete_global(r: Recorder, frame: Frame, name: str) -> None:
-    raise Abort(Reason.GLOBAL_DELETED, name=name)
+    """`del g` of a global the function declares `global`: deleted from the dict natively where it holds a
+    number or None (its freeing runs no Python code), else the trace leaves there and the interpreter deletes it
+    (or raises NameError). Every read of a name the function stores or deletes is a read of the dict."""
+    globals_ = frame.function.globals
+    if type(globals_) is not dict:
+        raise Abort(Reason.GLOBALS_NOT_DICT)
+    if name not in globals_:  # (the interpreter raises NameError: the loop ends, a retry)
+        raise Abort(Reason.RAISES, what=f"del of the global {name!r}", exception="NameError")
+    if type(globals_[name]) not in (int, float, bool, type(None)):
+        raise Abort(Reason.GLOBAL_DELETED, name=name, kind=type(globals_[name]).__name__)
+    r.emit("_DELETE_GLOBAL", operand=GlobalName(name))
+    r.global_values.pop(name, None)
+    r.number_globals.discard(name)
 
 
 def _number_throughout(r: Recorder, frame: Frame, name: str) -> None:

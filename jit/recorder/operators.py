@@ -8,7 +8,6 @@ from jit import specialize, specialize_numpy
 from jit.aborts import Abort
 from jit.frontend import instructions as I
 from jit.frontend.operators import CompareOp, UnaryOp
-from jit.kinds import Kind
 from jit.recorder import generic
 from jit.recorder.recorder import Recorder, _handles
 from runtime.frame import Frame
@@ -38,9 +37,7 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
         a = r.pop(objects=True)
         r.push(specialize.compare_int_objects(r, op, a, b))
         return
-    if op in (CompareOp.IS, CompareOp.IS_NOT) and all(
-        r.abstract.peek(depth).kind in (Kind.INT_OBJECT, Kind.OBJECT) for depth in (1, 2)
-    ):  # (`x is y` of int objects: the identity of the very objects, as CPython's)
+    if op in (CompareOp.IS, CompareOp.IS_NOT):  # (`x is y` of int objects: the very objects, never narrowed)
         b = r.pop(objects=True)
         a = r.pop(objects=True)
         r.push(specialize.compare(r, op, a, b))
@@ -61,7 +58,10 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
 @_handles(I.UNARY_OP)
 def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
     v = r.pop(objects=True)  # (an int past 64 bits: specialize.unary keeps it one)
-    if v.kind.is_numpy_scalar and op != UnaryOp.NOT:
+    if op == UnaryOp.NOT:  # (the truth of an object: C code, or its Python __bool__ as a barrier)
+        r.push(r.emit("_UNARY_NOT", (generic.truth_of(r, v, frame.stack[-1]),)))
+        return
+    if v.kind.is_numpy_scalar:
         r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
         return
     r.push(specialize.unary(r, op, v, frame.stack[-1]))

@@ -88,6 +88,7 @@ class Recorder:
         # at the start of the next instruction
         self.after_barrier: Value | bool | None = None
         self.pending_next: Any = None  # a generic FOR_ITER's next(), its outcome unseen (jit.recorder.generic)
+        self.pending_branch: Any = None  # a branch on a Python __bool__'s answer, unseen (jit.recorder.generic)
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
         # references of their own where a trace ends (jit.recorder.generic.keep_carried)
         self.host_has_barriers = bool(getattr(host, "has_barriers", False))
@@ -373,8 +374,6 @@ class Recorder:
         kind = self.slot_kind(frame.slots[slot], slot)
         if kind == Kind.UNBOUND and not unbound:
             raise Abort(Reason.UNBOUND_READ)
-        if kind == Kind.RANGE:
-            raise Abort(Reason.RANGE_IN_LOCAL)
         trace = self.trace
         if trace.kind is TraceKind.SIDE:
             known = trace.known_kinds.get(slot)
@@ -404,8 +403,6 @@ class Recorder:
                 entry = trace.entry_slots.get(slot)
                 if entry is None:
                     kind = self.slot_kind(self.start_slots[slot], slot)
-                    if kind == Kind.RANGE:
-                        raise Abort(Reason.RANGE_IN_LOCAL)
                     entry = trace.entry_slots[slot] = trace.new_value(kind)
                     trace.carried_only.add(slot)
                 if entry.id not in owned:
@@ -417,6 +414,8 @@ class Recorder:
         int object the buffer owns (Kind.INT_OBJECT) in a root trace's entry type map, or where the parent
         exit left one; elsewhere an object native code only moves (Kind.OBJECT)."""
         kind = kind_of(actual)
+        if kind == Kind.RANGE:  # (a range object kept in a variable: an object, iterated through its iterator)
+            return Kind.OBJECT
         if type(actual) is int:
             trace = self.trace
             if trace.kind is TraceKind.ROOT:
@@ -438,8 +437,6 @@ class Recorder:
             # a loop-carried owned reference must be in the entry type map (never assigned late, where an exit
             # would find the previous iteration's value: codegen.ownership keeps no such references)
             kind = self.slot_kind(self.start_slots[slot], slot)
-            if kind == Kind.RANGE:
-                raise Abort(Reason.RANGE_IN_LOCAL)
             trace.entry_slots[slot] = trace.new_value(kind)
             trace.carried_only.add(slot)
         self.abstract.set(slot, value)

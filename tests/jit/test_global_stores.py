@@ -299,15 +299,20 @@ def accumulate(n):
     "name, code, text",
     [
         ("store_a_list", "GLOBAL_STORE_KIND", "storing a list into the global seen"),
-        ("delete_in_loop", "GLOBAL_DELETED", "del of the global seen is not compiled"),
     ],
 )
 def test_what_still_aborts_says_why(name, code, text):
-    calls = [(3, [1]), (100, [2.5])] if name == "store_a_list" else [3, 100]
+    calls = [(3, [1]), (100, [2.5])]
     jitted = check(module()[name], *calls)
     stats = jit_module.stats(jitted)
     assert stats["aborts_by_code"].get(code, 0) >= 1, stats["aborts_by_code"]
     assert text in jit_module.explain(jitted)
+
+
+def test_a_global_stored_and_deleted_in_the_loop_is_native():
+    """`del` of a global holding a number (tests/jit/test_global_deletes.py has the other cases)."""
+    jitted = check(module()["delete_in_loop"], 3, 100, native=True)
+    assert jit_module.stats(jitted)["aborts_by_code"].get("GLOBAL_DELETED", 0) == 0
 
 
 def test_a_callee_that_stores_a_global_is_called_natively():

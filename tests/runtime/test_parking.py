@@ -34,14 +34,14 @@ def short_sum(n):
 def calls_python(n):
     s = 0
     for i in range(n):
-        s += len(range(i % 10))  # (a range object as a value: not compiled)
+        s += i % 10 + (i is n) * 0  # (identity of two unboxed ints: not compiled)
     return s
 
 
 def outer_unsupported(n, m):
     s = 0
     for i in range(n):
-        s += len(range(i % 10))  # (a range object as a value: not compiled)
+        s += i % 10 + (i is n) * 0  # (identity of two unboxed ints: not compiled)
         for j in range(m):
             s += (i ^ j) & 7
     return s
@@ -50,7 +50,7 @@ def outer_unsupported(n, m):
 def inner_fails(n, m, bad):
     s = 0
     for i in range(n):
-        s += len(range(i % 10))  # (a range object as a value: not compiled)
+        s += i % 10 + (i is n) * 0  # (identity of two unboxed ints: not compiled)
         for j in range(m):
             s += 100 // (j - bad)
     return s

@@ -235,10 +235,8 @@ def test_stores_to_globals_like_cpython(name, calls):
         for key in ("COUNT", "TOTAL", "FLAG", "VALUE"):
             assert repr(jit_ns.get(key)) == repr(plain_ns.get(key)), (key, args)
     stats = jit_module.stats(jitted)
-    if name == "deletes":
-        assert stats["aborts_by_code"].get("GLOBAL_DELETED", 0) >= 1, stats["aborts"]
-    else:
-        assert stats["native_iterations"] > 0, stats
+    assert stats["native_iterations"] > 0, stats  # (`del` of a global holding a number too)
+    assert stats["aborts_by_code"].get("GLOBAL_DELETED", 0) == 0, stats["aborts"]
 
 
 def test_storing_globals_keeps_reference_counts():
