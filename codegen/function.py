@@ -147,7 +147,11 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         _leave_if_exhausted(ctx, dispatch, ok, trips, due)
     holds = conditions_hold(ctx, trace.versioning)
     if counted:
-        left = b.select(b.icmp_signed("<", trips, due), trips, due)
+        # (an iteration that visits the headers of unrolled inner loops counts each visit in the fuel too: the
+        # run stops before the fuel reaches the multiple of abi.PERIOD where the check is due)
+        per = fuel_per_iteration(trace)
+        room = due if per == 1 else b.udiv(due, ir.Constant(I64, per))
+        left = b.select(b.icmp_signed("<", trips, room), trips, room)
         if stores:  # (the run's log has room for UNDO_RUN iterations)
             left = b.select(b.icmp_signed("<", left, ir.Constant(I64, UNDO_RUN)), left, ir.Constant(I64, UNDO_RUN))
         holds = b.and_(holds, ok)
@@ -575,6 +579,8 @@ def _loop(
                 b.branch(loop)
         elif counted and position < 2:
             continue
+        elif counted and uop.name == "_UNROLLED_HEADER":  # (the run is sized so that no check falls due in it)
+            ctx.fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
         elif uop.name == "_CHECK_PERIODIC" and warm_up is not None:
             ctx.position = position
             _check_events(ctx, uop, here, *warm_up)
@@ -675,7 +681,7 @@ def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
         ctx.flush_deferred()
     if position is not None:
         ctx.position = position
-    if uop.name == "_CHECK_PERIODIC":
+    if uop.name in ("_CHECK_PERIODIC", "_UNROLLED_HEADER"):
         _check_periodic(ctx, uop)
         return
     assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
@@ -731,7 +737,7 @@ def _check_events(
     ctx.fuel = fuel
     event = ctx.function.append_basic_block("event")
     cont = ctx.function.append_basic_block("event_done")
-    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, EVENT_EVERY - 1)), ir.Constant(I64, 0))
+    due = _every(ctx, fuel, EVENT_EVERY)
     branch = b.cbranch(due, event, cont)
     branch.set_weights([1, EVENT_EVERY])
     b.position_at_end(event)
@@ -790,7 +796,7 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     ctx.fuel = fuel
     event = ctx.function.append_basic_block("quiet_event")
     cont = ctx.function.append_basic_block("quiet_done")
-    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, QUIET_EVERY - 1)), ir.Constant(I64, 0))
+    due = _every(ctx, fuel, QUIET_EVERY)
     b.cbranch(due, event, cont).set_weights([1, QUIET_EVERY])
     b.position_at_end(event)
     periodic = ctx.function.append_basic_block("periodic")
@@ -816,6 +822,24 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration is the root function's)
     b.ret(b.call(ctx.tree_function(ctx.back_to_root), [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
+
+
+def fuel_per_iteration(trace: Trace) -> int:
+    """How much of the fuel one iteration of trace's loop uses: one, and one per visit of an unrolled inner
+    loop's header (``_UNROLLED_HEADER``, as that loop's tree would count it)."""
+    return 1 + sum(1 for uop in trace.uops if uop.name == "_UNROLLED_HEADER")
+
+
+def _every(ctx: LowerContext, fuel: ir.Value, every: int) -> ir.Value:
+    """(At the loop's top, the fuel just counted down) is an event of every `every` iterations due: the fuel a
+    multiple of it; where an iteration uses more than one (``fuel_per_iteration``: the fuel at the top then
+    steps by that much, which may never land on a multiple), its low bits below that step, once per window."""
+    b = ctx.builder
+    low = b.and_(fuel, ir.Constant(I64, every - 1))
+    per = fuel_per_iteration(ctx.trace)
+    if per == 1:
+        return b.icmp_unsigned("==", low, ir.Constant(I64, 0))
+    return b.icmp_unsigned("<", low, ir.Constant(I64, min(per, every)))
 
 
 def _periodic(ctx: LowerContext, uop: Uop) -> None:
