@@ -245,6 +245,8 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
 _EXPONENT = 0x7FF0000000000000
 
 
+#: uops a counted fast copy lowers as plain work: the loop's end, and an unrolled loop's header (the fuel alone)
+_COUNTED_PURE = frozenset({"_JUMP_TO_TOP", "_UNROLLED_HEADER"})
 #: the most iterations of a run of a counted fast copy that stores into arrays (its log's size: 4 KiB per store)
 UNDO_RUN = 256
 #: the most stores per iteration such a copy logs (more: it checks each iteration before its stores)
@@ -263,7 +265,7 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     stores = []
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
-        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+        if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
             continue
         if uop.name != "_ARRAY_STORE":
             return None
@@ -300,7 +302,7 @@ def _effect_free(trace: Trace) -> bool:
     checks of NumPy float operations (a loop that only reads arrays: a dot product, a sum)?"""
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
-        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+        if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
             continue
         return False
     return True
@@ -344,7 +346,7 @@ def vectorizable(trace: Trace, run_checked: bool = False) -> bool:
         if uop.name == "_JUMP_TO_TOP":
             break
         op = uop.fast if uop.fast is not None else uop.op
-        if run_checked and (uop.name in DEFERRING or uop.name == "_ARRAY_STORE"):
+        if (run_checked and (uop.name in DEFERRING or uop.name == "_ARRAY_STORE")) or uop.name == "_UNROLLED_HEADER":
             pass
         elif op.is_guard or not op.pure or op.owns or op.lowering is not Lowering.TABLE:
             return False
@@ -536,7 +538,11 @@ def _loop(
         b.branch(dispatch[1])
 
     for position, uop in enumerate(trace.uops):
-        if flushes_deferred(uop) and rollback is None:  # (the deferred checks: before the iteration ends)
+        # (the deferred checks: before the iteration ends, and anything that may leave; not before a check this
+        # copy lowers as its proven form, nor the fuel an unrolled loop's header counts in a counted copy)
+        proven = fast and uop.fast is not None and uop.fast.pure and not uop.fast.owns
+        counts = counted and uop.name == "_UNROLLED_HEADER"
+        if flushes_deferred(uop) and rollback is None and not proven and not counts:
             ctx.flush_deferred()
         if uop.name == "_JUMP_TO_TOP":
             # each slot phi of an owned kind starts the next iteration with a reference of its own

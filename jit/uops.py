@@ -366,8 +366,9 @@ _uop("_GUARD_IS_FALSE_POP", (B,), None, DEOPT, condition=False)
 _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 
 # --- loops ---------------------------------------------------------------------------------------------------
-_uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, doc="inputs: cur, stop, step")
-_uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT)
+_uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN", doc="inputs: cur, stop, step")
+_uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN")
+_uop("_RANGE_PROVEN", (I, I, I), None, doc="a range guard the range analysis proved (an unrolled loop's): nothing")
 _uop(
     "_ITER_NEXT_RANGE",
     (I, I),
