@@ -586,7 +586,9 @@ def _loop(
         elif counted and position < 2:
             continue
         elif counted and uop.name == "_UNROLLED_HEADER":  # (the run is sized so that no check falls due in it)
+            ctx.position = position
             ctx.fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
+            _release_after(ctx, position)
         elif uop.name == "_CHECK_PERIODIC" and warm_up is not None:
             ctx.position = position
             _check_events(ctx, uop, here, *warm_up)
@@ -687,14 +689,23 @@ def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
         ctx.flush_deferred()
     if position is not None:
         ctx.position = position
-    if uop.name in ("_CHECK_PERIODIC", "_UNROLLED_HEADER"):
+    if uop.name == "_CHECK_PERIODIC":
         _check_periodic(ctx, uop)
         return
-    assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
-    out = LOWERINGS[uop.name](ctx, uop)
-    if uop.out is not None:
-        assert out is not None, uop.name
-        ctx.values[uop.out.id] = out
+    if uop.name == "_UNROLLED_HEADER":
+        _check_periodic(ctx, uop)
+    else:
+        assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
+        out = LOWERINGS[uop.name](ctx, uop)
+        if uop.out is not None:
+            assert out is not None, uop.name
+            ctx.values[uop.out.id] = out
+    _release_after(ctx, position)
+
+
+def _release_after(ctx: LowerContext, position: int | None) -> None:
+    """The owned values the uop at position is the last to need (its exit's state, for an unrolled loop's
+    header: an int object the unrolled loop then assigns over) are released after it (codegen.ownership)."""
     if position is not None:
         released = ctx.ownership.released.get(position)
         if released and not ctx.builder.block.is_terminated:
