@@ -147,7 +147,11 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         _leave_if_exhausted(ctx, dispatch, ok, trips, due)
     holds = conditions_hold(ctx, trace.versioning)
     if counted:
-        left = b.select(b.icmp_signed("<", trips, due), trips, due)
+        # (an iteration that visits the headers of unrolled inner loops counts each visit in the fuel too: the
+        # run stops before the fuel reaches the multiple of abi.PERIOD where the check is due)
+        per = fuel_per_iteration(trace)
+        room = due if per == 1 else b.udiv(due, ir.Constant(I64, per))
+        left = b.select(b.icmp_signed("<", trips, room), trips, room)
         if stores:  # (the run's log has room for UNDO_RUN iterations)
             left = b.select(b.icmp_signed("<", left, ir.Constant(I64, UNDO_RUN)), left, ir.Constant(I64, UNDO_RUN))
         holds = b.and_(holds, ok)
@@ -241,6 +245,8 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
 _EXPONENT = 0x7FF0000000000000
 
 
+#: uops a counted fast copy lowers as plain work: the loop's end, and an unrolled loop's header (the fuel alone)
+_COUNTED_PURE = frozenset({"_JUMP_TO_TOP", "_UNROLLED_HEADER"})
 #: the most iterations of a run of a counted fast copy that stores into arrays (its log's size: 4 KiB per store)
 UNDO_RUN = 256
 #: the most stores per iteration such a copy logs (more: it checks each iteration before its stores)
@@ -259,7 +265,7 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     stores = []
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
-        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+        if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
             continue
         if uop.name != "_ARRAY_STORE":
             return None
@@ -296,7 +302,7 @@ def _effect_free(trace: Trace) -> bool:
     checks of NumPy float operations (a loop that only reads arrays: a dot product, a sum)?"""
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
-        if uop.name == "_JUMP_TO_TOP" or uop.name in DEFERRING or (op.pure and not op.owns):
+        if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
             continue
         return False
     return True
@@ -340,7 +346,7 @@ def vectorizable(trace: Trace, run_checked: bool = False) -> bool:
         if uop.name == "_JUMP_TO_TOP":
             break
         op = uop.fast if uop.fast is not None else uop.op
-        if run_checked and (uop.name in DEFERRING or uop.name == "_ARRAY_STORE"):
+        if (run_checked and (uop.name in DEFERRING or uop.name == "_ARRAY_STORE")) or uop.name == "_UNROLLED_HEADER":
             pass
         elif op.is_guard or not op.pure or op.owns or op.lowering is not Lowering.TABLE:
             return False
@@ -532,7 +538,11 @@ def _loop(
         b.branch(dispatch[1])
 
     for position, uop in enumerate(trace.uops):
-        if flushes_deferred(uop) and rollback is None:  # (the deferred checks: before the iteration ends)
+        # (the deferred checks: before the iteration ends, and anything that may leave; not before a check this
+        # copy lowers as its proven form, nor the fuel an unrolled loop's header counts in a counted copy)
+        proven = fast and uop.fast is not None and uop.fast.pure and not uop.fast.owns
+        counts = counted and uop.name == "_UNROLLED_HEADER"
+        if flushes_deferred(uop) and rollback is None and not proven and not counts:
             ctx.flush_deferred()
         if uop.name == "_JUMP_TO_TOP":
             # each slot phi of an owned kind starts the next iteration with a reference of its own
@@ -575,6 +585,10 @@ def _loop(
                 b.branch(loop)
         elif counted and position < 2:
             continue
+        elif counted and uop.name == "_UNROLLED_HEADER":  # (the run is sized so that no check falls due in it)
+            ctx.position = position
+            ctx.fuel = b.sub(ctx.fuel, ir.Constant(I64, 1))
+            _release_after(ctx, position)
         elif uop.name == "_CHECK_PERIODIC" and warm_up is not None:
             ctx.position = position
             _check_events(ctx, uop, here, *warm_up)
@@ -678,11 +692,20 @@ def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
     if uop.name == "_CHECK_PERIODIC":
         _check_periodic(ctx, uop)
         return
-    assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
-    out = LOWERINGS[uop.name](ctx, uop)
-    if uop.out is not None:
-        assert out is not None, uop.name
-        ctx.values[uop.out.id] = out
+    if uop.name == "_UNROLLED_HEADER":
+        _check_periodic(ctx, uop)
+    else:
+        assert uop.op.lowering is Lowering.TABLE, f"{uop.name} is lowered by {uop.op.lowering.value}"
+        out = LOWERINGS[uop.name](ctx, uop)
+        if uop.out is not None:
+            assert out is not None, uop.name
+            ctx.values[uop.out.id] = out
+    _release_after(ctx, position)
+
+
+def _release_after(ctx: LowerContext, position: int | None) -> None:
+    """The owned values the uop at position is the last to need (its exit's state, for an unrolled loop's
+    header: an int object the unrolled loop then assigns over) are released after it (codegen.ownership)."""
     if position is not None:
         released = ctx.ownership.released.get(position)
         if released and not ctx.builder.block.is_terminated:
@@ -731,7 +754,7 @@ def _check_events(
     ctx.fuel = fuel
     event = ctx.function.append_basic_block("event")
     cont = ctx.function.append_basic_block("event_done")
-    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, EVENT_EVERY - 1)), ir.Constant(I64, 0))
+    due = _every(ctx, fuel, EVENT_EVERY)
     branch = b.cbranch(due, event, cont)
     branch.set_weights([1, EVENT_EVERY])
     b.position_at_end(event)
@@ -790,7 +813,7 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     ctx.fuel = fuel
     event = ctx.function.append_basic_block("quiet_event")
     cont = ctx.function.append_basic_block("quiet_done")
-    due = b.icmp_unsigned("==", b.and_(fuel, ir.Constant(I64, QUIET_EVERY - 1)), ir.Constant(I64, 0))
+    due = _every(ctx, fuel, QUIET_EVERY)
     b.cbranch(due, event, cont).set_weights([1, QUIET_EVERY])
     b.position_at_end(event)
     periodic = ctx.function.append_basic_block("periodic")
@@ -816,6 +839,24 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration is the root function's)
     b.ret(b.call(ctx.tree_function(ctx.back_to_root), [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
+
+
+def fuel_per_iteration(trace: Trace) -> int:
+    """How much of the fuel one iteration of trace's loop uses: one, and one per visit of an unrolled inner
+    loop's header (``_UNROLLED_HEADER``, as that loop's tree would count it)."""
+    return 1 + sum(1 for uop in trace.uops if uop.name == "_UNROLLED_HEADER")
+
+
+def _every(ctx: LowerContext, fuel: ir.Value, every: int) -> ir.Value:
+    """(At the loop's top, the fuel just counted down) is an event of every `every` iterations due: the fuel a
+    multiple of it; where an iteration uses more than one (``fuel_per_iteration``: the fuel at the top then
+    steps by that much, which may never land on a multiple), its low bits below that step, once per window."""
+    b = ctx.builder
+    low = b.and_(fuel, ir.Constant(I64, every - 1))
+    per = fuel_per_iteration(ctx.trace)
+    if per == 1:
+        return b.icmp_unsigned("==", low, ir.Constant(I64, 0))
+    return b.icmp_unsigned("<", low, ir.Constant(I64, min(per, every)))
 
 
 def _periodic(ctx: LowerContext, uop: Uop) -> None:

@@ -228,6 +228,14 @@ _uop("_LOAD_SLOT", (), VARIES, operand=SLOT, lowering=SKELETON, doc="the slot's 
 _uop("_LOAD_STACK", (), VARIES, operand=STACK, lowering=SKELETON, doc="a side trace's stack where it starts")
 _uop("_GUARD_SLOT_KIND", (), None, DEOPT, operand=Operand.SLOT_KIND, doc="a slot read of a kind not known")
 _uop("_CHECK_PERIODIC", (), None, PERIODIC, lowering=SKELETON, doc="every so many iterations: signals, hoisted")
+_uop(
+    "_UNROLLED_HEADER",
+    (),
+    None,
+    PERIODIC,
+    lowering=SKELETON,
+    doc="a visit of an unrolled inner loop's header: counted in the fuel, the periodic check where due",
+)
 _uop("_JUMP_TO_TOP", (), None, pure=False, lowering=SKELETON, doc="close the loop: new slot values to the phis")
 _uop("_JUMP_TO_TREE", (), None, pure=False, operand=TREE, doc="tail-jump into another tree's root")
 _uop("_EXIT_TRACE", (), None, DEOPT, operand=Operand.PC, doc="leave to the interpreter (a trace that does not loop)")
@@ -368,8 +376,9 @@ _uop("_GUARD_IS_FALSE_POP", (B,), None, DEOPT, condition=False)
 _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 
 # --- loops ---------------------------------------------------------------------------------------------------
-_uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, doc="inputs: cur, stop, step")
-_uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT)
+_uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN", doc="inputs: cur, stop, step")
+_uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN")
+_uop("_RANGE_PROVEN", (I, I, I), None, doc="a range guard the range analysis proved (an unrolled loop's): nothing")
 _uop(
     "_ITER_NEXT_RANGE",
     (I, I),

@@ -43,6 +43,11 @@ def _guard_range_done(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.not_(_range_has_more(ctx, uop)), uop)
 
 
+@lowers("_RANGE_PROVEN")
+def _range_proven(ctx: LowerContext, uop: Uop) -> None:
+    """A range guard the range analysis proved (jit.optimizer.ranges): nothing to do."""
+
+
 LOWERINGS["_ITER_NEXT_RANGE"] = _with_overflow("sadd")
 LOWERINGS["_ITER_NEXT_RANGE_NO_OVERFLOW"] = _no_overflow("add")
 

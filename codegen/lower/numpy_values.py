@@ -279,17 +279,53 @@ def _event_free(ctx: LowerContext, result: ir.Value, tiny_matters: bool, zero_ok
     return ok
 
 
-def _event_mark(ctx: LowerContext, op: str, x: ir.Value, y: ir.Value, result: ir.Value) -> ir.Value:
+#: NumPy float operations whose result is not finite wherever an operand is not (inf + -inf, inf * 0: NaN)
+_ABSORBING = frozenset(
+    f"_NP_BINARY_OP_{name}_{width}" for name in ("ADD", "SUBTRACT", "MULTIPLY") for width in ("FLOAT64", "FLOAT32")
+)
+
+
+def _finite_checked_later(ctx: LowerContext, uop: Uop) -> bool:
+    """Is a NumPy float operation's result, if not finite, sure to make a later mark of the same deferred check
+    NaN: one of + - * (_ABSORBING) takes it before the next uop that is not pure (where the deferred marks are
+    tested, LowerContext.flush_deferred; or a run's flag summed, codegen.function)? Then its own test of the
+    result (``result * 0``) is redundant: that later mark covers it, and the deferred check still leaves
+    through the exit of the first operation (the interpreter redoes them all and reports the event where
+    NumPy would). Only where the check is deferred: an immediate one (owned values live) leaves at once."""
+    position = ctx.position
+    trace = ctx.trace
+    if (
+        uop.out is None
+        or position is None
+        or not 0 <= position < len(trace.uops)
+        or trace.uops[position].out is not uop.out
+    ):
+        return False
+    if ctx.deferred is None and ctx.ownership.live_at(position):
+        return False
+    for later in trace.uops[position + 1 :]:
+        if not (later.op.pure and not later.op.owns) and later.name not in DEFERRING:
+            return False  # (the deferred marks are tested here: the result's own must be among them)
+        if later.name in _ABSORBING and any(arg is uop.out for arg in later.args):
+            return True
+    return False
+
+
+def _event_mark(
+    ctx: LowerContext, op: str, x: ir.Value, y: ir.Value, result: ir.Value, finite: bool = True
+) -> ir.Value:
     """A double that is +0 or -0 where the operation had no floating-point event NumPy would report, else NaN (as
     _event_free: a result that is not finite, a tiny result of * or / from operands that are not zero, a
     division by zero). Marks add up to a NaN where any is one, so checks of many operations are one compare of
     their sum (LowerContext.check_deferred), or an or of its bits (codegen.function: a run's flag); computed in
-    the floating-point unit, without branches."""
+    the floating-point unit, without branches. finite=False: the result's finiteness is left to a later mark
+    (_finite_checked_later)."""
     b = ctx.builder
     ty = result.type
     zero = ir.Constant(ty, 0.0)
     # (a multiplication: the adds of a loop's arithmetic are on other ports of the floating-point unit)
-    mark = b.fmul(result, zero)  # 0 (or -0) where the result is finite, NaN where it is not
+    # 0 (or -0) where the result is finite, NaN where it is not; -0 adds nothing to a sum (folded away)
+    mark = b.fmul(result, zero) if finite else ir.Constant(ty, -0.0)
     if op in ("fmul", "fdiv"):
         smallest, suffix = (DBL_MIN, "f64") if ty == DOUBLE else (FLT_MIN, "f32")
         tiny = b.fcmp_ordered("<", ctx.intrinsic(f"llvm.fabs.{suffix}", ty, result), ir.Constant(ty, smallest))
@@ -299,7 +335,8 @@ def _event_mark(ctx: LowerContext, op: str, x: ir.Value, y: ir.Value, result: ir
             bad = b.and_(bad, b.fcmp_unordered("!=", y, zero))
         else:  # division by zero: NumPy's warning
             bad = b.or_(bad, b.fcmp_ordered("==", y, zero))
-        mark = b.fadd(mark, b.select(bad, ir.Constant(ty, float("nan")), zero))
+        bad_mark = b.select(bad, ir.Constant(ty, float("nan")), zero)
+        mark = b.fadd(mark, bad_mark) if finite else bad_mark
     return mark if ty == DOUBLE else b.fpext(mark, DOUBLE)
 
 
@@ -311,7 +348,8 @@ def _np_float_op(op: str) -> Lowering:
         x, y = _args(ctx, uop)
         result = getattr(ctx.builder, op)(x, y)
         # (the operation has no other effect: its check may wait, with the next ones', for one guard)
-        ctx.check_deferred(_event_mark(ctx, op, x, y, result), uop)
+        finite = not _finite_checked_later(ctx, uop)
+        ctx.check_deferred(_event_mark(ctx, op, x, y, result, finite), uop)
         return result
 
     return lower

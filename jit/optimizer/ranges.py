@@ -280,6 +280,8 @@ class _Analysis:
             return None, _combine(*(self.index_in(uop.args[0], index, env) for index in uop.args[1 : 1 + count]))
         if name == "_GUARD_INDEX_RANGE":
             return None, self.index_range_holds(uop, env)
+        if name in ("_GUARD_NOT_EXHAUSTED_RANGE", "_GUARD_EXHAUSTED_RANGE"):
+            return None, self.range_guard_holds(uop, env)
         args = [self.get_partial(a, env) for a in uop.args]
         base = _ARITHMETIC.get(name)
         if base is not None:
@@ -383,6 +385,21 @@ class _Analysis:
             last = vx.sub(vx.sub(vx.value(dim), vx.const(high.const)), vx.const(1))
             needs = _combine(needs, _check(Condition(interval.hi, last)))
         return needs
+
+    def range_guard_holds(self, uop: Uop, env: dict[int, Interval]) -> frozenset[Condition] | None:
+        """The conditions under which a range guard whose range the loop does not change holds (an inner loop
+        unrolled into the trace, jit.recorder.Recorder.unroll: cur within an interval from a constant start, a
+        constant step, a bound read at the entry): that the bound is one its recorded trip count allows."""
+        cur, stop, step = uop.args
+        interval = self.get(cur, env)
+        if interval is None or not (step.is_const and step.const != 0 and self.is_invariant(stop)):
+            return None
+        bound, more, one = vx.value(stop), uop.name == "_GUARD_NOT_EXHAUSTED_RANGE", vx.const(1)
+        if step.const > 0:  # cur < stop goes on; cur >= stop ends
+            condition = Condition(vx.add(interval.hi, one), bound) if more else Condition(bound, interval.lo)
+        else:  # cur > stop goes on; cur <= stop ends
+            condition = Condition(bound, vx.sub(interval.lo, one)) if more else Condition(interval.hi, bound)
+        return _combine(interval.needs, _check(condition))
 
     # --- the pass ----------------------------------------------------------------------------------------
     def run(self) -> None:

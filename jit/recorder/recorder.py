@@ -605,7 +605,12 @@ class Recorder:
         if not self.host.options.nesting:
             raise _EndHere()
         if loop.index in self.unrolled or self.unroll(frame, loop):
-            return  # (its iterations are recorded, its back-edges allowed: control._jump_backward)
+            # (its iterations are recorded, its back-edges allowed: control._jump_backward). Each visit of its
+            # header counts in the fuel, as its tree's would: the native iterations the pay policy
+            # (min_native_iterations) and jit.stats see include the unrolled ones
+            self.emit("_UNROLLED_HEADER")
+            self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+            return
         tree = self.host.tree_for(loop.index, frame)
         if tree is None:
             why = self.host.why_no_tree(loop.index)

@@ -30,6 +30,9 @@ from jit import jit
 def ready(f):
     s = jit.stats(f)
     assert s["traces_compiled"] >= 1 and s["native_entries"] >= 1, s
+    if globals().get("EXPECT_UNROLLED"):  # (the inner loop recorded through: no tree called, codegen's fast copy)
+        roots = [t for tree in s["trees"] for t in tree["traces"] if t["kind"] == "root"]
+        assert roots and all(not t["calls"] for t in roots), s["trees"]
     if globals().get("EXPECT_JOINED"):  # (a side trace runs in one function with its loop: codegen.joined)
         assert any(t["joined"] for tree in s["trees"] for t in tree["traces"]), s["trees"]
     print("ready", flush=True)
@@ -113,10 +116,27 @@ def spin(n, out):
     return total
 """
 
+# the inner loop unrolled into the outer trace: 2 trips, so an outer iteration uses 4 of the fuel (an even step:
+# the fuel at the loop's top never lands on some multiples; the visits of the inner header are checked too)
+UNROLLED = """
+EXPECT_UNROLLED = True
+
+@jit(threshold=2, unroll_max_trips=4)
+def spin(n, out):
+    total = 0
+    for i in range(n):
+        for j in range(2):
+            total += (i ^ j) & 3
+        out[0] = i
+        out[1] = total
+    return total
+"""
+
 LOOPS = {"while-counter": WHILE_COUNTER, "for-range-float": FOR_RANGE_FLOAT, "while-true": INFINITE_WHILE}
 LOOPS["nested"] = NESTED
 LOOPS["for-list"] = FOR_LIST
 LOOPS["alternating"] = ALTERNATING
+LOOPS["unrolled"] = UNROLLED
 
 # the loop never gets to the end: a billion billion iterations
 UNCAUGHT = """
@@ -219,6 +239,9 @@ def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
     elif loop == "for-range-float":
         x = float(fields[1])
         assert 999.0 < x <= 1000.0, out  # converges to 1000 after thousands of iterations
+    elif loop == "unrolled":  # (per i: (i & 3) + ((i ^ 1) & 3) is 1, 1, 5, 5 for i % 4 = 0..3)
+        done = count + 1
+        assert int(fields[1]) == 12 * (done // 4) + [0, 1, 2, 7][done % 4], out
     elif loop == "nested":
         assert int(fields[1]) > 0
     elif loop == "for-list":

@@ -3,8 +3,9 @@ item 1: the nested-call cost): the buffer's old reference in a slot the exit wri
 there is one (one NULL test, not a call: ``codegen.context.LowerContext.materialize``), and a counted fast copy
 whose run ended with the range leaves before computing its conditions (``codegen.function._build_fast``).
 
-Each case is differential against CPython, asserted native and nested (``_CALL_TREE``); memory (tracemalloc)
-shows a reference the exit must release and did not."""
+Each case is differential against CPython, asserted native and nested (``_CALL_TREE``), or, where the inner loop
+is short enough to be unrolled into the outer trace (``unroll_max_trips``), asserted to call no tree; memory
+(tracemalloc) shows a reference the exit must release and did not."""
 
 import gc
 import tracemalloc
@@ -55,24 +56,37 @@ def _calls_a_tree(f) -> bool:
     return any(trace["calls"] for tree in jit_module.stats(f)["trees"] for trace in tree["traces"])
 
 
+def _tree_called(m: int, unroll: int) -> bool:
+    """Is the inner loop of m trips called as a tree (not unrolled into the outer trace, unroll_max_trips)?
+    (An inner loop that never runs has no tree.)"""
+    return m > unroll
+
+
+@pytest.mark.parametrize("unroll", [0, 4])
 @pytest.mark.parametrize("m", [0, 1, 2, 5, 40])
-def test_a_list_the_outer_trace_handed_over_is_released_at_the_inner_exit(m):
-    jitted = check(list_then_inner_loop, (30, m), (300, m), native=True)
-    assert _calls_a_tree(jitted.cpython_baseline) == (m > 0)  # (an inner loop that never runs: no tree)
+def test_a_list_the_outer_trace_handed_over_is_released_at_the_inner_exit(m, unroll):
+    options = {"unroll_max_trips": unroll}
+    jitted = check(list_then_inner_loop, (30, m), (300, m), options=options, native=True)
+    assert _calls_a_tree(jitted.cpython_baseline) == _tree_called(m, unroll)
 
 
+@pytest.mark.parametrize("unroll", [0, 4])
 @pytest.mark.parametrize("m", [0, 1, 3, 40])
-def test_an_int_object_the_outer_trace_handed_over_is_released_at_the_inner_exit(m):
-    jitted = check(big_int_then_inner_loop, (30, m, 2**70), (300, m, 2**70), native=True)
-    assert _calls_a_tree(jitted.cpython_baseline) == (m > 0)
+def test_an_int_object_the_outer_trace_handed_over_is_released_at_the_inner_exit(m, unroll):
+    options = {"unroll_max_trips": unroll}
+    jitted = check(big_int_then_inner_loop, (30, m, 2**70), (300, m, 2**70), options=options, native=True)
+    assert _calls_a_tree(jitted.cpython_baseline) == _tree_called(m, unroll)
 
 
+@pytest.mark.parametrize("unroll", [0, 4])
 @pytest.mark.parametrize("func, args", [(list_then_inner_loop, (2000, 3)), (big_int_then_inner_loop, (2000, 3, 2**70))])
-def test_the_inner_exit_leaks_nothing(func, args):
-    f = jit(threshold=2, side_exit_threshold=2)(func)
+def test_the_inner_exit_leaks_nothing(func, args, unroll):
+    """(unroll 4: the inner loop recorded through, the owned value the outer trace made in j replaced by an int
+    in the same trace: released there)"""
+    f = jit(threshold=2, side_exit_threshold=2, unroll_max_trips=unroll)(func)
     for _ in range(4):
         assert f(*args) == func(*args)
-    assert _calls_a_tree(f)
+    assert _calls_a_tree(f) == _tree_called(args[1], unroll)
     gc.collect()
     tracemalloc.start()
     try:

@@ -319,10 +319,15 @@ def inner_overwrites(n, big):
     return count
 
 
-def test_an_int_object_an_inner_tree_overwrites_is_released():
+@pytest.mark.parametrize("unroll", [0, 4])
+def test_an_int_object_an_inner_tree_overwrites_is_released(unroll):
+    """(unroll 4: the inner loop is unrolled into the outer trace, which assigns over the int object after the
+    first visit of its header: released there, its exit's state the last to need it)"""
     big = 2**70 + 3
-    check(inner_overwrites, (0, big), (1, big), (40, big), native=True)
-    f = warmed(inner_overwrites, 40, big)
+    check(inner_overwrites, (0, big), (1, big), (40, big), options={"unroll_max_trips": unroll}, native=True)
+    f = warmed(inner_overwrites, 40, big, unroll_max_trips=unroll)
+    calls = [trace["calls"] for tree in jit.stats(f)["trees"] for trace in tree["traces"] if trace["kind"] == "root"]
+    assert any(calls) == (unroll == 0)
     tracemalloc.start()
     try:
         f(20_000, big)

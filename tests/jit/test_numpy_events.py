@@ -80,3 +80,97 @@ def test_events_in_a_run_of_float_operations(case, state):
     assert outcome(f, CASES[case], state) == outcome(plain, CASES[case], state)
     stats = jit_module.stats(f)
     assert stats["native_entries"] >= 2 and not stats["aborts"]
+
+
+# An operation's result that is not finite makes the result of any + - * taking it not finite too: its own check
+# is left to theirs where they come before the next guard or store (codegen.lower.numpy_values:
+# _finite_checked_later). Not where a division takes it (1 / inf is 0), nor a comparison, nor a store before.
+ESCAPES = """
+def escapes(a, b, out):
+    s = 0.0
+    n = 0
+    for i in range(len(a)):
+        x = a[i] * b[i]
+        y = 1.0 / x
+        z = a[i] + b[i]
+        if z > 1e308:
+            n += 1
+        w = a[i] - b[i]
+        out[i] = w
+        s += y + w * 0.5
+    return s, n
+"""
+
+ESCAPE_CASES = {
+    "overflow_then_divided": [("a", 30, 1e300), ("b", 30, 1e300)],  # x is inf, 1 / x is 0: x's own check
+    "overflow_then_compared": [("a", 40, np.finfo(np.float64).max), ("b", 40, np.finfo(np.float64).max)],
+    "invalid_then_stored": [("a", 50, np.inf), ("b", 50, np.inf)],  # a - b is NaN, stored before any + - *
+}
+
+
+@pytest.mark.parametrize("case", sorted(ESCAPE_CASES))
+@pytest.mark.parametrize("state", [{}, {"all": "raise"}, {"all": "ignore"}], ids=["default", "raise", "ignore"])
+def test_events_of_results_that_escape_their_chain(case, state):
+    plain = define(ESCAPES, "escapes", {})
+    f = jit(threshold=2)(plain)
+    f(*inputs([])[:2], np.zeros(N))
+    events = ESCAPE_CASES[case]
+
+    def run(g):
+        a, b, _, _, out = inputs(events)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with np.errstate(**state):
+                try:
+                    result = repr(g(a, b, out))
+                except FloatingPointError as exc:
+                    result = f"FloatingPointError: {exc}"
+        return result, [str(w.message) for w in seen], out.tobytes()
+
+    assert run(f) == run(plain)
+    assert jit_module.stats(f)["native_iterations"] > 0
+
+
+CHAIN = """
+def chain(a, b, c):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] + b[i] - c[i]
+    return s
+"""
+
+
+def test_a_chain_of_operations_tests_the_finiteness_of_its_last_result_only():
+    """(a + b) - c, then s + that: the finiteness marks (``result * 0``) of the first two are left to the last's,
+    one per copy of the loop (the trace's function, its fast copy), where there were three; and an overflow in
+    the first operation is still reported there."""
+    import re
+
+    plain = define(CHAIN, "chain", {})
+    f = jit(threshold=2)(plain)
+    a = np.linspace(0.0, 1.0, N)
+    assert f(a, a, a) == plain(a, a, a)
+    assert f(a, a, a) == plain(a, a, a)
+    functions = jit_module.dump(f, "ir").split("define ")[1:]
+    counted = [
+        (len(re.findall(r"fmul double [^,]+,\s+0x0\b", text)), len(re.findall(r"= fsub double", text)))
+        for text in functions
+    ]
+    assert any(subtractions for _, subtractions in counted)
+    assert all(marks == subtractions for marks, subtractions in counted), counted
+    big = a.copy()
+    big[60] = np.finfo(np.float64).max
+    for state in ({}, {"over": "raise"}):
+        with warnings.catch_warnings(record=True) as seen, np.errstate(**state):
+            warnings.simplefilter("always")
+            try:
+                got = repr(f(big, big, a))
+            except FloatingPointError as exc:
+                got = str(exc)
+        with warnings.catch_warnings(record=True) as expected, np.errstate(**state):
+            warnings.simplefilter("always")
+            try:
+                want = repr(plain(big, big, a))
+            except FloatingPointError as exc:
+                want = str(exc)
+        assert (got, [str(w.message) for w in seen]) == (want, [str(w.message) for w in expected])

@@ -73,7 +73,7 @@ def wide(xs):
 
 
 def check(func, *calls, options=None, native=None):
-    """helpers.check with unrolling on (unroll_max_trips=4; off by default for now)."""
+    """helpers.check with unrolling on (unroll_max_trips=4, the default, whatever the tests' options say)."""
     return _check(func, *calls, options={"unroll_max_trips": 4, **(options or {})}, native=native)
 
 
@@ -232,3 +232,31 @@ def test_an_outer_trace_too_long_unrolled_calls_the_inner_tree():
         assert not stats["blacklisted_loops"]
     assert not _unrolled(jitted, _line(f, "for x in xs"))
     assert any(t["nested_calls"] for t in _outer_tree(jitted, _line(f, "for x in xs")))
+
+
+TWO = """
+def two(n):
+    total = 0
+    for i in range(n):
+        for j in range(2):
+            total += (i ^ j) & 3
+    return total
+"""
+
+
+def test_an_outer_loop_with_an_unrolled_loop_runs_its_fast_copy():
+    """An outer iteration visits the unrolled loop's header 3 times, each counted in the fuel (as the inner
+    loop's tree would count it): 4 per iteration, an even step, so the fuel at the loop's top never lands on
+    some multiples of the checked copy's events. It still goes on in its fast copy (codegen.function._every),
+    whose runs stop before the next periodic check is due (the native iterations are exact)."""
+    f = define(TWO, "two")
+    jitted = jit_module.jit(threshold=2, min_native_iterations=0, unroll_max_trips=4)(f)
+    jitted(1000)
+    before = jit_module.stats(jitted)
+    assert jitted(100_000) == f(100_000)
+    after = jit_module.stats(jitted)
+    assert _unrolled(jitted, _line(f, "for i in range(n)"))
+    assert after["native_iterations"] - before["native_iterations"] == 100_001 + 100_000 * 3
+    roots = [t for tree in _outer_tree(jitted, _line(f, "for i in range(n)")) for t in tree["traces"]]
+    # (runs of at most abi.PERIOD / 4 iterations: at least 24 of them, and none if the copy is never entered)
+    assert sum(t["fast_runs"] for t in roots) >= 100_000 * 4 // 2**14

@@ -69,6 +69,47 @@ def test_native_iterations_of_a_nest_include_the_inner_trees():
     assert after["native_iterations"] - before["native_iterations"] == 11 + 10 * 11
 
 
+def _calls_no_tree(f, line):
+    """The root traces of the loop at line call no inner tree: its inner loop was unrolled into them."""
+    trees = [tree for tree in jit.stats(f)["trees"] if tree["loop_line"] == line]
+    roots = [trace for tree in trees for trace in tree["traces"] if trace["kind"] == "root"]
+    return bool(roots) and all(not trace["calls"] for trace in roots)
+
+
+OUTER_LINE = nested_sum.__code__.co_firstlineno + 2
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_native_iterations_of_a_nest_include_the_unrolled_inner_loop(m):
+    """An inner loop unrolled into the outer trace (unroll_max_trips) counts each visit of its header, as its
+    tree would (the one that finds the range done included): the same count as with the tree called."""
+    counts = []
+    for unroll in (4, 0):
+        f = jitted(nested_sum, min_native_iterations=0, unroll_max_trips=unroll)
+        for _ in range(4):
+            f(10, m)
+        assert _calls_no_tree(f, OUTER_LINE) == (unroll > 0)
+        before = jit.stats(f)
+        assert f(10, m) == nested_sum(10, m)
+        after = jit.stats(f)
+        assert after["native_entries"] - before["native_entries"] == 1
+        counts.append(after["native_iterations"] - before["native_iterations"])
+    assert counts == [11 + 10 * (m + 1)] * 2
+
+
+def test_native_iterations_count_unrolled_visits_across_periodic_checks():
+    """Enough iterations that the fuel passes several multiples of the periodic check's period, stepping by 4
+    per outer iteration (3 header visits of the unrolled loop and its own): counted exactly still."""
+    f = jitted(nested_sum, min_native_iterations=0, unroll_max_trips=4)
+    for _ in range(4):
+        f(10, 2)
+    assert _calls_no_tree(f, OUTER_LINE)
+    before = jit.stats(f)
+    assert f(40000, 2) == nested_sum(40000, 2)
+    after = jit.stats(f)
+    assert after["native_iterations"] - before["native_iterations"] == 40001 + 40000 * 3
+
+
 # --- the policy ----------------------------------------------------------------------------------------------
 
 
@@ -150,6 +191,29 @@ def test_an_inner_loop_run_by_its_outer_tree_is_judged_with_it():
     for _ in range(3 * PAY_WINDOW):
         assert f(100, 3) == nested_sum(100, 3)
     assert jit.stats(f)["not_paying_loops"] == []
+
+
+@pytest.mark.parametrize("unroll", [4, 0])
+def test_a_short_outer_loop_with_its_short_inner_loop_unrolled_is_judged_by_all_its_iterations(unroll):
+    """100 outer iterations (fewer than min_native_iterations=256) of 3 inner ones: with the inner loop
+    unrolled into the outer trace, its visits count as its tree's would (101 + 100 * 4 per entry): it pays."""
+    f = jitted(nested_sum, unroll_max_trips=unroll)
+    for _ in range(3 * PAY_WINDOW):
+        assert f(100, 3) == nested_sum(100, 3)
+    assert _calls_no_tree(f, OUTER_LINE) == (unroll > 0)
+    assert jit.stats(f)["not_paying_loops"] == []
+    entries = jit.stats(f)["native_entries"]
+    f(100, 3)
+    assert jit.stats(f)["native_entries"] == entries + 1
+
+
+def test_a_short_outer_loop_with_a_short_unrolled_inner_loop_that_does_not_pay_goes_back_to_cpython():
+    """The count is of iterations native code ran, unrolled or not: 21 + 20 * 3 per entry still does not pay."""
+    f = jitted(nested_sum, unroll_max_trips=4)
+    run_until_not_paying(f, (20, 2))
+    assert _calls_no_tree(f, OUTER_LINE)
+    assert jit.stats(f)["not_paying_loops"] == [OUTER_LINE]
+    assert "its native code ran 81.0 iterations per entry" in jit.explain(f)
 
 
 def test_the_interpreter_baseline_has_no_such_policy():

@@ -323,3 +323,52 @@ def test_a_false_guard_holds_the_negated_comparison():
         """
     )
     assert "_BINARY_OP_ADD_INT (v0, 1, target=39, exit=10, fast=_BINARY_OP_ADD_INT_IN_RANGE)" in listing
+
+
+#: for i in range(n): for k in range(d): total += i ^ k    (the loop over k unrolled into the trace: recorded with
+#: d = 2, each visit of its header counted, its range guarded at each)
+UNROLLED = """
+uops of t:
+   _LOAD_SLOT (target=14, operand=1 (total)) -> v4:int
+   _LOAD_SLOT (target=14, operand=2 (d)) -> v5:int
+   _LOAD_SLOT (target=14, operand=8 (.range.cur)) -> v1:int
+   _LOAD_SLOT (target=14, operand=9 (.range.stop)) -> v2:int
+   _LOAD_SLOT (target=14, operand=10 (.range.step)) -> v0:int
+   _CHECK_PERIODIC (target=14, exit=0)
+   _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=14, exit=1)
+   _ITER_NEXT_RANGE (v1, v0, target=14, exit=2) -> v3:int
+   _UNROLLED_HEADER (target=20, exit=3)
+   _GUARD_NOT_EXHAUSTED_RANGE (0, v5, 1, target=21, exit=4)
+   _ITER_NEXT_RANGE_NO_OVERFLOW (0, 1, target=21) -> v6:int
+   _BINARY_OP_XOR_INT (v1, 0, target=23) -> v7:int
+   _BINARY_OP_ADD_INT (v4, v7, target=24, exit=5) -> v8:int
+   _UNROLLED_HEADER (target=20, exit=6)
+   _GUARD_NOT_EXHAUSTED_RANGE (v6, v5, 1, target=21, exit=7)
+   _ITER_NEXT_RANGE_NO_OVERFLOW (v6, 1, target=21) -> v9:int
+   _BINARY_OP_XOR_INT (v1, v6, target=23) -> v10:int
+   _BINARY_OP_ADD_INT (v8, v10, target=24, exit=8) -> v11:int
+   _UNROLLED_HEADER (target=20, exit=9)
+   _GUARD_EXHAUSTED_RANGE (v9, v5, 1, target=21, exit=10)
+   _JUMP_TO_TOP (target=13)
+   loop-carried: total=v11, d=v5, .range.cur=v3, .range.stop=v2, .range.step=v0
+"""
+
+
+def test_the_range_guards_of_an_unrolled_loop_go_in_the_fast_copy_while_its_bound_is_the_recorded_one():
+    """Its bound (read at the entry, never assigned) allows exactly the recorded trip count: 1 <= d, 2 <= d (it
+    goes on at k = 0 and 1), d <= 2 (it ends at k = 2); the periodic checks of its header visits stay."""
+    listing = after_ranges(UNROLLED)
+    assert "_GUARD_NOT_EXHAUSTED_RANGE (0, v5, 1, target=21, exit=4, fast=_RANGE_PROVEN)" in listing
+    assert "_GUARD_NOT_EXHAUSTED_RANGE (v6, v5, 1, target=21, exit=7, fast=_RANGE_PROVEN)" in listing
+    assert "_GUARD_EXHAUSTED_RANGE (v9, v5, 1, target=21, exit=10, fast=_RANGE_PROVEN)" in listing
+    assert "(v1, v2, v0, target=14, exit=1)" in listing  # (the loop's own counter: the counted copy's)
+    conditions = listing.split("fast while: ")[1].splitlines()[0].split("; ")
+    assert {"1 <= v5", "2 <= v5", "v5 <= 2"} <= set(conditions)
+    assert listing.count("_UNROLLED_HEADER (target=20, exit=") == 3
+
+
+def test_a_range_guard_whose_bound_the_loop_changes_stays():
+    text = UNROLLED.replace("loop-carried: total=v11, d=v5", "loop-carried: total=v11, d=v11")
+    listing = after_ranges(text)
+    assert "_GUARD_NOT_EXHAUSTED_RANGE (0, v5, 1, target=21, exit=4)" in listing
+    assert "_RANGE_PROVEN" not in listing and "v5 <= 2" not in listing
