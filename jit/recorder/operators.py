@@ -42,6 +42,11 @@ def _compare_op(r: Recorder, frame: Frame, op: Any) -> None:
         a = r.pop(objects=True)
         r.push(specialize.compare(r, op, a, b))
         return
+    if op in (CompareOp.IN, CompareOp.NOT_IN) and r.abstract.peek(2).kind in specialize.BEYOND_64_BITS:
+        # (`big in container`: the containment test of the int object, which narrowing to 64 bits would not fit)
+        b = r.pop()
+        r.push(generic.compare(r, op, r.pop(objects=True), b, frame.stack[-1]))
+        return
     b = r.pop()
     a = r.pop()
     numpy = (a.kind.is_numpy_scalar or b.kind.is_numpy_scalar) and op not in (CompareOp.IS, CompareOp.IS_NOT)

@@ -145,6 +145,16 @@ def isinstance_dispatch(n):
     return score
 
 
+def big_in(data, n):
+    found = 0
+    for i in range(n):
+        if data[i % len(data)] * 3 in data:
+            found += 1
+        if data[i % len(data)] not in (1, 2):
+            found += 2
+    return found
+
+
 def _warm_call(f, *args):
     """(exits to the interpreter, native entries) of one more call of f."""
     before = jit_module.stats(f)
@@ -274,6 +284,19 @@ def test_a_kept_alive_item_in_a_slot_the_root_assigns_first_does_not_chain_side_
         assert stats["aborts"] == {} and stats["traces_compiled"] <= 8
         assert _warm_call(f, 3000) == (1, 1)
         assert jit_module.stats(f)["native_iterations"] - stats["native_iterations"] == 3001
+
+
+@pytest.mark.parametrize(
+    "data", [[2**64, 3 * 2**64, 5, -BIG, 15, 9], [2**63, 1, 2], [-(2**63), 3 * -(2**63), 2], [1, 2, 3]]
+)
+def test_an_int_past_64_bits_in_a_container(data):
+    # (before: `x in data` narrowed x to 64 bits, which it did not fit: an abort, and an exit per iteration)
+    jitted = check(big_in, (data, 300), (data, 0), native=True)
+    assert jit_module.stats(jitted)["aborts"] == {}
+    f = jit(**OPTIONS)(big_in)
+    for _ in range(6):
+        assert f(data, 3000) == big_in(data, 3000)
+    assert _warm_call(f, data, 3000) == (1, 1)
 
 
 @pytest.mark.parametrize("b", [BIG, -BIG, 2**63, -(2**63) - 1, 0, 5])
