@@ -29,15 +29,21 @@ from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.ownership import ENTRY
 from codegen.versions import conditions_hold, trips_left
-from jit.kinds import Kind
+from jit.kinds import DIRTY, Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, Uop, Value
 from jit.uops import Lowering
 
 
-def build(ctx: LowerContext, fast_copy: bool = True) -> None:
+def build(
+    ctx: LowerContext,
+    fast_copy: bool = True,
+    enter: tuple[ir.Function, ir.GlobalVariable, dict[int, Kind]] | None = None,
+) -> None:
     """Lower ctx's trace into ctx's function, from the builder's block on; fast_copy: a versioned loop gets its
-    fast copy (not a copy of the loop joined with side traces: ``codegen.joined``)."""
+    fast copy (not a copy of the loop joined with side traces: ``codegen.joined``); enter: (such a copy) the
+    function of a vectorized fast copy of the loop, its ``refused`` and the kinds of the slots it reads that
+    the loop does not, entered from the loop's entry (``_enter_fast``)."""
     trace = ctx.trace
     b = ctx.builder
     ctx.load_fuel()
@@ -79,11 +85,64 @@ def build(ctx: LowerContext, fast_copy: bool = True) -> None:
         # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
         # jumps back at every other iteration does, pays nothing for the fast copy)
         warm_up = (ctx.fuel, fast, refused)
+        if ctx.vectorized is not None:
+            _enter_fast(ctx, fast, refused)
+            entry_end = b.block
+    if enter is not None:
+        # (its fast copy hands an entry back to the root's function, which comes here again after an iteration
+        # or two where the loop takes both ways: not again for a while)
+        fast, refused, kinds = enter
+        _enter_fast(ctx, fast, refused, recently=QUIET, kinds=kinds)
+        entry_end = b.block
     loop = ctx.function.append_basic_block("loop")
     b.branch(loop)
     here = _loop(ctx, loop, top, fast=False, dispatch=None, warm_up=warm_up)
     here.add_incoming(top, entry_end)
     hoist_invariants(ctx.function, entry_end, loop)
+
+
+def _enter_fast(
+    ctx: LowerContext,
+    fast: ir.Function,
+    refused: ir.GlobalVariable,
+    recently: int = 0,
+    kinds: dict[int, Kind] | None = None,
+) -> None:
+    """(A range loop whose fast copy is vectorized: no guard in its body, so once there an entry leaves only
+    where the range ends or the conditions fail) go there at the entry, before any checked iteration, where
+    CHEAP_TRIPS are left and the fast copy did not hand this entry back: the checked copy's warm-up (WARM_UP
+    to WARM_UP + EVENT_EVERY iterations, each with its overflow checks) is what an inner loop's tree paid at
+    every call of its outer trace (issue 9: nested-call cost, nested3). The state at the loop's top is the
+    buffer's as the entry found it, which the fast copy loads; it takes a slot assigned late (the inner loop's
+    variable) as assigned, and may write it back before an iteration assigns it (its conditions failing), so
+    the entry goes there only where such a slot holds a word of its kind already (tagged as the fast copy
+    writes it: after the first call of an inner tree, its exit wrote it so), else the checked copy starts.
+    recently: an entry within that many iterations after the fuel the fast copy handed back counts as handed
+    back too; kinds: slots the fast copy reads that the loop does not, and the kinds it reads them as."""
+    b = ctx.builder
+    trace = ctx.trace
+    counter = trace.range_counter()
+    assert counter is not None and ctx.fuel is not None
+    cur, stop, step = (ctx.value(v) for v in counter[1:])
+    ahead = b.select(b.icmp_signed(">", step, ir.Constant(I64, 0)), b.sub(stop, cur), b.sub(cur, stop))
+    handed_back = b.icmp_unsigned("<=", b.sub(b.load(refused), ctx.fuel), ir.Constant(I64, recently))
+    go_on = b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS))  # (a guess, wrapping: the conditions decide)
+    # (where the periodic check is due at the first iteration, the fast copy would hand the entry straight back
+    # without refusing it: the checked copy runs that check)
+    due = b.and_(b.sub(ctx.fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
+    go_on = b.and_(go_on, b.icmp_unsigned("!=", due, ir.Constant(I64, 0)))
+    go_on = b.and_(go_on, b.not_(handed_back))
+    for slot, value in assigned_late(trace).items():
+        tag = b.load(ctx.tag_address(ctx.layout.slot_tag(slot)))
+        go_on = b.and_(go_on, b.icmp_unsigned("==", tag, ir.Constant(tag.type, int(value.kind) | DIRTY)))
+    for slot, kind in (kinds or {}).items():
+        go_on = b.and_(go_on, ctx.slot_kind_matches(slot, kind))
+    go = ctx.function.append_basic_block("enter_fast")
+    stay = ctx.function.append_basic_block("enter_checked")
+    b.cbranch(go_on, go, stay)
+    b.position_at_end(go)
+    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    b.position_at_end(stay)
 
 
 def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:

@@ -55,9 +55,10 @@ from collections.abc import Callable
 from llvmlite import ir
 
 from codegen.context import LowerContext
-from codegen.function import _lower, _Top, build
+from codegen.function import _build_fast, _lower, _Top, build, vectorizable
 from codegen.ownership import Ownership
 from jit.kinds import Kind
+from jit.optimizer.merge import merged
 from jit.resume import Hold, SlotResume, assigned_late, exit_resume
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
 
@@ -169,8 +170,34 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     if plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
         loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
     b.position_at_end(root_entry)
-    build(loop, fast_copy=False)
+    build(loop, fast_copy=False, enter=_merged_fast(ctx, plan, joined))
     return joined
+
+
+def _merged_fast(
+    ctx: LowerContext, plan: JoinPlan, joined: list[str]
+) -> tuple[ir.Function, ir.GlobalVariable, dict[int, Kind]] | None:
+    """Where the loop joined with one side trace merges with it (``jit.optimizer.merge``: both ways computed, a
+    choice of the values) into a loop whose fast copy is vectorized: that fast copy, a function of ctx's module
+    (its globals named after ctx's function: ``jit.stats`` counts its runs as the side trace's ``fast_runs``),
+    whose exits are the root's (its exit counters and links) and which hands an entry back to the root's
+    function; its ``refused``; the kinds of the slots it reads that the loop does not. Else None."""
+    (part,) = [side for side in plan.sides if side.symbol in joined] if len(joined) == 1 else [None]
+    point = parent_point(plan.root, part.parent) if part is not None else None
+    if part is None or point is None:
+        return None
+    loop = merged(plan.root, part.trace, point)
+    if loop is None or not vectorizable(loop) or not any(uop.fast is not None for uop in loop.uops):
+        return None
+    main = LowerContext(loop, ctx.layout, plan.root_symbol, "", "", host=ctx)  # (the root's counters and links)
+    main.symbol = ctx.symbol
+    main.function = ctx.tree_function(plan.root_symbol)
+    fast, refused = _build_fast(main)
+    if main.vectorized is None:  # (not counted after all: the checks of a run are the joined loop's)
+        return None
+    ctx.vectorized = main.vectorized
+    ctx.trace.merged = loop  # (for jit.dump)
+    return fast, refused, loop.extra_slots
 
 
 def _joined_side(

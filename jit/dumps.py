@@ -45,7 +45,14 @@ def dump_trace(monitor: Dumped, compiled: CompiledTrace, kinds: list[str]) -> st
 
 def trace_text(monitor: Dumped, compiled: CompiledTrace, kind: str) -> str:
     if kind == "uops":
-        return format_body(monitor.code.slot_names, compiled.trace, f"uops of {compiled.symbol}:")
+        text = format_body(monitor.code.slot_names, compiled.trace, f"uops of {compiled.symbol}:")
+        merged = compiled.trace.merged
+        if merged is not None:  # (codegen.joined: its function's fast copy, vectorized)
+            heading = (
+                f"its tree's loop merged with it, both ways in one iteration (the fast copy of {compiled.symbol}):"
+            )
+            text += "\n" + format_body(monitor.code.slot_names, merged, heading)
+        return text
     if kind == "ir":
         return compiled.ir
     if kind == "opt-ir":

@@ -201,6 +201,9 @@ class Trace:
     removed_uops: int = 0  # by the optimizer
     # a looping trace's fast copy and its conditions (jit.versions; None: one copy, the trace as it is)
     versioning: Versioning | None = None
+    # a side trace joined with its tree's loop: that loop merged with it (both ways in one iteration), whose
+    # vectorized fast copy its function has (jit.optimizer.merge, codegen.joined); None: none
+    merged: Trace | None = None
 
     def new_value(self, kind: Kind, const: Any = NO_CONST) -> Value:
         value = Value(self.next_value, kind, const)

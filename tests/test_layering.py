@@ -84,6 +84,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.cse",
         "jit.optimizer.moves",
         "jit.optimizer.ranges",
+        "jit.optimizer.merge",
         "jit.optimizer",
     ),
     # traces to machine code (returns what it built; the layers above install it)

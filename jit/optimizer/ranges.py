@@ -32,6 +32,7 @@ again (lengths included) before the fast copy goes on. A tuple's length never ch
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from jit import versions as vx
@@ -128,6 +129,7 @@ class _Analysis:
         self.counter: tuple[int, Value, Interval, Expr, frozenset[Condition]] | None = None
         self.accumulators: dict[int, tuple[Uop, Interval]] = {}  # the loop-carried value -> (its sum, interval)
         self.accumulating: dict[int, Interval] = {}  # id of the uop computing an accumulator's next value
+        self.chosen: dict[int, Interval] = {}  # (find_chosen_accumulators) the other sums of an accumulator
 
     # --- the loop's counter and accumulators -------------------------------------------------------------
     def find_counter(self) -> None:
@@ -176,6 +178,59 @@ class _Analysis:
                 if needs is not None:
                     self.accumulators[acc.id] = (uop, Interval(low, high, needs))
                 break
+        self.find_chosen_accumulators(first)
+
+    def find_chosen_accumulators(self, first: dict[int, Interval]) -> None:
+        """Loop-carried ints whose next value is one of two, chosen by a _SELECT after the counter's guard, each
+        the value at the top plus or minus a bounded term, or that value itself (a loop's two ways in one
+        iteration, ``jit.optimizer.merge``): within the bounds of an accumulator whose term is the hull of the
+        terms and 0. Both sums get that interval: each is the value at the top of one of the T iterations plus
+        its term, so within it, also where it is computed and not chosen."""
+        assert self.counter is not None
+        guard_at, _, _, trips, trip_needs = self.counter
+        positions = {id(uop): position for position, uop in enumerate(self.trace.uops)}
+        for acc_id, slot in self.carried.items():
+            select = self.producer.get(self.end[slot].id)
+            if acc_id in self.accumulators or select is None or select.name != "_SELECT":
+                continue
+            if positions[id(select)] <= guard_at or select.out.kind != Kind.INT:  # type: ignore[union-attr]
+                continue
+            sums: list[Uop] = []
+            lows, highs, needs = [vx.const(0)], [vx.const(0)], [trip_needs]
+            for choice in select.args[1:]:
+                if choice.id == acc_id:
+                    continue
+                uop = self.producer.get(choice.id)
+                if uop is None or uop.name not in (_ADD, _SUB) or positions[id(uop)] <= guard_at:
+                    break
+                if uop.args[0].id == acc_id:
+                    term_value = uop.args[1]
+                elif uop.name == _ADD and uop.args[1].id == acc_id:
+                    term_value = uop.args[0]
+                else:
+                    break
+                term = self.get(term_value, first)
+                if term is None:
+                    break
+                if uop.name == _SUB:
+                    lows.append(vx.sub(vx.const(0), term.hi))
+                    highs.append(vx.sub(vx.const(0), term.lo))
+                else:
+                    lows.append(term.lo)
+                    highs.append(term.hi)
+                needs.append(term.needs)
+                sums.append(uop)
+            else:
+                if not sums:
+                    continue
+                start = vx.value(next(v for v in self.trace.entry_slots.values() if v.id == acc_id))
+                low = vx.add(start, vx.mul(trips, functools.reduce(vx.minimum, lows)))
+                high = vx.add(start, vx.mul(trips, functools.reduce(vx.maximum, highs)))
+                combined = _combine(*needs, _needs(low), _needs(high))
+                if combined is not None:
+                    interval = Interval(low, high, combined)
+                    self.accumulators[acc_id] = (sums[0], interval)
+                    self.chosen.update({id(uop): interval for uop in sums[1:]})
 
     def is_invariant(self, v: Value) -> bool:
         return v.is_const or v.id in self.invariant
@@ -252,6 +307,7 @@ class _Analysis:
             for acc_id, (_, interval) in self.accumulators.items():
                 env[acc_id] = interval
         self.accumulating = {id(uop): interval for uop, interval in self.accumulators.values()}
+        self.accumulating.update(self.chosen)
         removable: dict[int, frozenset[Condition]] = {}
         for position, uop in enumerate(self.trace.uops):
             if self.counter is not None and position == self.counter[0]:

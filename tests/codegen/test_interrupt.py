@@ -35,6 +35,8 @@ def ready(f):
         assert roots and all(not t["calls"] for t in roots), s["trees"]
     if globals().get("EXPECT_JOINED"):  # (a side trace runs in one function with its loop: codegen.joined)
         assert any(t["joined"] for tree in s["trees"] for t in tree["traces"]), s["trees"]
+    if globals().get("EXPECT_MERGED"):  # (its fast copy merges both ways, vectorized: jit.optimizer.merge)
+        assert any(t["vectorized"] for tree in s["trees"] for t in tree["traces"] if t["kind"] == "side"), s["trees"]
     print("ready", flush=True)
 """
 
@@ -132,11 +134,30 @@ def spin(n, out):
     return total
 """
 
+MERGED = """
+EXPECT_MERGED = True
+
+@jit(threshold=2)
+def spin(n, out):
+    total = 0
+    for i in range(n):
+        for j in range(1000):
+            if j & 1:
+                total += j & 255
+            else:
+                total -= j & 15
+        out[0] = i
+        out[1] = total
+    return total
+"""
+MERGED_PER_OUTER = sum(j & 255 if j & 1 else -(j & 15) for j in range(1000))
+
 LOOPS = {"while-counter": WHILE_COUNTER, "for-range-float": FOR_RANGE_FLOAT, "while-true": INFINITE_WHILE}
 LOOPS["nested"] = NESTED
 LOOPS["for-list"] = FOR_LIST
 LOOPS["alternating"] = ALTERNATING
 LOOPS["unrolled"] = UNROLLED
+LOOPS["merged"] = MERGED
 
 # the loop never gets to the end: a billion billion iterations
 UNCAUGHT = """
@@ -231,7 +252,7 @@ def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
     count = int(fields[0])
     entries_before = int(fields[2])
     # the loop ran natively for a while: far more iterations than the interpreter does in that time
-    assert (100 if loop in ("nested", "for-list") else 10_000) < count < 10**18, out
+    assert (100 if loop in ("nested", "for-list", "merged") else 10_000) < count < 10**18, out
     if loop == "while-counter":
         assert int(fields[1]) == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
     elif loop == "alternating":  # (out[1] is the total after iteration out[0])
@@ -244,6 +265,8 @@ def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
         assert int(fields[1]) == 12 * (done // 4) + [0, 1, 2, 7][done % 4], out
     elif loop == "nested":
         assert int(fields[1]) > 0
+    elif loop == "merged":  # (out[1] is the total after outer iteration out[0])
+        assert int(fields[1]) == MERGED_PER_OUTER * (count + 1), out
     elif loop == "for-list":
         assert float(fields[1]) == 450.0 * count
     assert entries_before >= 2  # the warm-up's entry and the long call's

@@ -127,6 +127,22 @@ SOURCES = {
         """,
         (20, 20),
     ),
+    # a loop taking one way at every other iteration: its side trace's function joins both ways, and has a fast
+    # copy of the loop merged with it (jit.optimizer.merge): no branch guard, both ways computed, a _SELECT of
+    # the sum, every check in its fast form under the conditions of both ways' terms
+    "branch_merged": (
+        """
+        def branch_merged(n):
+            total = 0
+            for j in range(n):
+                if j & 1:
+                    total += j * 3 & 255
+                else:
+                    total -= j & 15
+            return total
+        """,
+        (100,),
+    ),
     # a swap moves the list's pointers: one _MOVE_LIST_ITEMS, no type guard, reference, unboxing or reference
     # count (jit.optimizer.moves)
     "list_swaps": (
@@ -183,6 +199,18 @@ def test_golden_uops(name):
 def test_golden_nested_loop_calls_inner_tree():
     text = (GOLDEN / "nested_loops.txt").read_text()
     assert "_CALL_TREE" in text and "_GUARD_TREE_EXIT" in text
+
+
+def test_golden_branch_merged_selects_instead_of_branching():
+    text = (GOLDEN / "branch_merged.txt").read_text()
+    merged = text[text.index("its tree's loop merged with it") :]
+    merged = merged[: merged.index("uops removed")]
+    assert "_SELECT (v" in merged and "_GUARD_IS_" not in merged
+    # both ways' checks in their fast forms: the side's product and sum, the root's difference
+    for form in ("_BINARY_OP_MULTIPLY_INT_IN_RANGE", "_BINARY_OP_ADD_INT_IN_RANGE", "_BINARY_OP_SUBTRACT_INT_IN_RANGE"):
+        assert f"fast={form}" in merged
+    # the sum's bounds over the trips left: down by 15, up by 255 at most per iteration
+    assert "* (-15) <= 9223372036854775807" in merged and "* 255 <= 9223372036854775807" in merged
 
 
 def test_golden_swap_moves_pointers_alone():

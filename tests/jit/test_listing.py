@@ -28,7 +28,13 @@ from jit.trace import TraceEnd, TraceKind, WhenHot
 from jit.uops import GlobalBinding, ModuleAttr, Operand, SlotKind, TreeCall, TreeExit
 
 GOLDEN = Path(__file__).parent / "golden"
-LISTINGS = sorted(p for p in GOLDEN.glob("*.txt") if p.read_text().startswith("# tj_"))
+# (a dump with a side trace's merged loop, jit.optimizer.merge, is not read back: that part is derived at compile
+# time, not a trace of its own; the rest of its listing is read as the others in the tests that compile it)
+LISTINGS = sorted(
+    p
+    for p in GOLDEN.glob("*.txt")
+    if p.read_text().startswith("# tj_") and "its tree's loop merged with it" not in p.read_text()
+)
 
 # functions whose traces use every kind of operand: globals and module attributes, builtins, math, kinds,
 # comparisons, identity, inner trees, side traces with their operand stack, jumps into trees
