@@ -26,7 +26,7 @@ from jit import jit
 from jit.api import state_of
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from runtime import interpreter
-from runtime.loop_driver import LoopRuntime
+from runtime.loop_driver import CodeHooks, LoopRuntime
 
 HOW = {CONTINUE: "continue", EXHAUSTED: "exhausted", BREAK: "break", RETURN: "return"}
 
@@ -401,8 +401,8 @@ def formatted(func, *args):
 @pytest.mark.parametrize("threshold", [2, 10, 1000])
 def test_traceback_is_cpythons(name, args, threshold, monkeypatch):
     fixed = []
-    original = LoopRuntime.fix
-    monkeypatch.setattr(LoopRuntime, "fix", staticmethod(lambda exc: fixed.append(exc) or original(exc)))
+    original = CodeHooks.fix
+    monkeypatch.setattr(CodeHooks, "fix", staticmethod(lambda exc: fixed.append(exc) or original(exc)))
     func = define(FAILING, name)
     jitted = jit(threshold=threshold)(func)
     for _ in range(3):  # counted, handed over, native
