@@ -34,7 +34,8 @@ class Kind(enum.IntEnum):
     STR = 8  # an exact str (borrowed: kept alive by a container, a constant or the frame)
     DICT = 9  # an exact dict
     OBJECT = 10  # any other object (a big int, a str, a module, a function, ...): only moved or compared by identity
-    RANGE = 11  # a range object not yet split into its hidden slots; never in the buffer
+    RANGE = 11  # a virtual range(...), not yet split into its loop's hidden slots; never in the buffer (a range
+    # object anywhere else, in a variable or a constant, is an OBJECT)
     APPEND_METHOD = 12  # `lst.append` about to be called: held as the list's pointer, re-bound when boxed
     DICT_GET_METHOD = 13  # `d.get` about to be called: held as the dict's pointer, likewise
     # an exact int held as an object: a result that left 64 bits (or an operand on its way to one), on the
@@ -142,7 +143,6 @@ _BY_TYPE: dict[type, Kind] = {
     tuple: Kind.TUPLE,
     str: Kind.STR,
     dict: Kind.DICT,
-    range: Kind.RANGE,
 }
 
 

@@ -414,8 +414,6 @@ class Recorder:
         int object the buffer owns (Kind.INT_OBJECT) in a root trace's entry type map, or where the parent
         exit left one; elsewhere an object native code only moves (Kind.OBJECT)."""
         kind = kind_of(actual)
-        if kind == Kind.RANGE:  # (a range object kept in a variable: an object, iterated through its iterator)
-            return Kind.OBJECT
         if type(actual) is int:
             trace = self.trace
             if trace.kind is TraceKind.ROOT:

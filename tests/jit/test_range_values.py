@@ -136,3 +136,25 @@ def test_no_reference_is_leaked():
     stats = jit_module.stats(f)
     assert stats["native_iterations"] >= 100_000
     assert not [code for code in stats["aborts_by_code"] if not Reason[code].retry], stats["aborts"]
+
+
+R = range(3, 40, 4)
+
+
+def ranges_of_inner_loops_and_globals(n, b):
+    t = 0
+    for j in range(n):
+        w = 5
+        while w > 0:
+            w -= 1
+            rr = range(b, b + w)  # (assigned in the inner loop: its tree writes a range object)
+            for k in rr:
+                t += k
+        for i in R:  # (a global range)
+            t += i * j
+    return t, rr
+
+
+def test_a_range_an_inner_tree_assigns_and_a_global_range():
+    jitted = check(ranges_of_inner_loops_and_globals, (30, 2), (30, -7), native=True)
+    _no_aborts(jitted)
