@@ -65,10 +65,6 @@ class JitFunction:
     CPython or without native code.
     """
 
-    # what the forwarders of jit.wrapper read from this object (the user's globals may rebind these names)
-    base_exception = BaseException
-    recursion_error = RecursionError
-
     def __init__(self, py_func: types.FunctionType, options: Options, disabled: bool) -> None:
         self.py_func = py_func
         self.options = options

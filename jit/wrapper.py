@@ -57,8 +57,8 @@ def make_wrapper(func: types.FunctionType) -> types.FunctionType:
 def forwarder(func: types.FunctionType, target: Any, method: str) -> types.CodeType:
     """Code with func's signature that returns ``target.<method>(arguments...)``. An exception leaving it
     goes through ``target.clean_traceback()``, called in the except clause: it drops this forwarder's own
-    traceback entry (the head) and tracejit's frames. target also has ``base_exception`` and
-    ``recursion_error``, the builtin classes (the user's globals may rebind their names)."""
+    traceback entry (the head) and tracejit's frames. The code holds target weakly (``_WeakTarget``, which also
+    gives it ``base_exception`` and ``recursion_error``: the user's globals may rebind these names)."""
     code = func.__code__
     npos = code.co_argcount
     nkw = code.co_kwonlyargcount
