@@ -127,10 +127,12 @@ def _enter_fast(
     ahead = b.select(b.icmp_signed(">", step, ir.Constant(I64, 0)), b.sub(stop, cur), b.sub(cur, stop))
     handed_back = b.icmp_unsigned("<=", b.sub(b.load(refused), ctx.fuel), ir.Constant(I64, recently))
     go_on = b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS))  # (a guess, wrapping: the conditions decide)
-    # (where the periodic check is due at the first iteration, the fast copy would hand the entry straight back
-    # without refusing it: the checked copy runs that check)
+    # (where the periodic check falls due within the first iteration, the fast copy's run would have no room:
+    # it would hand the entry straight back without refusing it, and this function would send it there again,
+    # forever; the checked copy runs that check. An iteration that visits unrolled inner loops' headers uses
+    # more than one of the fuel: ``fuel_per_iteration``, as the fast copy sizes its runs)
     due = b.and_(b.sub(ctx.fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
-    go_on = b.and_(go_on, b.icmp_unsigned("!=", due, ir.Constant(I64, 0)))
+    go_on = b.and_(go_on, b.icmp_unsigned(">=", due, ir.Constant(I64, fuel_per_iteration(trace))))
     go_on = b.and_(go_on, b.not_(handed_back))
     for slot, value in assigned_late(trace).items():
         tag = b.load(ctx.tag_address(ctx.layout.slot_tag(slot)))

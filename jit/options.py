@@ -32,10 +32,8 @@ class Options:
     #: bounds do not change in the outer loop, is recorded through (unrolled into the outer trace, a guard per
     #: iteration) instead of calling its tree: a tree call per outer iteration costs more than a few short
     #: iterations (0: always call the tree). Each visit of its header counts as a native iteration, as its
-    #: tree's would (``min_native_iterations``, ``jit.stats``). Off by default: with it on, an outer loop around an
-    #: inner loop of 0 or 1 trips ran forever in native code once its counted fast copy took over (bench/nestcost's
-    #: two_level_nest, n >= 10000); not found yet
-    unroll_max_trips: int = 0
+    #: tree's would (``min_native_iterations``, ``jit.stats``)
+    unroll_max_trips: int = 4
     #: calls of Python functions recorded into a trace (their bodies inlined), nested at most this deep (0: none)
     max_inline_depth: int = 3
     #: failed recordings at one loop header or exit before it is blacklisted for good

@@ -260,3 +260,48 @@ def test_an_outer_loop_with_an_unrolled_loop_runs_its_fast_copy():
     roots = [t for tree in _outer_tree(jitted, _line(f, "for i in range(n)")) for t in tree["traces"]]
     # (runs of at most abi.PERIOD / 4 iterations: at least 24 of them, and none if the copy is never entered)
     assert sum(t["fast_runs"] for t in roots) >= 100_000 * 4 // 2**14
+
+
+NEST_SCRIPT = """
+import sys
+sys.path.append({tests!r})  # (after the project: tests/jit is not jit)
+from helpers import define
+import jit
+
+SOURCE = '''
+def nest(n, m):
+    total = 0
+    for i in range(n):
+        for j in range(m):
+            total += (i ^ j) & 7
+    return total
+'''
+plain = define(SOURCE, "nest")
+for m in (0, 1, 2):
+    f = jit.jit(unroll_max_trips=4)(define(SOURCE, "nest"))
+    for n in range(20_000, 20_010):
+        assert f(n, m) == plain(n, m), (n, m)
+    stats = jit.stats(f)
+    assert stats["native_iterations"] > 10 * 20_000, stats
+    print(m, sum(t["fast_runs"] for tree in stats["trees"] for t in tree["traces"]), flush=True)
+print("done")
+"""
+
+
+def test_fast_copy_of_a_loop_with_unrolled_headers_hands_back_without_livelock():
+    """The benchmark's two-level nest with an inner trip count of 0 or 1, unrolled (fuel per iteration 2 or 3):
+    its fast copy is vectorized, so the trace's function goes there at each entry; where the periodic check fell
+    due within the first iteration the copy's run had no room and handed the entry back without refusing it, and
+    the trace's function sent it there again, forever (a native loop with no progress: the benchmark hung). In a
+    subprocess, with a timeout: it must finish, with CPython's results."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = NEST_SCRIPT.format(tests=str(Path(__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[3] == "done", done.stdout
+    # (the fast copies ran: the livelock's path is the one taken)
+    assert all(int(line.split()[1]) > 0 for line in lines[:3]), done.stdout
