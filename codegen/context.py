@@ -330,13 +330,16 @@ class LowerContext:
         for state in frame.slots:
             if state.hold is Hold.VALUE:
                 assert state.value is not None
-                if self.buffer_may_own(state.slot):
-                    replaced.append(self.owned_by_buffer(state.slot))
+                old = self.owned_by_buffer(state.slot) if self.buffer_may_own(state.slot) else None
                 owned = self.hand_over(state.value, handed)
                 if not owned and (state.value.kind in OWNED_KINDS or state.value.id in pinned):
                     self.incref(self.value(state.value))  # (a constant, or a pinned object)
                     owned = True
                 self.store_slot(state.slot, state.value.kind, self.value(state.value), owned)
+                if old is not None and not owned and state.value.kind.is_pointer:
+                    old = self._keep_if_same(state.slot, state.value.kind, old, self.value(state.value))
+                if old is not None:
+                    replaced.append(old)
             elif state.hold is Hold.PREVIOUS:
                 flag = self.valid.get(state.slot)
                 if flag is not None:  # the previous iteration's value, once there was one
@@ -363,6 +366,21 @@ class LowerContext:
                 for old in replaced:
                     self.capi("Py_DecRef", old)
         return len(frame.stack)
+
+    def _keep_if_same(self, slot: int, kind: Kind, old: ir.Value, value: ir.Value) -> ir.Value:
+        """(A slot written with a value the trace holds no reference of its own to, where the buffer owned a
+        reference to what the slot held: old, else NULL) if that is the very object written, the buffer keeps
+        its reference and the tag OWNED: the value is borrowed from that reference. (A tree entered by a link,
+        whose jump handed over a list the trace then reads at its entry without a reference of its own: releasing
+        the buffer's freed the object the slot still pointed to.) Returns what is to be released: old, or NULL."""
+        b = self.builder
+        same = b.icmp_unsigned("==", old, b.bitcast(value, PTR))
+        tag = int(kind) | DIRTY
+        b.store(
+            b.select(same, ir.Constant(I8, tag | OWNED), ir.Constant(I8, tag)),
+            self.tag_address(self.layout.slot_tag(slot)),
+        )
+        return b.select(same, ir.Constant(PTR, None), old)
 
     def buffer_may_own(self, slot: int) -> bool:
         """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A

@@ -171,3 +171,52 @@ def test_the_results_hold_their_own_references():
         junk = [str(2**70 + k) for k in range(1000)]
         assert s == str(b + 299) and t == 299 and sys.getrefcount(s) == 2
         del junk
+
+
+LINKED_TREES_SCRIPT = """
+import sys
+sys.path.append({tests!r})  # (after the project: tests/jit is not jit)
+from helpers import check, define
+
+SOURCE = '''
+def f(b, n):
+    m = b << 39
+    k = 0
+    w0 = 0
+    while w0 < n:
+        w0 += 1
+        w1 = 8
+        while w1 > 0:
+            w1 -= 1
+            r = MAKE
+        w2 = 0
+        while w2 < 5:
+            w2 += 1
+            k = m - k
+    return k, r
+'''
+for make in ("[w1]", "(w1, w0)", "divmod(w1, 3)", "range(w1)"):
+    f = define(SOURCE.replace("MAKE", make), "f")
+    check(f, (-2361026201030, 3000), (-7, 200), options={{"threshold": 2, "side_exit_threshold": 2}}, native=True)
+    print(make, flush=True)
+print("done")
+"""
+
+
+def test_an_object_a_link_hands_over_is_not_released_by_the_tree_it_enters():
+    """Found by the generated-program hunt (a segfault): the outer loop has two trees (k an int, or an int
+    object past 64 bits: the inner loop over w2 changes it), each ending where the other takes its state; the
+    jump between them hands over the list that the inner loop over w1 made (the only reference to it, the
+    buffer's, tag OWNED). The tree entered reads it at its entry without a reference of its own, and writing it
+    back before its inner call released the buffer's reference to that very object: freed while the slot still
+    pointed to it, then freed again by the inner tree. A subprocess with glibc's allocator filling freed memory
+    (so that a use after free crashes every time), with CPython's results checked, natively."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = LINKED_TREES_SCRIPT.format(tests=str(Path(__file__).resolve().parents[1]))
+    env = {**os.environ, "PYTHONMALLOC": "malloc", "MALLOC_PERTURB_": "85", "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-3000:])
+    assert done.stdout.split("\n")[-2] == "done", done.stdout
