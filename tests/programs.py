@@ -531,7 +531,8 @@ class _Gen:
         key = self.word(sc)
         if self.flag(30):
             return [f"tally[{key}] = {self.num_expr(sc, self.int_(0, 1), growth=False).text}"]
-        step = self.num_expr(sc, self.int_(0, 1), growth=False).text
+        # (an operand of +: parenthesized where needed, `+ not x` is a SyntaxError)
+        step = self.num_expr(sc, self.int_(0, 1), growth=False).p()
         return [f"tally[{key}] = tally.get({key}, 0) + {step}"]
 
     def stmt_append(self, sc: Scope) -> list[str]:
