@@ -37,6 +37,27 @@ compiled at level 0 (the trace's function 17% smaller, but the second module cos
 IR's text cannot be avoided (llvmlite builds IR as text only); the target machines and the pass pipelines are made
 once, and every trace is one module linked into the one LLJIT as a JIT library.
 
+Tiering (issue 9, item 4: not built yet; the design and what blocks it). Level 0 compiles about five times
+faster, so a trace would first be compiled at level 0 and recompiled at the trace pipeline once hot (its native
+entries counted by the runtime, or a counter in the code), in the background compiler (``jit.background``), then
+swapped in. What blocks a plain swap: a tree calls another by symbol and a side trace ``musttail``-jumps into its
+tree's root by symbol, both resolved when the library is linked, so a recompiled root is not seen by the code
+already linked against the old one. Two ways out: (a) an indirection, a function-pointer slot per tree (one
+word in a table the runtime owns) that every caller and every side trace loads and calls through, so a swap is
+one store; it costs a load per tree call and turns the side traces' direct ``musttail`` into an indirect one
+(both to be measured against issue 9's nested-call figures); or (b) recompiling the whole tree family (root,
+side traces, joined copies, and the trees that call it) together at the higher level and switching the
+monitor's entry table to the new family at once. Either way the old libraries must stay linked while a frame
+can be in them: a native frame of the old code may be below the one that triggers the swap (a tree calling
+another), so the old library is dropped only when the runtime's count of native frames in flight for it is
+zero (``runtime.trees`` keeps the libraries' lifetimes already). Tests then force a tier-up threshold of 1 with
+every exit kind, nested trees, side traces, Ctrl-C and fork, and ``jit.stats`` reports which tier ran. Measured
+this session (``bench/compilesplit.py``, one run, CPU ms per trace on the benchmark kernels): median compile
+35.7 ms on the loaded machine, of which code generation 5 to 30, the passes 1 to 12.6, building llvmlite's IR
+objects 3 to 21 and printing its text 2 to 14; in the profile, the Python lowering's time is spread over
+llvmlite's object construction and name registration (``ir._utils.register``) and string formatting, with no
+single hot spot worth patching in llvmlite.
+
 Compiling releases the GIL (llvmlite calls LLVM through ctypes), so other Python threads keep running; a lock
 keeps one compilation at a time.
 """
