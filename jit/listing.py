@@ -746,7 +746,9 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
     Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
     Operand.CONVERSION: OperandText(lambda _, conversion: repr(conversion), lambda _, text: _literal(text)),
-    Operand.CLASS_ATTR: OperandText(lambda _, o: f"{describe(o.klass)}.{o.name} v{o.version} {o.where()}", _Parser.class_attr),
+    Operand.CLASS_ATTR: OperandText(
+        lambda _, o: f"{describe(o.klass)}.{o.name} v{o.version} {o.where()}", _Parser.class_attr
+    ),
 }
 
 

@@ -41,7 +41,9 @@ def _values(ctx: LowerContext, uop: Uop, obj: ir.Value, index: int) -> ir.Value:
     header = b.gep(obj, [_i64(uop.operand.klass.__basicsize__)], inbounds=True)
     valid = _load_at(ctx, header, instances.INLINE_VALID, I8)
     capacity = _load_at(ctx, header, 0, I8)
-    ok = b.and_(b.icmp_unsigned("!=", valid, ir.Constant(I8, 0)), b.icmp_unsigned(">", capacity, ir.Constant(I8, index)))
+    ok = b.and_(
+        b.icmp_unsigned("!=", valid, ir.Constant(I8, 0)), b.icmp_unsigned(">", capacity, ir.Constant(I8, index))
+    )
     ctx.guard(ok, uop)
     return b.gep(header, [_i64(instances.INLINE_ITEMS)], inbounds=True)
 
