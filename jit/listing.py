@@ -47,6 +47,7 @@ from typing import Any
 
 from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
+from jit.instances import ClassAttr
 from jit.kinds import Kind, kind_of
 from jit.resume import entry_snapshot
 from jit.trace import (
@@ -473,6 +474,14 @@ class _Parser:
         module, _, name = attr.rpartition(".")
         return ModuleAttr(self.module(module), name, self.object(value))
 
+    def class_attr(self, text: str) -> ClassAttr:
+        match = re.fullmatch(r"(<.*>)\.(\w+) v(\d+) (?:values\[(\d+)\]|slot \+(\d+))", text)
+        if match is None:
+            raise self.error(f"not a class attribute: {text!r}")
+        klass, name, version, index, offset = match.groups()
+        where = {"index": int(index)} if index is not None else {"offset": int(offset)}
+        return ClassAttr(self.object(klass), int(version), name, **where)
+
     def tree_exit(self, text: str) -> TreeExit:
         match = re.fullmatch(r"exit (\d+) of (\S+)", text)
         if match is None:
@@ -737,6 +746,9 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
     Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
     Operand.CONVERSION: OperandText(lambda _, conversion: repr(conversion), lambda _, text: _literal(text)),
+    Operand.CLASS_ATTR: OperandText(
+        lambda _, o: f"{describe(o.klass)}.{o.name} v{o.version} {o.where()}", _Parser.class_attr
+    ),
 }
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
+from jit.instances import ClassAttr
 from jit.kinds import Kind
 
 
@@ -137,6 +138,7 @@ class Operand(enum.Enum):
     ARRAY_SPEC = (ArraySpec, "an array's dtype, dimensions and layout")
     AXIS = (int, "an axis of an array")
     CONVERSION = (str, "an f-string field's conversion: '' (none), 's', 'r' or 'a'")
+    CLASS_ATTR = (ClassAttr, "a class, its version tag, an attribute and where its instances hold it")
 
     def __init__(self, type_: type, doc: str) -> None:
         self.type = type_
@@ -882,6 +884,25 @@ _uop(
     DEOPT,
     steals=True,  # (its input is NULL where it goes on: nothing to release)
     doc="_ITER_NEXT_GENERIC gave no item: else leave with it, in the loop",
+)
+# (jit.recorder.attributes, codegen.lower.attributes: an attribute of a plain instance read where CPython keeps it)
+_uop(
+    "_GUARD_CLASS_VERSION",
+    (),
+    None,
+    DEOPT,
+    operand=Operand.CLASS_ATTR,
+    hoistable=True,
+    doc="the class's version tag is as recorded (neither it nor a class of its MRO changed)",
+)
+_uop(
+    "_LOAD_ATTR_INSTANCE",
+    (O,),
+    O,
+    DEOPT,
+    owns=True,
+    operand=Operand.CLASS_ATTR,
+    doc="an attribute in the instance's values or a __slots__ member (its class guarded); leaves where unset",
 )
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from codegen.context import llvm_type
 from codegen.lower import (  # noqa: F401  (each registers its lowerings)
+    attributes,
     branches,
     builtins_math,
     floats,

@@ -8,7 +8,7 @@ from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import generic, iteration
+from jit.recorder import attributes, generic, iteration
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
@@ -134,7 +134,10 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if type(module) is not types.ModuleType:
         if obj.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
             raise Abort(Reason.ATTRIBUTE, name=name, kind=obj.kind.short)
-        r.push(generic.load_attr(r, obj, name, frame.stack[-1]))  # (a method to call, a property run, ...)
+        loaded = attributes.load(r, obj, name, frame.stack[-1])  # (an instance's own attribute: no barrier)
+        if loaded is None:
+            loaded = generic.load_attr(r, obj, name, frame.stack[-1])  # (a method to call, a property run, ...)
+        r.push(loaded)
         return
     namespace = module.__dict__
     if name not in namespace:

@@ -142,6 +142,28 @@ SOURCES = {
         """,
         (50,),
     ),
+    "instances": (
+        """
+        class Pair:
+            __slots__ = ("a", "b")
+
+            def __init__(self, a):
+                self.a = a
+                self.b = a + 1
+
+        class Point:
+            def __init__(self, x):
+                self.x = x
+
+        def instances(n):
+            p, q = Pair(2), Point(0.5)
+            total = 0.0
+            for i in range(n):
+                total += p.b * q.x
+            return total
+        """,
+        (50,),
+    ),
 }
 try:
     import numpy

@@ -1,0 +1,64 @@
+"""Lowerings of attribute loads of plain instances (``jit.recorder.attributes``), read where the running CPython
+keeps them (``jit.instances``): a guard on the class's version tag, and a load from the instance's values or
+its ``__slots__`` member, leaving where there is none (the interpreter then looks the attribute up itself)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from codegen.capi import I8, I32, I64, PTR
+from codegen.context import LowerContext
+from codegen.lower.objects import _load_at
+from codegen.lower.table import _i64, lowers
+from jit import instances
+from jit.trace import Uop
+
+_NULL = ir.Constant(PTR, None)
+
+
+@lowers("_GUARD_CLASS_VERSION")
+def _guard_class_version(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(_same_version(ctx, uop.operand), uop)
+
+
+def _same_version(ctx: LowerContext, where: instances.ClassAttr) -> ir.Value:
+    tag = _load_at(ctx, ctx.pointer(where.klass), instances.TYPE_VERSION_TAG, I32)
+    return ctx.builder.icmp_unsigned("==", tag, ir.Constant(I32, where.version))
+
+
+def _values(ctx: LowerContext, uop: Uop, obj: ir.Value, index: int) -> ir.Value:
+    """The instance's values array, leaving where it has none (a real dict holds its attributes)."""
+    b = ctx.builder
+    if instances.VALUES == "pointer":
+        values = _load_at(ctx, obj, instances.VALUES_POINTER, PTR)
+        ctx.guard(b.icmp_unsigned("!=", values, _NULL), uop)
+        return values
+    if instances.VALUES == "tagged":
+        word = _load_at(ctx, obj, instances.DICT_OR_VALUES, I64)
+        ctx.guard(b.trunc(word, ir.IntType(1)), uop)
+        return b.inttoptr(b.add(word, _i64(1)), PTR)
+    assert instances.VALUES == "inline"
+    header = b.gep(obj, [_i64(uop.operand.klass.__basicsize__)], inbounds=True)
+    valid = _load_at(ctx, header, instances.INLINE_VALID, I8)
+    capacity = _load_at(ctx, header, 0, I8)
+    ok = b.and_(
+        b.icmp_unsigned("!=", valid, ir.Constant(I8, 0)), b.icmp_unsigned(">", capacity, ir.Constant(I8, index))
+    )
+    ctx.guard(ok, uop)
+    return b.gep(header, [_i64(instances.INLINE_ITEMS)], inbounds=True)
+
+
+@lowers("_LOAD_ATTR_INSTANCE")
+def _load_attr_instance(ctx: LowerContext, uop: Uop) -> ir.Value:
+    where: instances.ClassAttr = uop.operand
+    obj = ctx.value(uop.args[0])
+    # (the version again, though hoisted: an inner tree called before may have run Python code that changed
+    # the class, and nothing checks the hoisted guards after a tree call; a load of a constant word)
+    ctx.guard(_same_version(ctx, where), uop)
+    if where.index >= 0:
+        value = _load_at(ctx, _values(ctx, uop, obj, where.index), instances.WORD * where.index, PTR)
+    else:
+        value = _load_at(ctx, obj, where.offset, PTR)
+    ctx.guard(ctx.builder.icmp_unsigned("!=", value, _NULL), uop)  # (unset: CPython looks further, or raises)
+    ctx.incref(value)
+    return value

@@ -1,0 +1,231 @@
+"""Attributes of plain instances of Python classes: where the running CPython keeps them, and where one is found.
+
+CPython 3.11 to 3.13 keep the attributes of an instance of an ordinary class (no ``__slots__``) not in a dict
+but in an array of values indexed by the position of the name in the class's *shared keys*
+(``ht_cached_keys``, append-only: a name keeps its index for the class's life), until something makes the
+instance a real dict (reading its ``__dict__`` in 3.11 and 3.12, replacing it, too many names). Where that
+array is differs per version (``VALUES``):
+
+* 3.11: a pointer in the word 4 words before the object (``_PyObject_ValuesPointer``), NULL once the
+  instance has a real dict;
+* 3.12: the word 3 words before it holds the dict, or the values' address - 1 (odd: ``_PyDictOrValues``);
+* 3.13: the values follow the object itself (at ``tp_basicsize``), after a 4-byte header whose last byte
+  (``valid``) is cleared once they no longer hold the attributes.
+
+A ``__slots__`` member (also ``@dataclass(slots=True)``) is a pointer at a fixed offset in the object, read by
+its member descriptor (NULL while unset). Native code reads either directly (``codegen.lower.attributes``),
+guarded by the class's version tag (``tp_version_tag``: any change of the class or of a class in its MRO clears
+it), so that what the lookup finds on the class (nothing, a plain class attribute, a method: never a data
+descriptor) is what it found while recording.
+
+Every offset here is checked against live objects at import (``LAYOUT_OK``); where a check fails, attribute
+loads stay on the generic path (``PyObject_GetAttr``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import sys
+import types
+from typing import Any
+
+WORD = 8
+TYPE_BASICSIZE = 32  # PyTypeObject.tp_basicsize
+TYPE_FLAGS = 168  # PyTypeObject.tp_flags
+TYPE_VERSION_TAG = 384  # PyTypeObject.tp_version_tag (unsigned int): 0 once the class changed
+MANAGED_DICT = 1 << 4  # Py_TPFLAGS_MANAGED_DICT: the instance's dict (or values) before the object
+HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+INLINE_VALUES = 1 << 2  # (3.13) Py_TPFLAGS_INLINE_VALUES: the values follow the object
+KEYS_KIND = 10  # PyDictKeysObject.dk_kind
+KEYS_SPLIT = 2  # DICT_KEYS_SPLIT: a class's shared keys
+KEYS_LOG2_INDEX_BYTES = 9
+KEYS_NENTRIES = 24  # dk_nentries
+KEYS_INDICES = 32  # then the entries: (key, value) pairs
+MEMBER_DESCR_MEMBER = 40  # PyMemberDescrObject.d_member (PyMemberDef *)
+MEMBER_TYPE = 8  # PyMemberDef.type (int)
+MEMBER_OFFSET = 16  # PyMemberDef.offset (Py_ssize_t)
+T_OBJECT_EX = 16  # a __slots__ member: AttributeError while NULL
+
+#: where an instance's values are: "pointer" (3.11), "tagged" (3.12), "inline" (3.13), None: not handled
+VALUES: str | None = {(3, 11): "pointer", (3, 12): "tagged", (3, 13): "inline"}.get(sys.version_info[:2])
+VALUES_POINTER = -4 * WORD  # 3.11: the values' address, or NULL
+DICT_OR_VALUES = -3 * WORD  # 3.12: the dict, or the values' address - 1
+INLINE_VALID = 3  # 3.13: the byte of the inline values' header set while they hold the attributes
+INLINE_ITEMS = WORD  # 3.13: the values after their header
+CACHED_KEYS: int | None = None  # PyHeapTypeObject.ht_cached_keys (found at import: after ht_qualname)
+
+_MISSING = object()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ClassAttr:
+    """An attribute of instances of klass (exactly that class), while its version tag is version: in the
+    instance's values at index (``index``), or a ``__slots__`` member at offset (``offset``)."""
+
+    klass: type
+    version: int
+    name: str
+    index: int = -1
+    offset: int = -1
+
+    def where(self) -> str:
+        return f"values[{self.index}]" if self.index >= 0 else f"slot +{self.offset}"
+
+
+def _pointer(address: int) -> int:
+    return ctypes.c_void_p.from_address(address).value or 0
+
+
+def _object(address: int) -> Any:
+    return ctypes.cast(ctypes.c_void_p(address), ctypes.py_object).value
+
+
+def version_of(klass: type) -> int:
+    return ctypes.c_uint32.from_address(id(klass) + TYPE_VERSION_TAG).value
+
+
+def values_address(obj: Any) -> int:
+    """The address of obj's values array as native code finds it, 0 where it has none (a real dict)."""
+    klass = type(obj)
+    if VALUES == "pointer":
+        return _pointer(id(obj) + VALUES_POINTER)
+    if VALUES == "tagged":
+        word = _pointer(id(obj) + DICT_OR_VALUES)
+        return word + 1 if word & 1 else 0
+    if VALUES == "inline":
+        header = id(obj) + klass.__basicsize__
+        return header + INLINE_ITEMS if ctypes.c_uint8.from_address(header + INLINE_VALID).value else 0
+    return 0
+
+
+def _shared_index(klass: type, name: str) -> int:
+    """The index of name in klass's shared keys (-1 if it is not there)."""
+    assert CACHED_KEYS is not None
+    keys = _pointer(id(klass) + CACHED_KEYS)
+    if not keys or ctypes.c_uint8.from_address(keys + KEYS_KIND).value != KEYS_SPLIT:
+        return -1
+    entries = keys + KEYS_INDICES + (1 << ctypes.c_uint8.from_address(keys + KEYS_LOG2_INDEX_BYTES).value)
+    for index in range(ctypes.c_ssize_t.from_address(keys + KEYS_NENTRIES).value):
+        key = _pointer(entries + 2 * WORD * index)
+        if key and (key == id(name) or (type(_object(key)) is str and _object(key) == name)):
+            return index
+    return -1
+
+
+def _lookup(klass: type, name: str) -> Any:
+    """What CPython's _PyType_Lookup finds for name along klass's MRO (``_MISSING`` if nothing)."""
+    for base in klass.__mro__:
+        found = base.__dict__.get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+    return _MISSING
+
+
+def _plain_lookup(klass: type) -> bool:
+    """Does klass look its instances' attributes up as object does (no __getattribute__ or __getattr__ of its
+    own, nor of a base, written in Python or C)?"""
+    if klass.__getattribute__ is not object.__getattribute__:  # type: ignore[comparison-overlap]
+        return False
+    return all("__getattr__" not in base.__dict__ for base in klass.__mro__)
+
+
+def find(obj: Any, name: str) -> ClassAttr | None:
+    """Where obj.name is, if native code can read it directly as CPython finds it (else None: the generic path).
+    Reads nothing that makes CPython give obj a real dict."""
+    klass = type(obj)
+    if not LAYOUT_OK or not isinstance(name, str) or not klass.__flags__ & HEAPTYPE or not _plain_lookup(klass):
+        return None
+    found = _lookup(klass, name)
+    version = version_of(klass)  # (the lookups above gave klass a tag if it had none)
+    if not version:
+        return None
+    if type(found) is types.MemberDescriptorType and found.__objclass__ in klass.__mro__:
+        member = _pointer(id(found) + MEMBER_DESCR_MEMBER)
+        if not member or ctypes.c_int.from_address(member + MEMBER_TYPE).value != T_OBJECT_EX:
+            return None
+        offset = ctypes.c_ssize_t.from_address(member + MEMBER_OFFSET).value
+        return ClassAttr(klass, version, name, offset=offset) if _pointer(id(obj) + offset) else None
+    if found is not _MISSING and (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
+        return None  # (a data descriptor: a property, __dict__, ...: it decides)
+    if not klass.__flags__ & MANAGED_DICT or VALUES is None:
+        return None
+    if VALUES == "inline" and not klass.__flags__ & INLINE_VALUES:
+        return None
+    values = values_address(obj)
+    index = _shared_index(klass, name)
+    if not values or index < 0 or not _pointer(values + WORD * index):
+        return None  # (a real dict, or no such instance attribute: a class attribute, or AttributeError)
+    return ClassAttr(klass, version, name, index=index)
+
+
+def value_of(obj: Any, where: ClassAttr) -> Any:
+    """obj's attribute as native code reads it (found by ``find``)."""
+    if where.index >= 0:
+        return _object(_pointer(values_address(obj) + WORD * where.index))
+    return _object(_pointer(id(obj) + where.offset))
+
+
+def _find_cached_keys() -> int | None:
+    """PyHeapTypeObject.ht_cached_keys: the word after ht_qualname, found by the class's own __qualname__."""
+
+    class _Probe_qualname_:
+        pass
+
+    qualname = _Probe_qualname_.__qualname__
+    for offset in range(TYPE_VERSION_TAG, 2048, WORD):
+        if _pointer(id(_Probe_qualname_) + offset) == id(qualname):
+            return offset + WORD
+    return None
+
+
+def _check() -> bool:
+    """Read live instances as native code will, and compare with what CPython says."""
+    global CACHED_KEYS
+    if VALUES is None or ctypes.sizeof(ctypes.c_void_p) != WORD:
+        return False
+    try:
+        CACHED_KEYS = _find_cached_keys()
+        if CACHED_KEYS is None:
+            return False
+
+        class Probe:
+            def __init__(self) -> None:
+                self.a = 1.5
+                self.b = "x"
+
+        class Slotted:
+            __slots__ = ("p", "q")
+
+        if _pointer(id(Probe) + TYPE_BASICSIZE) != Probe.__basicsize__:
+            return False
+        if ctypes.c_ulong.from_address(id(Probe) + TYPE_FLAGS).value != Probe.__flags__:
+            return False
+        first, second = Probe(), Probe()
+        second.b = "y"
+        version = version_of(Probe)
+        if not version:
+            return False
+        for obj in (first, second):
+            for name in ("a", "b"):
+                where = find(obj, name)
+                if where is None or where.version != version or value_of(obj, where) is not getattr(obj, name):
+                    return False
+        Probe.c = 0  # (any change of the class clears its tag)
+        if version_of(Probe):
+            return False
+        del first.a  # (deleted: the value's word NULL, found no more)
+        if find(first, "a") is not None or find(first, "b") is None:
+            return False
+        slotted = Slotted()
+        slotted.q = 2.5
+        where = find(slotted, "q")
+        if where is None or value_of(slotted, where) is not slotted.q or find(slotted, "p") is not None:
+            return False
+        return True
+    except Exception:
+        return False
+
+
+LAYOUT_OK = True  # (so that find() runs during the check)
+LAYOUT_OK = _check()

@@ -1,0 +1,46 @@
+"""Attribute loads of plain instances of Python classes, read where CPython keeps them (``jit.instances``).
+
+`it.price`, `self.x` on an instance whose class looks attributes up as object does: the class is guarded per
+load (``_GUARD_CLASS``), its version tag once at the trace's entry (``_GUARD_CLASS_VERSION``, hoisted: only
+Python code changes a class, and a barrier checks it again), and the value is read from the instance's values
+or its ``__slots__`` member (``_LOAD_ATTR_INSTANCE``), a guard leaving where it is not there (deleted, a real
+dict made). No Python code runs: unlike ``_LOAD_ATTR_GENERIC`` it is no barrier, and the interpreter redoes the
+load exactly where it leaves (a class attribute, an AttributeError, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jit import instances
+from jit.kinds import Kind
+from jit.recorder import generic
+from jit.recorder.recorder import Recorder
+from jit.trace import Value
+
+
+def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
+    """obj.name (actual: obj as recorded) read natively, its result typed as seen; None where CPython's lookup
+    may find anything but the instance's own value (the generic path then)."""
+    if obj.kind != Kind.OBJECT:
+        return None
+    where = instances.find(actual, name)
+    if where is None:
+        return None
+    if not _class_known(r, obj, where.klass):
+        r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
+    if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is where.klass for u in r.trace.uops):
+        r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
+    loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
+    return generic._typed(r, loaded, instances.value_of(actual, where))
+
+
+def _class_known(r: Recorder, obj: Value, klass: type) -> bool:
+    """Is obj guarded to be of klass since the last uop that may have run Python code (which may assign its
+    `__class__`)?"""
+    for uop in reversed(r.trace.uops):
+        if uop.op.barrier:
+            return False
+        if uop.name == "_GUARD_CLASS" and uop.operand is klass and uop.args[0].id == obj.id:
+            return True
+    return False
