@@ -471,7 +471,7 @@ class Monitor:
         # (fixed width: listings align their columns on symbol lengths, and golden tests compare them; with a
         # code cache, the same in every process: the symbol is part of the module's text, so of the cache's key)
         suffix = self._stable_suffix if self.cache is not None else id(self) & 0xFFFF
-        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{len(registry.traces)}_{suffix:04x}"
+        symbol = f"tj_{name}_{trace.kind}{trace.loop.index}_{registry.symbol_number()}_{suffix:04x}"
         join = None
         if trace.kind is TraceKind.SIDE and self.options.join_side_traces and trace.parent_exit.tree is not None:
             join = trace.parent_exit.tree.join_plan(trace, symbol)  # (codegen.joined)

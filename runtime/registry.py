@@ -10,6 +10,7 @@ record, install or invalidate is the monitor's policy (``jit.monitor``); this mo
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from codegen.compile import NativeCode
@@ -33,6 +34,11 @@ class TreeRegistry:
         self.plans: list[object] = [None] * nloops
         self.plans_dropped = 0
         self._numbering = threading.Lock()  # (two threads may compile at once)
+        # traces lowered so far: the number in each trace's symbol. Not the number of traces held, which goes
+        # down when one is freed (an invalidated tree, a discarded compile) and does not count traces being
+        # lowered meanwhile: a later trace got the symbol of one still linked, and a side trace's jump or a
+        # tree's call, linked by symbol, reached the other one (a wrong result, found by the generated programs)
+        self._lowered = itertools.count()
         # installing and invalidating are atomic with respect to each other (the background compiler installs
         # while the user's threads run, and may invalidate)
         self.lock = threading.RLock()
@@ -52,6 +58,11 @@ class TreeRegistry:
                 self.exits.append(exit)
                 exits.append(exit)
         return exits
+
+    def symbol_number(self) -> int:
+        """The number of the next trace's symbol: never one another trace of this function had."""
+        with self._numbering:
+            return next(self._lowered)
 
     def add(self, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
         """The compiled trace of trace (its exits numbered by number_exits), held until it is freed."""

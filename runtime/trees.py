@@ -182,12 +182,15 @@ class Tree:
     def writes_at(self, exit: ExitDescriptor) -> dict[int, tuple[Kind | None, bool]]:
         """The slots the tree may have changed in the buffer when it leaves through exit (one of its own):
         slot -> (kind, certain). At an exit of the root, slots it assigns late in an iteration (``jit.resume``
-        says which), or only a side trace assigns, are uncertain; at any other exit (of a side trace, or one
+        says which), or only a side trace assigns, are uncertain (and so are those of the trees it may tail-jump into); at any other exit (of a side trace, or one
         the root takes after a tree it calls left another way than recorded), every slot the tree or a tree
         it calls may assign is, unless the exit knows its kind. A caller checks the uncertain ones' tags."""
         if exit.trace is self.root and exit.exact_writes:
             out = dict(exit.writes)
-            for slot in sorted(self.side_writes - self.root.trace.written):
+            # (the loop may have run in a peer tree a side trace jumps into, and come back to this root: what
+            # those trees and their side traces assign is uncertain too; only this tree's side traces' writes
+            # were counted, and an outer trace kept a variable a peer's side trace assigned in a register)
+            for slot in sorted(self.slots_written() - self.root.trace.written):
                 out[slot] = (None, False)
             return out
         out = {}
