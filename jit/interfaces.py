@@ -58,6 +58,10 @@ class TreeView(Protocol):
         """Every slot a call of the tree may assign."""
         ...
 
+    def runs_python(self) -> bool:
+        """May a call of the tree run Python code (a barrier in one of its traces, or of a tree it reaches)?"""
+        ...
+
 
 class RecordingHost(Protocol):
     """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""

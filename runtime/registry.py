@@ -119,6 +119,7 @@ class TreeRegistry:
         compiled.parent = parent
         parent.side = compiled
         self.drop_plans()  # (what the monitor allows may have changed: native_handoffs)
+        ran_python = any(t.runs_python() for t in tree.entered_from())
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
         leaves = any(exit.leaves_loop for exit in compiled.exits)
@@ -127,6 +128,11 @@ class TreeRegistry:
         callers = [caller for entered in tree.entered_from() for caller in entered.callers]
         for caller in callers:
             if grew or leaves or jumps:
+                self.invalidate(caller)
+        if not ran_python and tree.runs_python():
+            # (a call of the tree may run Python code now: its callers, and theirs, did not check their hoisted
+            # guards again after it, jit.recorder.recorder.at_loop_header)
+            for caller in tree.observers():
                 self.invalidate(caller)
         for caller in tree.observers():  # (a caller's caller, or a caller of a tree jumping here, may follow it)
             if caller.valid and _follows(caller, parent.id):

@@ -241,6 +241,12 @@ class Tree:
             if e.leaves_loop
         ]
 
+    def runs_python(self) -> bool:
+        """May a call of this tree run Python code: a barrier (the generic object path) in a trace of it or of a
+        tree it reaches? Then its callers check their hoisted guards again after the call; a side trace that
+        makes it so later invalidates them (``runtime.registry``)."""
+        return any(uop.op.barrier for tree in self.reached() for t in tree.traces() for uop in t.trace.uops)
+
     def entered_from(self) -> list[Tree]:
         """The trees whose code may lead into this one's: itself and the peer trees that tail-jump into it,
         transitively (their callers follow its exits)."""

@@ -132,13 +132,7 @@ def barrier(
     finally:
         r.resume_override = None
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
-    r.global_values.clear()  # (the call may store the globals the trace stored)
-    r.number_globals.clear()
-    # (the call may reshape an array, swap its data or make it read-only: what the trace knows of arrays it made
-    # or checked in the loop's body is checked again at their next use; hoisted checks: _CHECK_BARRIER)
-    r.array_specs.clear()
-    r.array_headers.clear()
-    r.writeable_arrays.clear()
+    r.after_python_ran()
     r.after_barrier = out if result else True
     return out
 

@@ -703,11 +703,26 @@ class Recorder:
         exit, resume_pc = self.host.run_tree_while_recording(frame, tree)
         try:
             self.record_tree_result(frame, tree, exit, pc)
+            if tree.runs_python():
+                self.after_python_ran()
         except Abort as exc:
             self.abort(exc, frame)
         except Exception as exc:
             self.abort(_internal_error(exc), frame)
         return resume_pc
+
+    def after_python_ran(self) -> None:
+        """Python code may have run (a barrier, or a call of a tree with one): forget what the trace knew of
+        globals and arrays, and check the hoisted guards again at the next instruction (``_CHECK_BARRIER``)."""
+        self.global_values.clear()  # (the code may store the globals the trace stored)
+        self.number_globals.clear()
+        # (it may reshape an array, swap its data or make it read-only: what the trace knows of arrays it made or
+        # checked in the loop's body is checked again at their next use; hoisted checks: _CHECK_BARRIER)
+        self.array_specs.clear()
+        self.array_headers.clear()
+        self.writeable_arrays.clear()
+        if self.after_barrier is None:
+            self.after_barrier = True
 
     def record_tree_result(self, frame: Frame, tree: TreeView, exit: ExitView, pc: int) -> None:
         """After an inner tree ran: guard that it left through the exit it took (its loop's end, a `break`, a
