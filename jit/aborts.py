@@ -114,6 +114,10 @@ class Reason(enum.Enum):
     INLINED_MUTATES = (
         "call to {name}: an inlined function may not change a list or a global (its exits make the call again)"
     )
+    FINALIZER = (
+        "a {name} object from a call in the loop: its class defines __del__, which may run Python code wherever"
+        " native code releases it"
+    )
     ARITY = "{name}() with {count} arguments"
     ONE_ITERABLE = "{name}() of one iterable"
     LEN_OF = "len() of {kind}"

@@ -226,6 +226,12 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
         _branch_outcome(r, frame)
     r.emit("_CHECK_BARRIER")
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+    if isinstance(pending, Value) and pending.kind == Kind.OBJECT and frame.stack:
+        made = type(frame.stack[-1])
+        if getattr(made, "__del__", None) is not None:
+            # (native code releases the object after its last use, where the interpreter would not run its
+            # finalizer, and checks no hoisted guard after it: a global the finalizer rebinds would go unseen)
+            raise Abort(Reason.FINALIZER, name=made.__qualname__)
     if not isinstance(pending, Value) or pending.kind != Kind.OBJECT or not r.abstract.stack():
         return
     if r.abstract.peek() is not pending or not frame.stack or r.code.ops[r.pc] == I.POP_TOP:
