@@ -138,7 +138,10 @@ class JitFunction:
     def _prepare(self) -> None:
         strict = self.options.strict
         try:
-            self.code = compile_to_tier1(self.py_func)
+            # (the CPython baseline runs the function and hands over its loops only: statements outside them that
+            # the front end cannot compile are left to it)
+            # (strict mode refuses them: nothing left to CPython, as Numba's nopython)
+            self.code = compile_to_tier1(self.py_func, partial=self.baseline is Baseline.CPYTHON and not strict)
         except Unsupported as exc:
             self.reason = exc
             self.mode = Mode.PLAIN

@@ -10,9 +10,11 @@ from jit.frontend.statements import compile_function
 from jit.frontend.unsupported import Unsupported
 
 
-def compile_to_tier1(func: types.FunctionType) -> T1Code:
-    """Compile func to tier-1 code, or raise Unsupported naming the construct and its line."""
-    return compile_function(locate(func))
+def compile_to_tier1(func: types.FunctionType, partial: bool = False) -> T1Code:
+    """Compile func to tier-1 code, or raise Unsupported naming the construct and its line. partial: code for
+    the loops CPython hands over, statements outside them it cannot compile left to CPython
+    (``T1Code.cpython_only``)."""
+    return compile_function(locate(func), partial)
 
 
 __all__ = ["T1Code", "Unsupported", "compile_to_tier1"]

@@ -56,8 +56,45 @@ class FunctionBuilder:
         self.line = source.node.lineno
         self.position = node_position(source.node)
         self._constants: dict[Any, Any] | None = None
+        # (partial code) statements outside every loop left to CPython, as (line, reason); None: refuse the
+        # whole function at the first one
+        self.cpython_only: list[tuple[int, str]] | None = None
 
     # --- emission --------------------------------------------------------------------------------------
+    def mark(self) -> tuple[Any, ...]:
+        """Where the code is now, to roll back to (``rollback``) if the statement being compiled is refused."""
+        return (
+            len(self.ops),
+            len(self.slot_names),
+            len(self.loops),
+            len(self.loop_contexts),
+            len(self.labels),
+            len(self.comprehension_scopes),
+            self.depth,
+            self.line,
+            self.position,
+        )
+
+    def rollback(self, mark: tuple[Any, ...]) -> None:
+        """Drop everything emitted since mark (a statement with no loop statement in it, outside every loop)."""
+        ops, slots, loops, contexts, labels, scopes, depth, line, position = mark
+        for seq, n in (
+            (self.ops, ops),
+            (self.args, ops),
+            (self.lines, ops),
+            (self.positions, ops),
+            (self.slot_names, slots),
+            (self.loops, loops),
+            (self.loop_contexts, contexts),
+            (self.labels, labels),
+            (self.comprehension_scopes, scopes),
+        ):
+            del seq[n:]
+        self.comprehension_loads = {pc for pc in self.comprehension_loads if pc < ops}
+        self.depth = depth
+        self.line = line
+        self.position = position
+
     def emit(self, op: int, arg: Any = None) -> int:
         pc = len(self.ops)
         self.ops.append(op)
@@ -171,6 +208,7 @@ class FunctionBuilder:
             loops=tuple(self.loops),
             max_stack=self.max_depth,
             comprehension_loads=frozenset(self.comprehension_loads),
+            cpython_only=tuple(self.cpython_only or ()),
         )
 
 

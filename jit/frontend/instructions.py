@@ -180,6 +180,10 @@ class T1Code:
     # pcs of LOAD_FAST instructions reading an enclosing local from inside a comprehension: an unbound one
     # there raises what the running Python raises (3.11: NameError about a free variable)
     comprehension_loads: frozenset[int] = frozenset()
+    # statements outside every loop that the front end could not compile, left to CPython (the baseline runs
+    # them; the code is then only for the loops CPython hands over: ``jit.frontend.statements.compile_function``
+    # with ``partial``): (line, reason) each
+    cpython_only: tuple[tuple[int, str], ...] = ()
     # (jit.recorder) pcs of LOAD_ATTRs whose method, bound there once, was not simply called: not fused again
     unfused_methods: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
     # (jit.recorder) pcs of LOAD_ATTRs of `d.get` called with a key native lookups do not take (not a str):

@@ -31,9 +31,16 @@ _UNSUPPORTED_STATEMENTS = {
 _UNSUPPORTED_STATEMENTS[ast.TryStar] = "try/except*"
 
 
-def compile_function(source: FunctionSource) -> T1Code:
-    """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset."""
+def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
+    """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset.
+
+    partial: code for the loops only, which CPython hands over one at a time (the CPython baseline): a statement
+    outside every loop, with no loop statement in it, that the front end refuses is left out of the code and
+    listed in ``T1Code.cpython_only`` (CPython runs it), unless the function has variables its nested
+    functions capture (cells: a loop keeping one in a register would hide its changes from a closure)."""
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
+    if partial and not source.func.__code__.co_cellvars:
+        b.cpython_only = []
     body = source.node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         if isinstance(body[0].value.value, str):
@@ -50,6 +57,29 @@ def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:
 
 
 def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
+    if b.cpython_only is None or b.loop_stack or _has_loop_statement(node):
+        _compile_stmt(b, node)
+        return
+    mark = b.mark()
+    try:
+        _compile_stmt(b, node)
+    except Unsupported as exc:
+        b.rollback(mark)
+        b.cpython_only.append((node.lineno, exc.reason))
+
+
+def _has_loop_statement(node: ast.AST) -> bool:
+    """Is there a loop statement of this function in node (not one of a function or class defined in it)?"""
+    if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+        return True
+    return any(
+        _has_loop_statement(child)
+        for child in ast.iter_child_nodes(node)
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+    )
+
+
+def _compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
     handler = _HANDLERS.get(type(node))
     if handler is None:
         reason = _UNSUPPORTED_STATEMENTS.get(type(node), f"{type(node).__name__} statement")

@@ -137,9 +137,9 @@ def f(log):
         """
 def f(n):
     total = 0
-    def helper(k):  #<
-        return k * 2
     for i in range(n):
+        def helper(k):  #<
+            return k * 2
         total += helper(i)
     return total
 """,
