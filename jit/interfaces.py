@@ -67,6 +67,9 @@ class RecordingHost(Protocol):
     """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""
 
     options: Options
+    # per attribute site (id of its tier-1 code, pc): the ids of the classes traces were specialized on there, or
+    # None once it is megamorphic (jit.recorder.attributes)
+    site_classes: dict[tuple[int, int], set[int] | None]
 
     def recording_aborted(self, recorder: Any, abort: Abort) -> None:
         """The recording stopped without a trace (the recorder has unhooked itself)."""

@@ -111,6 +111,9 @@ class Monitor:
         # loop -> an exit where a trace ends at its header with a state no tree takes (WhenHot.ROOT), taken often:
         # the header records a root tree for that state when it next meets it (wants_root)
         self.root_requests: dict[int, ExitDescriptor] = {}
+        # per attribute site (id of its tier-1 code, pc): the ids of the classes its traces were specialized on, or
+        # None once it is megamorphic (jit.recorder.attributes: past a few classes, it takes the generic path)
+        self.site_classes: dict[tuple[int, int], set[int] | None] = {}
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -434,6 +437,13 @@ class Monitor:
         it: here too with sync_compile, else in the background (jit.background) while this thread goes on
         interpreting, entering the code once it is installed."""
         registry = self.registry
+        if recorder.generalized and trace.kind is TraceKind.SIDE:
+            # an attribute site went megamorphic in this side trace: rather than hang it behind the class guards
+            # of its tree, record the tree anew, taking the generic path there from its root on
+            trace.parent_exit.life.aborted()
+            if trace.parent_exit.tree is not None:
+                registry.invalidate(trace.parent_exit.tree)
+            return
         self._life(trace).compile()
         if not self.has_barriers and any(u.op.barrier for u in trace.uops):
             self.has_barriers = True  # (jit.recorder.generic.keep_carried: later traces hand over references)

@@ -12,8 +12,10 @@ no decision not to compile is for good. Loops nested in the handed-over loop run
 
 Entries that pay: a hand-off and a native entry cost microseconds, which a loop's native iterations must win
 back. Over every ``PAY_WINDOW`` hand-offs that entered native code without recording anything (so side traces
-have had their chance), the driver counts the iterations native code ran per native entry (the monitor counts
-them exactly, from the fuel; never wall time, so tests stay deterministic). Fewer than the option
+have had their chance), or fewer hand-offs that made ``PAY_ENTRIES`` native entries between them (a loop whose
+every iteration leaves native code and enters it again: one such hand-off is evidence enough), the driver counts
+the iterations native code ran per native entry (the monitor counts them exactly, from the fuel; never wall time,
+so tests stay deterministic). Fewer than the option
 ``min_native_iterations`` on average: the loop runs plain in CPython for a number of loop starts that doubles
 each time it is found not to pay (up to ``MAX_PAY_BACKOFF``, never for good: a change of behaviour wins it back);
 a window that pays resets the back-off. ``min_native_iterations=0`` turns this off.
@@ -43,6 +45,7 @@ MAX_BACKOFF = 2**10  # the longest back-off of a blacklisted loop, in loop start
 MIN_COUNTED = 32  # iterations CPython counted, at least, before their number per start says a loop's starts are short
 MIN_STARTS = 4  # ended loop starts CPython counted, at least, before their iterations per start say they are short
 PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
+PAY_ENTRIES = 64  # native entries that end a window early (however few hand-offs made them)
 MAX_PAY_BACKOFF = 2**10  # the longest back-off of a loop whose entries did not pay; the next one parks it
 
 _UNBOUND_ID = id(UNBOUND)
@@ -451,7 +454,7 @@ class LoopRuntime:
         window[0] += 1
         window[1] += entries
         window[2] += iterations
-        if window[0] < PAY_WINDOW:
+        if window[0] < PAY_WINDOW and window[1] < PAY_ENTRIES:
             return
         per_entry = window[2] / window[1]
         window[:] = (0, 0, 0)

@@ -6,6 +6,14 @@ Python code changes a class, and a barrier checks it again), and the value is re
 or its ``__slots__`` member (``_LOAD_ATTR_INSTANCE``), a guard leaving where it is not there (deleted, a real
 dict made). No Python code runs: unlike ``_LOAD_ATTR_GENERIC`` it is no barrier, and the interpreter redoes the
 load exactly where it leaves (a class attribute, an AttributeError, ...).
+
+A site whose traces were specialized on ``MAX_SITE_CLASSES`` classes already is megamorphic: a load there from an
+instance of yet another class takes the generic path, which guards no class, and so does every later recording
+there; the tree whose side trace made the site megamorphic is recorded anew (``Monitor.recording_finished``),
+so that its root takes the generic path too instead of a chain of class guards. Without this, a function that
+defines its class inside (a new class object per call) grew a side trace per call, each behind the last and
+compiled anew, up to the limit of side traces, after which every iteration left native code (9 to 100 times
+slower than plain CPython).
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from jit.recorder import generic
 from jit.recorder.recorder import Recorder
 from jit.trace import Value
 
+#: the classes an attribute site's traces may be specialized on; past them, the site takes the generic path
+MAX_SITE_CLASSES = 4
+
 
 def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     """obj.name (actual: obj as recorded) read natively, its result typed as seen; None where CPython's lookup
@@ -25,7 +36,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     if obj.kind != Kind.OBJECT:
         return None
     where = instances.find(actual, name)
-    if where is None:
+    if where is None or not _may_specialize(r, where.klass):
         return None
     if not _class_known(r, obj, where.klass):
         r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
@@ -33,6 +44,27 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
         r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
     return generic._typed(r, loaded, instances.value_of(actual, where))
+
+
+def _may_specialize(r: Recorder, klass: type) -> bool:
+    """May the attribute site being recorded be specialized on klass? Not once ``MAX_SITE_CLASSES`` other classes
+    were seen there: the site is megamorphic from then on (``Recorder.generalized`` says this recording made it
+    so)."""
+    frame = r.frame
+    code = frame.code if frame is not None else r.code  # (an inlined callee's code, or the function's)
+    sites = r.host.site_classes
+    key = (id(code), r.pc)
+    seen = sites.setdefault(key, set())
+    if seen is None:
+        return False
+    if id(klass) in seen:
+        return True
+    if len(seen) >= MAX_SITE_CLASSES:
+        sites[key] = None
+        r.generalized = True
+        return False
+    seen.add(id(klass))
+    return True
 
 
 def _class_known(r: Recorder, obj: Value, klass: type) -> bool:

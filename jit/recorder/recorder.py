@@ -92,6 +92,7 @@ class Recorder:
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
         # references of their own where a trace ends (jit.recorder.generic.keep_carried)
         self.host_has_barriers = bool(getattr(host, "has_barriers", False))
+        self.generalized = False  # an attribute site went megamorphic in this recording (jit.recorder.attributes)
         # inner loops whose tree left in the middle of an iteration: the trace records the rest of that
         # iteration, and its back-edge to the header (where the tree is called again) is allowed once
         self.finishing_inner: set[int] = set()

@@ -339,3 +339,61 @@ def typed_reads(value):
     for i in range(N):
         out.append(b.payload)
     return [type(x).__name__ for x in out[:3]], out[-1]
+
+
+# --- megamorphic sites (jit.recorder.attributes.MAX_SITE_CLASSES) ---------------------------------------------
+
+
+def counts_on_a_class_of_its_own(n):
+    box = type("Box", (), {})()  # (a new class object per call: a class guard from one call fails in the next)
+    box.count = 0
+    for i in range(n):
+        box.count += i & 3
+    return box.count
+
+
+def test_a_class_made_per_call_makes_its_site_megamorphic():
+    """Each call meets a new class at the same load: after MAX_SITE_CLASSES of them the site takes the generic
+    path, and its tree is recorded anew with it, instead of a side trace (and a compilation) per call, chained
+    behind each other up to the limit of side traces, then an exit per iteration."""
+    from jit.recorder.attributes import MAX_SITE_CLASSES
+
+    calls = 3 * MAX_SITE_CLASSES
+    jitted = check(counts_on_a_class_of_its_own, *[N] * calls, native=True)
+    for f in (jitted, jitted.cpython_baseline):
+        stats = jit_module.stats(f)
+        assert stats["traces_compiled"] <= MAX_SITE_CLASSES + 3, stats["traces_compiled"]
+        assert stats["limits_hit"] == {}
+        before = stats["exits_to_interpreter"], stats["traces_compiled"]
+        for _ in range(3):
+            assert f(N) == counts_on_a_class_of_its_own(N)
+        after = jit_module.stats(f)
+        assert (after["exits_to_interpreter"], after["traces_compiled"]) == (before[0] + 3, before[1])
+        assert "_LOAD_ATTR_GENERIC" in jit_module.dump(f, "uops")
+
+
+class Left:
+    def __init__(self, x):
+        self.x = x
+
+
+class Right(Left):
+    pass
+
+
+class Middle(Left):
+    pass
+
+
+def sums_over_three_classes(n):
+    items = [Left(1), Right(2), Middle(3)]
+    total = 0
+    for i in range(n):
+        total += items[i % 3].x
+    return total
+
+
+def test_a_few_classes_at_one_site_stay_specialized():
+    """Polymorphism below MAX_SITE_CLASSES: each class keeps its own specialized load."""
+    jitted = check(sums_over_three_classes, N, native=True)
+    _specialized(jitted)

@@ -9,7 +9,7 @@ import gc
 import pytest
 
 from jit import jit
-from runtime.loop_driver import FIRST_BACKOFF, PAY_WINDOW
+from runtime.loop_driver import FIRST_BACKOFF, PAY_ENTRIES, PAY_WINDOW
 
 
 def short_sum(n):
@@ -290,3 +290,23 @@ def test_an_inner_loop_with_short_starts_is_still_recorded():
     assert f(300, 3) == nested_sum(300, 3)
     s = jit.stats(f)
     assert s["native_entries"] - before == 1 and s["not_paying_loops"] == []
+
+
+def alternating(n):
+    s = 0
+    for i in range(n):
+        if i % 2:
+            s += 1
+        else:
+            s -= 3
+    return s
+
+
+def test_one_hand_off_of_many_short_entries_is_judged_at_once():
+    """Without side traces (max_side_traces=0), every other iteration leaves native code: one hand-off makes
+    hundreds of native entries of two iterations each, enough (PAY_ENTRIES) to send the loop back to CPython
+    after it, without waiting for PAY_WINDOW hand-offs."""
+    f = jitted(alternating, max_side_traces=0)
+    calls = run_until_not_paying(f, (1000,))
+    assert calls <= 3
+    assert jit.stats(f)["native_entries"] >= PAY_ENTRIES
