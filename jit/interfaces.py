@@ -70,6 +70,8 @@ class RecordingHost(Protocol):
     # per attribute site (id of its tier-1 code, pc): the ids of the classes traces were specialized on there, or
     # None once it is megamorphic (jit.recorder.attributes)
     site_classes: dict[tuple[int, int], set[int] | None]
+    # globals of the function rebound as a rule: traces read them from the dict at each use (jit.recorder.names)
+    volatile_globals: set[str]
 
     def recording_aborted(self, recorder: Any, abort: Abort) -> None:
         """The recording stopped without a trace (the recorder has unhooked itself)."""

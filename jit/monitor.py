@@ -49,6 +49,9 @@ from runtime.registry import TreeRegistry
 from runtime.runner import NativeRunner
 from runtime.trees import CompiledTrace, Tree
 
+#: the types of a global's value that traces can read from the dict at each use (jit.recorder.names)
+_VOLATILE_TYPES = (int, float, bool, list, tuple)
+
 #: what a loop header's wait for slots to be bound costs (Monitor.waits_for_binding), in ms: about 25 us measured
 #: (an iteration through the hand-off and the interpreter's header instead of native code; 2-core machine, 3.11)
 WAIT_MS = 0.025
@@ -114,6 +117,10 @@ class Monitor:
         # per attribute site (id of its tier-1 code, pc): the ids of the classes its traces were specialized on, or
         # None once it is megamorphic (jit.recorder.attributes: past a few classes, it takes the generic path)
         self.site_classes: dict[tuple[int, int], set[int] | None] = {}
+        # globals whose guards invalidated trees (by name), and those that did so more than once: rebound as a
+        # rule, read from the dict at each use by later traces (_count_rebinding)
+        self.rebindings: Counter[str] = Counter()
+        self.volatile_globals: set[str] = set()
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -207,10 +214,31 @@ class Monitor:
             return exit.pc
         if exit.taken >= max(exit.retry_at, self.options.side_exit_threshold) and exit.tree is not None:
             if exit.when_hot is WhenHot.INVALIDATE:
+                self._count_rebinding(exit)
                 self.registry.invalidate(exit.tree)
             elif exit.can_grow() and exit.side is None and self.options.side_exit_threshold:
                 self.maybe_record_side(frame, exit)
         return exit.pc
+
+    def _count_rebinding(self, exit: ExitDescriptor) -> None:
+        """exit, a hoisted guard's, invalidates its tree: if it guards that a global of the function still binds a
+        number, list or tuple, and that global has invalidated a tree before, the global is rebound as a rule
+        (a helper the loop calls updates it, ...): from now on traces read it from the dict at each use, as
+        they read the globals the function stores (``volatile_globals``), instead of pinning it by a guard
+        whose failure invalidates the tree again and again."""
+        if exit.trace is None:
+            return
+        globals_ = self.function.globals
+        for uop in exit.trace.trace.hoisted:
+            if uop.exit is None or uop.exit.id != exit.id or uop.name != "_GUARD_GLOBAL":
+                continue
+            binding = uop.operand
+            if binding.namespace not in (None, globals_) or type(globals_.get(binding.name)) not in _VOLATILE_TYPES:
+                return
+            self.rebindings[binding.name] += 1
+            if self.rebindings[binding.name] >= 2:
+                self.volatile_globals.add(binding.name)
+            return
 
     # --- a root tree for a state no tree takes --------------------------------------------------------
     def wants_root(self, exit: ExitDescriptor) -> None:

@@ -109,7 +109,8 @@ class Recorder:
         # globals the function stores: read from the dict each time, not pinned by a guard; and the values this
         # trace stored last (until a tree call, which may store them too)
         self.globals = frame.function.globals
-        self.stored_globals = _stored_globals(self.code)
+        # (and those rebound as a rule by code it calls: read from the dict at each use like those it stores)
+        self.stored_globals = _stored_globals(self.code) | host.volatile_globals
         self.global_values: dict[str, Value] = {}
         # globals whose value in the dict the trace knows is an int, float or bool (it read or stored one):
         # storing over it needs no check that freeing the old value runs no Python code

@@ -375,3 +375,48 @@ def test_no_reference_leaks_over_100000_iterations():
     after = [sys.getrefcount(v) for v in values] + [sys.getrefcount(ns), sys.getrefcount(True)]
     assert after == before
     assert jit_module.stats(jitted)["native_iterations"] > 99_000
+
+
+REBOUND_BY_A_HELPER = """
+SCALE = 3
+
+
+def bump():
+    global SCALE
+    SCALE = SCALE + 1 if SCALE < 5 else 3
+
+
+def scaled(n):
+    total = 0
+    for i in range(n):
+        for j in range(20):
+            total += j * SCALE
+        bump()
+    return total
+"""
+
+
+def test_a_global_a_helper_rebinds_every_iteration_is_read_from_the_dict():
+    """The inner loop reads SCALE, which a helper the outer loop calls rebinds every outer iteration: its hoisted
+    identity guard failed at every inner tree call, invalidating the trees again and again until the outer loop
+    hit its limit of trees and ran in CPython. Once a global has invalidated trees twice, traces read it from the
+    dict at each use (Monitor.volatile_globals), and the nest runs natively, leaving native code at most twice a
+    call."""
+    plain_ns, jit_ns = {}, {}
+    plain = define(REBOUND_BY_A_HELPER, "scaled", plain_ns)
+    jitted = jit(threshold=2)(define(REBOUND_BY_A_HELPER, "scaled", jit_ns))
+    for n in (5, 40, 40, 40, 40, 40, 200):
+        plain_ns["SCALE"] = jit_ns["SCALE"] = 3
+        assert jitted(n) == plain(n)
+        assert jit_ns["SCALE"] == plain_ns["SCALE"]
+    before = jit_module.stats(jitted)
+    for _ in range(3):
+        jit_ns["SCALE"] = 3
+        assert jitted(200) == (plain_ns.update(SCALE=3) or plain(200))
+    stats = jit_module.stats(jitted)
+    assert stats["limits_hit"] == {} and stats["aborts"] == {}
+    assert stats["invalidated_trees"] == before["invalidated_trees"]
+    assert stats["exits_to_interpreter"] - before["exits_to_interpreter"] <= 6
+    assert stats["native_iterations"] - before["native_iterations"] >= 3 * 200 * 20
+    listing = jit_module.dump(jitted, "uops")
+    assert "operand=SCALE" in listing and "SCALE is" not in listing  # (read from the dict, not pinned)
