@@ -159,6 +159,15 @@ def find(obj: Any, name: str) -> ClassAttr | None:
     return ClassAttr(klass, version, name, index=index)
 
 
+def find_store(obj: Any, name: str) -> ClassAttr | None:
+    """Where `obj.name = value` replaces the value ``find`` finds, if native code can store it there as CPython
+    does: its class also sets attributes as object does (no ``__setattr__`` of its own or of a base, such as a
+    frozen dataclass's)."""
+    if type(obj).__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
+        return None
+    return find(obj, name)
+
+
 def value_of(obj: Any, where: ClassAttr) -> Any:
     """obj's attribute as native code reads it (found by ``find``)."""
     if where.index >= 0:

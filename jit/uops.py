@@ -904,6 +904,17 @@ _uop(
     operand=Operand.CLASS_ATTR,
     doc="an attribute in the instance's values or a __slots__ member (its class guarded); leaves where unset",
 )
+_uop(
+    "_STORE_ATTR_INSTANCE",
+    (ANY, O),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    operand=Operand.CLASS_ATTR,
+    doc="inputs: value, instance; replaces an attribute in its values or a __slots__ member (its class guarded); "
+    "leaves where unset or where freeing the value replaced could run Python code",
+)
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(
     "_BINARY_OP_GENERIC",

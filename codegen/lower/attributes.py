@@ -1,6 +1,7 @@
-"""Lowerings of attribute loads of plain instances (``jit.recorder.attributes``), read where the running CPython
-keeps them (``jit.instances``): a guard on the class's version tag, and a load from the instance's values or
-its ``__slots__`` member, leaving where there is none (the interpreter then looks the attribute up itself)."""
+"""Lowerings of attribute loads and stores of plain instances (``jit.recorder.attributes``), where the running
+CPython keeps them (``jit.instances``): a guard on the class's version tag, and a load from, or a store into, the
+instance's values or its ``__slots__`` member, leaving where there is none (the interpreter then looks the
+attribute up, or adds it, itself)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from llvmlite import ir
 
 from codegen.capi import I8, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _load_at
+from codegen.lower.objects import _load_at, _replace, _reusable, _same_object, _type_is, _write_in_place
 from codegen.lower.table import _i64, lowers
 from jit import instances
 from jit.trace import Uop
@@ -62,3 +63,49 @@ def _load_attr_instance(ctx: LowerContext, uop: Uop) -> ir.Value:
     ctx.guard(ctx.builder.icmp_unsigned("!=", value, _NULL), uop)  # (unset: CPython looks further, or raises)
     ctx.incref(value)
     return value
+
+
+#: the types whose objects free without running Python code (no finalizer, nothing inside to release)
+_PLAIN_TYPES = (int, float, bool, str, type(None))
+
+
+@lowers("_STORE_ATTR_INSTANCE")
+def _store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
+    """As CPython's STORE_ATTR_INSTANCE_VALUE (or a member descriptor's set) where the attribute is set: the new
+    value in place of the old, which is released. Every check comes before the store, so a guard leaves with
+    nothing done and the interpreter makes the store itself: the class changed, the attribute is unset (adding
+    one is CPython's work), or freeing the old value could run Python code (a finalizer, or the release of what
+    it holds: only an int, float, bool, str or None, or an object something else still holds, is dropped here, so
+    the store is no barrier)."""
+    b = ctx.builder
+    where: instances.ClassAttr = uop.operand
+    value, obj = ctx.value(uop.args[0]), ctx.value(uop.args[1])
+    ctx.guard(_same_version(ctx, where), uop)  # (again, as for a load: a tree called before may have run Python code)
+    if where.index >= 0:
+        base = _values(ctx, uop, obj, where.index)
+        offset = instances.WORD * where.index
+    else:
+        base, offset = obj, where.offset
+    slot = b.bitcast(b.gep(base, [_i64(offset)], inbounds=True), PTR.as_pointer())
+    old = b.load(slot)
+    ctx.guard(b.icmp_unsigned("!=", old, _NULL), uop)
+    held = b.icmp_signed(">", b.load(b.bitcast(old, I64.as_pointer())), _i64(1))
+    for plain in _PLAIN_TYPES:
+        held = b.or_(held, _type_is(ctx, old, plain))
+    ctx.guard(held, uop)
+    kind = uop.args[0].kind
+    new = value if kind.is_pointer else _same_object(ctx, uop.args[0])
+    if new is not None:
+        ctx.incref(new)
+        b.store(new, slot)
+        ctx.decref(old)
+        return
+    reusable = _reusable(ctx, kind, value, old)
+    if reusable is None:
+        _replace(ctx, uop, slot, old, kind, value)
+        return
+    with b.if_else(reusable) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, kind, value, old)
+        with replace:
+            _replace(ctx, uop, slot, old, kind, value)

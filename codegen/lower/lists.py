@@ -8,13 +8,12 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.loops import _item
-from codegen.lower.objects import _box, _load_at, _reusable, _same_object, _write_in_place
+from codegen.lower.objects import _box, _load_at, _replace, _reusable, _same_object, _write_in_place
 from codegen.lower.table import (
     _args,
     _i64,
     lowers,
 )
-from jit.kinds import Kind
 from jit.trace import Uop
 
 
@@ -121,15 +120,6 @@ def _move_items(ctx: LowerContext, uop: Uop) -> None:
     slots = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
     for index, item in zip(indices, items, strict=True):
         b.store(item, b.gep(slots, [index], inbounds=True))
-
-
-def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
-    """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
-    b = ctx.builder
-    new = _box(ctx, kind, value)
-    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    b.store(new, slot)
-    ctx.decref(old)
 
 
 @lowers("_BIND_APPEND")

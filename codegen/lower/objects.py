@@ -189,6 +189,15 @@ def _reusable(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> 
     return b.and_(b.and_(one_digit, uncached), b.and_(_type_is(ctx, old, int), _sole_reference(ctx, old)))
 
 
+def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+    """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
+    b = ctx.builder
+    new = _box(ctx, kind, value)
+    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    b.store(new, slot)
+    ctx.decref(old)
+
+
 def _sole_reference(ctx: LowerContext, obj: ir.Value) -> ir.Value:
     b = ctx.builder
     return b.icmp_signed("==", b.load(b.bitcast(obj, I64.as_pointer())), _i64(1))

@@ -18,6 +18,7 @@ slower than plain CPython).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from jit import instances
@@ -29,6 +30,26 @@ from jit.trace import Value
 #: the classes an attribute site's traces may be specialized on; past them, the site takes the generic path
 MAX_SITE_CLASSES = 4
 
+#: the types whose objects free without running Python code (codegen.lower.attributes checks the same)
+_FREED_PLAINLY = (int, float, bool, str, type(None))
+
+#: the kinds of values a native store takes: objects (which it stores), and numbers (which it boxes, or writes into
+#: the object it replaces, as list stores do)
+_STORED = frozenset(
+    {
+        Kind.INT,
+        Kind.FLOAT,
+        Kind.BOOL,
+        Kind.NONE,
+        Kind.INT_OBJECT,
+        Kind.STR,
+        Kind.LIST,
+        Kind.TUPLE,
+        Kind.DICT,
+        Kind.OBJECT,
+    }
+)
+
 
 def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     """obj.name (actual: obj as recorded) read natively, its result typed as seen; None where CPython's lookup
@@ -38,12 +59,38 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     where = instances.find(actual, name)
     if where is None or not _may_specialize(r, where.klass):
         return None
+    _guard_class(r, obj, where)
+    loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
+    return generic._typed(r, loaded, instances.value_of(actual, where))
+
+
+def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool:
+    """obj.name = value (actual: obj as recorded) stored natively where the instance's own value is replaced
+    (``_STORE_ATTR_INSTANCE``, no barrier); False where CPython's store may do anything else (the generic path
+    then)."""
+    if obj.kind != Kind.OBJECT or value.kind not in _STORED:
+        return False
+    where = instances.find_store(actual, name)
+    if where is None or _frees_unknown(instances.value_of(actual, where)) or not _may_specialize(r, where.klass):
+        return False
+    _guard_class(r, obj, where)
+    r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
+    return True
+
+
+def _frees_unknown(old: Any) -> bool:
+    """Would replacing old (as recorded) free an object whose freeing may run Python code? Then the store goes the
+    generic path, a barrier: native code leaves before such a store (see codegen.lower.attributes), and a side
+    trace from there would meet the same. (Three references: the instance's, this frame's and the argument's.)"""
+    return type(old) not in _FREED_PLAINLY and sys.getrefcount(old) <= 3
+
+
+def _guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
+    """obj is of where's class, and that class's version is as recorded (once per class: hoisted)."""
     if not _class_known(r, obj, where.klass):
         r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
     if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is where.klass for u in r.trace.uops):
         r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
-    loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
-    return generic._typed(r, loaded, instances.value_of(actual, where))
 
 
 def _may_specialize(r: Recorder, klass: type) -> bool:

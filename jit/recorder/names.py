@@ -152,5 +152,6 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
 @_handles(I.STORE_ATTR)
 def _store_attr(r: Recorder, frame: Frame, name: str) -> None:
     obj = r.pop()
-    value = r.pop()
-    generic.store_attr(r, obj, value, name)
+    value = r.pop(stored=True)  # (an int past 64 bits: the int object, stored as it is)
+    if not attributes.store(r, obj, value, name, frame.stack[-1]):  # (an instance's own attribute: no barrier)
+        generic.store_attr(r, obj, value, name)
