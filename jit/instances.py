@@ -68,9 +68,16 @@ class ClassAttr:
     name: str
     index: int = -1
     offset: int = -1
+    # (a method of klass: ``find_method``) the class's shared keys and their entries, where no instance holds name
+    keys: int = 0
+    nentries: int = -1
 
     def where(self) -> str:
-        return f"values[{self.index}]" if self.index >= 0 else f"slot +{self.offset}"
+        if self.index >= 0:
+            return f"values[{self.index}]"
+        if self.offset >= 0:
+            return f"slot +{self.offset}"
+        return f"method, shared keys {self.keys:#x} of {self.nentries}" if self.keys else "method, no instance dict"
 
 
 def _pointer(address: int) -> int:
@@ -166,6 +173,32 @@ def find_store(obj: Any, name: str) -> ClassAttr | None:
     if type(obj).__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
         return None
     return find(obj, name)
+
+
+def find_method(obj: Any, name: str) -> tuple[ClassAttr, types.FunctionType] | None:
+    """`obj.name` as CPython's LOAD_ATTR finds it for a method call, if it is a plain Python function on obj's class
+    that native code can tell no instance attribute hides: where instances have no dict at all (``__slots__``
+    only), or hold their attributes in values whose shared keys (append-only) do not name it. Then the class's
+    version, the instance's values (no real dict) and the number of shared keys, guarded, keep it so."""
+    klass = type(obj)
+    if not LAYOUT_OK or not klass.__flags__ & HEAPTYPE or not _plain_lookup(klass):
+        return None
+    found = _lookup(klass, name)
+    version = version_of(klass)
+    if type(found) is not types.FunctionType or not version:
+        return None
+    if not klass.__flags__ & MANAGED_DICT:
+        if klass.__dictoffset__:  # (a dict of its own at an offset: not looked into natively)
+            return None
+        return ClassAttr(klass, version, name), found
+    if VALUES is None or (VALUES == "inline" and not klass.__flags__ & INLINE_VALUES):
+        return None
+    assert CACHED_KEYS is not None
+    keys = _pointer(id(klass) + CACHED_KEYS)
+    if not values_address(obj) or not keys or _shared_index(klass, name) >= 0:
+        return None
+    nentries = ctypes.c_ssize_t.from_address(keys + KEYS_NENTRIES).value
+    return ClassAttr(klass, version, name, keys=keys, nentries=nentries), found
 
 
 def value_of(obj: Any, where: ClassAttr) -> Any:

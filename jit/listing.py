@@ -475,11 +475,21 @@ class _Parser:
         return ModuleAttr(self.module(module), name, self.object(value))
 
     def class_attr(self, text: str) -> ClassAttr:
-        match = re.fullmatch(r"(<.*>)\.(\w+) v(\d+) (?:values\[(\d+)\]|slot \+(\d+))", text)
+        match = re.fullmatch(
+            r"(<.*>)\.(\w+) v(\d+) (?:values\[(\d+)\]|slot \+(\d+)|method, (?:shared keys (0x[0-9a-f]+) of (\d+)|no "
+            r"instance dict))",
+            text,
+        )
         if match is None:
             raise self.error(f"not a class attribute: {text!r}")
-        klass, name, version, index, offset = match.groups()
-        where = {"index": int(index)} if index is not None else {"offset": int(offset)}
+        klass, name, version, index, offset, keys, nentries = match.groups()
+        where: dict[str, int] = {}
+        if index is not None:
+            where = {"index": int(index)}
+        elif offset is not None:
+            where = {"offset": int(offset)}
+        elif keys is not None:
+            where = {"keys": int(keys, 16), "nentries": int(nentries)}
         return ClassAttr(self.object(klass), int(version), name, **where)
 
     def tree_exit(self, text: str) -> TreeExit:

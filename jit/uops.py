@@ -905,6 +905,15 @@ _uop(
     doc="an attribute in the instance's values or a __slots__ member (its class guarded); leaves where unset",
 )
 _uop(
+    "_GUARD_NO_INSTANCE_ATTR",
+    (O,),
+    None,
+    DEOPT,
+    operand=Operand.CLASS_ATTR,
+    doc="an inlined method's instance holds no attribute of its name: its values (no real dict) are indexed by "
+    "the class's shared keys, as many as when recorded (append-only, and the name was not among them)",
+)
+_uop(
     "_STORE_ATTR_INSTANCE",
     (ANY, O),
     None,

@@ -65,6 +65,21 @@ def _load_attr_instance(ctx: LowerContext, uop: Uop) -> ir.Value:
     return value
 
 
+@lowers("_GUARD_NO_INSTANCE_ATTR")
+def _guard_no_instance_attr(ctx: LowerContext, uop: Uop) -> None:
+    where: instances.ClassAttr = uop.operand
+    if not where.keys:
+        return  # (instances of the class have no dict at all: nothing can hide the method)
+    b = ctx.builder
+    assert instances.CACHED_KEYS is not None
+    _values(ctx, uop, ctx.value(uop.args[0]), 0)  # (a real dict could hold anything)
+    keys = _load_at(ctx, ctx.pointer(where.klass), instances.CACHED_KEYS, PTR)
+    # (the keys' address, a constant of this process: codegen.cache never stores a module holding one)
+    ctx.guard(b.icmp_unsigned("==", keys, ir.Constant(I64, where.keys).inttoptr(PTR)), uop)
+    nentries = _load_at(ctx, keys, instances.KEYS_NENTRIES, I64)
+    ctx.guard(b.icmp_unsigned("==", nentries, _i64(where.nentries)), uop)
+
+
 #: the types whose objects free without running Python code (no finalizer, nothing inside to release)
 _PLAIN_TYPES = (int, float, bool, str, type(None))
 

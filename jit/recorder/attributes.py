@@ -57,9 +57,9 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     if obj.kind != Kind.OBJECT:
         return None
     where = instances.find(actual, name)
-    if where is None or not _may_specialize(r, where.klass):
+    if where is None or not may_specialize(r, where.klass):
         return None
-    _guard_class(r, obj, where)
+    guard_class(r, obj, where)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
     return generic._typed(r, loaded, instances.value_of(actual, where))
 
@@ -71,9 +71,9 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if obj.kind != Kind.OBJECT or value.kind not in _STORED:
         return False
     where = instances.find_store(actual, name)
-    if where is None or _frees_unknown(instances.value_of(actual, where)) or not _may_specialize(r, where.klass):
+    if where is None or _frees_unknown(instances.value_of(actual, where)) or not may_specialize(r, where.klass):
         return False
-    _guard_class(r, obj, where)
+    guard_class(r, obj, where)
     r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
     return True
 
@@ -85,7 +85,7 @@ def _frees_unknown(old: Any) -> bool:
     return type(old) not in _FREED_PLAINLY and sys.getrefcount(old) <= 3
 
 
-def _guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
+def guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
     """obj is of where's class, and that class's version is as recorded (once per class: hoisted)."""
     if not _class_known(r, obj, where.klass):
         r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
@@ -93,7 +93,7 @@ def _guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
         r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
 
 
-def _may_specialize(r: Recorder, klass: type) -> bool:
+def may_specialize(r: Recorder, klass: type) -> bool:
     """May the attribute site being recorded be specialized on klass? Not once ``MAX_SITE_CLASSES`` other classes
     were seen there: the site is megamorphic from then on (``Recorder.generalized`` says this recording made it
     so)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jit import inline, specialize, specialize_array_new, specialize_ufunc
+from jit import inline, instances, specialize, specialize_array_new, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import generic, iteration
+from jit.recorder import attributes, generic, iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get
 from jit.trace import Value
@@ -21,7 +21,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if callee.id in r.pending_methods:  # `obj.m(...)`: one method call (jit.recorder.generic.PendingMethod)
         args = [r.pop(objects=True) for _ in range(n)][::-1]  # (an int past 64 bits: the int object)
         r.abstract.pop()
-        r.push(generic.call_method(r, callee, args))
+        r.push(_method_call(r, frame, callee, args))
         return
     fn = callee.const if callee.is_const else None
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
@@ -90,6 +90,30 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
             raise
         generic.roll_back(r, mark)  # (arguments the builtin's uops do not take: CPython's builtin does it)
         r.push(generic.call(r, callee, args))
+
+
+def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value]) -> Value:
+    """`obj.m(*args)`: the body of m inlined where m is a plain Python function of obj's class that no instance
+    attribute can hide (``jit.instances.find_method``: the class, its version and the instance's keys guarded),
+    and the callee can be inlined (``jit.inline``); else one generic method call."""
+    pending = r.pending_methods[method.id]
+    found = None if r.inlined else instances.find_method(pending.actual, pending.name)
+    if found is None:
+        return generic.call_method(r, method, args)
+    where, function = found
+    if not attributes.may_specialize(r, where.klass):  # (a megamorphic site: see jit.recorder.attributes)
+        return generic.call_method(r, method, args)
+    mark = generic.rolled_back(r)
+    try:
+        attributes.guard_class(r, pending.obj, where)  # (their exits resume at the LOAD_ATTR: it is pending)
+        r.emit("_GUARD_NO_INSTANCE_ATTR", (pending.obj,), operand=where)
+        del r.pending_methods[method.id]
+        return r.inline_call(frame, function, [pending.obj, *args], len(args), method=pending)
+    except Abort:
+        # not inlined (a loop, a store, ...): nothing of its dry run was visible; one generic call
+        generic.roll_back(r, mark)
+        r.pending_methods[method.id] = pending
+    return generic.call_method(r, method, args)
 
 
 @_handles(I.CALL_KW)

@@ -176,9 +176,14 @@ class Recorder:
         frame.trace_hook = None
         self.host.recording_finished(self, self.trace)
 
-    def inline_call(self, frame: Frame, target: types.FunctionType, args: list[Value], n: int) -> Value:
+    def inline_call(
+        self, frame: Frame, target: types.FunctionType, args: list[Value], n: int, method: Any = None
+    ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
-        arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline)."""
+        arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
+        method: the pending method (``jit.recorder.generic.PendingMethod``) of a call `obj.m(...)` of a method
+        target: args start with obj, the interpreter's stack holds the bound method and the other n arguments,
+        and the exits resume at the method's LOAD_ATTR (the arguments in between are computed again there)."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -186,18 +191,26 @@ class Recorder:
             raise Abort(Reason.NOT_INLINED, name=name, why=why)
         if any(call.function is target for call in self.inlined):
             raise Abort(Reason.NOT_INLINED, name=name, why="recursion")
-        code = inline.callee_code(target, n)
         actual = list(frame.stack[len(frame.stack) - n :]) if n else []
+        if method is not None:
+            actual.insert(0, method.actual)
+        code = inline.callee_code(target, len(actual))
         slots = inline.initial_slots(target, code, actual)
         site = self.inlined[0] if self.inlined else None
         callee_frame = FrameState(0)
+        if site is not None:
+            where = (site.site, site.site_pc, site.site_line)
+        elif method is not None:
+            where = (method.snapshot, method.pc, self.code.lines[method.pc])
+        else:
+            where = (self.site_snapshot, self.pc, self.line)
         call = inline.InlinedCall(
             function=target,
             code=code,
             abstract=callee_frame,
-            site=site.site if site else self.site_snapshot,
-            site_pc=site.site_pc if site else self.pc,
-            site_line=site.site_line if site else self.line,
+            site=where[0],
+            site_pc=where[1],
+            site_line=where[2],
             saved=(self.code, self.abstract, self.pc, self.line),
         )
         self.inlined.append(call)
@@ -205,7 +218,7 @@ class Recorder:
         try:
             for slot, value in enumerate(args):
                 callee_frame.set(slot, value)
-            for slot in range(n, target.__code__.co_argcount):
+            for slot in range(len(actual), target.__code__.co_argcount):
                 callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
             self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
             try:

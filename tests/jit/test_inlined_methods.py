@@ -1,0 +1,219 @@
+"""Method calls `obj.m(...)` inlined (jit.instances.find_method, jit.recorder.calls._method_call): the body of a
+plain Python method of the instance's class is recorded into the trace, guarded by the class, its version and
+the instance's shared keys (no instance attribute hides the method). Each function checked against CPython
+(values, types, exceptions and their messages) with the method, the class or the instance changed in the middle
+of a loop, and through jit.stats and the uop listing that the loop ran natively with the method inlined."""
+
+import math
+
+from helpers import check
+
+import jit as jit_module
+
+N = 300  # (iterations: the loops get hot, and a change at k = N // 2 lands in native code)
+
+
+def _listing(jitted):
+    return "\n".join(jit_module.dump(f, "uops") for f in (jitted, jitted.cpython_baseline))
+
+
+def _inlined(jitted, name, generic_too=False):
+    listing = _listing(jitted)
+    assert "_GUARD_NO_INSTANCE_ATTR" in listing and f".{name} v" in listing
+    if not generic_too:
+        assert f"operand=('{name}',)" not in listing  # (no generic call of it)
+
+
+class Vec:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def norm(self):
+        return math.sqrt(self.x * self.x + self.y * self.y)
+
+    def scaled_sum(self, k=2.0):
+        return (self.x + self.y) * k
+
+    def ratio(self):
+        return self.x // self.y
+
+
+class Vec3(Vec):
+    def norm(self):
+        return abs(self.x) + abs(self.y)
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def twice(self):
+        return self.a * 2
+
+
+def norms(n):
+    vs = [Vec(i * 0.5, i - 3.0) for i in range(7)]
+    total = 0.0
+    for i in range(n):
+        total += vs[i % 7].norm() + vs[i % 5].scaled_sum()
+    return total
+
+
+def test_methods_are_inlined():
+    jitted = check(norms, 0, 3, N, native=True)
+    _inlined(jitted, "norm")
+    _inlined(jitted, "scaled_sum")
+
+
+def slotted(n):
+    s = Slotted(3)
+    t = 0
+    for i in range(n):
+        t += s.twice() + i
+    return t
+
+
+def test_a_method_of_a_slotted_class():
+    jitted = check(slotted, N, native=True)
+    _inlined(jitted, "twice")
+
+
+def minus_one():
+    return -1.0
+
+
+def hidden_by_an_instance_attribute(n):
+    v = Vec(3.0, 4.0)
+    total = 0.0
+    for i in range(n):
+        if i == n // 2:
+            v.norm = minus_one  # (an instance attribute now wins over the class's method)
+        total += v.norm()
+    return total
+
+
+def test_an_instance_attribute_hiding_the_method_mid_loop():
+    check(hidden_by_an_instance_attribute, N, native=True)
+
+
+def other_attribute_added(n):
+    v = Vec(3.0, 4.0)
+    total = 0.0
+    for i in range(n):
+        if i == n // 2:
+            v.z = 1.0  # (the shared keys grow: the guard leaves once, the method is the same)
+        total += v.norm()
+    return total
+
+
+def test_another_attribute_added_mid_loop():
+    check(other_attribute_added, N, native=True)
+
+
+def five(self):
+    return 5.0
+
+
+def replaced_on_the_class(n):
+    v = Vec(3.0, 4.0)
+    total = 0.0
+    saved = Vec.norm
+    for i in range(n):
+        if i == n // 2:
+            Vec.norm = five
+        total += v.norm()
+    Vec.norm = saved
+    return total
+
+
+def test_the_method_replaced_on_the_class_mid_loop():
+    check(replaced_on_the_class, N, native=True)
+
+
+def mixed_classes(n):
+    vs = [Vec(1.0, 2.0), Vec3(-1.0, 2.5), Vec(0.5, 0.5)]
+    total = 0.0
+    for i in range(n):
+        total += vs[(i // 11) % 3].norm()
+    return total
+
+
+def test_a_subclass_overriding_the_method():
+    check(mixed_classes, N, native=True)
+
+
+def class_assigned(n):
+    v = Vec(3.0, 4.0)
+    total = 0.0
+    for i in range(n):
+        if i == n // 2:
+            v.__class__ = Vec3
+        total += v.norm()
+    return total
+
+
+def test_instance_class_assigned_mid_loop():
+    check(class_assigned, N, native=True)
+
+
+def dict_made(n):
+    v = Vec(3.0, 4.0)
+    total = 0.0
+    for i in range(n):
+        if i == n // 2:
+            v.__dict__["norm"] = minus_one  # (a real dict, holding the name)
+        total += v.norm()
+    return total
+
+
+def test_instance_dict_made_mid_loop():
+    check(dict_made, N, native=True)
+
+
+def raises_inside(n):
+    vs = [Vec(7, 2), Vec(9, 4), Vec(5, 0)]
+    total = 0
+    for i in range(n):
+        total += vs[0 if i < n // 2 else i % 3].ratio()  # (ZeroDivisionError inside the method)
+    return total
+
+
+def test_an_exception_inside_the_method():
+    check(raises_inside, N, native=True)
+
+
+def int_overflow(n):
+    v = Vec(2**62, 2**61)
+    total = 0
+    for i in range(n):
+        total += v.scaled_sum(i)  # (past 64 bits: an int object)
+    return total
+
+
+def test_ints_past_64_bits_in_the_method():
+    check(int_overflow, N, native=True)
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def bump(self, k):
+        self.n += k  # (a store: not inlined, an exit inside would redo it)
+        return self.n
+
+
+def mutating_method(n):
+    c = Counter()
+    t = 0
+    for i in range(n):
+        t += c.bump(i & 3)
+    return t, c.n
+
+
+def test_a_method_that_stores_is_called_not_inlined():
+    jitted = check(mutating_method, N, native=True)
+    assert "operand=('bump',)" in _listing(jitted)
