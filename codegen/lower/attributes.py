@@ -9,7 +9,7 @@ from llvmlite import ir
 
 from codegen.capi import I8, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _load_at, _replace, _reusable, _same_object, _type_is, _write_in_place
+from codegen.lower.objects import _load_at, _same_object, _store_number, _type_is
 from codegen.lower.table import _i64, lowers
 from jit import instances
 from jit.trace import Uop
@@ -115,12 +115,4 @@ def _store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
         b.store(new, slot)
         ctx.decref(old)
         return
-    reusable = _reusable(ctx, kind, value, old)
-    if reusable is None:
-        _replace(ctx, uop, slot, old, kind, value)
-        return
-    with b.if_else(reusable) as (in_place, replace):
-        with in_place:
-            _write_in_place(ctx, kind, value, old)
-        with replace:
-            _replace(ctx, uop, slot, old, kind, value)
+    _store_number(ctx, uop, slot, old, kind, value)

@@ -8,7 +8,7 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.loops import _item
-from codegen.lower.objects import _box, _load_at, _replace, _reusable, _same_object, _write_in_place
+from codegen.lower.objects import _box, _load_at, _same_object, _store_number
 from codegen.lower.table import (
     _args,
     _i64,
@@ -78,16 +78,7 @@ def _store_subscr(ctx: LowerContext, uop: Uop) -> None:
         b.store(new, slot)
         ctx.decref(old)
         return
-    kind = uop.args[0].kind
-    reusable = _reusable(ctx, kind, value, old)
-    if reusable is None:
-        _replace(ctx, uop, slot, old, kind, value)
-        return
-    with b.if_else(reusable) as (in_place, replace):
-        with in_place:
-            _write_in_place(ctx, kind, value, old)
-        with replace:
-            _replace(ctx, uop, slot, old, kind, value)
+    _store_number(ctx, uop, slot, old, uop.args[0].kind, value)
 
 
 @lowers(

@@ -189,6 +189,21 @@ def _reusable(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> 
     return b.and_(b.and_(one_digit, uncached), b.and_(_type_is(ctx, old, int), _sole_reference(ctx, old)))
 
 
+def _store_number(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+    """Store the number value (of kind) at a container's slot, whose object old it replaces: written into old
+    where nothing else holds it (``_reusable``), else a new box (``_replace``)."""
+    b = ctx.builder
+    reusable = _reusable(ctx, kind, value, old)
+    if reusable is None:
+        _replace(ctx, uop, slot, old, kind, value)
+        return
+    with b.if_else(reusable) as (in_place, replace):
+        with in_place:
+            _write_in_place(ctx, kind, value, old)
+        with replace:
+            _replace(ctx, uop, slot, old, kind, value)
+
+
 def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
     """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
     b = ctx.builder
