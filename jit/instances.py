@@ -57,6 +57,10 @@ CACHED_KEYS: int | None = None  # PyHeapTypeObject.ht_cached_keys (found at impo
 
 _MISSING = object()
 
+#: the types whose objects free without running Python code (no finalizer, nothing inside to release): what a
+#: native attribute store may drop (jit.recorder.attributes decides by them, codegen.lower.attributes checks them)
+FREED_PLAINLY = (int, float, bool, str, type(None))
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ClassAttr:

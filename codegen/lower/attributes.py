@@ -80,10 +80,6 @@ def _guard_no_instance_attr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(b.icmp_unsigned("==", nentries, _i64(where.nentries)), uop)
 
 
-#: the types whose objects free without running Python code (no finalizer, nothing inside to release)
-_PLAIN_TYPES = (int, float, bool, str, type(None))
-
-
 @lowers("_STORE_ATTR_INSTANCE")
 def _store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
     """As CPython's STORE_ATTR_INSTANCE_VALUE (or a member descriptor's set) where the attribute is set: the new
@@ -105,7 +101,7 @@ def _store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
     old = b.load(slot)
     ctx.guard(b.icmp_unsigned("!=", old, _NULL), uop)
     held = b.icmp_signed(">", b.load(b.bitcast(old, I64.as_pointer())), _i64(1))
-    for plain in _PLAIN_TYPES:
+    for plain in instances.FREED_PLAINLY:
         held = b.or_(held, _type_is(ctx, old, plain))
     ctx.guard(held, uop)
     kind = uop.args[0].kind

@@ -30,9 +30,6 @@ from jit.trace import Value
 #: the classes an attribute site's traces may be specialized on; past them, the site takes the generic path
 MAX_SITE_CLASSES = 4
 
-#: the types whose objects free without running Python code (codegen.lower.attributes checks the same)
-_FREED_PLAINLY = (int, float, bool, str, type(None))
-
 #: the kinds of values a native store takes: objects (which it stores), and numbers (which it boxes, or writes into
 #: the object it replaces, as list stores do)
 _STORED = frozenset(
@@ -82,7 +79,7 @@ def _frees_unknown(old: Any) -> bool:
     """Would replacing old (as recorded) free an object whose freeing may run Python code? Then the store goes the
     generic path, a barrier: native code leaves before such a store (see codegen.lower.attributes), and a side
     trace from there would meet the same. (Three references: the instance's, this frame's and the argument's.)"""
-    return type(old) not in _FREED_PLAINLY and sys.getrefcount(old) <= 3
+    return type(old) not in instances.FREED_PLAINLY and sys.getrefcount(old) <= 3
 
 
 def guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
