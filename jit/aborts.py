@@ -112,7 +112,10 @@ class Reason(enum.Enum):
     CALL = "call to {name}"
     NOT_INLINED = "call to {name} not inlined: {why}"
     INLINED_MUTATES = (
-        "call to {name}: an inlined function may not change a list or a global (its exits make the call again)"
+        "call to {name}: an inlined function may not change a global or run Python code (its exits call it again)"
+    )
+    INLINED_EXIT_AFTER_EFFECT = (
+        "call to {name}: {uop} may leave after an inlined function's {effect} (its exits make the call again)"
     )
     FINALIZER = (
         "a {name} object from a call in the loop: its class defines __del__, which may run Python code wherever"

@@ -5,14 +5,21 @@ An inlined call has no frame in native code. Every guard in its body leaves to t
 caller's CALL instruction (the outermost one, when inlined calls nest), with the callee and its arguments on
 the stack, so that the interpreter makes the call for real: CPython runs it, and its exceptions and
 tracebacks are CPython's. That is exact because the inlined body does nothing Python code could see before
-such a guard: it may not change memory (uops declared ``mutates``: a list store, an append), and the recording
-aborts before such an instruction runs. Callees with loops, recursion, keyword or star arguments, closures,
-generators, and functions the front end refuses are not inlined: the recording aborts, naming the call and
-why (a real call from native code needs the generic object path, not built yet).
+such a guard. So a body changes memory at most once, after its last way out: one uop of `ONE_EFFECT` (an
+append, a list item, dict item or instance attribute store, whose own checks come before its effect, as every
+DEOPT guard's), after which nothing in the inlined calls may leave (a second store, an overflow check, a
+guard of any kind). `self.n += k` or `self.items.append(x)` is inlined; `self.a += x; self.b += 1` is one
+generic call. Other uops that change memory or may run Python code (a global store, a barrier) are never
+inlined. Callees with loops, recursion, keyword or star arguments, closures, generators, and functions the
+front end refuses are not inlined either: the call is made generically, through the C-API.
 
 While the caller is recorded, the callee runs once in the tier-1 interpreter under the recorder's hook (each
-instruction is recorded before it runs, and nothing that mutates runs), and its result is handed to the
-caller's CALL instead of calling the function a second time, so the call happens exactly once.
+instruction is recorded before it runs), and its result is handed to the caller's CALL instead of calling the
+function a second time, so the call happens exactly once. A recording that fails inside the body before its
+effect stops the dry run there (nothing visible happened: the interpreter makes the call for real); one that
+fails after it lets the dry run finish unrecorded (`InlinedCall.effect`), and hands its result, or the
+exception it raised, to the caller's CALL all the same (`Returns`, `Raises`): the call is then recorded as a
+generic one, and still made once.
 """
 
 from __future__ import annotations
@@ -52,6 +59,23 @@ class InlinedCall:
     site_line: int
     saved: tuple[Any, FrameState, int, int]  # the caller's code, abstract frame, pc and line
     result: Value | None = None
+    # (the outermost call) the uop of ONE_EFFECT its body, or a call it makes, recorded: no exit may follow
+    effect: str | None = None
+
+
+#: the uops an inlined body may record once, as its last way out (see above): each changes memory only after
+#: every check it makes (a DEOPT guard leaves before its effect) and runs no Python code
+ONE_EFFECT = frozenset(
+    {
+        "_CALL_LIST_APPEND",
+        "_STORE_SUBSCR_LIST_INT",
+        "_STORE_SUBSCR_LIST_OBJECT",
+        "_STORE_SUBSCR_DICT_STR",
+        "_STORE_SUBSCR_DICT_STR_OVER_NUMBER",
+        "_STORE_SUBSCR_DICT_STR_OVER_READ",
+        "_STORE_ATTR_INSTANCE",
+    }
+)
 
 
 def target_of(fn: Any) -> types.FunctionType | None:
@@ -127,6 +151,19 @@ class Returns:
         return self.value
 
 
+class Raises:
+    """Stands in for the callee on the caller's stack once a dry run that changed memory raised: the caller's
+    CALL instruction calls it and raises that exception, so the function runs once."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __call__(self, *args: Any) -> Any:
+        raise self.error
+
+
 class CalleeFunction:
     """What the tier-1 interpreter needs of a function to run an inlined callee's code (it has no loops)."""
 
@@ -139,4 +176,13 @@ class CalleeFunction:
         self.hot_threshold = 0
 
 
-__all__ = ["CalleeFunction", "InlinedCall", "Returns", "callee_code", "initial_slots", "target_of"]
+__all__ = [
+    "ONE_EFFECT",
+    "CalleeFunction",
+    "InlinedCall",
+    "Raises",
+    "Returns",
+    "callee_code",
+    "initial_slots",
+    "target_of",
+]

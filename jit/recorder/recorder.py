@@ -221,20 +221,24 @@ class Recorder:
             for slot in range(len(actual), target.__code__.co_argcount):
                 callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
             self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
+            hook = _InlinedHook(self)
             try:
-                result = self.host.run_inlined(target, code, slots, _InlinedHook(self))
+                done: inline.Returns | inline.Raises = inline.Returns(self.host.run_inlined(target, code, slots, hook))
             except Abort:
                 raise
             except Exception as exc:
-                raise Abort(
-                    Reason.NOT_INLINED, name=name, why=f"it raised {type(exc).__name__} while recorded"
-                ) from None
+                if self.inlined[0].effect is None:  # (nothing visible happened: the call is made for real)
+                    why = f"it raised {type(exc).__name__} while recorded"
+                    raise Abort(Reason.NOT_INLINED, name=name, why=why) from None
+                done, hook.stopped = inline.Raises(exc), Abort(Reason.NOT_INLINED, name=name, why="it raised")
         finally:
             self.inlined.pop()
             self.code, self.abstract, self.pc, self.line = call.saved
+        frame.stack[len(frame.stack) - n - 1] = done  # the caller's CALL gets the result (or the exception)
+        if hook.stopped is not None:  # (after its effect: the call happened, once; it is recorded generically)
+            raise hook.stopped
         if call.result is None:
             raise Abort(Reason.NOT_INLINED, name=name, why="it did not return")
-        frame.stack[len(frame.stack) - n - 1] = inline.Returns(result)  # the caller's CALL gets the result
         return call.result
 
     def record(self, frame: Frame, pc: int) -> None:
@@ -281,12 +285,17 @@ class Recorder:
         op = UOPS[name]
         pc, line = self.pc, self.line
         if self.inlined:  # (jit.inline) every exit of an inlined body makes the outermost call again
-            if op.mutates:
-                raise Abort(Reason.INLINED_MUTATES, name=self.inlined[-1].function.__qualname__)
             site = self.inlined[0]
+            callee = self.inlined[-1].function.__qualname__
+            if op.mutates and (name not in inline.ONE_EFFECT or op.barrier):
+                raise Abort(Reason.INLINED_MUTATES, name=callee)
+            if (op.is_guard or op.mutates) and site.effect is not None:  # (the call again would redo the effect)
+                raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect=site.effect)
             pc, line = site.site_pc, site.site_line
-            if op.is_guard:
+            if op.is_guard:  # (before its own effect, if it has one)
                 exit = ExitPoint(site.site, line, propagate=propagate)
+            if op.mutates:
+                site.effect = name
         else:
             pending = self.pending_subscript()
             if self.pending_methods and (op.mutates or any(a.id in self.pending_methods for a in args)):
@@ -826,15 +835,29 @@ def _internal_error(exc: Exception) -> Abort:
 
 class _InlinedHook:
     """The trace hook of an inlined callee's frame: its instructions go to the recorder of the trace. An
-    abort raises out of the callee's dry run (the instruction does not run) and aborts the whole recording."""
+    abort raises out of the callee's dry run (the instruction does not run) to the call's recorder, which makes
+    the call generically instead; after the inlined calls' effect (``jit.inline``) it is kept in stopped
+    instead, and the dry run goes on unrecorded to its end: the call has begun, and happens once."""
 
-    __slots__ = ("recorder",)
+    __slots__ = ("recorder", "stopped")
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
+        self.stopped: Abort | None = None
 
     def __call__(self, frame: Frame, pc: int) -> None:
-        self.recorder.record_instruction(frame, pc)
+        if self.stopped is not None:
+            return
+        try:
+            self.recorder.record_instruction(frame, pc)
+            return
+        except Abort as abort:
+            stop = abort
+        except Exception as exc:  # (a recorder bug: never an exception of the callee's, which its CALL would raise)
+            stop = _internal_error(exc)
+        if self.recorder.inlined[0].effect is None:
+            raise stop
+        self.stopped = stop
 
     def abort(self, abort: Abort) -> None:
         pass  # (the exception that stopped the dry run reaches Recorder.inline_call, which decides)

@@ -38,6 +38,17 @@ def push(acc, v):
     acc.append(v)
     return v
 
+def push_two(acc, v):
+    acc.append(v)
+    acc.append(-v)
+    return v
+
+def push_then_check(acc, v, limit):
+    acc.append(v)
+    if v == limit:
+        raise ValueError(v)
+    return v
+
 def fact(n):
     return 1 if n <= 1 else n * fact(n - 1)
 
@@ -75,6 +86,24 @@ def pushes(n):
     for i in range(n):
         total += push(acc, i)
     return total, acc
+
+def pushes_two(n):
+    acc = []
+    total = 0
+    for i in range(n):
+        total += push_two(acc, i)
+    return total, acc
+
+def pushes_checked(n, limit, acc):
+    total = 0
+    for i in range(n):
+        total += push_then_check(acc, i, limit)
+    return total
+
+def pushes_object(n, item, acc):
+    for i in range(n):
+        push(acc, item)
+    return len(acc)
 
 def factorials(n):
     total = 0
@@ -140,12 +169,72 @@ def test_an_exception_in_an_inlined_callee_is_cpythons():
     assert frames[-2].name == "inverses" and frames[-2].line == "total += inverse(v)"
 
 
-def test_a_mutating_callee_is_not_inlined_and_runs_once():
-    """Not inlined (it changes a list): native code calls it (the generic path), once per iteration."""
+def test_a_callee_whose_one_effect_comes_last_is_inlined():
+    """push changes a list once, and nothing in it can leave after the append: inlined (an exit before the
+    append makes the call again, which is exact: nothing has happened yet)."""
     jitted = check(helpers("pushes"), (100,), (3,), native=True)
     stats = jit_module.stats(jitted)
     assert not stats["aborts_by_code"], stats["aborts_by_code"]
-    assert "_CALL_GENERIC" in jit_module.dump(jitted, "uops")
+    uops = jit_module.dump(jitted, "uops")
+    assert "_CALL_LIST_APPEND" in uops and "_CALL_GENERIC" not in uops, uops
+
+
+def test_a_callee_that_could_leave_after_its_effect_is_called_once():
+    """push_two's second append may leave (a list that cannot grow) after the first changed the list: an exit
+    there would append twice. Native code calls it (the generic path), once per iteration."""
+    jitted = check(helpers("pushes_two"), (100,), (3,), native=True)
+    stats = jit_module.stats(jitted)
+    assert not stats["aborts_by_code"], stats["aborts_by_code"]
+    uops = jit_module.dump(jitted, "uops")
+    assert "_CALL_GENERIC" in uops and "_CALL_LIST_APPEND" not in uops, uops
+
+
+def test_a_callee_raising_after_its_effect_while_recorded(monkeypatch):
+    """The recording stops following push_then_check after its append (the test after it may leave), and its dry
+    run goes on to the end: where it raises there, the caller's CALL raises that exception, and the list holds
+    the item once. Every limit around the recorded iteration, against CPython: list, result, exception and
+    traceback."""
+    from jit import inline as inline_module
+
+    raised = []
+
+    class Raises(inline_module.Raises):
+        def __init__(self, error):
+            raised.append(error)
+            super().__init__(error)
+
+    monkeypatch.setattr(inline_module, "Raises", Raises)
+    namespace: dict = {}
+    plain = helpers("pushes_checked", namespace)
+    for limit in range(0, 12):
+        expected_acc: list = []
+        with pytest.raises(ValueError) as expected:
+            plain(40, limit, expected_acc)
+        acc: list = []
+        f = jit(threshold=2)(helpers("pushes_checked"))
+        with pytest.raises(ValueError) as info:
+            f(40, limit, acc)
+        assert acc == expected_acc and info.value.args == expected.value.args == (limit,)
+        frames = traceback.extract_tb(info.value.__traceback__)
+        assert [(frame.name, frame.line) for frame in frames[-2:]] == [
+            ("pushes_checked", "total += push_then_check(acc, i, limit)"),
+            ("push_then_check", "raise ValueError(v)"),
+        ], frames
+        assert f(40, 100, acc) == sum(range(40))
+    assert raised, "no dry run raised after its append"
+
+
+def test_an_inlined_append_keeps_reference_counts():
+    item = object()
+    acc: list = []
+    before = sys.getrefcount(item)
+    f = jit(threshold=2)(helpers("pushes_object"))
+    assert f(100_000, item, acc) == 100_000
+    assert "_CALL_LIST_APPEND" in jit_module.dump(f, "uops")
+    assert jit_module.stats(f)["native_iterations"] > 99_000
+    assert sys.getrefcount(item) == before + 100_000
+    acc.clear()
+    assert sys.getrefcount(item) == before
 
 
 def test_recursion_is_not_inlined():

@@ -200,10 +200,18 @@ def test_ints_past_64_bits_in_the_method():
 class Counter:
     def __init__(self):
         self.n = 0
+        self.calls = 0
 
     def bump(self, k):
-        self.n += k  # (a store: not inlined, an exit inside would redo it)
+        self.n += k  # (a store, then a read of self.n whose guards could leave: an exit there would redo it)
         return self.n
+
+    def add(self, k):
+        self.n += k  # (the store is the last thing that can leave)
+
+    def count(self, k):
+        self.n += k
+        self.calls += 1  # (a second store, whose overflow check could leave after the first)
 
 
 def mutating_method(n):
@@ -214,6 +222,32 @@ def mutating_method(n):
     return t, c.n
 
 
-def test_a_method_that_stores_is_called_not_inlined():
+def adding_method(n):
+    c = Counter()
+    for i in range(n):
+        c.add(i & 3)
+        if i == n // 2:
+            c.n = 2**63 - 10  # (the add overflows from here on: the inlined body leaves before its store)
+    return c.n
+
+
+def counting_method(n):
+    c = Counter()
+    for i in range(n):
+        c.count(i)
+    return c.n, c.calls
+
+
+def test_a_method_whose_store_could_be_followed_by_an_exit_is_called_not_inlined():
     jitted = check(mutating_method, N, native=True)
     assert "operand=('bump',)" in _listing(jitted)
+    jitted = check(counting_method, N, native=True)
+    assert "operand=('count',)" in _listing(jitted)
+
+
+def test_a_method_that_stores_last_is_inlined():
+    """`self.n += k` as a method's last statement: inlined, the store native; where the add overflows (past
+    2**63), the exit before the store makes the call again, exactly once."""
+    jitted = check(adding_method, N, native=True)
+    roots = [text for text in _listing(jitted).split("# tj_") if ": root trace" in text.partition("\n")[0]]
+    assert roots and all("_STORE_ATTR_INSTANCE" in root and "operand=('add',)" not in root for root in roots), roots
