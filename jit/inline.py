@@ -5,21 +5,32 @@ An inlined call has no frame in native code. Every guard in its body leaves to t
 caller's CALL instruction (the outermost one, when inlined calls nest), with the callee and its arguments on
 the stack, so that the interpreter makes the call for real: CPython runs it, and its exceptions and
 tracebacks are CPython's. That is exact because the inlined body does nothing Python code could see before
-such a guard. So a body changes memory at most once, after its last way out: one uop of `ONE_EFFECT` (an
-append, a list item, dict item or instance attribute store, whose own checks come before its effect, as every
-DEOPT guard's), after which nothing in the inlined calls may leave (a second store, an overflow check, a
-guard of any kind). `self.n += k` or `self.items.append(x)` is inlined; `self.a += x; self.b += 1` is one
-generic call. Other uops that change memory or may run Python code (a global store, a barrier) are never
-inlined. Callees with loops, recursion, keyword or star arguments, closures, generators, and functions the
-front end refuses are not inlined either: the call is made generically, through the C-API.
+such a guard. So a body changes memory only after its last way out:
+
+* its stores into instance attributes that hold a number, a str or None (what every counter, total and flag
+  holds) are checked where they are (``_CHECK_STORE_ATTR_INSTANCE``) and made at the outermost call's return,
+  in their order (``_STORE_ATTR_INSTANCE_CHECKED``, `InlinedCall.deferred`), where no exit follows: `self.total
+  += x; self.count += 1` is inlined, both adds' overflow checks before either store. A read of such an
+  attribute before the return gets the value stored (the instance's memory still holds the old one), and one
+  of the same name on another object (which could be the same instance) is not inlined;
+* any other change is one uop of `ONE_EFFECT` (an append, a list item, dict item or instance attribute store,
+  whose own checks come before its effect, as every DEOPT guard's), after which nothing in the inlined calls
+  may leave (another check, an overflow check, a guard of any kind): `self.items.append(x)` is inlined,
+  `self.items.append(x); self.items.append(y)` is one generic call.
+
+Only running out of memory while boxing a deferred store's number leaves after a change: the call's
+MemoryError is raised at the caller's line, with the stores before it made, as CPython's would be. Other uops
+that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
+recursion, keyword or star arguments, closures, generators, and functions the front end refuses are not
+inlined either: the call is made generically, through the C-API.
 
 While the caller is recorded, the callee runs once in the tier-1 interpreter under the recorder's hook (each
 instruction is recorded before it runs), and its result is handed to the caller's CALL instead of calling the
-function a second time, so the call happens exactly once. A recording that fails inside the body before its
-effect stops the dry run there (nothing visible happened: the interpreter makes the call for real); one that
-fails after it lets the dry run finish unrecorded (`InlinedCall.effect`), and hands its result, or the
-exception it raised, to the caller's CALL all the same (`Returns`, `Raises`): the call is then recorded as a
-generic one, and still made once.
+function a second time, so the call happens exactly once. A recording that fails inside the body before any
+store stops the dry run there (nothing visible happened: the interpreter makes the call for real); one that
+fails after a store, deferred or not, lets the dry run finish unrecorded (`InlinedCall.changed`), and hands
+its result, or the exception it raised, to the caller's CALL all the same (`Returns`, `Raises`): the call is
+then recorded as a generic one, and still made once.
 """
 
 from __future__ import annotations
@@ -61,6 +72,11 @@ class InlinedCall:
     result: Value | None = None
     # (the outermost call) the uop of ONE_EFFECT its body, or a call it makes, recorded: no exit may follow
     effect: str | None = None
+    # (the outermost call) its attribute stores made at its return: (instance, name) -> (instance, value, where)
+    deferred: dict[tuple[int, str], tuple[Value, Value, Any]] = dataclasses.field(default_factory=dict)
+    # (the outermost call) its dry run has changed memory (a store recorded runs next, deferred or not): a
+    # recording that fails from here on lets it finish, and never makes the call again
+    changed: bool = False
 
 
 #: the uops an inlined body may record once, as its last way out (see above): each changes memory only after

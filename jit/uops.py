@@ -924,6 +924,28 @@ _uop(
     doc="inputs: value, instance; replaces an attribute in its values or a __slots__ member (its class guarded); "
     "leaves where unset or where freeing the value replaced could run Python code",
 )
+_uop(
+    "_CHECK_STORE_ATTR_INSTANCE",
+    (O,),
+    None,
+    DEOPT,
+    pure=False,
+    operand=Operand.CLASS_ATTR,
+    doc="an inlined call's store, checked where it is: the attribute set, in its values or a __slots__ member (its "
+    "class guarded), its value of a type freed plainly (jit.instances.FREED_PLAINLY); stored at the call's return "
+    "(_STORE_ATTR_INSTANCE_CHECKED, jit.inline)",
+)
+_uop(
+    "_STORE_ATTR_INSTANCE_CHECKED",
+    (ANY, O),
+    None,
+    RAISE,
+    mutates=True,
+    drops=True,
+    operand=Operand.CLASS_ATTR,
+    doc="inputs: value, instance; the store _CHECK_STORE_ATTR_INSTANCE checked earlier in the same inlined call, "
+    "nothing between them running Python code; raises at the call where boxing the value fails (MemoryError)",
+)
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(
     "_BINARY_OP_GENERIC",

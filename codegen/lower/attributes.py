@@ -27,26 +27,43 @@ def _same_version(ctx: LowerContext, where: instances.ClassAttr) -> ir.Value:
     return ctx.builder.icmp_unsigned("==", tag, ir.Constant(I32, where.version))
 
 
-def _values(ctx: LowerContext, uop: Uop, obj: ir.Value, index: int) -> ir.Value:
-    """The instance's values array, leaving where it has none (a real dict holds its attributes)."""
+def _values(ctx: LowerContext, uop: Uop, obj: ir.Value, index: int, checked: bool = False) -> ir.Value:
+    """The instance's values array, leaving where it has none (a real dict holds its attributes); checked: an
+    earlier uop left there already, and nothing since could give the instance a dict."""
     b = ctx.builder
     if instances.VALUES == "pointer":
         values = _load_at(ctx, obj, instances.VALUES_POINTER, PTR)
-        ctx.guard(b.icmp_unsigned("!=", values, _NULL), uop)
+        if not checked:
+            ctx.guard(b.icmp_unsigned("!=", values, _NULL), uop)
         return values
     if instances.VALUES == "tagged":
         word = _load_at(ctx, obj, instances.DICT_OR_VALUES, I64)
-        ctx.guard(b.trunc(word, ir.IntType(1)), uop)
+        if not checked:
+            ctx.guard(b.trunc(word, ir.IntType(1)), uop)
         return b.inttoptr(b.add(word, _i64(1)), PTR)
     assert instances.VALUES == "inline"
     header = b.gep(obj, [_i64(uop.operand.klass.__basicsize__)], inbounds=True)
-    valid = _load_at(ctx, header, instances.INLINE_VALID, I8)
-    capacity = _load_at(ctx, header, 0, I8)
-    ok = b.and_(
-        b.icmp_unsigned("!=", valid, ir.Constant(I8, 0)), b.icmp_unsigned(">", capacity, ir.Constant(I8, index))
-    )
-    ctx.guard(ok, uop)
+    if not checked:
+        valid = _load_at(ctx, header, instances.INLINE_VALID, I8)
+        capacity = _load_at(ctx, header, 0, I8)
+        ok = b.and_(
+            b.icmp_unsigned("!=", valid, ir.Constant(I8, 0)),
+            b.icmp_unsigned(">", capacity, ir.Constant(I8, index)),
+        )
+        ctx.guard(ok, uop)
     return b.gep(header, [_i64(instances.INLINE_ITEMS)], inbounds=True)
+
+
+def _attribute_slot(ctx: LowerContext, uop: Uop, obj: ir.Value, checked: bool = False) -> ir.Value:
+    """The address of the pointer to obj's attribute where (uop's operand): in its values or a member."""
+    b = ctx.builder
+    where: instances.ClassAttr = uop.operand
+    if where.index >= 0:
+        base = _values(ctx, uop, obj, where.index, checked)
+        offset = instances.WORD * where.index
+    else:
+        base, offset = obj, where.offset
+    return b.bitcast(b.gep(base, [_i64(offset)], inbounds=True), PTR.as_pointer())
 
 
 @lowers("_LOAD_ATTR_INSTANCE")
@@ -90,25 +107,52 @@ def _store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
     the store is no barrier)."""
     b = ctx.builder
     where: instances.ClassAttr = uop.operand
-    value, obj = ctx.value(uop.args[0]), ctx.value(uop.args[1])
+    obj = ctx.value(uop.args[1])
     ctx.guard(_same_version(ctx, where), uop)  # (again, as for a load: a tree called before may have run Python code)
-    if where.index >= 0:
-        base = _values(ctx, uop, obj, where.index)
-        offset = instances.WORD * where.index
-    else:
-        base, offset = obj, where.offset
-    slot = b.bitcast(b.gep(base, [_i64(offset)], inbounds=True), PTR.as_pointer())
+    slot = _attribute_slot(ctx, uop, obj)
     old = b.load(slot)
     ctx.guard(b.icmp_unsigned("!=", old, _NULL), uop)
     held = b.icmp_signed(">", b.load(b.bitcast(old, I64.as_pointer())), _i64(1))
-    for plain in instances.FREED_PLAINLY:
-        held = b.or_(held, _type_is(ctx, old, plain))
-    ctx.guard(held, uop)
-    kind = uop.args[0].kind
+    ctx.guard(b.or_(held, _freed_plainly(ctx, old)), uop)
+    _replace_attribute(ctx, uop, slot, old)
+
+
+def _freed_plainly(ctx: LowerContext, obj: ir.Value) -> ir.Value:
+    """Is obj of a type whose freeing runs no Python code (``jit.instances.FREED_PLAINLY``)?"""
+    plain = ir.Constant(ir.IntType(1), 0)
+    for klass in instances.FREED_PLAINLY:
+        plain = ctx.builder.or_(plain, _type_is(ctx, obj, klass))
+    return plain
+
+
+def _replace_attribute(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, raising: bool = False) -> None:
+    """Store uop's value (its first input) at slot in place of old (a reference the slot held), releasing old;
+    raising: where boxing a number fails, leave with the MemoryError (else the interpreter makes the store)."""
+    b = ctx.builder
+    value, kind = ctx.value(uop.args[0]), uop.args[0].kind
     new = value if kind.is_pointer else _same_object(ctx, uop.args[0])
     if new is not None:
         ctx.incref(new)
         b.store(new, slot)
         ctx.decref(old)
         return
-    _store_number(ctx, uop, slot, old, kind, value)
+    _store_number(ctx, uop, slot, old, kind, value, raising)
+
+
+@lowers("_CHECK_STORE_ATTR_INSTANCE")
+def _check_store_attr_instance(ctx: LowerContext, uop: Uop) -> None:
+    """The checks of an inlined call's store (``jit.inline``), where it is: the store itself is made at the call's
+    return (_STORE_ATTR_INSTANCE_CHECKED), with nothing that runs Python code in between, so what is checked
+    here still holds there: the class, the instance's values, the attribute set, and its value of a type freed
+    plainly (several stores of the call may replace one object: freeing it runs no Python code either)."""
+    b = ctx.builder
+    ctx.guard(_same_version(ctx, uop.operand), uop)
+    old = b.load(_attribute_slot(ctx, uop, ctx.value(uop.args[0])))
+    ctx.guard(b.icmp_unsigned("!=", old, _NULL), uop)
+    ctx.guard(_freed_plainly(ctx, old), uop)
+
+
+@lowers("_STORE_ATTR_INSTANCE_CHECKED")
+def _store_attr_instance_checked(ctx: LowerContext, uop: Uop) -> None:
+    slot = _attribute_slot(ctx, uop, ctx.value(uop.args[1]), checked=True)
+    _replace_attribute(ctx, uop, slot, ctx.builder.load(slot), raising=True)

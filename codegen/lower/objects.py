@@ -189,26 +189,32 @@ def _reusable(ctx: LowerContext, kind: Kind, value: ir.Value, old: ir.Value) -> 
     return b.and_(b.and_(one_digit, uncached), b.and_(_type_is(ctx, old, int), _sole_reference(ctx, old)))
 
 
-def _store_number(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+def _store_number(
+    ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value, raising: bool = False
+) -> None:
     """Store the number value (of kind) at a container's slot, whose object old it replaces: written into old
-    where nothing else holds it (``_reusable``), else a new box (``_replace``)."""
+    where nothing else holds it (``_reusable``), else a new box (``_replace``, which leaves where boxing fails:
+    raising, with the MemoryError; else without it, for the interpreter to make the store)."""
     b = ctx.builder
     reusable = _reusable(ctx, kind, value, old)
     if reusable is None:
-        _replace(ctx, uop, slot, old, kind, value)
+        _replace(ctx, uop, slot, old, kind, value, raising)
         return
     with b.if_else(reusable) as (in_place, replace):
         with in_place:
             _write_in_place(ctx, kind, value, old)
         with replace:
-            _replace(ctx, uop, slot, old, kind, value)
+            _replace(ctx, uop, slot, old, kind, value, raising)
 
 
-def _replace(ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value) -> None:
+def _replace(
+    ctx: LowerContext, uop: Uop, slot: ir.Value, old: ir.Value, kind: Kind, value: ir.Value, raising: bool = False
+) -> None:
     """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
     b = ctx.builder
     new = _box(ctx, kind, value)
-    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
+    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=clear)
     b.store(new, slot)
     ctx.decref(old)
 

@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 from jit import instances
+from jit.aborts import Abort, Reason
 from jit.kinds import Kind
 from jit.recorder import generic
 from jit.recorder.recorder import Recorder
@@ -53,6 +54,13 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     may find anything but the instance's own value (the generic path then)."""
     if obj.kind != Kind.OBJECT:
         return None
+    if r.inlined:  # (an inlined call's stores are made at its return: jit.inline)
+        for (stored_in, stored_name), (_, value, _) in r.inlined[0].deferred.items():
+            if stored_name == name and stored_in == obj.id:
+                return value
+            if stored_name == name:
+                why = f"it reads .{name} of an object that may be the one it stored .{name} into"
+                raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
     where = instances.find(actual, name)
     if where is None or not may_specialize(r, where.klass):
         return None
@@ -71,6 +79,12 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if where is None or _frees_unknown(instances.value_of(actual, where)) or not may_specialize(r, where.klass):
         return False
     guard_class(r, obj, where)
+    if r.inlined and type(instances.value_of(actual, where)) in instances.FREED_PLAINLY:
+        # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline)
+        r.emit("_CHECK_STORE_ATTR_INSTANCE", (obj,), operand=where)
+        r.inlined[0].deferred[(obj.id, name)] = (obj, value, where)
+        r.inlined[0].changed = True  # (the dry run stores it next)
+        return True
     r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
     return True
 

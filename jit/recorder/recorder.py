@@ -227,7 +227,7 @@ class Recorder:
             except Abort:
                 raise
             except Exception as exc:
-                if self.inlined[0].effect is None:  # (nothing visible happened: the call is made for real)
+                if not self.inlined[0].changed:  # (nothing visible happened: the call is made for real)
                     why = f"it raised {type(exc).__name__} while recorded"
                     raise Abort(Reason.NOT_INLINED, name=name, why=why) from None
                 done, hook.stopped = inline.Raises(exc), Abort(Reason.NOT_INLINED, name=name, why="it raised")
@@ -239,7 +239,26 @@ class Recorder:
             raise hook.stopped
         if call.result is None:
             raise Abort(Reason.NOT_INLINED, name=name, why="it did not return")
+        if not self.inlined:
+            self._store_deferred(call)
         return call.result
+
+    def _store_deferred(self, call: inline.InlinedCall) -> None:
+        """The attribute stores of the outermost inlined call, each checked where it was, made at its return, after
+        its last exit (``jit.inline``): raising at the call's line where boxing a number fails."""
+        for obj, value, where in call.deferred.values():
+            exit = ExitPoint(call.site, call.site_line)
+            self.trace.emit(
+                "_STORE_ATTR_INSTANCE_CHECKED",
+                (value, obj),
+                operand=where,
+                pc=call.site_pc,
+                line=call.site_line,
+                exit=exit,
+            )
+        if call.deferred:
+            self.plain_entries.clear()
+            self.entry_objects.clear()
 
     def record(self, frame: Frame, pc: int) -> None:
         inside = self.trace.loop.contains(pc)
@@ -296,6 +315,7 @@ class Recorder:
                 exit = ExitPoint(site.site, line, propagate=propagate)
             if op.mutates:
                 site.effect = name
+                site.changed = True
         else:
             pending = self.pending_subscript()
             if self.pending_methods and (op.mutates or any(a.id in self.pending_methods for a in args)):
@@ -836,7 +856,7 @@ def _internal_error(exc: Exception) -> Abort:
 class _InlinedHook:
     """The trace hook of an inlined callee's frame: its instructions go to the recorder of the trace. An
     abort raises out of the callee's dry run (the instruction does not run) to the call's recorder, which makes
-    the call generically instead; after the inlined calls' effect (``jit.inline``) it is kept in stopped
+    the call generically instead; once the dry run changed memory (``jit.inline``) it is kept in stopped
     instead, and the dry run goes on unrecorded to its end: the call has begun, and happens once."""
 
     __slots__ = ("recorder", "stopped")
@@ -855,7 +875,7 @@ class _InlinedHook:
             stop = abort
         except Exception as exc:  # (a recorder bug: never an exception of the callee's, which its CALL would raise)
             stop = _internal_error(exc)
-        if self.recorder.inlined[0].effect is None:
+        if not self.recorder.inlined[0].changed:
             raise stop
         self.stopped = stop
 

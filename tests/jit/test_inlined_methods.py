@@ -5,10 +5,12 @@ the instance's shared keys (no instance attribute hides the method). Each functi
 of a loop, and through jit.stats and the uop listing that the loop ran natively with the method inlined."""
 
 import math
+import sys
 
 from helpers import check
 
 import jit as jit_module
+from jit import jit
 
 N = 300  # (iterations: the loops get hot, and a change at k = N // 2 lands in native code)
 
@@ -201,17 +203,36 @@ class Counter:
     def __init__(self):
         self.n = 0
         self.calls = 0
+        self.name = "none"
+        self.items = []
 
     def bump(self, k):
-        self.n += k  # (a store, then a read of self.n whose guards could leave: an exit there would redo it)
+        self.n += k  # (a store, then a read of what it stored: the value stored, no load)
         return self.n
 
     def add(self, k):
-        self.n += k  # (the store is the last thing that can leave)
+        self.n += k
 
     def count(self, k):
         self.n += k
-        self.calls += 1  # (a second store, whose overflow check could leave after the first)
+        self.calls += 1  # (a second add, whose overflow check comes before either store)
+
+    def named(self, name):
+        self.name = name
+        self.calls += 1
+
+    def transfer(self, other, k):
+        self.n += k
+        other.n -= k  # (other may be self: a read of .n there would miss the store, made at the return)
+
+    def refill(self, items):
+        self.items = items  # (a list replaced, held elsewhere: stored where it is, the one change the call makes)
+
+    def checked(self, k, limit):
+        self.n += k
+        if k == limit:
+            raise ValueError(k, self.n, self.calls)
+        self.calls += 1
 
 
 def mutating_method(n):
@@ -235,19 +256,100 @@ def counting_method(n):
     c = Counter()
     for i in range(n):
         c.count(i)
+        if i == n // 2:
+            c.calls = 2**63 - 5  # (the second add overflows a few iterations on: the first store is not made)
     return c.n, c.calls
 
 
-def test_a_method_whose_store_could_be_followed_by_an_exit_is_called_not_inlined():
-    jitted = check(mutating_method, N, native=True)
-    assert "operand=('bump',)" in _listing(jitted)
-    jitted = check(counting_method, N, native=True)
-    assert "operand=('count',)" in _listing(jitted)
+def naming_method(n):
+    c = Counter()
+    names = ["a", "b", "c"]
+    for i in range(n):
+        c.named(names[i % 3])
+        if i == n // 2:
+            del c.name  # (unset: the check leaves, the interpreter makes the call, which adds it back)
+    return c.name, c.calls
+
+
+def transferring(n, same):
+    a, b = Counter(), Counter()
+    for i in range(n):
+        a.transfer(a if same or i % 7 == 0 else b, i)
+    return a.n, b.n
+
+
+def refilling(n):
+    c = Counter()
+    pool = [[k] for k in range(5)]
+    for i in range(n):
+        c.refill(pool[i % 5])
+    return c.items
+
+
+def raising_method(n, limit):
+    c = Counter()
+    for i in range(n):
+        c.checked(i, limit)
+    return c.n, c.calls
+
+
+def _roots(jitted):
+    return [text for text in _listing(jitted).split("# tj_") if ": root trace" in text.partition("\n")[0]]
 
 
 def test_a_method_that_stores_last_is_inlined():
     """`self.n += k` as a method's last statement: inlined, the store native; where the add overflows (past
     2**63), the exit before the store makes the call again, exactly once."""
     jitted = check(adding_method, N, native=True)
-    roots = [text for text in _listing(jitted).split("# tj_") if ": root trace" in text.partition("\n")[0]]
+    roots = _roots(jitted)
     assert roots and all("_STORE_ATTR_INSTANCE" in root and "operand=('add',)" not in root for root in roots), roots
+
+
+def test_a_method_storing_two_attributes_is_inlined():
+    """Both adds and their checks first, then both stores (at the call's return): where the second add
+    overflows, neither store is made before the interpreter makes the call."""
+    jitted = check(counting_method, N, native=True)
+    roots = _roots(jitted)
+    assert roots and all(root.count("_STORE_ATTR_INSTANCE_CHECKED") == 2 for root in roots), roots
+    assert not any("operand=('count',)" in root for root in roots), roots
+
+
+def test_a_method_reading_what_it_stored():
+    jitted = check(mutating_method, N, native=True)
+    assert not any("operand=('bump',)" in root for root in _roots(jitted))
+
+
+def test_strs_stored_and_an_attribute_deleted_mid_loop():
+    jitted = check(naming_method, N, native=True)
+    assert any("_STORE_ATTR_INSTANCE_CHECKED" in root for root in _roots(jitted))
+
+
+def test_a_store_then_a_read_of_a_possible_alias():
+    check(transferring, (N, True), (N, False), native=True)
+
+
+def test_a_method_replacing_a_list():
+    jitted = check(refilling, N, native=True)
+    assert not any("operand=('refill',)" in root for root in _roots(jitted))
+
+
+def test_an_exception_after_a_store_in_the_method():
+    check(raising_method, (N, N // 2), (N, 3), (N, N + 1), native=True)
+
+
+def test_inlined_stores_keep_reference_counts():
+    names = ["first", "second", "third"]
+
+    def naming(c, n, names):
+        for i in range(n):
+            c.named(names[i % 3])
+
+    f = jit(threshold=2)(naming)
+    c = Counter()
+    f(c, 1000, names)
+    before = [sys.getrefcount(name) for name in names]
+    f(c, 100_000, names)
+    assert [sys.getrefcount(name) for name in names] == before
+    assert (c.name, c.calls) == (names[(100_000 - 1) % 3], 101_000)
+    assert jit_module.stats(f)["native_iterations"] >= 100_000
+    assert "_STORE_ATTR_INSTANCE_CHECKED" in jit_module.dump(f, "uops")
