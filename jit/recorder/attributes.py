@@ -54,13 +54,13 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     may find anything but the instance's own value (the generic path then)."""
     if obj.kind != Kind.OBJECT:
         return None
-    if r.inlined:  # (an inlined call's stores are made at its return: jit.inline)
-        for (stored_in, stored_name), (_, value, _) in r.inlined[0].deferred.items():
-            if stored_name == name and stored_in == obj.id:
-                return value
-            if stored_name == name:
-                why = f"it reads .{name} of an object that may be the one it stored .{name} into"
-                raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
+    if r.inlined:  # (an inlined call's stores are made at its return: the value stored, jit.inline)
+        stored = [(key[0], value) for key, (_, value, _) in r.inlined[0].deferred.items() if key[1] == name]
+        if any(stored_in != obj.id for stored_in, _ in stored):
+            why = f"it reads .{name} of an object that may be one it stored .{name} into"
+            raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
+        if stored:
+            return stored[0][1]
     where = instances.find(actual, name)
     if where is None or not may_specialize(r, where.klass):
         return None
@@ -82,9 +82,15 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if r.inlined and type(instances.value_of(actual, where)) in instances.FREED_PLAINLY:
         # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline)
         r.emit("_CHECK_STORE_ATTR_INSTANCE", (obj,), operand=where)
-        r.inlined[0].deferred[(obj.id, name)] = (obj, value, where)
+        deferred = r.inlined[0].deferred
+        # (made in the order of each one's last store: of two objects that are one, the later store stands)
+        deferred.pop((obj.id, name), None)
+        deferred[(obj.id, name)] = (obj, value, where)
         r.inlined[0].changed = True  # (the dry run stores it next)
         return True
+    if r.inlined and any(key[1] == name for key in r.inlined[0].deferred):
+        why = f"it stores .{name} where it is and into an object that may be the same at its return"
+        raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
     r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
     return True
 

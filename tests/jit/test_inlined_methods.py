@@ -205,6 +205,8 @@ class Counter:
         self.calls = 0
         self.name = "none"
         self.items = []
+        self.total = 0.0
+        self.squares = 0.0
 
     def bump(self, k):
         self.n += k  # (a store, then a read of what it stored: the value stored, no load)
@@ -224,6 +226,24 @@ class Counter:
     def transfer(self, other, k):
         self.n += k
         other.n -= k  # (other may be self: a read of .n there would miss the store, made at the return)
+
+    def set_both(self, other, k):
+        self.n = k
+        other.n = k + 1  # (other may be self: then the store after this one stands)
+        self.n = k + 2
+
+    def set_then_read(self, other, k):
+        self.n = k
+        other.n = k + 1
+        return self.n  # (k + 1 where other is self: not the value self.n was given)
+
+    def relabel(self, other, text, label):
+        self.name = text  # (a str replaced: stored at the return)
+        other.name = label  # (a list replaced, on another object, which may be self: stored where it is)
+
+    def moments(self, x):
+        self.total += x
+        self.squares += x * x
 
     def refill(self, items):
         self.items = items  # (a list replaced, held elsewhere: stored where it is, the one change the call makes)
@@ -274,8 +294,48 @@ def naming_method(n):
 def transferring(n, same):
     a, b = Counter(), Counter()
     for i in range(n):
-        a.transfer(a if same or i % 7 == 0 else b, i)
+        other = a if same or i % 7 == 0 else b
+        a.transfer(other, i)
     return a.n, b.n
+
+
+def setting_both(n, same):
+    a, b = Counter(), Counter()
+    pool = [a, a] if same else [a, b, b]
+    for i in range(n):
+        other = pool[i % len(pool)]  # (a value read from a list: the trace cannot tell it is a)
+        a.set_both(other, i)
+    return a.n, b.n
+
+
+def setting_then_reading(n, same):
+    a, b = Counter(), Counter()
+    pool = [a, a] if same else [a, b, b]
+    total = 0
+    for i in range(n):
+        other = pool[i % len(pool)]
+        total += a.set_then_read(other, i)
+    return total, a.n, b.n
+
+
+def relabeling(n):
+    a, b = Counter(), Counter()
+    shared = ["a label"]
+    b.name = shared
+    pool = [b, b, a]
+    for i in range(n):
+        other = pool[i % 3]
+        text = "even" if i % 2 else "odd"
+        a.relabel(other, text, shared)
+        b.name = shared
+    return a.name, b.name
+
+
+def float_moments(values):
+    c = Counter()
+    for x in values:
+        c.moments(x)
+    return c.total, c.squares
 
 
 def refilling(n):
@@ -328,6 +388,19 @@ def test_a_store_then_a_read_of_a_possible_alias():
     check(transferring, (N, True), (N, False), native=True)
 
 
+def test_stores_into_objects_that_may_be_one():
+    jitted = check(setting_both, (N, True), (N, False), native=True)
+    assert any("_STORE_ATTR_INSTANCE_CHECKED" in root for root in _roots(jitted))
+    check(setting_then_reading, (N, True), (N, False), native=True)
+    check(relabeling, N, native=True)
+
+
+def test_float_attributes_with_special_values():
+    special = [0.5, -0.0, 1e308, 1e308, float("inf"), float("-inf"), float("nan"), -2.5]
+    jitted = check(float_moments, [1.5, -0.25] * 100, [1.5] * 150 + special * 20, [-0.0] * 200, native=True)
+    assert any("_STORE_ATTR_INSTANCE_CHECKED" in root for root in _roots(jitted))
+
+
 def test_a_method_replacing_a_list():
     jitted = check(refilling, N, native=True)
     assert not any("operand=('refill',)" in root for root in _roots(jitted))
@@ -348,8 +421,10 @@ def test_inlined_stores_keep_reference_counts():
     c = Counter()
     f(c, 1000, names)
     before = [sys.getrefcount(name) for name in names]
+    blocks = sys.getallocatedblocks()
     f(c, 100_000, names)
     assert [sys.getrefcount(name) for name in names] == before
+    assert sys.getallocatedblocks() - blocks < 100  # (no int object leaked per iteration)
     assert (c.name, c.calls) == (names[(100_000 - 1) % 3], 101_000)
     assert jit_module.stats(f)["native_iterations"] >= 100_000
     assert "_STORE_ATTR_INSTANCE_CHECKED" in jit_module.dump(f, "uops")
