@@ -13,13 +13,16 @@ such a guard. So a body changes memory only after its last way out:
   += x; self.count += 1` is inlined, both adds' overflow checks before either store. A read of such an
   attribute before the return gets the value stored (the instance's memory still holds the old one), and one
   of the same name on another object (which could be the same instance) is not inlined;
-* any other change is one uop of `ONE_EFFECT` (an append, a list item, dict item or instance attribute store,
-  whose own checks come before its effect, as every DEOPT guard's), after which nothing in the inlined calls
-  may leave (another check, an overflow check, a guard of any kind): `self.items.append(x)` is inlined,
-  `self.items.append(x); self.items.append(y)` is one generic call.
+* its appends are made there too (``_CALL_LIST_APPEND_CHECKED``): `self.log.append(x); self.count += 1` is
+  inlined. Until then nothing may read a list (any uop taking one, but binding its append): it could be one
+  appended to;
+* any other change is one uop of `ONE_EFFECT` (a list item, dict item or instance attribute store, whose own
+  checks come before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave
+  (another check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1`
+  is one generic call.
 
-Only running out of memory while boxing a deferred store's number leaves after a change: the call's
-MemoryError is raised at the caller's line, with the stores before it made, as CPython's would be. Other uops
+Only running out of memory while boxing a deferred store's number, or growing a list, leaves after a change: the
+call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
 recursion, keyword or star arguments, closures, generators, and functions the front end refuses are not
 inlined either: the call is made generically, through the C-API.
@@ -72,8 +75,9 @@ class InlinedCall:
     result: Value | None = None
     # (the outermost call) the uop of ONE_EFFECT its body, or a call it makes, recorded: no exit may follow
     effect: str | None = None
-    # (the outermost call) its attribute stores made at its return: (instance, name) -> (instance, value, where)
-    deferred: dict[tuple[int, str], tuple[Value, Value, Any]] = dataclasses.field(default_factory=dict)
+    # (the outermost call) the changes made at its return, in order: (instance, name) of an attribute store, or
+    # ("append", n), -> the uop that makes it, its inputs and its operand
+    deferred: dict[tuple[Any, Any], tuple[str, tuple[Value, ...], Any]] = dataclasses.field(default_factory=dict)
     # (the outermost call) its dry run has changed memory (a store recorded runs next, deferred or not): a
     # recording that fails from here on lets it finish, and never makes the call again
     changed: bool = False
@@ -83,7 +87,6 @@ class InlinedCall:
 #: every check it makes (a DEOPT guard leaves before its effect) and runs no Python code
 ONE_EFFECT = frozenset(
     {
-        "_CALL_LIST_APPEND",
         "_STORE_SUBSCR_LIST_INT",
         "_STORE_SUBSCR_LIST_OBJECT",
         "_STORE_SUBSCR_DICT_STR",

@@ -40,7 +40,7 @@ from jit.optimizer import optimize
 from jit.options import Options
 from jit.recorder import Recorder
 from jit.trace import Trace, TraceKind, WhenHot
-from runtime.errors import internal
+from runtime.errors import clean_traceback, internal
 from runtime.exits import ExitDescriptor
 from runtime.frame import Frame
 from runtime.interpreter import prepare_args, run
@@ -300,7 +300,12 @@ class Monitor:
     def run_inlined(self, function: Any, code: T1Code, slots: list[Any], hook: Any) -> Any:
         frame = Frame(CalleeFunction(function, prepare_args(code)), code, slots)
         frame.trace_hook = hook
-        return run(frame)
+        try:
+            return run(frame)
+        except Exception as exc:
+            # (the caller's CALL may raise it as it is, jit.inline.Raises: its traceback from the callee's line on)
+            clean_traceback(exc)
+            raise
 
     def run_tree_while_recording(self, frame: Frame, tree: Tree) -> tuple[ExitDescriptor, int]:
         exit = self.runner.run(frame, tree)

@@ -513,6 +513,14 @@ _uop("_LEN_TUPLE", (T,), I)
 _uop("_BIND_APPEND", (L,), Kind.APPEND_METHOD, doc="lst.append, not called yet (the same pointer as lst)")
 _uop("_CALL_LIST_APPEND", (ANY, ANY), None, DEOPT, mutates=True, doc="inputs: a list (or its bound append), the item")
 _uop(
+    "_CALL_LIST_APPEND_CHECKED",
+    (ANY, ANY),
+    None,
+    RAISE,
+    mutates=True,
+    doc="an inlined call's append, made at its return (jit.inline); raises at the call where memory runs out",
+)
+_uop(
     "_STORE_SUBSCR_LIST_INT",
     (ANY, L, I),
     None,

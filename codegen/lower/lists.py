@@ -120,6 +120,20 @@ def _bind_append(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_CALL_LIST_APPEND")
 def _list_append(ctx: LowerContext, uop: Uop) -> None:
+    _append(ctx, uop)
+
+
+@lowers("_CALL_LIST_APPEND_CHECKED")
+def _list_append_checked(ctx: LowerContext, uop: Uop) -> None:
+    """An inlined call's append, made at its return (jit.inline): where memory runs out, the trace leaves with
+    the MemoryError, raised at the call."""
+    _append(ctx, uop, raising=True)
+
+
+def _append(ctx: LowerContext, uop: Uop, raising: bool = False) -> None:
+    """Append uop's item to its list; where memory runs out (boxing the item, growing the list), leave with the
+    MemoryError if raising, else without it (nothing was appended: the interpreter appends and raises)."""
+    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
     b = ctx.builder
     target, item = _args(ctx, uop)
     kind = uop.args[1].kind
@@ -127,7 +141,7 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
     boxed_here = obj is None
     if obj is None:
         obj = _box(ctx, kind, item)
-        ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+        ctx.guard(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), uop, before_exit=clear)
     if not abi.LIST_APPEND_OK:
         status = ctx.capi("PyList_Append", target, obj)
         if boxed_here:
@@ -154,8 +168,8 @@ def _list_append(ctx: LowerContext, uop: Uop) -> None:
         status = b.phi(I32)
         status.add_incoming(ir.Constant(I32, 0), in_place_block)
         status.add_incoming(called, resize_block)
-    # on failure (no memory) nothing was appended: the interpreter redoes it and raises
-    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    # on failure (no memory) nothing was appended
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=clear)
 
 
 @lowers("_BUILD_LIST", "_BUILD_TUPLE")

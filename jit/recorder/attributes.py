@@ -55,7 +55,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     if obj.kind != Kind.OBJECT:
         return None
     if r.inlined:  # (an inlined call's stores are made at its return: the value stored, jit.inline)
-        stored = [(key[0], value) for key, (_, value, _) in r.inlined[0].deferred.items() if key[1] == name]
+        stored = [(key[0], args[0]) for key, (_, args, _) in r.inlined[0].deferred.items() if key[1] == name]
         if any(stored_in != obj.id for stored_in, _ in stored):
             why = f"it reads .{name} of an object that may be one it stored .{name} into"
             raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
@@ -85,7 +85,7 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
         deferred = r.inlined[0].deferred
         # (made in the order of each one's last store: of two objects that are one, the later store stands)
         deferred.pop((obj.id, name), None)
-        deferred[(obj.id, name)] = (obj, value, where)
+        deferred[(obj.id, name)] = ("_STORE_ATTR_INSTANCE_CHECKED", (value, obj), where)
         r.inlined[0].changed = True  # (the dry run stores it next)
         return True
     if r.inlined and any(key[1] == name for key in r.inlined[0].deferred):

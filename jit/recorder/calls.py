@@ -176,4 +176,9 @@ def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
 def _append(r: Recorder, target: Value, item: Value) -> None:
     if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.APPEND_VALUE, kind=item.kind.short)
+    if r.inlined:  # (made at the outermost inlined call's return, after its last exit: jit.inline)
+        call = r.inlined[0]
+        call.deferred[("append", len(call.deferred))] = ("_CALL_LIST_APPEND_CHECKED", (target, item), None)
+        call.changed = True  # (the dry run appends it next)
+        return
     r.emit("_CALL_LIST_APPEND", (target, item))

@@ -244,18 +244,11 @@ class Recorder:
         return call.result
 
     def _store_deferred(self, call: inline.InlinedCall) -> None:
-        """The attribute stores of the outermost inlined call, each checked where it was, made at its return, after
-        its last exit (``jit.inline``): raising at the call's line where boxing a number fails."""
-        for obj, value, where in call.deferred.values():
+        """The attribute stores and appends of the outermost inlined call (each store checked where it was), made
+        at its return, after its last exit (``jit.inline``): raising at the call's line where memory runs out."""
+        for name, args, operand in call.deferred.values():
             exit = ExitPoint(call.site, call.site_line)
-            self.trace.emit(
-                "_STORE_ATTR_INSTANCE_CHECKED",
-                (value, obj),
-                operand=where,
-                pc=call.site_pc,
-                line=call.site_line,
-                exit=exit,
-            )
+            self.trace.emit(name, args, operand=operand, pc=call.site_pc, line=call.site_line, exit=exit)
         if call.deferred:
             self.plain_entries.clear()
             self.entry_objects.clear()
@@ -310,6 +303,9 @@ class Recorder:
                 raise Abort(Reason.INLINED_MUTATES, name=callee)
             if (op.is_guard or op.mutates) and site.effect is not None:  # (the call again would redo the effect)
                 raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect=site.effect)
+            if name != "_BIND_APPEND" and any(a.kind in _LISTS for a in args):
+                if any(key[0] == "append" for key in site.deferred):  # (it could read a list appended to)
+                    raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect="append")
             pc, line = site.site_pc, site.site_line
             if op.is_guard:  # (before its own effect, if it has one)
                 exit = ExitPoint(site.site, line, propagate=propagate)
@@ -846,6 +842,10 @@ def _written_kind(actual: Any, kind: Kind | None) -> Kind:
     if type(actual) is int and (kind == Kind.INT_OBJECT or not specialize.fits_int64(actual)):
         return Kind.INT_OBJECT
     return kind_of(actual)
+
+
+#: the kinds of a list (its bound append is the same pointer)
+_LISTS = frozenset({Kind.LIST, Kind.APPEND_METHOD})
 
 
 def _internal_error(exc: Exception) -> Abort:

@@ -15,10 +15,10 @@ import jit as jit_module
 from jit import jit
 
 
-def _no_aborts(jitted):
+def _no_aborts(jitted, allowed=frozenset()):
     for f in (jitted, jitted.cpython_baseline):
         stats = jit_module.stats(f)
-        assert stats["aborts_total"] == 0, stats["aborts"]
+        assert not set(stats["aborts_by_code"]) - allowed, stats["aborts"]
         assert stats["native_entries"] > 0 and stats["native_iterations"] > 0
 
 
@@ -152,7 +152,8 @@ def calls_raising(n, k, out):
 def test_a_call_raising_on_iteration_k_is_cpythons():
     for k in (7, 150, 299):
         jitted = check(calls_raising, (300, k, []), native=True)
-        _no_aborts(jitted)
+        # (the inlined call's exit where it raises may grow a side trace: its recording meets the exception)
+        _no_aborts(jitted, allowed={"EXCEPTION_RAISED"})
 
 
 def test_a_raising_call_is_made_exactly_once_and_the_traceback_is_the_users():
@@ -171,7 +172,8 @@ def test_a_raising_call_is_made_exactly_once_and_the_traceback_is_the_users():
             assert frames[-2].line == "total += logs_then_raises(i, k)"
             assert frames[-1].line == 'raise ValueError(f"boom at {i}")'
         stats = jit_module.stats(variant)
-        assert stats["native_iterations"] >= 200 and stats["aborts_total"] == 0
+        assert stats["native_iterations"] >= 200
+        assert not set(stats["aborts_by_code"]) - {"EXCEPTION_RAISED"}, stats["aborts"]  # (see above)
 
 
 def interrupts(i, k):

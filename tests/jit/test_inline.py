@@ -43,6 +43,10 @@ def push_two(acc, v):
     acc.append(-v)
     return v
 
+def put_then_add(row, i, v):
+    row[i] = v
+    return v + 1
+
 def push_then_check(acc, v, limit):
     acc.append(v)
     if v == limit:
@@ -93,6 +97,13 @@ def pushes_two(n):
     for i in range(n):
         total += push_two(acc, i)
     return total, acc
+
+def puts(n):
+    row = [0] * 10
+    total = 0
+    for i in range(n):
+        total += put_then_add(row, i % 10, i)
+    return total, row
 
 def pushes_checked(n, limit, acc):
     total = 0
@@ -179,14 +190,21 @@ def test_a_callee_whose_one_effect_comes_last_is_inlined():
     assert "_CALL_LIST_APPEND" in uops and "_CALL_GENERIC" not in uops, uops
 
 
-def test_a_callee_that_could_leave_after_its_effect_is_called_once():
-    """push_two's second append may leave (a list that cannot grow) after the first changed the list: an exit
-    there would append twice. Native code calls it (the generic path), once per iteration."""
+def test_a_callee_appending_twice_is_inlined():
+    """Both appends made at the call's return (jit.inline), after its last exit."""
     jitted = check(helpers("pushes_two"), (100,), (3,), native=True)
+    uops = jit_module.dump(jitted, "uops")
+    assert uops.count("_CALL_LIST_APPEND_CHECKED") == 2 and "_CALL_GENERIC" not in uops, uops
+
+
+def test_a_callee_that_could_leave_after_its_effect_is_called_once():
+    """put_then_add's add may leave (past 2**63) after the list store changed the list: an exit there would
+    store twice. Native code calls it (the generic path), once per iteration."""
+    jitted = check(helpers("puts"), (100,), (3,), native=True)
     stats = jit_module.stats(jitted)
     assert not stats["aborts_by_code"], stats["aborts_by_code"]
     uops = jit_module.dump(jitted, "uops")
-    assert "_CALL_GENERIC" in uops and "_CALL_LIST_APPEND" not in uops, uops
+    assert "_CALL_GENERIC" in uops and "_STORE_SUBSCR_LIST" not in uops, uops
 
 
 def test_a_callee_raising_after_its_effect_while_recorded(monkeypatch):

@@ -203,7 +203,8 @@ def test_a_raising_method_is_called_once_and_the_traceback_is_the_users():
         assert [frame.name for frame in frames[-2:]] == ["calls_a_raising_method", "step"]
         assert frames[-2].line == "total += r.step(values[i], k)"
     stats = jit_module.stats(f)
-    assert stats["native_iterations"] > 0 and stats["aborts_total"] == 0
+    # (the inlined method's exit where it raises may grow a side trace: its recording meets the exception)
+    assert stats["native_iterations"] > 0 and not set(stats["aborts_by_code"]) - {"EXCEPTION_RAISED"}
 
 
 def test_a_guard_in_the_arguments_leaves_before_the_method_is_called():
