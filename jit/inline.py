@@ -7,8 +7,8 @@ the stack, so that the interpreter makes the call for real: CPython runs it, and
 tracebacks are CPython's. That is exact because the inlined body does nothing Python code could see before
 such a guard. So a body changes memory only after its last way out:
 
-* its stores into instance attributes that hold a number, a str or None (what every counter, total and flag
-  holds) are checked where they are (``_CHECK_STORE_ATTR_INSTANCE``) and made at the outermost call's return,
+* its stores of a number, a str or None into instance attributes that hold one (what every counter, total and
+  flag holds) are checked where they are (``_CHECK_STORE_ATTR_INSTANCE``) and made at the outermost call's return,
   in their order (``_STORE_ATTR_INSTANCE_CHECKED``, `InlinedCall.deferred`), where no exit follows: `self.total
   += x; self.count += 1` is inlined, both adds' overflow checks before either store. A read of such an
   attribute before the return gets the value stored (the instance's memory still holds the old one), and one

@@ -49,6 +49,10 @@ _STORED = frozenset(
 )
 
 
+#: the kinds of the values an inlined call's store may store at its return (jit.inline): of a type freed plainly
+_DEFERRED = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.INT_OBJECT, Kind.STR})
+
+
 def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     """obj.name (actual: obj as recorded) read natively, its result typed as seen; None where CPython's lookup
     may find anything but the instance's own value (the generic path then)."""
@@ -79,8 +83,9 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if where is None or _frees_unknown(instances.value_of(actual, where)) or not may_specialize(r, where.klass):
         return False
     guard_class(r, obj, where)
-    if r.inlined and type(instances.value_of(actual, where)) in instances.FREED_PLAINLY:
-        # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline)
+    if r.inlined and value.kind in _DEFERRED and type(instances.value_of(actual, where)) in instances.FREED_PLAINLY:
+        # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline; what
+        # each deferred store replaces there, the value checked or one an earlier one stored, frees plainly)
         r.emit("_CHECK_STORE_ATTR_INSTANCE", (obj,), operand=where)
         deferred = r.inlined[0].deferred
         # (made in the order of each one's last store: of two objects that are one, the later store stands)

@@ -241,6 +241,10 @@ class Counter:
         self.name = text  # (a str replaced: stored at the return)
         other.name = label  # (a list replaced, on another object, which may be self: stored where it is)
 
+    def hold(self, other, items):
+        other.n = 5  # (other may be self: the list stored after it stands, stored where it is)
+        self.n = items
+
     def moments(self, x):
         self.total += x
         self.squares += x * x
@@ -331,6 +335,17 @@ def relabeling(n):
     return a.name, b.name
 
 
+def holding(n):
+    a, b = Counter(), Counter()
+    pool = [b, b, a]
+    lists = [[k] for k in range(4)]
+    for i in range(n):
+        other = pool[i % 3]
+        a.hold(other, lists[i % 4])
+        a.n = i  # (a number again: what other.n = 5 replaces next time frees plainly)
+    return a.n, b.n
+
+
 def float_moments(values):
     c = Counter()
     for x in values:
@@ -393,6 +408,7 @@ def test_stores_into_objects_that_may_be_one():
     assert any("_STORE_ATTR_INSTANCE_CHECKED" in root for root in _roots(jitted))
     check(setting_then_reading, (N, True), (N, False), native=True)
     check(relabeling, N, native=True)
+    check(holding, N, native=True)
 
 
 def test_float_attributes_with_special_values():
