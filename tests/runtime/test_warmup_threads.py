@@ -5,6 +5,7 @@ loop nest first called from 2 or 4 threads at once reaches the steady state of a
 items 5 and 6). Every result is compared with CPython's; no test measures time.
 """
 
+import gc
 import sys
 import threading
 
@@ -116,10 +117,24 @@ def steady_call(f, args):
     )
 
 
+@pytest.fixture
+def no_collections():
+    """No garbage collection during the test: a collection is the parking clock (runtime.parking), which in a
+    long test session could wake a tree parked here at any point of the steady call (a woken tree is another
+    steady state, not the one compared). The suspected cause of a failure of [three_level-2-4] in a few full
+    runs, never in the test alone; not confirmed."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("unroll", [0, 4])
 @pytest.mark.parametrize("threads", [2, 4])
 @pytest.mark.parametrize("func, args", CASES, ids=[func.__name__ for func, _ in CASES])
-def test_warm_up_from_threads_reaches_the_single_thread_steady_state(func, args, threads, unroll):
+def test_warm_up_from_threads_reaches_the_single_thread_steady_state(func, args, threads, unroll, no_collections):
     """unroll 4 (the default: three_level's innermost loop, 4 trips, is unrolled into the middle loop's trace):
     while one thread records the middle loop, another runs it in CPython, where the innermost loop gets hot by
     itself and is recorded as a tree of its own, which never pays and is parked (a compile wasted; the steady
