@@ -15,14 +15,16 @@ such a guard. So a body changes memory only after its last way out:
   of the same name on another object (which could be the same instance) is not inlined;
 * its appends are made there too (``_CALL_LIST_APPEND_CHECKED``): `self.log.append(x); self.count += 1` is
   inlined. Until then nothing may read a list (any uop taking one, but binding its append): it could be one
-  appended to;
-* any other change is one uop of `ONE_EFFECT` (a list item, dict item or instance attribute store, whose own
-  checks come before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave
-  (another check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1`
-  is one generic call.
+  appended to. Likewise its stores into dicts under str keys (``_CHECK_STORE_SUBSCR_DICT_STR`` where they are,
+  ``_STORE_SUBSCR_DICT_STR_CHECKED`` at the return, in their order): `self.counts[w] = self.counts.get(w, 0) +
+  1; self.total += 1` is inlined, and after such a store nothing may read a dict;
+* any other change is one uop of `ONE_EFFECT` (a list item or instance attribute store, whose own checks come
+  before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave (another
+  check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1` is one
+  generic call.
 
-Only running out of memory while boxing a deferred store's number, or growing a list, leaves after a change: the
-call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
+Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
+change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
 recursion, keyword or star arguments, closures, generators, and functions the front end refuses are not
 inlined either: the call is made generically, through the C-API.
@@ -89,9 +91,6 @@ ONE_EFFECT = frozenset(
     {
         "_STORE_SUBSCR_LIST_INT",
         "_STORE_SUBSCR_LIST_OBJECT",
-        "_STORE_SUBSCR_DICT_STR",
-        "_STORE_SUBSCR_DICT_STR_OVER_NUMBER",
-        "_STORE_SUBSCR_DICT_STR_OVER_READ",
         "_STORE_ATTR_INSTANCE",
     }
 )

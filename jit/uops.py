@@ -708,6 +708,25 @@ _uop(
     doc="the same, given the int or float object read there (the fourth input): which takes the value if only "
     "the dict holds it",
 )
+_uop(
+    "_CHECK_STORE_SUBSCR_DICT_STR",
+    (D, S),
+    None,
+    DEOPT,
+    pure=False,
+    doc="inputs: dict, key; an inlined call's store, checked where it is: the value it replaces is a number or "
+    "None, or missing; stored at the call's return (_STORE_SUBSCR_DICT_STR_CHECKED, jit.inline)",
+)
+_uop(
+    "_STORE_SUBSCR_DICT_STR_CHECKED",
+    (ANY, D, S),
+    None,
+    RAISE,
+    mutates=True,
+    drops=True,
+    doc="inputs: value, dict, key; the store _CHECK_STORE_SUBSCR_DICT_STR checked earlier in the same inlined "
+    "call; raises at the call where memory runs out",
+)
 
 # --- builtins and math ---------------------------------------------------------------------------------------
 _uop("_CALL_ABS_INT", (I,), I, DEOPT, fold=_plain(abs))

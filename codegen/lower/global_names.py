@@ -135,18 +135,22 @@ def _guard_entry_drops_plainly(ctx: LowerContext, uop: Uop, mapping: ir.Value, k
     ctx.guard(plain, uop)
 
 
-def _dict_set(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, v: Value, native: ir.Value) -> None:
-    """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails."""
+def _dict_set(
+    ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, v: Value, native: ir.Value, raising: bool = False
+) -> None:
+    """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails (raising: with
+    the MemoryError, else without it, for the interpreter to make the store)."""
     b = ctx.builder
+    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
     new = native if v.kind.is_pointer else _same_object(ctx, v)
     boxed_here = new is None
     if new is None:
         new = _box(ctx, v.kind, native)
-        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=clear)
     status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
     if boxed_here:
         ctx.decref(new)
-    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=clear)
 
 
 @lowers("_GUARD_CALLEE")

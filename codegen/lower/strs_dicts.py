@@ -232,16 +232,31 @@ def _bind_dict_get(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.value(uop.args[0])
 
 
-@lowers("_STORE_SUBSCR_DICT_STR", "_STORE_SUBSCR_DICT_STR_OVER_NUMBER", "_STORE_SUBSCR_DICT_STR_OVER_READ")
+@lowers("_CHECK_STORE_SUBSCR_DICT_STR")
+def _check_store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
+    """An inlined call's d[key] = value, checked where it is (jit.inline): made at the call's return, nothing that
+    runs Python code in between, where what it replaces is what was checked or a number a deferred store put."""
+    mapping, key = _args(ctx, uop)
+    _guard_entry_drops_plainly(ctx, uop, mapping, key)
+
+
+@lowers(
+    "_STORE_SUBSCR_DICT_STR",
+    "_STORE_SUBSCR_DICT_STR_OVER_NUMBER",
+    "_STORE_SUBSCR_DICT_STR_OVER_READ",
+    "_STORE_SUBSCR_DICT_STR_CHECKED",
+)
 def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """d[key] = value, boxed. The value it replaces must free without running Python code (a number or
-    None), else the interpreter makes the store (checked here, unless the trace read it since)."""
+    None), else the interpreter makes the store (checked here, unless the trace read it since, or an inlined
+    call checked it: then it leaves only where memory runs out, with the MemoryError)."""
     value, mapping, key = _args(ctx, uop)[:3]
     if uop.name == "_STORE_SUBSCR_DICT_STR":
         _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    raising = uop.name == "_STORE_SUBSCR_DICT_STR_CHECKED"
     v = uop.args[0]
     if v.kind.is_pointer or _same_object(ctx, v) is not None:
-        _dict_set(ctx, uop, mapping, key, v, value)
+        _dict_set(ctx, uop, mapping, key, v, value, raising)
         return
     # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
     # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change
@@ -253,10 +268,10 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
         found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
     if reusable is None:
-        _dict_set(ctx, uop, mapping, key, v, value)
+        _dict_set(ctx, uop, mapping, key, v, value, raising)
         return
     with b.if_else(b.and_(found, reusable)) as (in_place, replace):
         with in_place:
             _write_in_place(ctx, v.kind, value, old)
         with replace:
-            _dict_set(ctx, uop, mapping, key, v, value)
+            _dict_set(ctx, uop, mapping, key, v, value, raising)

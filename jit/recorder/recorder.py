@@ -306,6 +306,9 @@ class Recorder:
             if name != "_BIND_APPEND" and any(a.kind in _LISTS for a in args):
                 if any(key[0] == "append" for key in site.deferred):  # (it could read a list appended to)
                     raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect="append")
+            if name != "_CHECK_STORE_SUBSCR_DICT_STR" and any(a.kind in _DICTS for a in args):
+                if any(key[0] == "dict" for key in site.deferred):  # (it could read a dict stored into)
+                    raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect="dict store")
             pc, line = site.site_pc, site.site_line
             if op.is_guard:  # (before its own effect, if it has one)
                 exit = ExitPoint(site.site, line, propagate=propagate)
@@ -844,8 +847,9 @@ def _written_kind(actual: Any, kind: Kind | None) -> Kind:
     return kind_of(actual)
 
 
-#: the kinds of a list (its bound append is the same pointer)
+#: the kinds of a list (its bound append is the same pointer), of a dict (its bound get likewise)
 _LISTS = frozenset({Kind.LIST, Kind.APPEND_METHOD})
+_DICTS = frozenset({Kind.DICT, Kind.DICT_GET_METHOD})
 
 
 def _internal_error(exc: Exception) -> Abort:

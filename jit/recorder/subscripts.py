@@ -162,6 +162,16 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         old = frame.stack[-2].get(frame.stack[-1])
         if old is not None and type(old) not in (int, float, bool):
             raise Abort(Reason.OVERWRITE_TYPE, type=type(old).__name__)
+        if r.inlined:  # (checked here, stored at the outermost inlined call's return: jit.inline)
+            r.emit("_CHECK_STORE_SUBSCR_DICT_STR", (mapping, key))
+            call = r.inlined[0]
+            call.deferred[("dict", len(call.deferred))] = (
+                "_STORE_SUBSCR_DICT_STR_CHECKED",
+                (value, mapping, key),
+                None,
+            )
+            call.changed = True  # (the dry run stores it next)
+            return
         checked = (mapping.id, key.id) not in r.plain_entries
         read = r.entry_objects.get((mapping.id, key.id))
         if read is not None and value.kind in (Kind.INT, Kind.FLOAT):  # (`d[k] = d.get(k, 0) + 1`)

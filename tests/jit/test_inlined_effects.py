@@ -2,7 +2,7 @@
 loop (jit.inline: stores deferred to the call's return, appends too, one store where it is), against CPython.
 
 Each program is a class ``C`` whose method ``m(self, other, k)`` runs a few random statements: attribute stores
-and augmented stores into ``self`` and ``other``, appends to ``self.log`` and ``other.log``, reads of both (a
+and augmented stores into ``self`` and ``other``, appends to ``self.log`` and ``other.log``, stores into the dicts ``self.counts`` and ``other.counts``, reads of both (a
 read of ``other.x`` after a store into ``self.x`` may be a read of the value just stored), a branch, a call of
 another method that changes the instance, and a ``raise`` at one value of ``k``; the loop calls it with ``other``
 drawn from a list that holds the receiver itself, another instance, or both. Values include ints near 2**62 (the
@@ -23,6 +23,7 @@ import jit as jit_module
 from jit import environment
 
 ATTRS = ("a", "b", "c")
+KEYS = ("p", "q")
 EXAMPLES = environment.count("TRACEJIT_FUZZ_EXAMPLES", 25)
 
 
@@ -37,7 +38,7 @@ def _expr(r: random.Random, depth: int = 0) -> str:
     if choice == 4 and depth < 2:
         return f"({_expr(r, depth + 1)} {r.choice('+-*')} {_expr(r, depth + 1)})"
     if choice == 5:
-        return "len(self.log)"
+        return r.choice(["len(self.log)", f"self.counts.get({r.choice(KEYS)!r}, -1)"])
     if choice == 6:
         return "x"
     return "k"
@@ -45,7 +46,12 @@ def _expr(r: random.Random, depth: int = 0) -> str:
 
 def _statement(r: random.Random, indent: int, depth: int = 0) -> str:
     pad = " " * indent
-    choice = r.randrange(11)
+    choice = r.randrange(13)
+    if choice == 11:
+        return f"{pad}{r.choice(['self', 'other'])}.counts[{r.choice(KEYS)!r}] = {_expr(r)}\n"
+    if choice == 12:
+        key = repr(r.choice(KEYS))
+        return f"{pad}self.counts[{key}] = {r.choice(['self', 'other'])}.counts.get({key}, 0) + 1\n"
     if choice <= 2:
         return f"{pad}self.{r.choice(ATTRS)} = {_expr(r)}\n"
     if choice == 3:
@@ -86,6 +92,7 @@ class C:
         self.b = 1
         self.c = 2.5
         self.log = []
+        self.counts = {{"p": 1}}
 
     def helper(self, k):
 {helper}
@@ -94,7 +101,7 @@ class C:
 {body}{returns}
 
 def state(o):
-    return o.a, o.b, o.c, len(o.log), o.log[-3:]
+    return o.a, o.b, o.c, len(o.log), o.log[-3:], sorted(o.counts.items())
 
 def run(n, shape):
     a, b = C(), C()

@@ -207,6 +207,7 @@ class Counter:
         self.items = []
         self.total = 0.0
         self.squares = 0.0
+        self.counts = {}
 
     def bump(self, k):
         self.n += k  # (a store, then a read of what it stored: the value stored, no load)
@@ -244,6 +245,18 @@ class Counter:
     def hold(self, other, items):
         other.n = 5  # (other may be self: the list stored after it stands, stored where it is)
         self.n = items
+
+    def tally(self, word):
+        self.counts[word] = self.counts.get(word, 0) + 1
+        self.calls += 1
+
+    def tally_both(self, other, word):
+        self.counts[word] = 1
+        other.counts[word] = 2  # (other may be self: then this store stands)
+
+    def tally_then_read(self, word):
+        self.counts[word] = self.counts.get(word, 0) + 1
+        return self.counts[word]  # (a read of a dict after a store into one: not inlined)
 
     def moments(self, x):
         self.total += x
@@ -346,6 +359,36 @@ def holding(n):
     return a.n, b.n
 
 
+def tallying(n):
+    c = Counter()
+    words = ["x", "y", "z", "x"]
+    for i in range(n):
+        c.tally(words[i % 4])
+        if i == n // 2:
+            c.counts["y"] = 2**63 - 2  # (the next add overflows: the exit before the stores calls it again)
+    return sorted(c.counts.items()), c.calls
+
+
+def tallying_both(n):
+    a, b = Counter(), Counter()
+    pool = [b, a, b]
+    for i in range(n):
+        other = pool[i % 3]
+        word = "w" if i % 2 else "v"
+        a.tally_both(other, word)
+    return sorted(a.counts.items()), sorted(b.counts.items())
+
+
+def tallying_then_reading(n):
+    c = Counter()
+    total = 0
+    words = ["a", "b", "c"]
+    for i in range(n):
+        word = words[i % 3]
+        total += c.tally_then_read(word)
+    return total
+
+
 def float_moments(values):
     c = Counter()
     for x in values:
@@ -415,6 +458,19 @@ def test_float_attributes_with_special_values():
     special = [0.5, -0.0, 1e308, 1e308, float("inf"), float("-inf"), float("nan"), -2.5]
     jitted = check(float_moments, [1.5, -0.25] * 100, [1.5] * 150 + special * 20, [-0.0] * 200, native=True)
     assert any("_STORE_ATTR_INSTANCE_CHECKED" in root for root in _roots(jitted))
+
+
+def test_a_method_counting_into_a_dict_is_inlined():
+    jitted = check(tallying, N, native=True)
+    roots = _roots(jitted)
+    assert roots and all("_STORE_SUBSCR_DICT_STR_CHECKED" in root for root in roots), roots
+    assert not any("operand=('tally',)" in root for root in roots)
+
+
+def test_dict_stores_into_dicts_that_may_be_one_and_a_read_after_one():
+    jitted = check(tallying_both, N, native=True)
+    assert any("_STORE_SUBSCR_DICT_STR_CHECKED" in root for root in _roots(jitted))
+    check(tallying_then_reading, N, native=True)
 
 
 def test_a_method_replacing_a_list():
