@@ -77,12 +77,21 @@ class InlinedCall:
     result: Value | None = None
     # (the outermost call) the uop of ONE_EFFECT its body, or a call it makes, recorded: no exit may follow
     effect: str | None = None
-    # (the outermost call) the changes made at its return, in order: (instance, name) of an attribute store, or
-    # ("append", n), -> the uop that makes it, its inputs and its operand
+    # (the outermost call) the changes made at its return, in order: (instance id, name) of an attribute store,
+    # ("append", n) or ("dict", n), -> the uop that makes it, its inputs and its operand
     deferred: dict[tuple[Any, Any], tuple[str, tuple[Value, ...], Any]] = dataclasses.field(default_factory=dict)
-    # (the outermost call) its dry run has changed memory (a store recorded runs next, deferred or not): a
-    # recording that fails from here on lets it finish, and never makes the call again
-    changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """(The outermost call) has its dry run changed memory (each change recorded runs right after)? A
+        recording that fails from here on lets it finish, and never makes the call again."""
+        return self.effect is not None or bool(self.deferred)
+
+    def defer(self, key: tuple[Any, Any], uop: str, args: tuple[Value, ...], operand: Any = None) -> None:
+        """Make a change (uop on args) at the call's return, after the changes deferred so far: key names what it
+        changes (the same key again moves that change last: of two stores there, the later stands)."""
+        self.deferred.pop(key, None)
+        self.deferred[key] = (uop, args, operand)
 
 
 #: the uops an inlined body may record once, as its last way out (see above): each changes memory only after

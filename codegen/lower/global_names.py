@@ -7,7 +7,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _box, _load_at, _same_object
+from codegen.lower.objects import _box, _load_at, _on_failure, _same_object
 from codegen.lower.table import (
     _args,
     lowers,
@@ -141,7 +141,7 @@ def _dict_set(
     """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails (raising: with
     the MemoryError, else without it, for the interpreter to make the store)."""
     b = ctx.builder
-    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
+    clear = _on_failure(ctx, raising)
     new = native if v.kind.is_pointer else _same_object(ctx, v)
     boxed_here = new is None
     if new is None:

@@ -8,7 +8,7 @@ from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.loops import _item
-from codegen.lower.objects import _box, _load_at, _same_object, _store_number
+from codegen.lower.objects import _box, _load_at, _on_failure, _same_object, _store_number
 from codegen.lower.table import (
     _args,
     _i64,
@@ -133,7 +133,7 @@ def _list_append_checked(ctx: LowerContext, uop: Uop) -> None:
 def _append(ctx: LowerContext, uop: Uop, raising: bool = False) -> None:
     """Append uop's item to its list; where memory runs out (boxing the item, growing the list), leave with the
     MemoryError if raising, else without it (nothing was appended: the interpreter appends and raises)."""
-    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
+    clear = _on_failure(ctx, raising)
     b = ctx.builder
     target, item = _args(ctx, uop)
     kind = uop.args[1].kind

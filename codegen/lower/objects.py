@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from codegen import abi
@@ -213,10 +215,15 @@ def _replace(
     """Store a new box of value at slot, releasing the item old it replaces; leave if boxing fails."""
     b = ctx.builder
     new = _box(ctx, kind, value)
-    clear = None if raising else (lambda: ctx.capi("PyErr_Clear"))
-    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=clear)
+    ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=_on_failure(ctx, raising))
     b.store(new, slot)
     ctx.decref(old)
+
+
+def _on_failure(ctx: LowerContext, raising: bool) -> Callable[[], None] | None:
+    """What a store's exit does first where an allocation failed: keep the MemoryError where raising (the trace
+    leaves with it, raised at the exit's instruction), else clear it (the interpreter makes the store again)."""
+    return None if raising else (lambda: ctx.capi("PyErr_Clear"))
 
 
 def _sole_reference(ctx: LowerContext, obj: ir.Value) -> ir.Value:

@@ -80,18 +80,17 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if obj.kind != Kind.OBJECT or value.kind not in _STORED:
         return False
     where = instances.find_store(actual, name)
-    if where is None or _frees_unknown(instances.value_of(actual, where)) or not may_specialize(r, where.klass):
+    if where is None:
+        return False
+    old = instances.value_of(actual, where)
+    if _frees_unknown(old) or not may_specialize(r, where.klass):
         return False
     guard_class(r, obj, where)
-    if r.inlined and value.kind in _DEFERRED and type(instances.value_of(actual, where)) in instances.FREED_PLAINLY:
+    if r.inlined and value.kind in _DEFERRED and type(old) in instances.FREED_PLAINLY:
         # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline; what
         # each deferred store replaces there, the value checked or one an earlier one stored, frees plainly)
         r.emit("_CHECK_STORE_ATTR_INSTANCE", (obj,), operand=where)
-        deferred = r.inlined[0].deferred
-        # (made in the order of each one's last store: of two objects that are one, the later store stands)
-        deferred.pop((obj.id, name), None)
-        deferred[(obj.id, name)] = ("_STORE_ATTR_INSTANCE_CHECKED", (value, obj), where)
-        r.inlined[0].changed = True  # (the dry run stores it next)
+        r.inlined[0].defer((obj.id, name), "_STORE_ATTR_INSTANCE_CHECKED", (value, obj), where)
         return True
     if r.inlined and any(key[1] == name for key in r.inlined[0].deferred):
         why = f"it stores .{name} where it is and into an object that may be the same at its return"

@@ -178,7 +178,6 @@ def _append(r: Recorder, target: Value, item: Value) -> None:
         raise Abort(Reason.APPEND_VALUE, kind=item.kind.short)
     if r.inlined:  # (made at the outermost inlined call's return, after its last exit: jit.inline)
         call = r.inlined[0]
-        call.deferred[("append", len(call.deferred))] = ("_CALL_LIST_APPEND_CHECKED", (target, item), None)
-        call.changed = True  # (the dry run appends it next)
+        call.defer(("append", len(call.deferred)), "_CALL_LIST_APPEND_CHECKED", (target, item))
         return
     r.emit("_CALL_LIST_APPEND", (target, item))

@@ -303,18 +303,18 @@ class Recorder:
                 raise Abort(Reason.INLINED_MUTATES, name=callee)
             if (op.is_guard or op.mutates) and site.effect is not None:  # (the call again would redo the effect)
                 raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect=site.effect)
-            if name != "_BIND_APPEND" and any(a.kind in _LISTS for a in args):
-                if any(key[0] == "append" for key in site.deferred):  # (it could read a list appended to)
-                    raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect="append")
-            if name != "_CHECK_STORE_SUBSCR_DICT_STR" and any(a.kind in _DICTS for a in args):
-                if any(key[0] == "dict" for key in site.deferred):  # (it could read a dict stored into)
-                    raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect="dict store")
+            for kinds, change, allowed in _CHANGED_CONTAINERS:  # (it could read a container a change goes into)
+                if (
+                    name != allowed
+                    and any(a.kind in kinds for a in args)
+                    and any(k[0] == change for k in site.deferred)
+                ):
+                    raise Abort(Reason.INLINED_EXIT_AFTER_EFFECT, name=callee, uop=name, effect=change)
             pc, line = site.site_pc, site.site_line
             if op.is_guard:  # (before its own effect, if it has one)
                 exit = ExitPoint(site.site, line, propagate=propagate)
             if op.mutates:
                 site.effect = name
-                site.changed = True
         else:
             pending = self.pending_subscript()
             if self.pending_methods and (op.mutates or any(a.id in self.pending_methods for a in args)):
@@ -847,9 +847,14 @@ def _written_kind(actual: Any, kind: Kind | None) -> Kind:
     return kind_of(actual)
 
 
-#: the kinds of a list (its bound append is the same pointer), of a dict (its bound get likewise)
-_LISTS = frozenset({Kind.LIST, Kind.APPEND_METHOD})
-_DICTS = frozenset({Kind.DICT, Kind.DICT_GET_METHOD})
+#: the containers an inlined call's deferred changes go into: the kinds of their values (a list's bound append, a
+#: dict's bound get: the same pointer), the change (jit.inline.InlinedCall.deferred), and the one uop that may take
+#: one meanwhile (binding an append reads nothing; the check of another dict store reads what it replaces, which a
+#: deferred store there leaves a number as well)
+_CHANGED_CONTAINERS = (
+    (frozenset({Kind.LIST, Kind.APPEND_METHOD}), "append", "_BIND_APPEND"),
+    (frozenset({Kind.DICT, Kind.DICT_GET_METHOD}), "dict", "_CHECK_STORE_SUBSCR_DICT_STR"),
+)
 
 
 def _internal_error(exc: Exception) -> Abort:

@@ -165,12 +165,7 @@ def _store_subscr(r: Recorder, frame: Frame, arg: Any) -> None:
         if r.inlined:  # (checked here, stored at the outermost inlined call's return: jit.inline)
             r.emit("_CHECK_STORE_SUBSCR_DICT_STR", (mapping, key))
             call = r.inlined[0]
-            call.deferred[("dict", len(call.deferred))] = (
-                "_STORE_SUBSCR_DICT_STR_CHECKED",
-                (value, mapping, key),
-                None,
-            )
-            call.changed = True  # (the dry run stores it next)
+            call.defer(("dict", len(call.deferred)), "_STORE_SUBSCR_DICT_STR_CHECKED", (value, mapping, key))
             return
         checked = (mapping.id, key.id) not in r.plain_entries
         read = r.entry_objects.get((mapping.id, key.id))
