@@ -163,6 +163,10 @@ class LowerContext:
         # (a counted fast copy whose run's checks are one flag: codegen.function) called with the address of each
         # array element about to be stored, to log its old value for the run's rollback; None elsewhere
         self.undo: Callable[[ir.Value], None] | None = None
+        # (such a copy on a processor whose status flags check its runs: codegen.float_status) the results of the
+        # NumPy float operations the flags cover, which need no mark, and the word the flags are read into
+        self.status_covered: frozenset[int] = frozenset()
+        self.status_word: ir.Value | None = None
         self.call_snapshot: Snapshot | None = None  # the state that call wrote to the buffer
 
     def _declared(self, name: str, type_: ir.Type) -> ir.GlobalVariable:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Container
 
 from llvmlite import ir
 
-from codegen import abi
+from codegen import abi, float_status
 from codegen.capi import I1, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
@@ -167,6 +167,14 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     runs = ir.GlobalVariable(ctx.module, I64, f"{main.symbol}_fast_runs")
     runs.initializer = ir.Constant(I64, 0)
     b = ctx.builder
+    counter = trace.range_counter()
+    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
+    if counted and (_effect_free(trace) or _undoable_stores(trace)) and float_status.available(ctx.module):
+        # (a run checked at its end: the processor's flags check the NumPy float operations every iteration surely
+        # computes; cleared here, before any hoisted operation, and read where each run ends)
+        ctx.status_covered = float_status.covered(trace, DEFERRING)
+        ctx.status_word = b.alloca(float_status.I32, name="mxcsr")
+        float_status.clear(b, ctx.module, ctx.status_word)
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
@@ -181,8 +189,6 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         ctx.fuel,  # type: ignore[arg-type]
     )
     entry_end = b.block
-    counter = trace.range_counter()
-    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
     # (a counted copy that only computes values, or also stores them into arrays: the checks of floating-point
     # events of a whole run are one flag, tested at its end; stores are logged, to be undone where it is set)
     stores = _undoable_stores(trace) if counted else None
@@ -634,6 +640,8 @@ def _loop(
                 b.position_at_end(end)
                 dispatch[0].add_incoming(after, end)
                 happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
+                if ctx.status_word is not None:
+                    happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
                 b.cbranch(happened, rollback, dispatch[1]).set_weights([1, 1000])
             elif counted:
                 assert here.left is not None

@@ -771,7 +771,18 @@ _uop("_ARRAY_DIM", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.shape
 _uop("_ARRAY_STRIDE", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.strides[axis]")
 _uop("_ARRAY_SIZE", (A,), I, operand=Operand.ARRAY_SPEC, entry_value=True, doc="a.size: the product of its dimensions")
 _uop(
-    "_ARRAY_INDEX", (I, I), I, DEOPT, doc="inputs: a dimension, an index (negative: from the end); leaves if out of it"
+    "_ARRAY_INDEX",
+    (I, I),
+    I,
+    DEOPT,
+    unchecked="_ARRAY_INDEX_FROM_END",
+    doc="inputs: a dimension, an index (negative: from the end); leaves if out of it",
+)
+_uop(
+    "_ARRAY_INDEX_FROM_END",
+    (I, I),
+    I,
+    doc="_ARRAY_INDEX where the range analysis proved -dimension <= index < 0: index + dimension",
 )
 _uop(
     "_ARRAY_INDEX_IN_RANGE",

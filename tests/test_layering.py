@@ -117,6 +117,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.lower.attributes",
         "codegen.lower",
         "codegen.versions",
+        "codegen.float_status",
         "codegen.function",
         "codegen.joined",
         "codegen.entry",

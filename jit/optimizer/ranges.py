@@ -336,6 +336,8 @@ class _Analysis:
             return None, _combine(*(self.index_in(uop.args[0], index, env) for index in uop.args[1 : 1 + count]))
         if name == "_GUARD_INDEX_RANGE":
             return None, self.index_range_holds(uop, env)
+        if name == "_ARRAY_INDEX":
+            return self.from_end(uop, env)
         if name in ("_GUARD_NOT_EXHAUSTED_RANGE", "_GUARD_EXHAUSTED_RANGE"):
             return None, self.range_guard_holds(uop, env)
         args = [self.get_partial(a, env) for a in uop.args]
@@ -441,6 +443,22 @@ class _Analysis:
             last = vx.sub(vx.sub(vx.value(dim), vx.const(high.const)), vx.const(1))
             needs = _combine(needs, _check(Condition(interval.hi, last)))
         return needs
+
+    def from_end(self, uop: Uop, env: dict[int, Interval]) -> tuple[Interval | None, frozenset[Condition] | None]:
+        """(NumPy's negative index: ``a[-i]``) the interval of the index it gives, within [0, dimension - 1]
+        after its check, and the conditions under which the index is negative and counts from the end, within
+        the dimension (read at the entry or the same throughout the loop): -dimension <= index <= -1."""
+        dim, index_value = uop.args
+        if not (self.is_invariant(dim) or dim.id in self.entry_values):
+            return None, None
+        out = Interval(vx.const(0), vx.sub(vx.value(dim), vx.const(1)))
+        index = self.get(index_value, env)
+        if index is None:
+            return out, None
+        lowest = vx.sub(vx.const(0), vx.value(dim))
+        return out, _combine(
+            index.needs, _check(Condition(lowest, index.lo)), _check(Condition(index.hi, vx.const(-1)))
+        )
 
     def range_guard_holds(self, uop: Uop, env: dict[int, Interval]) -> frozenset[Condition] | None:
         """The conditions under which a range guard whose range the loop does not change holds (an inner loop

@@ -372,3 +372,44 @@ def test_a_range_guard_whose_bound_the_loop_changes_stays():
     listing = after_ranges(text)
     assert "_GUARD_NOT_EXHAUSTED_RANGE (0, v5, 1, target=21, exit=4)" in listing
     assert "_RANGE_PROVEN" not in listing and "v5 <= 2" not in listing
+
+
+#: for i in range(1, n + 1): total -= a[-i] * 0.5     (a: a 1-D float64 array; n: its length, read at the entry)
+FROM_THE_END = """
+uops of t:
+   _LOAD_SLOT (target=32, operand=0 (a)) -> v5:ndarray
+   _LOAD_SLOT (target=32, operand=1 (total)) -> v4:np.float64
+   _LOAD_SLOT (target=32, operand=8 (.range.cur)) -> v1:int
+   _LOAD_SLOT (target=32, operand=9 (.range.stop)) -> v2:int
+   _LOAD_SLOT (target=32, operand=10 (.range.step)) -> v0:int
+   _ARRAY_DATA (v5, target=38) -> v7:int                                               # line 20 (hoisted to the entry)
+   _ARRAY_DIM (v5, target=38, operand=0) -> v8:int                                     # line 20 (hoisted to the entry)
+   _CHECK_PERIODIC (target=32, exit=8)                                                 # line 19
+   _GUARD_NOT_EXHAUSTED_RANGE (v1, v2, v0, target=32, exit=9)                          # line 19
+   _ITER_NEXT_RANGE (v1, v0, target=32, exit=10) -> v3:int                             # line 19
+   _UNARY_NEGATIVE_INT (v1, target=37, exit=11) -> v6:int                              # line 20
+   _ARRAY_INDEX (v8, v6, target=38, exit=12) -> v9:int                                 # line 20
+   _ARRAY_LOAD (v7, v9, target=38, operand=float64 1-D C) -> v10:np.float64            # line 20
+   _NP_BINARY_OP_MULTIPLY_FLOAT64 (v10, 0.5, target=40, exit=13) -> v12:np.float64     # line 20
+   _NP_BINARY_OP_SUBTRACT_FLOAT64 (v4, v12, target=41, exit=14) -> v13:np.float64      # line 20
+   _JUMP_TO_TOP (target=31)                                                            # line 19
+   loop-carried: a=v5, total=v13, .range.cur=v3, .range.stop=v2, .range.step=v0
+"""
+
+
+def test_a_negative_array_index_within_the_dimension_counts_from_the_end_unchecked_in_the_fast_copy():
+    listing = after_ranges(FROM_THE_END)
+    assert "_ARRAY_INDEX (v8, v6, target=38, exit=12, fast=_ARRAY_INDEX_FROM_END) -> v9:int" in listing
+    # -i is negative for every i the loop has left, and at least -len(a)
+    assert "0 - min(v1, v2 + 1) <= -1" in listing
+    assert "0 - v8 <= 0 - max(v1, v2 - 1)" in listing
+
+
+def test_an_index_from_the_end_that_may_not_be_negative_goes_unchecked_only_while_the_conditions_say_it_is():
+    # for i in range(...): total -= a[i - 5] * 0.5 (where i - 5 >= 0 the check stays: the checked copy runs)
+    text = FROM_THE_END.replace(
+        "_UNARY_NEGATIVE_INT (v1, target=37, exit=11)", "_BINARY_OP_SUBTRACT_INT (v1, 5, target=37, exit=11)"
+    )
+    listing = after_ranges(text)
+    assert "fast=_ARRAY_INDEX_FROM_END" in listing
+    assert "max(v1, v2 - 1) - 5 <= -1" in listing
