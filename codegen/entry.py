@@ -38,7 +38,8 @@ from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.engine import CompiledModule, ObjectCache, engine
 from codegen.symbols import ObjectSymbols
-from jit.kinds import DIRTY, KIND_BITS, OWNED, POINTER_KINDS, Kind
+from jit import arrays
+from jit.kinds import DIRTY, KIND_BITS, NUMPY_SCALARS, OWNED, POINTER_KINDS, Kind
 from runtime.frame import UNBOUND
 
 ENTRY_FN = ir.FunctionType(PTR, [PTR, PTR])  # METH_O: (self, the slots list)
@@ -47,12 +48,30 @@ _INT_FN = ir.LiteralStructType([I64, I1])  # (value, fits in 64 bits)
 
 # kinds an entry type map may hold, and how the stub checks each
 _EXACT_TYPES: dict[Kind, type] = {Kind.FLOAT: float, Kind.LIST: list, Kind.TUPLE: tuple, Kind.STR: str, Kind.DICT: dict}
-ENTRY_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, Kind.INT_OBJECT, *_EXACT_TYPES})
+# NumPy's scalars, as the buffer holds them: (the value's type at the header's end, as a word: sign-extended, or a
+# double); the support library classifies them (and arrays) as objects: a tree's stub checks and unboxes those
+# its type map names (NumPy is optional: the library, compiled once per process, never refers to it)
+_NUMPY_SCALAR_VALUES: dict[Kind, ir.Type] = {
+    Kind.NP_FLOAT64: DOUBLE,
+    Kind.NP_FLOAT32: ir.FloatType(),
+    Kind.NP_INT64: I64,
+    Kind.NP_INT32: I32,
+    Kind.NP_UINT8: I8,
+    Kind.NP_BOOL: I8,
+}
+_NUMPY_KINDS = frozenset({Kind.ARRAY, *_NUMPY_SCALAR_VALUES})
+ENTRY_KINDS = frozenset(
+    {Kind.INT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.OBJECT, Kind.INT_OBJECT, *_EXACT_TYPES, *_NUMPY_KINDS}
+)
+#: the table of NumPy's objects a stub hands tj_entry_leave (NULL before NumPy is imported): the scalar type of
+#: each scalar kind at its kind's index, then numpy.False_ and numpy.True_
+_NUMPY_TABLE = 64
+_NUMPY_FALSE, _NUMPY_TRUE = _NUMPY_TABLE, _NUMPY_TABLE + 1
 # kinds boxed by taking a new reference (no allocation), and the method kinds' attribute names
 _METHODS = {Kind.APPEND_METHOD: "append", Kind.DICT_GET_METHOD: "get"}
 # every kind an exit's state may hold that the stub can box (another makes it raise SystemError: never a crash)
 BOXED_KINDS = frozenset(
-    {Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.WIDE_INT, *_METHODS}
+    {Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NONE, Kind.UNBOUND, Kind.WIDE_INT, *_METHODS, *_NUMPY_SCALAR_VALUES}
     | {kind for kind in POINTER_KINDS if kind not in _METHODS}
 )
 UNKNOWN_KIND = "tracejit: an entry stub met a value of a kind it cannot box at an exit"
@@ -93,7 +112,7 @@ HANDOFF_PARAMS = "7q"
 #: a hand-off's counter block: [entries, iterations] (counted natively: no Python per entry)
 HANDOFF_COUNTS = 2
 HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
-_LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64])
+_LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64, PTR.as_pointer()])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
 _support_lock = threading.Lock()
@@ -182,6 +201,9 @@ class _Stub:
         self.function: ir.Function = None  # type: ignore[assignment]
         self.b: ir.IRBuilder = None  # type: ignore[assignment]
         self.overflow: ir.Value = None  # type: ignore[assignment]
+        # (tj_entry_leave) its table of NumPy's objects, and a one-argument array for calls
+        self.numpy_table: ir.Value = None  # type: ignore[assignment]
+        self.call_args: ir.Value = None  # type: ignore[assignment]
 
     def start(self, name: str, ty: ir.FunctionType) -> ir.Function:
         """Begin a function: build in its entry block from now on."""
@@ -354,13 +376,9 @@ class _Stub:
             (Kind.UNBOUND, self.pointer(UNBOUND)),
         ):
             chosen = b.select(b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))), obj, chosen)
-        is_number = b.or_(
-            b.or_(
-                b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.INT))),
-                b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.FLOAT))),
-            ),
-            b.icmp_unsigned("==", kind, ir.Constant(I8, int(Kind.WIDE_INT))),
-        )
+        is_number = ir.Constant(I1, 0)
+        for case in (Kind.INT, Kind.FLOAT, Kind.WIDE_INT, *_NUMPY_SCALAR_VALUES):
+            is_number = b.or_(is_number, b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))))
         is_pointer = b.icmp_unsigned("==", chosen, null)  # not one of the singletons above
         chosen = b.select(is_pointer, pointer, chosen)
         chosen = b.select(is_number, null, chosen)
@@ -392,6 +410,12 @@ class _Stub:
         b.position_at_end(wide_block)
         results.append((self.box_wide(word, high), b.block))
         b.branch(done)
+        for scalar in _NUMPY_SCALAR_VALUES:
+            block = self.block(f"box_{scalar.short}")
+            switch.add_case(ir.Constant(I8, int(scalar)), block)
+            b.position_at_end(block)
+            results.append((self.box_numpy_scalar(scalar, word), b.block))
+            b.branch(done)
         for method, attribute in _METHODS.items():
             block = self.block(f"box_{attribute}")
             switch.add_case(ir.Constant(I8, int(method)), block)
@@ -408,6 +432,53 @@ class _Stub:
         ok = self.block("boxed_ok")
         b.cbranch(b.icmp_unsigned("!=", boxed, ir.Constant(PTR, None)), ok, fail).set_weights([1000, 1])
         b.position_at_end(ok)
+        return boxed
+
+    def box_numpy_scalar(self, kind: Kind, word: ir.Value) -> ir.Value:
+        """A new NumPy scalar of kind whose value the word holds (tj_entry_leave's table of NumPy's objects gives
+        its type: a numpy.bool is one of the two singletons, any other the type called on the Python float or
+        int of the same value, as the interpreter boxes it); NULL if that failed (SystemError if there is no
+        table: never read a word as what it is not)."""
+        b = self.b
+        table = self.numpy_table
+        null = ir.Constant(PTR, None)
+        results: list[tuple[ir.Value, ir.Block]] = []
+        missing, present, done = self.block("no_numpy"), self.block("numpy"), self.block("numpy_boxed")
+        b.cbranch(b.icmp_unsigned("==", table, ir.Constant(table.type, None)), missing, present)
+        b.position_at_end(missing)
+        self.capi("PyErr_SetString", self.pointer(SystemError), self.pointer_to_text(UNKNOWN_KIND))
+        results.append((null, b.block))
+        b.branch(done)
+        b.position_at_end(present)
+
+        def entry(index: ir.Value) -> ir.Value:
+            return b.load(b.gep(table, [index], inbounds=True))
+
+        if kind is Kind.NP_BOOL:
+            truth = b.icmp_unsigned("!=", word, ir.Constant(I64, 0))
+            made = entry(b.select(truth, ir.Constant(I64, _NUMPY_TRUE), ir.Constant(I64, _NUMPY_FALSE)))
+            self.capi("Py_IncRef", made)
+            results.append((made, b.block))
+            b.branch(done)
+        else:
+            if kind in (Kind.NP_FLOAT64, Kind.NP_FLOAT32):  # (the buffer holds a float32's exact double)
+                python = self.capi("PyFloat_FromDouble", b.bitcast(word, DOUBLE))
+            else:
+                python = self.capi("PyLong_FromLongLong", word)
+            call = self.block("numpy_call")
+            results.append((null, b.block))
+            b.cbranch(b.icmp_unsigned("!=", python, null), call, done)
+            b.position_at_end(call)
+            b.store(python, self.call_args)
+            scalar_type = entry(ir.Constant(I64, int(kind)))
+            made = self.capi("PyObject_Vectorcall", scalar_type, self.call_args, ir.Constant(I64, 1), null)
+            self.capi("Py_DecRef", python)
+            results.append((made, b.block))
+            b.branch(done)
+        b.position_at_end(done)
+        boxed = b.phi(PTR, name="numpy_scalar")
+        for value, block in results:
+            boxed.add_incoming(value, block)
         return boxed
 
     def box_wide(self, low: ir.Value, high: ir.Value) -> ir.Value:
@@ -466,7 +537,9 @@ class _Stub:
         b.position_at_end(items_ok)
         items = b.load(self.at(slots, abi.LIST_ITEMS, PTR))
         # the entry type map: one byte per slot, its kind or 0 (any)
-        kinds = [int(ctx.trace.entry_kinds.get(slot, 0)) for slot in range(nslots)]
+        entry_kinds = ctx.trace.entry_kinds
+        # (0 for NumPy's kinds: the support library classifies them as objects, checked below)
+        kinds = [0 if entry_kinds.get(s) in _NUMPY_KINDS else int(entry_kinds.get(s, 0)) for s in range(nslots)]
         table = ir.GlobalVariable(self.module, ir.ArrayType(I8, max(nslots, 1)), f"{symbol}_kinds")
         table.initializer = ir.Constant(table.value_type, bytearray(kinds or [0]))
         table.global_constant = True
@@ -477,6 +550,9 @@ class _Stub:
         unboxed_ok = self.block("unboxed")
         b.cbranch(b.trunc(unboxed, I1), unboxed_ok, mismatch).set_weights([1000, 1])
         b.position_at_end(unboxed_ok)
+        numpy_slots = {slot: kind for slot, kind in entry_kinds.items() if kind in _NUMPY_KINDS}
+        if numpy_slots:
+            self.unbox_numpy(numpy_slots, items, words, buf, mismatch)
 
         # 2. the tree, then its exit's state boxed into the list
         active = ctx.symbols.variable("active", I64, active_address)
@@ -484,7 +560,8 @@ class _Stub:
         b.store(b.add(b.load(active), ir.Constant(I64, 1)), active)
         exit_number = b.call(ctx.function, [buf])
         layout_args = [ir.Constant(I64, n) for n in (nslots, layout.tags_offset, layout.wide_word)]
-        result = b.call(self.declare(LEAVE, _LEAVE_FN), [buf, exit_number, slots, *layout_args])
+        leave_args = [buf, exit_number, slots, *layout_args, self.numpy_objects(symbol)]
+        result = b.call(self.declare(LEAVE, _LEAVE_FN), leave_args)
         # (no Python code runs between this decrement and the return: the stub's code cannot be freed before)
         b.store(b.sub(b.load(active), ir.Constant(I64, 1)), active)
         b.ret(result)
@@ -494,6 +571,61 @@ class _Stub:
         none = self.pointer(None)
         self.capi("Py_IncRef", none)
         b.ret(none)
+
+    def unbox_numpy(
+        self, numpy_slots: dict[int, Kind], items: ir.Value, words: ir.Value, buf: ir.Value, mismatch: ir.Block
+    ) -> None:
+        """(A tree's stub, after tj_entry_unbox took every slot) each slot the entry type map says holds an
+        array or a NumPy scalar: its exact type checked (else mismatch: nothing was taken yet but what
+        tj_entry_unbox takes for int objects, which a mismatch of the map's kinds never gets to), then tagged as
+        the buffer's Python path tags it (``runtime.native``), a scalar's value unboxed into its word (the guards
+        of the tree's traces check an array's dtype, dimensions and layout)."""
+        b = self.b
+        ctx = self.ctx
+        assert ctx is not None
+        objects = b.bitcast(items, PTR.as_pointer())
+        tags = b.gep(buf, [ir.Constant(I64, ctx.layout.tags_offset)], inbounds=True)
+        for slot, kind in sorted(numpy_slots.items()):
+            obj = b.load(b.gep(objects, [ir.Constant(I64, slot)], inbounds=True))
+            exact = NUMPY_SCALARS[kind] if kind is not Kind.ARRAY else arrays.numpy_module().ndarray
+            right = self.block(f"numpy_slot{slot}")
+            b.cbranch(self.is_(self.type_of(obj), self.pointer(exact)), right, mismatch)
+            b.position_at_end(right)
+            word = b.gep(words, [ir.Constant(I64, abi.SLOTS + slot)], inbounds=True)
+            value_type = _NUMPY_SCALAR_VALUES.get(kind)
+            if value_type is not None:
+                value = b.load(self.at(obj, abi.FLOAT_VALUE, value_type))
+                if value_type == DOUBLE:
+                    value = b.bitcast(value, I64)
+                elif value_type != I64:  # (a float32's exact double; an int32 sign-extended; a uint8, a bool)
+                    if isinstance(value_type, ir.FloatType):
+                        value = b.bitcast(b.fpext(value, DOUBLE), I64)
+                    elif kind is Kind.NP_INT32:
+                        value = b.sext(value, I64)
+                    else:
+                        value = b.zext(value, I64)
+                b.store(value, word)
+            b.store(ir.Constant(I8, int(kind)), b.gep(tags, [ir.Constant(I64, slot)], inbounds=True))
+
+    def numpy_objects(self, symbol: str) -> ir.Value:
+        """(A tree's stub) its table of NumPy's objects for tj_entry_leave, or NULL where NumPy is not imported
+        (no value of its kinds can be in the buffer then)."""
+        if not NUMPY_SCALARS:
+            return ir.Constant(PTR.as_pointer(), None)
+        b = self.b
+        size = _NUMPY_TRUE + 1
+        table = b.alloca(ir.ArrayType(PTR, size), name="numpy_objects")
+        null = ir.Constant(PTR, None)
+        entries = [null] * size
+        for kind, scalar_type in NUMPY_SCALARS.items():
+            entries[int(kind)] = self.pointer(scalar_type)
+        entries[_NUMPY_FALSE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](False))
+        entries[_NUMPY_TRUE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](True))
+        zero = ir.Constant(I64, 0)
+        for index, value in enumerate(entries):
+            if value is not null:
+                b.store(value, b.gep(table, [zero, ir.Constant(I64, index)], inbounds=True))
+        return b.gep(table, [zero, zero], inbounds=True)
 
     def build_unbox(self) -> None:
         """``i8 tj_entry_unbox(items, buffer, kinds, nslots, tags offset)``: classify and unbox every slot of a
@@ -544,7 +676,8 @@ class _Stub:
         state an exit wrote into the list (see the module docstring); the stub's result."""
         fn = self.start(LEAVE, _LEAVE_FN)
         b = self.b
-        buf, exit_number, slots, nslots, tags_offset, wide_word = fn.args
+        buf, exit_number, slots, nslots, tags_offset, wide_word, self.numpy_table = fn.args
+        self.call_args = b.alloca(PTR, name="call_args")
         words = b.bitcast(buf, I64.as_pointer())
         tags = b.gep(buf, [tags_offset], inbounds=True)
         error = [b.alloca(PTR, name=name) for name in ("error_type", "error_value", "error_traceback")]

@@ -83,9 +83,11 @@ def build(
         assert ctx.fuel is not None
         fast, refused = _build_fast(ctx)
         # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
-        # jumps back at every other iteration does, pays nothing for the fast copy)
+        # jumps back at every other iteration does, pays nothing for the fast copy; but a fast copy with no guard,
+        # vectorized or checked once per run, is entered at once where enough trips are left: an inner loop's
+        # tree entered at every outer iteration, a matrix product's, skips its checked warm-up)
         warm_up = (ctx.fuel, fast, refused)
-        if ctx.vectorized is not None:
+        if ctx.vectorized is not None or _guard_free(trace):
             _enter_fast(ctx, fast, refused)
             entry_end = b.block
     if enter is not None:
@@ -108,8 +110,9 @@ def _enter_fast(
     recently: int = 0,
     kinds: dict[int, Kind] | None = None,
 ) -> None:
-    """(A range loop whose fast copy is vectorized: no guard in its body, so once there an entry leaves only
-    where the range ends or the conditions fail) go there at the entry, before any checked iteration, where
+    """(A range loop whose fast copy has no guard in its body, vectorized or checked once per run: ``_guard_free``;
+    once there an entry leaves only where the range ends or the conditions fail) go there at the entry, before
+    any checked iteration, where
     CHEAP_TRIPS are left and the fast copy did not hand this entry back: the checked copy's warm-up (WARM_UP
     to WARM_UP + EVENT_EVERY iterations, each with its overflow checks) is what an inner loop's tree paid at
     every call of its outer trace (issue 9: nested-call cost, nested3). The state at the loop's top is the
@@ -169,7 +172,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     b = ctx.builder
     counter = trace.range_counter()
     counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
-    if counted and (_effect_free(trace) or _undoable_stores(trace)) and float_status.available(ctx.module):
+    if _guard_free(trace) and float_status.available(ctx.module):
         # (a run checked at its end: the processor's flags check the NumPy float operations every iteration surely
         # computes; cleared here, before any hoisted operation, and read where each run ends)
         ctx.status_covered = float_status.covered(trace, DEFERRING)
@@ -361,6 +364,14 @@ def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value) ->
     k.add_incoming(following, b.block)
     b.cbranch(b.icmp_signed("<", following, count), restore, done)
     b.position_at_end(done)
+
+
+def _guard_free(trace: Trace) -> bool:
+    """Is a range loop's fast copy counted and checked once per run (``_build_fast``): no guard in its body, so
+    that an entry there leaves only where the range ends (or the conditions fail)?"""
+    counter = trace.range_counter()
+    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
+    return counted and (_effect_free(trace) or bool(_undoable_stores(trace)))
 
 
 def _effect_free(trace: Trace) -> bool:

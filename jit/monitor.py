@@ -34,7 +34,7 @@ from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
 from jit.inline import CalleeFunction
-from jit.kinds import NUMPY_KINDS, Kind, kind_of
+from jit.kinds import Kind, kind_of
 from jit.lifecycle import Lifecycle, LoopState
 from jit.optimizer import optimize
 from jit.options import Options
@@ -95,11 +95,7 @@ class Monitor:
         self.compiled: list[tuple[str, float, int]] = []  # every compilation: (kind, ms, code bytes)
         self.compile_phases: dict[str, float] = {}  # where every compilation's time went, in ms (jit.stats)
         self.recordings = 0  # started
-        # a trace of this function holds NumPy values: entry stubs (codegen.entry) cannot box them at an exit,
-        # so its trees are entered through the buffer's Python path (runtime.native) from then on
-        self.numpy_traces = False
-        # hand-offs from CPython enter trees in one native call (NativeRunner.hand_over): entry stubs on, and no
-        # NumPy trace (whose values the stubs cannot box)
+        # hand-offs from CPython enter trees in one native call (NativeRunner.hand_over) where entry stubs are on
         self.native_handoffs = self.options.entry_stubs
         self.abort_reasons: Counter[str] = Counter()  # by message, with where it happened
         self.abort_codes: Counter[str] = Counter()  # by the reason's code (jit.aborts)
@@ -186,7 +182,7 @@ class Monitor:
     def enter_through_stubs(self, frame: Frame, loop: int, count: bool = True) -> ExitDescriptor | None:
         """Run the first tree at loop's header whose entry stub takes frame's slots (None: none did, or
         entry stubs are off); the exit it took. count: count a refusal by them all (``stub_refusals``)."""
-        if self.options.entry_stubs and not self.numpy_traces:
+        if self.options.entry_stubs:
             runner = self.runner
             tried = False
             for tree in self.registry.trees[loop]:
@@ -480,9 +476,6 @@ class Monitor:
         self._life(trace).compile()
         if not self.has_barriers and any(u.op.barrier for u in trace.uops):
             self.has_barriers = True  # (jit.recorder.generic.keep_carried: later traces hand over references)
-        if not self.numpy_traces and trace.holds_kinds(NUMPY_KINDS):
-            self.numpy_traces = True
-            self.native_handoffs = False  # (entry stubs box only Python's kinds: at_loop_header enters by the buffer)
         with registry.lock:
             registry.compiling += 1
         depth = recorder.depth

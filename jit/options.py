@@ -39,7 +39,9 @@ class Options:
     #: failed recordings at one loop header or exit before it is blacklisted for good
     max_aborts: int = 4
     #: a loop that CPython hands to the JIT keeps being handed over only while its native code runs at least
-    #: this many iterations per entry on average (else CPython runs it, retried after a back-off); 0: always
+    #: this many iterations per entry on average (else CPython runs it, retried after a back-off); 0: always.
+    #: That is for the smallest loop body; an iteration of a bigger one counts for more
+    #: (``runtime.loop_driver.body_weight``)
     min_native_iterations: int = 256
     #: LLVM optimization: 0 none; 1 and 2 the passes chosen for traces (``codegen.engine.TRACE_PASSES``), with
     #: codegen at that level; 3 LLVM's default O3 pipeline (slower to compile, for comparison)

@@ -108,15 +108,20 @@ def _cpython_status(state: JitFunction, index: int) -> str:
     starts = "loop starts" if index in runtime.single_copy else "iterations"
     per_entry = runtime.not_paying[index]
     paying = ""
+    # (an iteration of a bigger body than the smallest counts for more: runtime.loop_driver.body_weight)
+    needed = runtime.min_per_entry[index]
+    threshold = f"min_native_iterations={runtime.min_iterations}"
+    if needed < runtime.min_iterations:
+        threshold += f", {needed:.0f} for this loop's body"
     if per_entry is not None and runtime.unrecorded[index]:
         paying = (
             f": its starts ran {per_entry:.1f} iterations each in CPython, fewer than would pay for entering "
-            f"native code (min_native_iterations={runtime.min_iterations}), so it was not recorded"
+            f"native code ({threshold}), so it was not recorded"
         )
     elif per_entry is not None:
         paying = (
             f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
-            f"(min_native_iterations={runtime.min_iterations})"
+            f"({threshold})"
         )
     if index in runtime.parked:
         left = collections_left(runtime, index)

@@ -107,6 +107,30 @@ class CodeHooks:
         self.runtime = weakref.ref(runtime)
 
 
+#: the tier-1 instructions of the smallest loop body (``s += i``, and the jump back): the weight of one
+SIMPLEST_BODY = 5
+
+
+def body_weight(code: Any, index: int) -> float:
+    """What an iteration of loop ``index`` is worth in ``min_native_iterations``: the tier-1 instructions of its
+    own body (less its inner loops) over those of the smallest body (at least 1), the smallest of it and its inner
+    loops' (their iterations count too). An iteration's cost in CPython grows with its body, while a native
+    entry's does not: ``check += out[k, j]`` (11 instructions, 87 ns an iteration in CPython, where ``s += j``
+    takes 14) pays from 117 iterations an entry, ``s += j`` from 256."""
+    loops = code.loops
+    family = [index]
+    for loop in loops:
+        if loop.parent is not None and loop.parent in family:
+            family.append(loop.index)
+
+    def own(i: int) -> int:
+        loop = loops[i]
+        nested = sum(inner.body_end - inner.header_pc for inner in loops if inner.parent == i)
+        return loop.body_end - loop.body_pc - nested
+
+    return max(1.0, min(own(i) for i in family) / SIMPLEST_BODY)
+
+
 class LoopRuntime:
     """The runtime of one function's instrumented code, whose ``RT`` constant is ``hooks`` (``CodeHooks``);
     ``counters`` is its ``LOOPS``."""
@@ -119,6 +143,7 @@ class LoopRuntime:
         "single_copy",
         "backoff",
         "min_iterations",
+        "min_per_entry",
         "windows",
         "pay_backoff",
         "not_paying",
@@ -158,6 +183,8 @@ class LoopRuntime:
         self.unrecorded = [False] * len(code.loops)  # per loop: its not_paying figure is CPython's, per start
         self.backoff = [FIRST_BACKOFF] * len(code.loops)
         self.min_iterations: int = function.options.min_native_iterations
+        # per loop: the iterations per native entry that pay, min_iterations for the smallest body (see body_weight)
+        self.min_per_entry = [self.min_iterations / body_weight(code, loop.index) for loop in code.loops]
         # per loop: [hand-offs, native entries, native iterations] of the window being counted
         self.windows = [[0, 0, 0] for _ in code.loops]
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
@@ -435,7 +462,7 @@ class LoopRuntime:
             and self.counted[index] >= MIN_COUNTED
             and self.t1.loops[index].parent is None
             and self.min_iterations > 0
-            and self.counted[index] < self.min_iterations * starts
+            and self.counted[index] < self.min_per_entry[index] * starts
             and self.function.hot_loops[index] is None
             and not self.blacklisted(index)
         )
@@ -459,7 +486,7 @@ class LoopRuntime:
         per_entry = window[2] / window[1]
         window[:] = (0, 0, 0)
         self.unrecorded[index] = False
-        if per_entry >= self.min_iterations:
+        if per_entry >= self.min_per_entry[index]:
             self.not_paying[index] = None
             self.pay_backoff[index] = FIRST_BACKOFF
             self.park_for[index] = parking.FIRST_PARK

@@ -345,14 +345,50 @@ def test_holds_unbound_compares_identity_only():
     assert scan((Touchy(), 3)) is False and scan((Touchy(), UNBOUND)) is True
 
 
-def test_a_kind_the_stub_cannot_box_raises_instead_of_crashing(monkeypatch):
-    """NumPy's scalars: the monitor keeps such trees from entry stubs (Monitor.numpy_traces); without that, the
-    stub must still never read their bits as a pointer: it raises SystemError."""
+FROM_A_GLOBAL = """
+def from_a_global(n, a):
+    s = 0.0
+    x = None
+    k = np.int32(3)
+    flag = None
+    for i in range(n):
+        x = TABLE[i % 64]
+        s += x + a[i % 5]
+        k = k + np.int32(1)
+        flag = x > 1.0
+    return s, x, k, flag, a[0] * 2
+"""
+
+
+def test_numpy_scalars_and_arrays_go_through_the_stub():
+    """An entry type map with an array and NumPy scalars: the stub checks their types and unboxes them; an exit
+    boxes the NumPy scalars the trees wrote (numpy.float64, numpy.int32, numpy.bool) with their types and values."""
     np = pytest.importorskip("numpy")
-    from jit.trace import Trace
     from tests.helpers import define
 
-    monkeypatch.setattr(Trace, "holds_kinds", lambda self, kinds: False)
+    plain = define(FROM_A_GLOBAL, "from_a_global", {"TABLE": np.linspace(0.0, 2.0, 64), "np": np})
+    f = jit(**OPTIONS)(plain)
+    a = np.arange(5, dtype=np.float32)
+    for n in (5, 40, 300, 41, 0):
+        for _ in range(4):
+            got, want = f(n, a), plain(n, a)
+            assert [(type(v), repr(v)) for v in got] == [(type(v), repr(v)) for v in want], n
+    stats = jit_module.stats(f)
+    assert stats["stub_entries"] + stats["handoff_entries"] > 0
+    # (a list of another dtype, a scalar of another type: the stub refuses or the traces' guards leave)
+    b = np.arange(5, dtype=np.int64)
+    assert repr(f(300, b)) == repr(plain(300, b))
+    assert repr(f(300, [1.0] * 5)) == repr(plain(300, [1.0] * 5))
+
+
+def test_a_kind_the_stub_cannot_box_raises_instead_of_crashing(monkeypatch):
+    """A stub built with no table of NumPy's objects (as if NumPy were not imported) that meets a NumPy scalar
+    at an exit never reads its bits as a pointer: it raises SystemError."""
+    np = pytest.importorskip("numpy")
+    from codegen import entry
+    from tests.helpers import define
+
+    monkeypatch.setattr(entry, "NUMPY_SCALARS", {})
     source = """
 def from_a_global(n):
     s = 0.0
@@ -367,3 +403,32 @@ def from_a_global(n):
         for _ in range(50):
             f(5)
     assert jit_module.stats(f)["traces_compiled"] > 0
+
+
+SCALARS = """
+def scalars(n, f64, f32, i64, i32, u8, flag):
+    for i in range(n):
+        f64 = f64 * 0.5 + 1.0
+        f32 = f32 + np.float32(0.25)
+        i64 = i64 + 3
+        i32 = i32 - np.int32(2)
+        u8 = u8 + np.uint8(1)
+        flag = i64 > 1000
+    return f64, f32, i64, i32, u8, flag
+"""
+
+
+def test_numpy_scalars_of_every_kind_at_the_entry_and_the_exit():
+    np = pytest.importorskip("numpy")
+    from tests.helpers import define
+
+    plain = define(SCALARS, "scalars", {"np": np})
+    f = jit(**OPTIONS)(plain)
+    start = (np.float64(1.5), np.float32(0.1), np.int64(-7), np.int32(2**31 - 1000), np.uint8(3), np.bool_(True))
+    for n in (300, 600, 5, 0):
+        for _ in range(4):
+            with np.errstate(all="ignore"):  # (u8 wraps past 255: NumPy's own behaviour, warned or not)
+                got, want = f(n, *start), plain(n, *start)
+            assert [(type(v), repr(v)) for v in got] == [(type(v), repr(v)) for v in want], n
+    stats = jit_module.stats(f)
+    assert stats["stub_entries"] + stats["handoff_entries"] > 0 and stats["native_iterations"] > 0

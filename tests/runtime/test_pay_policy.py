@@ -133,7 +133,7 @@ def test_a_short_loop_goes_back_to_cpython():
     text = jit.explain(f)
     assert (
         f"runs plain in CPython for {FIRST_BACKOFF} more loop start(s): its native code ran 5.0 iterations per "
-        "entry, fewer than would pay for entering it (min_native_iterations=256)"
+        "entry, fewer than would pay for entering it (min_native_iterations=256, 142 for this loop's body)"
     ) in text
     entries = s["native_entries"]
     for _ in range(FIRST_BACKOFF):  # the first back-off: that many loop starts in plain CPython
@@ -310,3 +310,37 @@ def test_one_hand_off_of_many_short_entries_is_judged_at_once():
     calls = run_until_not_paying(f, (1000,))
     assert calls <= 3
     assert jit.stats(f)["native_entries"] >= PAY_ENTRIES
+
+
+def list_sum(rows, k, n):
+    check = 0
+    for j in range(n):
+        check += rows[k][j]
+    return check
+
+
+def test_an_iteration_of_a_bigger_body_counts_for_more():
+    """``s += i`` (5 tier-1 instructions with the jump back) pays from 256 iterations an entry; ``s += i * i % 7``
+    and ``check += rows[k][j]`` (9 each) from 142: 200 iterations an entry keep the last two native, not the
+    first."""
+    from jit.frontend import compile_to_tier1
+    from runtime.loop_driver import body_weight
+
+    def plain_sum(n):
+        s = 0
+        for i in range(n):
+            s += i
+        return s
+
+    assert body_weight(compile_to_tier1(plain_sum), 0) == 1.0
+    assert body_weight(compile_to_tier1(short_sum), 0) == 9 / 5
+    assert body_weight(compile_to_tier1(list_sum), 0) == 9 / 5
+    # (an outer loop's iterations include its inner loop's: its weight is the smaller of its own body's and theirs)
+    nest = compile_to_tier1(nested_sum)
+    assert body_weight(nest, 1) == 7 / 5 and body_weight(nest, 0) == 1.0
+    rows = [list(range(300))] * 3
+    for func, args, pays in ((plain_sum, (200,), False), (short_sum, (200,), True), (list_sum, (rows, 1, 200), True)):
+        f = jitted(func)
+        for _ in range(3 * PAY_WINDOW):
+            assert f(*args) == func(*args)
+        assert (jit.stats(f)["not_paying_loops"] == []) == pays, func.__name__
