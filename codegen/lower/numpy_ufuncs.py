@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from codegen.capi import I32, I64, PTR
+from codegen.capi import DOUBLE, I32, I64, PTR
 from codegen.context import FLOAT32, LowerContext
 from codegen.lower.table import (
     _args,
@@ -24,11 +24,17 @@ def _suffix(ty: ir.Type) -> str:
 @lowers("_NP_SQRT")
 def _np_sqrt(ctx: LowerContext, uop: Uop) -> ir.Value:
     """Correctly rounded, as NumPy's loops compute it; below zero (-inf too) NumPy reports invalid: leave
-    (a NaN gives NaN, no event; -0.0 gives -0.0)."""
+    (a NaN gives NaN, no event; -0.0 gives -0.0), checked with the next operations' (a deferred check:
+    LowerContext.check_deferred), or by the processor's flags in a run checked at its end (codegen.float_status:
+    the square root of a negative number raises its invalid flag)."""
     b = ctx.builder
     x = ctx.value(uop.args[0])
-    ctx.guard(b.fcmp_unordered(">=", x, ir.Constant(x.type, 0.0)), uop)
-    return ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
+    result = ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
+    if uop.out is not None and uop.out.id in ctx.status_covered:
+        return result
+    below = b.fcmp_ordered("<", x, ir.Constant(x.type, 0.0))
+    ctx.check_deferred(b.select(below, ir.Constant(DOUBLE, float("nan")), ir.Constant(DOUBLE, 0.0)), uop)
+    return result
 
 
 @lowers("_NP_UFUNC_EXACT")

@@ -364,11 +364,12 @@ def _np_float_op(op: str) -> Lowering:
 
 
 #: the uops whose check waits for the next that is not pure (LowerContext.check_deferred): pure but for it
+#: (NumPy's float arithmetic, and np.sqrt: codegen.lower.numpy_ufuncs)
 DEFERRING = frozenset(
     f"_NP_BINARY_OP_{name}_{width}"
     for name in ("ADD", "SUBTRACT", "MULTIPLY", "TRUE_DIVIDE")
     for width in ("FLOAT64", "FLOAT32")
-)
+) | {"_NP_SQRT"}
 for _width in ("FLOAT64", "FLOAT32"):
     LOWERINGS[f"_NP_BINARY_OP_ADD_{_width}"] = _np_float_op("fadd")
     LOWERINGS[f"_NP_BINARY_OP_SUBTRACT_{_width}"] = _np_float_op("fsub")

@@ -45,6 +45,12 @@ def running(a, b, acc):
     return acc[1]
 
 
+def roots(a, b, out):
+    for i in range(len(a)):
+        out[i] = np.sqrt(a[i] * b[i])
+    return out[len(out) - 1]
+
+
 def two_stores(a, b, copy, out, ints):
     for i in range(len(a)):
         copy[i] = a[i]
@@ -81,7 +87,7 @@ def vectorized(jitted):
 
 
 def compiled(name, *warm):
-    plain = define(SOURCE, name, {})
+    plain = define(SOURCE, name, {"np": np})
     f = jit(threshold=2)(plain)
     f(*warm)
     assert fast_runs(f) > 0
@@ -207,3 +213,32 @@ def test_one_element_stored_at_every_iteration(state):
             return (*vectors(events), np.array([1.0, 2.0, 3.0]))
 
         assert outcome(f, make, state) == outcome(plain, make, state), events
+
+
+ROOT_CASES = {
+    "none": [],
+    "negative_first": [("a", 0, -1.0)],  # np.sqrt of a negative: invalid
+    "negative_at_a_run_edge": [("a", 255, -1.0), ("a", 256, -2.0)],
+    "negative_infinity": [("a", 600, -np.inf)],
+    "minus_zero": [("a", 300, -0.0)],  # no event: -0.0
+    "nan_in": [("a", 400, np.nan)],  # no event
+    "overflow_then_root": [("a", 900, 1e300), ("b", 900, 1e300)],  # the product overflows; sqrt(inf) is no event
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROOT_CASES))
+@pytest.mark.parametrize("state", STATES, ids=STATE_IDS)
+def test_events_of_square_roots_in_a_vectorized_storing_loop(case, state):
+    """np.sqrt's check is deferred like the arithmetic's, so the loop is checked once per run and vectorized."""
+    a, b = np.linspace(0.5, 2.0, N), np.linspace(1.0, 3.0, N)
+    plain, f = compiled("roots", a, b, np.zeros(N))
+    assert vectorized(f)
+
+    def make():
+        a, b = np.linspace(0.5, 2.0, N), np.linspace(1.0, 3.0, N)
+        for name, index, value in ROOT_CASES[case]:
+            {"a": a, "b": b}[name][index] = value
+        return a, b, np.full(N, 7.0)
+
+    assert outcome(f, make, state) == outcome(plain, make, state)
+    assert not jit_module.stats(f)["aborts"]
