@@ -108,3 +108,19 @@ def test_a_negative_index_counts_from_the_end_in_the_fast_copy(state):
     bad[-300] = 1e308
     bad[-1000] = -np.inf
     assert outcome(f, (bad, N), state) == outcome(plain, (bad, N), state)
+
+
+def test_a_loop_without_numpy_float_operations_reads_no_flags():
+    source = """
+def ints(n):
+    s = 0
+    for i in range(n):
+        s += (i * 3) & 15
+    return s
+"""
+    plain = define(source, "ints", {})
+    f = jit(threshold=2)(plain)
+    for _ in range(2):
+        assert f(2000) == plain(2000)
+    assert fast_runs(f) > 0
+    assert "stmxcsr" not in jit_module.dump(f, "ir")
