@@ -260,6 +260,9 @@ class _Analysis:
         out = {}
         for v_id, slot in self.carried.items():
             producer = self.producer.get(self.end[slot].id)
+            if producer is not None and producer.name == "_ITER_INCREMENT" and producer.args[0].id == v_id:
+                out[v_id] = Interval(vx.value(producer.args[0]), None)  # (a sequence's index: for x in a)
+                continue
             if producer is None or producer.name not in (_ADD, _SUB) or v_id not in (a.id for a in producer.args):
                 continue
             other = next((a for a in producer.args if a.id != v_id), None)
@@ -282,8 +285,11 @@ class _Analysis:
         if op not in ("<", "<=", "=="):
             return
         x, y = self.get_partial(a, env), self.get_partial(b, env)
-        if x is None or y is None:
+        if x is None and y is None:
             return
+        # (a side not known yet is unbounded: `0 <= k` bounds k from below whatever k is)
+        unknown = Interval(None, None, frozenset())
+        x, y = x if x is not None else unknown, y if y is not None else unknown
         gap = vx.const(1 if op == "<" else 0)
         # a <= b - gap: a's upper bound is at most b's, less the gap; b's lower bound at least a's, plus it
         if op == "==":
@@ -302,6 +308,9 @@ class _Analysis:
         for v in self.trace.entry_slots.values():
             if v.id in self.invariant and v.kind == Kind.INT:
                 env[v.id] = point(vx.value(v))
+        for u in self.trace.hoisted:  # (an array's dimensions, read at the entry: the same throughout the loop)
+            if u.out is not None and u.out.id in self.entry_values and u.out.kind == Kind.INT:
+                env[u.out.id] = point(vx.value(u.out))
         env.update(self.monotone())
         if accumulate:
             for acc_id, (_, interval) in self.accumulators.items():

@@ -154,3 +154,52 @@ def test_an_inner_loops_fast_copy_leaves_where_its_range_ends(step):
         fn("inner_runs"), (floats(100), 30, step), (floats(37), 5, step), (floats(100), 30, step), native=True
     )
     assert fast_runs(jitted) > 0
+
+
+HISTOGRAM = """
+def histogram(data, counts, lo, hi, bins):
+    scale = bins / (hi - lo)
+    for x in data:
+        k = int((x - lo) * scale)
+        if 0 <= k < bins:
+            counts[k] += 1
+    return counts.sum()
+"""
+
+
+@pytest.mark.parametrize(
+    "case", ["in_range", "counts_too_short", "nan", "inf", "negative_bins_index", "more_bins_than_counts_unused"]
+)
+def test_a_histogram_over_an_array_whose_bounds_the_fast_copy_proves(case):
+    """`for x in data` (the index proven within data) and `counts[k]` with 0 <= k < bins (proven within counts
+    where bins <= len(counts)): where the conditions fail (counts shorter than bins) the checked copy runs and
+    NumPy raises its IndexError at the same element; int() of a NaN or an infinity raises as in CPython."""
+    plain = define(HISTOGRAM, "histogram", {})
+    f = jit(threshold=2)(plain)
+    data = (np.arange(3000, dtype=np.float64) * 0.6180339887498949) % 1.0 * 12.0 - 1.0
+    for _ in range(3):
+        f(data, np.zeros(64, dtype=np.int64), 0.0, 10.0, 64)
+    counts_len, bins = 64, 64
+    data2 = data.copy()
+    if case == "counts_too_short":
+        counts_len = 40
+    elif case == "nan":
+        data2[1700] = np.nan
+    elif case == "inf":
+        data2[2999] = np.inf
+    elif case == "negative_bins_index":
+        data2[10] = -5.0
+    elif case == "more_bins_than_counts_unused":
+        counts_len, bins = 64, 70
+        data2 = np.clip(data2, 0.0, 9.0)  # (k stays below 64: every access is in range, but nothing proves it)
+
+    def run(g):
+        counts = np.zeros(counts_len, dtype=np.int64)
+        try:
+            result = repr(g(data2, counts, 0.0, 10.0, bins))
+        except (IndexError, ValueError, OverflowError) as exc:
+            result = f"{type(exc).__name__}: {exc}"
+        return result, counts.tobytes()
+
+    assert run(f) == run(plain)
+    assert jit_module.stats(f)["native_iterations"] > 0

@@ -413,3 +413,64 @@ def test_an_index_from_the_end_that_may_not_be_negative_goes_unchecked_only_whil
     listing = after_ranges(text)
     assert "fast=_ARRAY_INDEX_FROM_END" in listing
     assert "max(v1, v2 - 1) - 5 <= -1" in listing
+
+
+#: for x in data: k = int((x - lo) * scale); if 0 <= k < bins: counts[k] += 1   (arrays: data float64, counts int64)
+HISTOGRAM = """
+uops of t:
+   _LOAD_SLOT (target=13, operand=1 (counts)) -> v20:ndarray
+   _LOAD_SLOT (target=13, operand=2 (lo)) -> v10:float
+   _LOAD_SLOT (target=13, operand=4 (bins)) -> v18:int
+   _LOAD_SLOT (target=13, operand=5 (scale)) -> v12:float
+   _LOAD_SLOT (target=13, operand=9 (.seq)) -> v1:ndarray
+   _LOAD_SLOT (target=13, operand=10 (.index)) -> v2:int
+   _LOAD_SLOT (target=13, operand=11 (.iter)) -> v0:None
+   _GUARD_ARRAY (v1, target=13, operand=float64 1-D C, exit=0)                         # line 71 (hoisted to the entry)
+   _ARRAY_DATA (v1, target=13) -> v3:int                                               # line 71 (hoisted to the entry)
+   _ARRAY_DIM (v1, target=13, operand=0) -> v4:int                                     # line 71 (hoisted to the entry)
+   _GUARD_ARRAY (v20, target=39, operand=int64 1-D C, exit=2)                          # line 74 (hoisted to the entry)
+   _ARRAY_DATA (v20, target=39) -> v21:int                                             # line 74 (hoisted to the entry)
+   _ARRAY_DIM (v20, target=39, operand=0) -> v22:int                                   # line 74 (hoisted to the entry)
+   _CHECK_PERIODIC (target=13, exit=4)                                                 # line 71
+   _COMPARE_OP_INT (v2, v4, target=13, operand=<) -> v5:bool                           # line 71
+   _GUARD_IS_TRUE_POP (v5, target=13, exit=5)                                          # line 71
+   _GUARD_INDEX_RANGE (v2, 0, v4, 0, target=13, exit=6)                                # line 71
+   _ARRAY_LOAD (v3, v2, target=13, operand=float64 1-D C) -> v7:np.float64             # line 71
+   _ITER_INCREMENT (v2, target=13) -> v8:int                                           # line 71
+   _NP_BINARY_OP_SUBTRACT_FLOAT64 (v7, v10, target=18, exit=7) -> v11:np.float64       # line 72
+   _NP_BINARY_OP_MULTIPLY_FLOAT64 (v11, v12, target=20, exit=8) -> v13:np.float64      # line 72
+   _NP_CAST (v13, target=21) -> v14:float                                              # line 72
+   _CALL_FLOAT_TO_INT (v14, target=21, exit=9) -> v15:int                              # line 72
+   _COMPARE_OP_INT (0, v15, target=27, operand=<=) -> v17:bool                         # line 73
+   _GUARD_IS_TRUE_POP (v17, target=28, exit=10)                                        # line 73
+   _COMPARE_OP_INT (v15, v18, target=30, operand=<) -> v19:bool                        # line 73
+   _GUARD_IS_TRUE_POP (v19, target=31, exit=11)                                        # line 73
+   _GUARD_INDEX_RANGE (v15, 0, v22, 0, target=39, exit=12)                             # line 74
+   _ARRAY_LOAD (v21, v15, target=39, operand=int64 1-D C) -> v24:np.int64              # line 74
+   _NP_BINARY_OP_ADD_INT64 (v24, 1, target=41, exit=13) -> v26:np.int64                # line 74
+   _ARRAY_STORE (v26, v21, v15, target=44, operand=int64 1-D C, exit=14)               # line 74
+   _JUMP_TO_TOP (target=12)                                                            # line 71
+   loop-carried: counts=v20, lo=v10, bins=v18, scale=v12, .seq=v1, .index=v8, .iter=v0
+"""
+
+
+def test_a_sequence_index_and_a_value_bounded_by_two_guards_go_unchecked_in_the_fast_copy():
+    """`for x in data`: the index only grows from its value at the loop's top, and the loop's guard bounds it by
+    the array's length (read at the entry); k, whose interval is unknown, is bounded by `0 <= k` and `k < bins`:
+    both array accesses' guards are proven where bins is at most counts' length."""
+    listing = after_ranges(HISTOGRAM)
+    assert "_GUARD_INDEX_RANGE (v2, 0, v4, 0, target=13, exit=6, fast=_INDEX_RANGE_PROVEN)" in listing
+    assert "_GUARD_INDEX_RANGE (v15, 0, v22, 0, target=39, exit=12, fast=_INDEX_RANGE_PROVEN)" in listing
+    assert "0 <= v2" in listing
+    assert "v18 - 1 <= v22 - 1" in listing
+    # (the guards on k stay: they decide the way, not a check)
+    assert "_GUARD_IS_TRUE_POP (v17, target=28, exit=10)" in listing and "exit=10, fast" not in listing
+
+
+def test_a_value_bounded_on_one_side_only_keeps_its_array_check():
+    text = HISTOGRAM.replace(
+        "   _COMPARE_OP_INT (0, v15, target=27, operand=<=) -> v17:bool                         # line 73\n", ""
+    ).replace("   _GUARD_IS_TRUE_POP (v17, target=28, exit=10)                                        # line 73\n", "")
+    listing = after_ranges(text)
+    assert "_GUARD_INDEX_RANGE (v15, 0, v22, 0, target=39, exit=12)" in listing
+    assert "_GUARD_INDEX_RANGE (v15, 0, v22, 0, target=39, exit=12, fast" not in listing
