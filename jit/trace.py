@@ -271,11 +271,13 @@ class Trace:
     def range_counter(self) -> tuple[int, Value, Value, Value] | None:
         """A looping trace's ``for ... in range`` counter: the position of its _GUARD_NOT_EXHAUSTED_RANGE (the
         first), and its inputs cur (loop-carried: its next value is _ITER_NEXT_RANGE of cur and step), stop and
-        step (the same throughout: constants, or slots read and never assigned). None if there is none."""
+        step (the same throughout: constants, slots read and never assigned, or values read at the entry: an
+        array's length, which ``for x in a`` counts its index up to, by _ITER_INCREMENT). None if there is none."""
         if self.end is not TraceEnd.LOOP or self.end_snapshot is None:
             return None
         end = self.end_snapshot.outer.slots
         invariant = {v.id for slot, v in self.entry_slots.items() if end.get(slot) is v}
+        invariant |= {u.out.id for u in self.hoisted if u.out is not None and u.op.entry_value}
         carried = {v.id: slot for slot, v in self.entry_slots.items() if end.get(slot) is not v}
         for position, uop in enumerate(self.uops):
             if uop.name != "_GUARD_NOT_EXHAUSTED_RANGE":
@@ -285,7 +287,11 @@ class Trace:
                 return None
             following = end[carried[cur.id]]
             if not any(
-                u.out is following and u.args == (cur, step) and u.name.startswith("_ITER_NEXT_RANGE")
+                u.out is following
+                and (
+                    (u.args == (cur, step) and u.name.startswith("_ITER_NEXT_RANGE"))
+                    or (u.name == "_ITER_INCREMENT" and u.args == (cur,) and step.is_const and step.const == 1)
+                )
                 for u in self.uops
             ):
                 return None

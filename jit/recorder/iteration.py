@@ -315,16 +315,18 @@ def _for_iter_array(r: Recorder, frame: Frame, base: int, array: Value, index: V
     if spec.ndim != 1:
         raise Abort(Reason.FOR_OVER, what=f"{spec.ndim}-D array")
     length = specialize_numpy.header(r, array, spec)[1][0]
-    more = r.emit("_COMPARE_OP_INT", (index, length), operand=CompareOp.LT)
     own = r.trace.loop.header_pc == r.pc - 1
+    # (the index as a range's counter, from where it is up to the length read at the entry, by 1: the loop gets a
+    # counted fast copy, as `for i in range(len(a))` does: Trace.range_counter)
+    one = r.const(1)
     if actual_index >= len(actual_array):
         if own:
             raise Abort(Reason.LOOP_ENDED)
-        r.emit("_GUARD_IS_FALSE_POP", (more,))
+        r.emit("_GUARD_EXHAUSTED_RANGE", (index, length, one))
         for slot in range(base, base + 3):
             r.write_slot(slot, r.const(UNBOUND))
         return
-    r.emit("_GUARD_IS_TRUE_POP", (more,), leaves_loop=own)
+    r.emit("_GUARD_NOT_EXHAUSTED_RANGE", (index, length, one), leaves_loop=own)
     value = specialize_numpy.load(r, array, [index], actual_array, [actual_index])
     r.write_slot(base + 1, r.emit("_ITER_INCREMENT", (index,)))
     r.push(value)

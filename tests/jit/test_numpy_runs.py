@@ -24,6 +24,13 @@ def dot(a, b):
     return s
 
 
+def squares(a, b):
+    s = 0.0
+    for x in a:
+        s += x * x - 1.0
+    return s
+
+
 def rows(m, v):
     total = 0.0
     for r in range(m.shape[0]):
@@ -98,3 +105,18 @@ def test_events_in_an_inner_loop_run_many_times(state):
         bad[row, col] = value
         assert outcome(f, (bad, v), state) == outcome(plain, (bad, v), state), (row, col, value)
     assert outcome(f, (m, v), state) == outcome(plain, (m, v), state)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("state", STATES, ids=["default", "raise", "ignore", "under"])
+def test_events_in_a_loop_over_an_array(case, state):
+    """`for x in a`: its index counts up to the array's length as a range's counter (Trace.range_counter), so the
+    loop has a counted fast copy, checked once per run, as `for i in range(len(a))` has."""
+    plain = define(SOURCE, "squares", {})
+    f = jit(threshold=2)(plain)
+    f(*vectors([]))
+    assert fast_runs(f) > 0
+    assert outcome(f, vectors(CASES[case]), state) == outcome(plain, vectors(CASES[case]), state)
+    for n in (0, 1, 31, 32, 33):  # (short arrays: the checked copy, the fast copy's edge)
+        a = np.linspace(0.5, 2.0, n)
+        assert repr(f(a, a)) == repr(plain(a, a))
