@@ -20,7 +20,10 @@ Where intervals come from:
   so one condition at the loop's top replaces an overflow check per iteration (LuaJIT's and LLVM's reasoning
   on counted loops); the bounds of ``t`` are found with ``s`` unknown, so they hold whatever ``s`` is;
 * a loop-carried int the loop only adds a constant to: bounded on one side by its value at the loop's top;
-* a guard on a comparison of ints (``i < j``): after it, each side's bounds narrowed by the other's;
+* a guard on a comparison of ints (``i < j``): after it, each side's bounds narrowed by the other's (a side
+  with no interval yet gets the bound the other gives: ``0 <= k`` bounds any k from below);
+* an array's dimensions read at the entry: the value itself; a sequence's index (``for x in a``): bounded
+  below by its value at the loop's top, as a counter that only grows;
 * arithmetic on intervals (``+ - *``, ``& | ^`` of non-negative values, ``%`` by a positive bound, lengths).
 
 A list's bounds check goes only where the list is the same object throughout the loop and nothing in the
