@@ -52,7 +52,14 @@ def _rounding(intrinsic: str) -> Lowering:
     return lower
 
 
-LOWERINGS["_CALL_FLOAT_TO_INT"] = _rounding("llvm.trunc.f64")
+@lowers("_CALL_FLOAT_TO_INT")
+def _float_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """int(x): fptosi truncates toward zero itself, and a double is within [-2**63, 2**63) exactly where its
+    truncation is (no double lies strictly between -2**63 - 1 and -2**63): no rounding instruction on the way
+    to the index it often is (``counts[int(x * scale)]``)."""
+    return _to_int(ctx, uop, ctx.value(uop.args[0]))
+
+
 LOWERINGS["_CALL_ROUND_FLOAT"] = _rounding("llvm.roundeven.f64")  # round(): half to even
 LOWERINGS["_CALL_MATH_FLOOR"] = _rounding("llvm.floor.f64")
 LOWERINGS["_CALL_MATH_CEIL"] = _rounding("llvm.ceil.f64")
