@@ -31,9 +31,11 @@ class Options:
     #: an inner ``for`` over a range with at most this many iterations when the outer loop is recorded, whose
     #: bounds do not change in the outer loop, is recorded through (unrolled into the outer trace, a guard per
     #: iteration) instead of calling its tree: a tree call per outer iteration costs more than a few short
-    #: iterations (0: always call the tree). Each visit of its header counts as a native iteration, as its
-    #: tree's would (``min_native_iterations``, ``jit.stats``)
-    unroll_max_trips: int = 4
+    #: iterations (0: always call the tree). Its iterations times its body's tier-1 instructions must also be
+    #: at most ``jit.recorder.recorder.UNROLL_BUDGET`` (the outer trace's length, and its compile time). Each
+    #: visit of its header counts as a native iteration, as its tree's would (``min_native_iterations``,
+    #: ``jit.stats``)
+    unroll_max_trips: int = 16
     #: calls of Python functions recorded into a trace (their bodies inlined), nested at most this deep (0: none)
     max_inline_depth: int = 3
     #: failed recordings at one loop header or exit before it is blacklisted for good

@@ -35,6 +35,12 @@ _WHILE_METHOD_PENDING = frozenset(
 )
 
 
+#: the most tier-1 instructions an inner loop unrolled into its outer trace may have over all its iterations (its
+#: body's times its trips: 16 iterations of a one-line body such as ``total += (i ^ j) & 7``, 9 instructions):
+#: a tree call per outer iteration costs 5 to 15 ns, which so short an inner loop does not win back
+UNROLL_BUDGET = 160
+
+
 class Recorder:
     def __init__(
         self,
@@ -692,8 +698,11 @@ class Recorder:
         cur, stop, step = (self.abstract.get(base + k) for k in range(3))
         if cur is None or stop is None or step is None:
             return False
-        if not (cur.is_const and step.is_const and stop.kind == Kind.INT) or len(range(*actual)) > limit:
+        trips = len(range(*actual))
+        if not (cur.is_const and step.is_const and stop.kind == Kind.INT) or trips > limit:
             return False
+        if trips * (loop.body_end - loop.body_pc) > UNROLL_BUDGET:
+            return False  # (a long body: one tree call costs little next to its iterations)
         bound: tuple[int, Value] | None = None
         if not stop.is_const:
             hidden = {slot for other in self.code.loops for slot in other.hidden}
