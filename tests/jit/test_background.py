@@ -210,7 +210,7 @@ def two_loops(n):
 
 def test_a_trace_built_against_an_invalidated_tree_is_stale():
     # what the background compiler checks before installing: the trees a trace calls must still be valid
-    f = jit(**TEST_OPTIONS)(two_loops)
+    f = jit(**TEST_OPTIONS, unroll_max_trips=4)(two_loops)  # (its inner loop of 5 trips calls its tree)
     assert f(50) == two_loops(50) and f(50) == two_loops(50)
     registry = state_of(f).monitor.registry
     trees = {tree.loop.line: tree for tree in registry.live_trees()}
@@ -223,7 +223,7 @@ def test_a_trace_built_against_an_invalidated_tree_is_stale():
 
 
 def test_invalidated_code_is_not_freed_while_a_trace_compiles():
-    f = jit(**TEST_OPTIONS)(two_loops)
+    f = jit(**TEST_OPTIONS, unroll_max_trips=4)(two_loops)  # (its inner loop of 5 trips calls its tree)
     assert f(50) == two_loops(50) and f(50) == two_loops(50)
     registry = state_of(f).monitor.registry
     (inner,) = [tree for tree in registry.live_trees() if not tree.calls]

@@ -233,7 +233,7 @@ def test_warm_calls_enter_native_code_once_and_invalidate_nothing(name, args):
     # identity guard of it hoisted to the inner tree's entry would fail at every call
     ns = module()
     plain = ns[name]
-    jitted = jit(threshold=2)(plain)
+    jitted = jit(threshold=2, unroll_max_trips=4)(plain)  # (three_levels' inner loops of 4 and 5 trips: trees)
     for _ in range(3):
         jitted(*args)
     before = jit_module.stats(jitted)

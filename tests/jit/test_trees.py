@@ -11,7 +11,7 @@ from jit import jit
 from jit.api import state_of
 from runtime.loop_driver import FIRST_BACKOFF
 
-OPTS = {"threshold": 8, "side_exit_threshold": 4}
+OPTS = {"threshold": 8, "side_exit_threshold": 4, "unroll_max_trips": 4}  # (short inner loops: trees)
 
 
 def exits_of_one_call(f, *args):
@@ -347,7 +347,7 @@ def deep(n):
 
 
 def test_max_nesting_depth():
-    f = jit(threshold=3, max_nesting_depth=2)(deep)
+    f = jit(threshold=3, max_nesting_depth=2, unroll_max_trips=4)(deep)
     for _ in range(3):
         assert f(6) == deep(6)
     stats = jit_module.stats(f)

@@ -135,7 +135,7 @@ def run(name: str, **options: Any) -> tuple[Any, Any]:
     last = None
     for interpreter in (False, True):
         namespace.update(start)
-        f = jit(interpreter=interpreter, **options)(func)
+        f = jit(interpreter=interpreter, **{"unroll_max_trips": 4, **options})(func)  # (inner loops: trees)
         for attempt in range(2):
             namespace["G"] = 1
             if "v" in namespace["Box"].__dict__:
@@ -193,7 +193,7 @@ def pure(n, m):
     return total
 """
     func = define(source, "pure")
-    f = jit(func)
+    f = jit(unroll_max_trips=4)(func)  # (its inner loop of 8 trips calls its tree)
     for _ in range(3):
         assert f(300, 8) == func(300, 8)
     uops = jit_module.dump(f, "uops")
@@ -203,7 +203,7 @@ def pure(n, m):
 
 def test_a_call_of_an_inner_tree_with_a_barrier_is_followed_by_a_check():
     func, namespace = fresh("global_rebound_once")
-    f = jit(func)
+    f = jit(unroll_max_trips=4)(func)  # (its inner loop of 8 trips calls its tree)
     for _ in range(2):
         namespace["G"] = 1
         f(*ARGS)

@@ -181,7 +181,7 @@ def test_waiting_for_an_inner_loop_another_thread_records_is_not_a_failure():
     """The inner loop is being recorded by another thread (simulated: its recording started and never ends
     while this thread runs): the outer loop's recording meets it once, then waits for it, without recording
     again on every iteration and without counting failures; once the other recording is over, both compile."""
-    f = jit(threshold=2, side_exit_threshold=2)(two_level)
+    f = jit(threshold=2, side_exit_threshold=2, unroll_max_trips=4)(two_level)
     assert f(2, 1) == two_level(2, 1)  # (the outer loop gets hot: the monitor exists, no tree yet)
     monitor = state_of(f).monitor
     outer, inner = (loop.index for loop in sorted(monitor.code.loops, key=lambda loop: loop.line))
