@@ -166,6 +166,22 @@ def store(
 # --- scalars -------------------------------------------------------------------------------------------------
 
 
+def unboxed_scalar(r: Emitter, value: Value, actual: Any) -> Value | None:
+    """value, an object observed to be the NumPy scalar actual, guarded to be of its exact type and unboxed as its
+    kind (a numpy.float64 has a float's layout; the others where ``arrays.scalars_ok``); None if actual is no
+    NumPy scalar native code holds."""
+    t = type(actual)
+    np = arrays.numpy_module()
+    if np is not None and t is np.float64:
+        r.emit("_GUARD_CLASS", (value,), operand=t)
+        return r.emit("_UNBOX_NP_FLOAT64", (value,))
+    kind = kind_of(actual) if np is not None and t is not int and t is not float and t is not bool else None
+    if kind is not None and kind.is_numpy_scalar and arrays.scalars_ok():
+        r.emit("_GUARD_CLASS", (value,), operand=t)
+        return r.emit("_UNBOX_NP_SCALAR", (value,), operand=kind, kind=kind)
+    return None
+
+
 def as_double(r: Emitter, v: Value) -> Value:
     """A number as a double, as NumPy converts it to float64."""
     if v.kind.is_double:

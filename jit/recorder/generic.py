@@ -30,7 +30,7 @@ from jit import arrays, specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
-from jit.kinds import NUMPY_SCALARS, Kind
+from jit.kinds import Kind
 from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
 from jit.trace import FrameSnapshot, Snapshot, TraceKind, Value, WhenHot
@@ -247,7 +247,6 @@ _AT_END.append(keep_carried)
 
 
 def _typed(r: Recorder, value: Value, actual: Any) -> Value:
-    NUMPY_SCALAR_KINDS = {scalar: kind for kind, scalar in NUMPY_SCALARS.items()}
     t = type(actual)
     if actual is None:
         r.emit("_GUARD_TYPE", (value,), operand=Kind.NONE, kind=Kind.OBJECT)
@@ -265,13 +264,10 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
         made = r.emit("_GUARD_TYPE_OWNED", (value,), operand=Kind.ARRAY, kind=Kind.ARRAY)
         specialize_numpy.guarded_spec(r, made, actual)
         return made
-    if np is not None and t is np.float64:  # (np.sum(row), np.dot(a, b), ...: a float subclass, the same layout)
-        r.emit("_GUARD_CLASS", (value,), operand=t)
-        return r.emit("_UNBOX_NP_FLOAT64", (value,))
-    kind = NUMPY_SCALAR_KINDS.get(t)
-    if kind is not None and kind != Kind.NP_FLOAT64 and arrays.scalars_ok():  # (np.argmax(row), np.int64 // 2)
-        r.emit("_GUARD_CLASS", (value,), operand=t)
-        return r.emit("_UNBOX_NP_SCALAR", (value,), operand=kind, kind=kind)
+    # (np.sum(row), np.dot(a, b): a numpy.float64; np.argmax(row), np.int64 // 2: the others)
+    scalar = specialize_numpy.unboxed_scalar(r, value, actual)
+    if scalar is not None:
+        return scalar
     if t is not int:  # (an int past 64 bits stays an object of any kind: never narrowed)
         r.emit("_GUARD_CLASS", (value,), operand=t)
     return value

@@ -33,8 +33,12 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
         r.emit("_GUARD_EXACT_TYPE", (boxed,), operand=t)
         return boxed
     kind = kind_of(item) if t is int else _ELEMENT_TYPES.get(t)
-    if kind is None:  # any other object (the generic path handles it): exactly of its type
-        r.emit("_GUARD_CLASS", (boxed,), operand=t)
+    if kind is None:
+        # (a NumPy scalar: `for i, x in enumerate(a)` over an array gets numpy.float64 objects)
+        scalar = specialize_numpy.unboxed_scalar(r, boxed, item)
+        if scalar is not None:
+            return scalar
+        r.emit("_GUARD_CLASS", (boxed,), operand=t)  # any other object (the generic path): exactly of its type
         return boxed
     if kind == Kind.OBJECT:  # an int past 64 bits: an int object of the trace's own (it may outlive the container)
         checked = r.emit("_GUARD_TYPE", (boxed,), operand=Kind.INT, kind=Kind.OBJECT)

@@ -305,6 +305,22 @@ def iterate_rows(m):
     return s
 
 
+def enumerated(a):
+    s = 0.0
+    last = None
+    for i, x in enumerate(a):
+        s += x * i
+        last = x
+    return s, last
+
+
+def zipped(a, b):
+    s = 0
+    for x, y in zip(a, b):
+        s += x * y
+    return s
+
+
 def iterate_with_break(a, limit):
     s = 0
     for x in a:
@@ -551,10 +567,27 @@ def test_iterating_views_and_rows():
     check(fn("iterate_rows"), (grid(),), (grid(3, 80),))
 
 
+def test_enumerate_and_zip_over_arrays_unbox_their_numpy_scalars():
+    """enumerate(a) and zip(a, b) over arrays go through the generic iteration (NumPy's array iterator), whose
+    items are numpy scalars: unboxed (their exact type guarded), so the loop closes natively with NumPy's
+    arithmetic on them (it used to end every iteration: a slot holding a numpy.float64 object at the loop's end
+    where its top held an unboxed one), with CPython's types and values."""
+    jitted = check(fn("enumerated"), (floats(),), (floats()[::-2],), (np.zeros(0),), native=True)
+    ints32 = np.arange(300, dtype=np.int32)
+    check(fn("zipped"), (ints(), ints()), (ints32, ints32), (floats(), ints()), native=True)
+    a = floats()
+    jitted(a)
+    before = jit_module.stats(jitted)
+    jitted(a)
+    after = jit_module.stats(jitted)
+    # (one entry, one exit at the loop's end: not one per iteration)
+    assert after["exits_to_interpreter"] - before["exits_to_interpreter"] <= 2
+    assert after["native_iterations"] - before["native_iterations"] >= len(a)
+
+
 def test_a_global_array_in_a_loop_entered_through_an_entry_stub():
     """The loop's entry type map holds no NumPy kind (the array is a global): its tree has an entry stub, which
-    cannot box NumPy's scalars at an exit; the function's trees are then entered through the buffer's Python
-    path, which does (no crash, numpy.float64 results)."""
+    boxes NumPy's scalars at an exit (numpy.float64 results)."""
     check(fn("from_a_global"), 200, 300, 5, native=True)
 
 
