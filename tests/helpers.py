@@ -155,6 +155,28 @@ def define(source: str, name: str, namespace: dict[str, Any] | None = None) -> C
     return ns[name]
 
 
+def numpy_outcome(
+    func: Callable[..., Any],
+    args: tuple[Any, ...],
+    state: dict[str, str],
+    catch: tuple[type, ...] = (FloatingPointError,),
+) -> tuple[str, list[str]]:
+    """What func(*args) did under ``np.errstate(**state)``: its result's repr, or the exception of catch it raised
+    (type and message), and the messages of the warnings it gave, in order (every one: ``always``)."""
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with np.errstate(**state):
+            try:
+                result = repr(func(*args))
+            except catch as exc:
+                result = f"{type(exc).__name__}: {exc}"
+    return result, [str(w.message) for w in seen]
+
+
 def no_binding_waits(monkeypatch: Any) -> None:
     """End a loop header's waits for locals to be bound at once (``jit.monitor.Monitor.waits_for_binding``): a
     call entering a loop with a local unbound that the loop's tree carries (assigned before it is read) then gets

@@ -7,10 +7,9 @@ FloatingPointError and the result are CPython's, and the fast copy ran (jit.stat
 from __future__ import annotations
 
 import platform
-import warnings
 
 import pytest
-from helpers import define
+from helpers import define, numpy_outcome
 
 import jit as jit_module
 from jit import jit
@@ -44,14 +43,7 @@ def fast_runs(jitted):
 
 
 def outcome(f, args, state):
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(**state):
-            try:
-                result = repr(f(*args))
-            except (FloatingPointError, IndexError) as exc:
-                result = f"{type(exc).__name__}: {exc}"
-    return result, [str(w.message) for w in seen]
+    return numpy_outcome(f, args, state, (FloatingPointError, IndexError))
 
 
 def test_the_fast_copy_reads_the_status_flags_on_x86_64():

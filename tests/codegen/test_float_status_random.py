@@ -12,10 +12,9 @@ order, the FloatingPointError and every element of the output are CPython's. To 
 from __future__ import annotations
 
 import random
-import warnings
 
 import pytest
-from helpers import define
+from helpers import define, numpy_outcome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,14 +73,8 @@ def arrays(seed: int | None) -> tuple:
 
 
 def outcome(f, args, state):
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(**state):
-            try:
-                result = repr(f(*args))
-            except (FloatingPointError, ZeroDivisionError) as exc:
-                result = f"{type(exc).__name__}: {exc}"
-    return result, [str(w.message) for w in seen], args[2].tobytes()
+    """The result or exception, the warnings, and the output array after the call."""
+    return (*numpy_outcome(f, args, state, (FloatingPointError, ZeroDivisionError)), args[2].tobytes())
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,10 +6,8 @@ count, message), the FloatingPointError, the result are CPython's, and the fast 
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from helpers import define
+from helpers import define, numpy_outcome
 
 import jit as jit_module
 from jit import jit
@@ -53,14 +51,7 @@ def vectors(events):
 
 
 def outcome(f, args, state):
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(**state):
-            try:
-                result = repr(f(*args))
-            except FloatingPointError as exc:
-                result = f"FloatingPointError: {exc}"
-    return result, [str(w.message) for w in seen]
+    return numpy_outcome(f, args, state)
 
 
 CASES = {
