@@ -519,6 +519,11 @@ class LowerContext:
         else:
             self.deferred = (self.builder.fadd(self.deferred[0], mark), self.deferred[1])
 
+    def status_covers(self, uop: Uop) -> bool:
+        """Do the processor's status flags check uop's floating-point events in this run (codegen.float_status),
+        so that it needs no mark?"""
+        return uop.out is not None and uop.out.id in self.status_covered
+
     def flush_deferred(self) -> None:
         """The one guard of the checks deferred so far (check_deferred), if any."""
         if self.deferred is not None:

@@ -35,7 +35,7 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
-from codegen.context import LowerContext
+from codegen.context import FLOAT32, LowerContext
 from codegen.engine import CompiledModule, ObjectCache, engine
 from codegen.symbols import ObjectSymbols
 from jit import arrays
@@ -53,7 +53,7 @@ _EXACT_TYPES: dict[Kind, type] = {Kind.FLOAT: float, Kind.LIST: list, Kind.TUPLE
 # its type map names (NumPy is optional: the library, compiled once per process, never refers to it)
 _NUMPY_SCALAR_VALUES: dict[Kind, ir.Type] = {
     Kind.NP_FLOAT64: DOUBLE,
-    Kind.NP_FLOAT32: ir.FloatType(),
+    Kind.NP_FLOAT32: FLOAT32,
     Kind.NP_INT64: I64,
     Kind.NP_INT32: I32,
     Kind.NP_UINT8: I8,
@@ -342,12 +342,19 @@ class _Stub:
 
     # --- boxing ----------------------------------------------------------------------------------------
     def boxable(self, kind: ir.Value) -> ir.Value:
-        """Is kind one the stub boxes (every kind of Python values, and the methods and int temporaries)?"""
+        """Is kind one the stub boxes (every kind of Python values, and the methods and int temporaries; NumPy's
+        scalars where tj_entry_leave was handed a table of NumPy's objects)?"""
         b = self.b
         known = ir.Constant(I1, 0)
+        numpy = ir.Constant(I1, 0)
         for case in sorted(BOXED_KINDS):
-            known = b.or_(known, b.icmp_unsigned("==", kind, ir.Constant(I8, int(case))))
-        return known
+            this = b.icmp_unsigned("==", kind, ir.Constant(I8, int(case)))
+            if case in _NUMPY_SCALAR_VALUES:
+                numpy = b.or_(numpy, this)
+            else:
+                known = b.or_(known, this)
+        table = self.numpy_table
+        return b.or_(known, b.and_(numpy, b.icmp_unsigned("!=", table, ir.Constant(table.type, None))))
 
     def pointer_to_text(self, text: str) -> ir.Value:
         """A NUL-terminated C string constant."""
@@ -437,19 +444,13 @@ class _Stub:
     def box_numpy_scalar(self, kind: Kind, word: ir.Value) -> ir.Value:
         """A new NumPy scalar of kind whose value the word holds (tj_entry_leave's table of NumPy's objects gives
         its type: a numpy.bool is one of the two singletons, any other the type called on the Python float or
-        int of the same value, as the interpreter boxes it); NULL if that failed (SystemError if there is no
-        table: never read a word as what it is not)."""
+        int of the same value, as the interpreter boxes it); NULL if that failed. (Without a table, ``boxable``
+        refused the kind first: never read a word as what it is not.)"""
         b = self.b
         table = self.numpy_table
         null = ir.Constant(PTR, None)
         results: list[tuple[ir.Value, ir.Block]] = []
-        missing, present, done = self.block("no_numpy"), self.block("numpy"), self.block("numpy_boxed")
-        b.cbranch(b.icmp_unsigned("==", table, ir.Constant(table.type, None)), missing, present)
-        b.position_at_end(missing)
-        self.capi("PyErr_SetString", self.pointer(SystemError), self.pointer_to_text(UNKNOWN_KIND))
-        results.append((null, b.block))
-        b.branch(done)
-        b.position_at_end(present)
+        done = self.block("numpy_boxed")
 
         def entry(index: ir.Value) -> ir.Value:
             return b.load(b.gep(table, [index], inbounds=True))
@@ -594,16 +595,14 @@ class _Stub:
             word = b.gep(words, [ir.Constant(I64, abi.SLOTS + slot)], inbounds=True)
             value_type = _NUMPY_SCALAR_VALUES.get(kind)
             if value_type is not None:
+                # (a double's bits, a float32's as its exact double's; an int32 sign-extended, a uint8 or bool not)
                 value = b.load(self.at(obj, abi.FLOAT_VALUE, value_type))
-                if value_type == DOUBLE:
+                if value_type == FLOAT32:
+                    value = b.fpext(value, DOUBLE)
+                if value.type == DOUBLE:
                     value = b.bitcast(value, I64)
-                elif value_type != I64:  # (a float32's exact double; an int32 sign-extended; a uint8, a bool)
-                    if isinstance(value_type, ir.FloatType):
-                        value = b.bitcast(b.fpext(value, DOUBLE), I64)
-                    elif kind is Kind.NP_INT32:
-                        value = b.sext(value, I64)
-                    else:
-                        value = b.zext(value, I64)
+                elif value.type != I64:
+                    value = b.sext(value, I64) if kind is Kind.NP_INT32 else b.zext(value, I64)
                 b.store(value, word)
             b.store(ir.Constant(I8, int(kind)), b.gep(tags, [ir.Constant(I64, slot)], inbounds=True))
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from jit.trace import Trace, Value
+from codegen.capi import I32, PTR
+from jit.trace import Trace, Uop, Value
 
-I32 = ir.IntType(32)
 #: MXCSR's sticky flags: invalid, denormal operand, division by zero, overflow, underflow, precision
 _ALL_FLAGS = 0x3F
 #: the four NumPy reports (its "invalid", "divide", "over", "under"); not precision, not a denormal operand
@@ -42,12 +42,12 @@ def available(module: ir.Module) -> bool:
 def _mxcsr(module: ir.Module, name: str) -> ir.Function:
     fn = module.globals.get(name)
     if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer()]), name)
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), name)
     return fn
 
 
 def _read(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> ir.Value:
-    builder.call(_mxcsr(module, "llvm.x86.sse.stmxcsr"), [builder.bitcast(slot, ir.IntType(8).as_pointer())])
+    builder.call(_mxcsr(module, "llvm.x86.sse.stmxcsr"), [builder.bitcast(slot, PTR)])
     return builder.load(slot)
 
 
@@ -59,7 +59,7 @@ def clear(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> None:
         builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _ALL_FLAGS)), ir.Constant(I32, 0))
     ):
         builder.store(builder.and_(word, ir.Constant(I32, ~_ALL_FLAGS & 0xFFFFFFFF)), slot)
-        builder.call(_mxcsr(module, "llvm.x86.sse.ldmxcsr"), [builder.bitcast(slot, ir.IntType(8).as_pointer())])
+        builder.call(_mxcsr(module, "llvm.x86.sse.ldmxcsr"), [builder.bitcast(slot, PTR)])
 
 
 def raised(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> ir.Value:
@@ -120,7 +120,7 @@ def covered(trace: Trace, deferring: frozenset[str]) -> frozenset[int]:
     )
 
 
-def _depends_on(value: Value, source: Value, producer: dict[int, object]) -> bool:
+def _depends_on(value: Value, source: Value, producer: dict[int, Uop]) -> bool:
     seen: set[int] = set()
     stack = [value]
     while stack:
@@ -131,5 +131,5 @@ def _depends_on(value: Value, source: Value, producer: dict[int, object]) -> boo
         if uop is None or current.id in seen:
             continue
         seen.add(current.id)
-        stack.extend(uop.args)  # type: ignore[attr-defined]
+        stack.extend(uop.args)
     return False

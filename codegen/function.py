@@ -24,7 +24,7 @@ from collections.abc import Callable, Container
 from llvmlite import ir
 
 from codegen import abi, float_status
-from codegen.capi import I1, I64
+from codegen.capi import I1, I32, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.ownership import ENTRY
@@ -171,13 +171,17 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     runs.initializer = ir.Constant(I64, 0)
     b = ctx.builder
     counter = trace.range_counter()
-    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
-    if _guard_free(trace) and any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
+    counted = _counted(trace)
+    # (a counted copy that only computes values, or also stores them into arrays: the checks of floating-point
+    # events of a whole run are one flag, tested at its end; stores are logged, to be undone where it is set)
+    stores = _undoable_stores(trace) if counted else None
+    run_checked = counted and (_effect_free(trace) or stores is not None)
+    if run_checked and any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
         # (a run checked at its end: the processor's flags check the NumPy float operations every iteration surely
         # computes; cleared here, before any hoisted operation, and read where each run ends; a loop with none
         # reads nothing: an inner loop entered at every outer iteration would pay for it, nested3 4%)
         ctx.status_covered = float_status.covered(trace, DEFERRING)
-        ctx.status_word = b.alloca(float_status.I32, name="mxcsr")
+        ctx.status_word = b.alloca(I32, name="mxcsr")
         float_status.clear(b, ctx.module, ctx.status_word)
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
@@ -193,10 +197,6 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         ctx.fuel,  # type: ignore[arg-type]
     )
     entry_end = b.block
-    # (a counted copy that only computes values, or also stores them into arrays: the checks of floating-point
-    # events of a whole run are one flag, tested at its end; stores are logged, to be undone where it is set)
-    stores = _undoable_stores(trace) if counted else None
-    run_checked = counted and (_effect_free(trace) or stores is not None)
     dispatch_block = ctx.function.append_basic_block("dispatch")
     fast = ctx.function.append_basic_block("loop_fast")
     back = ctx.function.append_basic_block("dispatch_back")
@@ -367,12 +367,16 @@ def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value) ->
     b.position_at_end(done)
 
 
+def _counted(trace: Trace) -> bool:
+    """Is a range loop's fast copy counted (``_build_fast``): its range's guard right after the periodic check?"""
+    counter = trace.range_counter()
+    return counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
+
+
 def _guard_free(trace: Trace) -> bool:
     """Is a range loop's fast copy counted and checked once per run (``_build_fast``): no guard in its body, so
     that an entry there leaves only where the range ends (or the conditions fail)?"""
-    counter = trace.range_counter()
-    counted = counter is not None and counter[0] == 1 and trace.uops[0].name == "_CHECK_PERIODIC"
-    return counted and (_effect_free(trace) or bool(_undoable_stores(trace)))
+    return _counted(trace) and (_effect_free(trace) or bool(_undoable_stores(trace)))
 
 
 def _effect_free(trace: Trace) -> bool:

@@ -175,8 +175,10 @@ def unboxed_scalar(r: Emitter, value: Value, actual: Any) -> Value | None:
     if np is not None and t is np.float64:
         r.emit("_GUARD_CLASS", (value,), operand=t)
         return r.emit("_UNBOX_NP_FLOAT64", (value,))
-    kind = kind_of(actual) if np is not None and t is not int and t is not float and t is not bool else None
-    if kind is not None and kind.is_numpy_scalar and arrays.scalars_ok():
+    if np is None:
+        return None
+    kind = kind_of(actual)
+    if kind.is_numpy_scalar and arrays.scalars_ok():
         r.emit("_GUARD_CLASS", (value,), operand=t)
         return r.emit("_UNBOX_NP_SCALAR", (value,), operand=kind, kind=kind)
     return None

@@ -268,6 +268,11 @@ class Trace:
                 values.extend(frame.stack)
         return any(v.kind in kinds for v in values)
 
+    def entry_values(self) -> set[int]:
+        """The ids of the values its hoisted uops read at the entry (an array's data pointer and dimensions): the
+        same throughout the loop (the periodic check leaves where one changed)."""
+        return {u.out.id for u in self.hoisted if u.out is not None and u.op.entry_value}
+
     def range_counter(self) -> tuple[int, Value, Value, Value] | None:
         """A looping trace's ``for ... in range`` counter: the position of its _GUARD_NOT_EXHAUSTED_RANGE (the
         first), and its inputs cur (loop-carried: its next value is _ITER_NEXT_RANGE of cur and step), stop and
@@ -277,7 +282,7 @@ class Trace:
             return None
         end = self.end_snapshot.outer.slots
         invariant = {v.id for slot, v in self.entry_slots.items() if end.get(slot) is v}
-        invariant |= {u.out.id for u in self.hoisted if u.out is not None and u.op.entry_value}
+        invariant |= self.entry_values()
         carried = {v.id: slot for slot, v in self.entry_slots.items() if end.get(slot) is not v}
         for position, uop in enumerate(self.uops):
             if uop.name != "_GUARD_NOT_EXHAUSTED_RANGE":

@@ -30,7 +30,7 @@ def _np_sqrt(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x = ctx.value(uop.args[0])
     result = ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
-    if uop.out is not None and uop.out.id in ctx.status_covered:
+    if ctx.status_covers(uop):
         return result
     below = b.fcmp_ordered("<", x, ir.Constant(x.type, 0.0))
     ctx.check_deferred(b.select(below, ir.Constant(DOUBLE, float("nan")), ir.Constant(DOUBLE, 0.0)), uop)

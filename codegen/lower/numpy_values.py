@@ -353,8 +353,8 @@ def _np_float_op(op: str) -> Lowering:
     def lower(ctx: LowerContext, uop: Uop) -> ir.Value:
         x, y = _args(ctx, uop)
         result = getattr(ctx.builder, op)(x, y)
-        if uop.out is not None and uop.out.id in ctx.status_covered:
-            return result  # (a run checked by the processor's flags: codegen.float_status)
+        if ctx.status_covers(uop):
+            return result
         # (the operation has no other effect: its check may wait, with the next ones', for one guard)
         finite = not _finite_checked_later(ctx, uop)
         ctx.check_deferred(_event_mark(ctx, op, x, y, result, finite), uop)

@@ -127,7 +127,7 @@ class _Analysis:
         )
         self.lengths_fixed = not any(_may_change_lengths(u) for u in trace.uops)
         # values read at the entry (an array's dimensions): the same throughout the loop
-        self.entry_values = {u.out.id for u in trace.hoisted if u.out is not None and u.op.entry_value}
+        self.entry_values = trace.entry_values()
         self.producer = {u.out.id: u for u in trace.uops if u.out is not None}
         self.counter: tuple[int, Value, Interval, Expr, frozenset[Condition]] | None = None
         self.accumulators: dict[int, tuple[Uop, Interval]] = {}  # the loop-carried value -> (its sum, interval)
@@ -237,6 +237,10 @@ class _Analysis:
 
     def is_invariant(self, v: Value) -> bool:
         return v.is_const or v.id in self.invariant
+
+    def known_at_top(self, v: Value) -> bool:
+        """Is v the same throughout the loop: invariant, or read at the entry (an array's dimension)?"""
+        return self.is_invariant(v) or v.id in self.entry_values
 
     # --- intervals ---------------------------------------------------------------------------------------
     def interval(self, lo: Expr | None, hi: Expr | None, *needs: frozenset[Condition] | None) -> Interval | None:
@@ -450,7 +454,7 @@ class _Analysis:
             return None
         needs = _combine(interval.needs, _check(Condition(vx.const(low.const), interval.lo)))
         for dim, high in zip(pairs[::2], pairs[1::2]):
-            if not high.is_const or not (self.is_invariant(dim) or dim.id in self.entry_values):
+            if not high.is_const or not self.known_at_top(dim):
                 return None
             last = vx.sub(vx.sub(vx.value(dim), vx.const(high.const)), vx.const(1))
             needs = _combine(needs, _check(Condition(interval.hi, last)))
@@ -461,7 +465,7 @@ class _Analysis:
         after its check, and the conditions under which the index is negative and counts from the end, within
         the dimension (read at the entry or the same throughout the loop): -dimension <= index <= -1."""
         dim, index_value = uop.args
-        if not (self.is_invariant(dim) or dim.id in self.entry_values):
+        if not self.known_at_top(dim):
             return None, None
         out = Interval(vx.const(0), vx.sub(vx.value(dim), vx.const(1)))
         index = self.get(index_value, env)

@@ -10,7 +10,7 @@ import platform
 import warnings
 
 import pytest
-from helpers import define
+from helpers import define, numpy_outcome
 
 import jit as jit_module
 from jit import jit
@@ -43,14 +43,7 @@ def inputs(events):
 
 def outcome(f, events, state):
     args = inputs(events)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(**state):
-            try:
-                result = repr(f(*args))
-            except FloatingPointError as exc:
-                result = f"FloatingPointError: {exc}"
-    return result, [str(w.message) for w in seen], args[4].tobytes()
+    return (*numpy_outcome(f, args, state), args[4].tobytes())
 
 
 CASES = {
@@ -119,14 +112,7 @@ def test_events_of_results_that_escape_their_chain(case, state):
 
     def run(g):
         a, b, _, _, out = inputs(events)
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            with np.errstate(**state):
-                try:
-                    result = repr(g(a, b, out))
-                except FloatingPointError as exc:
-                    result = f"FloatingPointError: {exc}"
-        return result, [str(w.message) for w in seen], out.tobytes()
+        return (*numpy_outcome(g, (a, b, out), state), out.tobytes())
 
     assert run(f) == run(plain)
     assert jit_module.stats(f)["native_iterations"] > 0

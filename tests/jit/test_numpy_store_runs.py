@@ -9,10 +9,8 @@ the call (by repr, also after the exception) are CPython's, and the fast copy ra
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from helpers import define
+from helpers import define, numpy_outcome
 
 import jit as jit_module
 from jit import jit
@@ -67,15 +65,8 @@ STATE_IDS = ["default", "raise", "ignore", "mixed"]
 def outcome(f, make, state):
     """What calling f on fresh arrays did: its result or exception, the warnings, and every array after."""
     args = make()
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(**state):
-            try:
-                result = repr(f(*args))
-            except FloatingPointError as exc:
-                result = f"FloatingPointError: {exc}"
-    arrays = [(x.dtype.str, x.tobytes()) for x in args if isinstance(x, np.ndarray)]
-    return result, [str(w.message) for w in seen], arrays
+    result = numpy_outcome(f, args, state)
+    return (*result, [(x.dtype.str, x.tobytes()) for x in args if isinstance(x, np.ndarray)])
 
 
 def fast_runs(jitted):
