@@ -56,7 +56,7 @@ def clear(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> None:
     write happens only where a flag is set (after the first run, seldom)."""
     word = _read(builder, module, slot)
     with builder.if_then(
-        builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _ALL_FLAGS)), ir.Constant(I32, 0))
+        builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _REPORTED)), ir.Constant(I32, 0))
     ):
         builder.store(builder.and_(word, ir.Constant(I32, ~_ALL_FLAGS & 0xFFFFFFFF)), slot)
         builder.call(_mxcsr(module, "llvm.x86.sse.ldmxcsr"), [builder.bitcast(slot, PTR)])

@@ -380,6 +380,14 @@ _uop("_GUARD_NONZERO_INT", (I,), None, DEOPT)
 # --- loops ---------------------------------------------------------------------------------------------------
 _uop("_GUARD_NOT_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN", doc="inputs: cur, stop, step")
 _uop("_GUARD_EXHAUSTED_RANGE", (I, I, I), None, DEOPT, unchecked="_RANGE_PROVEN")
+_uop(
+    "_GUARD_UNIT_STEP",
+    (I,),
+    None,
+    DEOPT,
+    hoistable=True,
+    doc="a range's step read at the entry is 1 (the trace then uses the constant)",
+)
 _uop("_RANGE_PROVEN", (I, I, I), None, doc="a range guard the range analysis proved (an unrolled loop's): nothing")
 _uop(
     "_ITER_NEXT_RANGE",

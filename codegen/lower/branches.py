@@ -61,6 +61,11 @@ def _guard_false(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.not_(ctx.value(uop.args[0])), uop)
 
 
+@lowers("_GUARD_UNIT_STEP")
+def _guard_unit_step(ctx: LowerContext, uop: Uop) -> None:
+    ctx.guard(ctx.builder.icmp_signed("==", ctx.value(uop.args[0]), _i64(1)), uop)
+
+
 @lowers("_GUARD_NONZERO_INT")
 def _guard_nonzero(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_signed("!=", ctx.value(uop.args[0]), _i64(0)), uop)

@@ -151,6 +151,9 @@ class LoopInfo:
     depth: int = 0
     body_pc: int = -1  # the body's first instruction: after the target is stored / the condition held
     break_pc: int | None = None  # where a `break` of this loop lands (None: the loop has no break)
+    # a range loop whose call has one or two arguments: its step is 1 (unless `range` names another callable
+    # that returns a range of another step, which the recorder's guard on it catches)
+    unit_step: bool = False
     # (lineno, col_offset) of the for/while statement; None for a comprehension's loop
     statement: tuple[int, int] | None = None
 

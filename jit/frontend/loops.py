@@ -91,6 +91,7 @@ def compile_loop_head(
         with at_line(b, iterable, head):
             b.emit(I.RANGE_SETUP, base)
         ctx = b.begin_loop(I.LoopKind.RANGE, line, (base, base + 1, base + 2, base + 3), statement)
+        ctx.info.unit_step = len(iterable.args) <= 2  # type: ignore[attr-defined]
         with at_line(b, iterable, head):
             b.emit_jump(I.FOR_RANGE, ctx.exit, slot=base)
     else:

@@ -331,6 +331,8 @@ class _Analysis:
             if uop.op.condition is not None:
                 self.refine(uop, env)
             out, needs = self.step(uop, env, accumulate)
+            if self.counter is not None and position == self.counter[0]:
+                needs = None  # (the counter's interval assumes its guard: no proof of the guard itself)
             if out is not None and uop.out is not None:
                 env[uop.out.id] = out
             if needs is not None and uop.op.unchecked is not None:
