@@ -53,7 +53,8 @@ def _read(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> ir.Value:
 
 def clear(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> None:
     """Clear the sticky flags (slot: an i32 alloca); the control bits (rounding, masks) stay as they are. The
-    write happens only where a flag is set (after the first run, seldom)."""
+    write (which waits for the float operations in flight) happens only where a flag NumPy reports is set
+    (seldom): not for precision, which almost every run sets and ``raised`` ignores."""
     word = _read(builder, module, slot)
     with builder.if_then(
         builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _REPORTED)), ir.Constant(I32, 0))
