@@ -144,8 +144,16 @@ def _check_small_ints() -> bool:
         return False
 
 
+class _Indexed:
+    def __getitem__(self, index: int) -> int:
+        if index < 3:
+            return index
+        raise IndexError(index)
+
+
 def _check_iterators() -> bool:
-    """Compare the enumerate, zip and sequence iterator offsets above with live objects."""
+    """Compare the enumerate, zip and sequence iterator offsets above with live objects (list, tuple and plain
+    sequence iterators)."""
     try:
         for sequence in ([1.5, 2.5, 3.5], (1.5, 2.5, 3.5)):
             numbered = enumerate(sequence, 5)
@@ -163,7 +171,12 @@ def _check_iterators() -> bool:
             iterators = zipped.__reduce__()[1]
             if _read_ssize(id(zipped) + ZIP_SIZE) != 2 or _read_pointer(id(zipped) + ZIP_ITERATORS) != id(iterators):
                 return False
-        return True
+        indexed = _Indexed()  # (the iterator of an object with __getitem__ alone: an ndarray's)
+        walker = iter(indexed)
+        next(walker)
+        if _read_ssize(id(walker) + SEQUENCE_ITERATOR_INDEX) != 1:
+            return False
+        return _read_pointer(id(walker) + SEQUENCE_ITERATOR_SEQUENCE) == id(indexed)
     except Exception:
         return False
 

@@ -200,6 +200,16 @@ def _register_numpy() -> bool:
     return True
 
 
+class _Indexable:
+    def __getitem__(self, index: int) -> Any:
+        raise IndexError(index)
+
+
+#: the iterator CPython makes of an object with __getitem__ but no __iter__ (an ndarray's: NumPy's tp_iter makes
+#: one), laid out as a list iterator (``codegen.abi``)
+SEQUENCE_ITERATOR = type(iter(_Indexable()))
+
+
 def by_index(value: Any) -> bool:
     """Does tier 1 iterate value by index (``for x in value``: the sequence and an index in the loop's hidden
     slots, exactly what its iterator does step by step)? Exact lists and tuples, and exact ndarrays of one

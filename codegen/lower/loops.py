@@ -19,7 +19,7 @@ from codegen.lower.table import (
     _true,
     lowers,
 )
-from jit.kinds import Kind
+from jit.kinds import SEQUENCE_ITERATOR, Kind
 from jit.trace import Uop
 
 
@@ -87,7 +87,12 @@ def _iter_increment(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.add(ctx.value(uop.args[0]), _i64(1), flags=["nsw"])
 
 
-_SEQUENCE_ITERATOR_TYPES = {Kind.LIST: type(iter([])), Kind.TUPLE: type(iter(())), None: None}
+_SEQUENCE_ITERATOR_TYPES = {
+    Kind.LIST: type(iter([])),
+    Kind.TUPLE: type(iter(())),
+    Kind.ARRAY: SEQUENCE_ITERATOR,
+    None: None,
+}
 _NULL = ir.Constant(PTR, None)
 
 

@@ -9,7 +9,7 @@ from jit import specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp
-from jit.kinds import Kind
+from jit.kinds import SEQUENCE_ITERATOR, Kind, kind_of
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
 from jit.trace import FrameSnapshot, Snapshot, Value, WhenHot
@@ -214,9 +214,9 @@ def _for_iter_combined(r: Recorder, base: int, iterator: Value, actual: enumerat
     reduced = actual.__reduce__()
     numbered = type(actual) is enumerate
     inner = [reduced[1][0]] if numbered else list(reduced[1])
-    kinds = [_SEQUENCE_ITERATORS.get(type(it)) for it in inner]
+    kinds = [_walked_kind(it) for it in inner]
     if None in kinds:
-        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} of other than list or tuple iterators")
+        raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} of other than list, tuple or 1-D array iterators")
     states = [it.__reduce__() for it in inner]
     if any(len(state) < 3 for state in states) or (numbered and reduced[1][1] >= 2**63 - 1):
         raise Abort(Reason.FOR_OVER, what=f"{type(actual).__name__} past its end or its ssize_t count")
@@ -237,24 +237,23 @@ def _for_iter_combined(r: Recorder, base: int, iterator: Value, actual: enumerat
         iterators = [r.emit("_ZIP_ITERATOR", (iterator,), operand=k) for k in range(len(inner))]
     if ended:  # (an inner loop's end: the iterators zip asks until the first that has nothing left)
         for it, kind, state in zip(iterators, kinds, states):
-            r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
-            sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (it,), kind=kind)
-            position = r.emit("_LOAD_ITERATOR_POSITION", (it,))
+            sequence, position, length = _walked(r, it, kind, state[1][0])
             if state[2] >= len(state[1][0]):
-                r.emit(f"_GUARD_EXHAUSTED_{kind.name}", (sequence, position))
+                _exhausted(r, kind, sequence, position, length, more=False)
                 break
-            r.emit(f"_GUARD_NOT_EXHAUSTED_{kind.name}", (sequence, position))
+            _exhausted(r, kind, sequence, position, length, more=True)
         _finish(r, base, iterator, actual)
         return
     moves, items = [], []
     for it, kind, state in zip(iterators, kinds, states):
-        r.emit("_GUARD_SEQUENCE_ITERATOR", (it,), operand=kind)
-        sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (it,), kind=kind)
-        position = r.emit("_LOAD_ITERATOR_POSITION", (it,))
-        r.emit(f"_GUARD_NOT_EXHAUSTED_{kind.name}", (sequence, position), leaves_loop=own)
         (actual_sequence,), actual_position = state[1], state[2]
-        boxed = r.emit(f"_ITER_NEXT_{kind.name}", (sequence, position))
-        items.append(_unbox(r, boxed, actual_sequence[actual_position]))
+        sequence, position, length = _walked(r, it, kind, actual_sequence)
+        _exhausted(r, kind, sequence, position, length, more=True, leaves_loop=own)
+        if kind == Kind.ARRAY:
+            items.append(specialize_numpy.load(r, sequence, [position], actual_sequence, [actual_position]))
+        else:
+            boxed = r.emit(f"_ITER_NEXT_{kind.name}", (sequence, position))
+            items.append(_unbox(r, boxed, actual_sequence[actual_position]))
         moves.append((it, r.emit("_ITER_INCREMENT", (position,))))
     if numbered:
         count = r.emit("_LOAD_ENUMERATE_COUNT", (iterator,))
@@ -265,6 +264,47 @@ def _for_iter_combined(r: Recorder, base: int, iterator: Value, actual: enumerat
     if numbered:
         r.emit("_STORE_ENUMERATE_COUNT", (iterator, following_count))
     _push_unpacked(r, tuple(items))
+
+
+def _walked_kind(iterator: Any) -> Kind | None:
+    """The kind of what a list, tuple or sequence iterator walks, if native code reads its items: a list, a
+    tuple, or a 1-D array (an ndarray's iterator indexes it: a[0], a[1], ...); None: another iterator."""
+    kind = _SEQUENCE_ITERATORS.get(type(iterator))
+    if kind is not None or type(iterator) is not SEQUENCE_ITERATOR:
+        return kind
+    state = iterator.__reduce__()
+    if len(state) < 3 or kind_of(state[1][0]) != Kind.ARRAY or state[1][0].ndim != 1:
+        return None
+    return Kind.ARRAY
+
+
+def _walked(r: Recorder, iterator: Value, kind: Kind, actual: Any) -> tuple[Value, Value, Value | None]:
+    """An iterator of an enumerate or zip: guarded (its type, not exhausted), what it walks, its position, and
+    (an array's) the length it walks to."""
+    r.emit("_GUARD_SEQUENCE_ITERATOR", (iterator,), operand=kind)
+    sequence = r.emit("_SEQUENCE_ITERATOR_SEQUENCE", (iterator,), kind=kind)
+    position = r.emit("_LOAD_ITERATOR_POSITION", (iterator,))
+    if kind != Kind.ARRAY:
+        return sequence, position, None
+    spec = specialize_numpy.guarded_spec(r, sequence, actual)
+    return sequence, position, specialize_numpy.header(r, sequence, spec)[1][0]
+
+
+def _exhausted(
+    r: Recorder,
+    kind: Kind,
+    sequence: Value,
+    position: Value,
+    length: Value | None,
+    more: bool,
+    leaves_loop: bool = False,
+) -> None:
+    """The guard that an iterator of an enumerate or zip has (more) or has not an item left at position."""
+    if length is not None:  # (an array's: by its length, as a range's counter)
+        guard = "_GUARD_NOT_EXHAUSTED_RANGE" if more else "_GUARD_EXHAUSTED_RANGE"
+        r.emit(guard, (position, length, r.const(1)), leaves_loop=leaves_loop)
+    else:
+        r.emit(f"_GUARD_{'NOT_' if more else ''}EXHAUSTED_{kind.name}", (sequence, position), leaves_loop=leaves_loop)
 
 
 _DICT_ITEMS_ITERATOR = type(iter({}.items()))
