@@ -125,6 +125,13 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
         elif slot in root.entry_slots or value.kind.is_pointer or value.kind == Kind.WIDE_INT:
             return False  # (the loop holds what it read there; a reference the buffer may own; not a word)
     holds = _holds(root, point)
+    for slot, kind in late.items():  # (one the side trace leaves as the exit had it: of the loop's kind there too)
+        if slot not in side.written:
+            value = side_end.get(slot)
+            if value is None and slot in holds:
+                value = holds[slot].value
+            if value is not None and value.kind != kind:
+                return False
     for slot, value in side.entry_slots.items():
         state = holds.get(slot)
         if state is not None:

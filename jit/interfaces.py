@@ -62,6 +62,11 @@ class TreeView(Protocol):
         """May a call of the tree run Python code (a barrier in one of its traces, or of a tree it reaches)?"""
         ...
 
+    def is_bridge(self) -> bool:
+        """Does the tree's root run one iteration and tail-jump into another tree of its loop (a first iteration
+        of other kinds: `s = 0.0` before `s += a[k] * b[k]` makes it a numpy.float64)?"""
+        ...
+
 
 class RecordingHost(Protocol):
     """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""

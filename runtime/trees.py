@@ -21,7 +21,7 @@ from codegen.entry import HANDOFF_COUNTS
 from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
-from jit.trace import Trace
+from jit.trace import Trace, TraceEnd
 from runtime.exits import ExitDescriptor
 from runtime.native import entry_function
 
@@ -240,6 +240,11 @@ class Tree:
             for e in trace.exits
             if e.leaves_loop
         ]
+
+    def is_bridge(self) -> bool:
+        """Does the root run one iteration and tail-jump into another tree of its loop (``TreeView``)?"""
+        end = self.root.trace
+        return end.end is TraceEnd.TREE and end.end_tree is not None and end.end_tree.loop is self.loop
 
     def runs_python(self) -> bool:
         """May a call of this tree run Python code: a barrier (the generic object path) in a trace of it or of a

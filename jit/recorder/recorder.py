@@ -110,6 +110,7 @@ class Recorder:
         # short inner range loops recorded through (unrolled, ``unroll``): loop index -> (slot of the range's
         # bound, the value the trace read it as at its start), or None for a constant bound
         self.unrolled: dict[int, tuple[int, Value] | None] = {}
+        self.peeled: set[int] = set()  # inner loops whose first iteration is recorded through (``peel``)
         self.inlined: list[inline.InlinedCall] = []  # the calls whose bodies are being recorded (jit.inline)
         self.site_snapshot: Any = None  # the state at the CALL being inlined (taken before its arguments go)
         # globals the function stores: read from the dict each time, not pinned by a guard; and the values this
@@ -171,10 +172,10 @@ class Recorder:
         self.finished = True
         if frame is not None:
             frame.trace_hook = None
-        if self.unrolled and not abort.retry:
-            # (a loop unrolled into this trace may be why: too long a trace, something only its own trace takes;
-            # the next recording calls its tree instead)
-            self.code.not_unrolled.update(self.unrolled)
+        if (self.unrolled or self.peeled) and not abort.retry:
+            # (a loop unrolled or peeled into this trace may be why: too long a trace, something only its own
+            # trace takes; the next recording calls its tree instead)
+            self.code.not_unrolled.update(self.unrolled, self.peeled)
         self.host.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:
@@ -659,6 +660,10 @@ class Recorder:
             self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
             return
         tree = self.host.tree_for(loop.index, frame)
+        if tree is not None and self.peel(loop, tree):
+            self.emit("_UNROLLED_HEADER")
+            self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+            return
         if tree is None:
             why = self.host.why_no_tree(loop.index)
             if why is Reason.INNER_COMPILING or why is Reason.INNER_BUSY:
@@ -711,6 +716,18 @@ class Recorder:
                 return False  # (a value the trace computed: it may change every outer iteration)
             bound = (slots[0], stop)
         self.unrolled[loop.index] = bound
+        return True
+
+    def peel(self, loop: LoopInfo, tree: TreeView) -> bool:
+        """Record the inner loop's first iteration through instead of calling tree, whose root runs that iteration
+        alone and jumps into its loop's tree for the kinds it leaves (``TreeView.is_bridge``: `s = 0.0` before
+        `s += a[k] * b[k]`)? Then the header's next visit calls that tree: one call, not a call of the bridge
+        and its jump (two entries, the state through the buffer twice). Once per loop and recording; a
+        recording that gives up with a loop peeled calls its tree the next time (``not_unrolled``)."""
+        if loop.index in self.peeled or loop.index in self.code.not_unrolled or not tree.is_bridge():
+            return False
+        self.peeled.add(loop.index)
+        self.finishing_inner.add(loop.index)  # (its back-edge, once)
         return True
 
     def check_unrolled(self) -> None:
