@@ -265,7 +265,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         b.position_at_end(rollback)
         if undo is not None:
             assert left is not None and stores is not None
-            _restore(ctx, *undo, b.mul(left, ir.Constant(I64, len(stores))))
+            _restore(ctx, *undo, b.mul(left, ir.Constant(I64, len(stores))), UNDO_RUN * len(stores))
         for slot, phi in dispatch.values.items():
             ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
         for slot, (_, previous) in dispatch.flags.items():
@@ -347,9 +347,10 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     return stores if 0 < len(stores) <= MAX_UNDO_STORES else None
 
 
-def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value) -> None:
-    """(A run's rollback) store back the count values its log holds, in the reverse of the order they were
-    logged (``_loop`` fills it from its end down: the restore goes up from 0)."""
+def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value, size: int) -> None:
+    """(A run's rollback) store back the count values its log (of size entries) holds, in the reverse of the
+    order they were logged (``_logger`` fills the log's last count entries upwards: the restore goes down from
+    its top)."""
     b = ctx.builder
     before = b.block
     restore = ctx.function.append_basic_block("undo")
@@ -357,13 +358,13 @@ def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value) ->
     b.branch(restore)
     b.position_at_end(restore)
     k = b.phi(I64, name="undo_k")
-    k.add_incoming(ir.Constant(I64, 0), before)
+    k.add_incoming(ir.Constant(I64, size - 1), before)
     zero = ir.Constant(I64, 0)
     address = b.inttoptr(b.load(b.gep(at, [zero, k])), I64.as_pointer())
     b.store(b.load(b.gep(old, [zero, k])), address, align=8)
-    following = b.add(k, ir.Constant(I64, 1))
+    following = b.sub(k, ir.Constant(I64, 1))
     k.add_incoming(following, b.block)
-    b.cbranch(b.icmp_signed("<", following, count), restore, done)
+    b.cbranch(b.icmp_signed(">=", following, b.sub(ir.Constant(I64, size), count)), restore, done)
     b.position_at_end(done)
 
 
@@ -696,15 +697,17 @@ def _loop(
 
 def _logger(ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, per: int) -> Callable[[ir.Value], None]:
     """LowerContext.undo for one iteration of a logged run (left: the iterations the run has left, this one
-    included): the s-th store of the iteration logs its address and old bits at (left - 1) * per + per - 1 - s,
-    so that the run fills its log from the end down, and going up from 0 undoes the stores last first."""
+    included, at most UNDO_RUN): the s-th store of the iteration logs its address and old bits at
+    (UNDO_RUN - left) * per + s, so that the run fills its log upwards, in the order of its stores (a
+    vectorized loop stores its log's vectors as they are, not reversed), and going down from the top undoes
+    them last first (``_restore``)."""
     b = ctx.builder
-    base = b.mul(b.sub(left, ir.Constant(I64, 1)), ir.Constant(I64, per))
+    base = b.mul(b.sub(ir.Constant(I64, UNDO_RUN), left), ir.Constant(I64, per))
     count = [0]
 
     def log(address: ir.Value) -> None:
         assert count[0] < per
-        entry = b.add(base, ir.Constant(I64, per - 1 - count[0]))
+        entry = b.add(base, ir.Constant(I64, count[0]))
         count[0] += 1
         zero = ir.Constant(I64, 0)
         b.store(b.ptrtoint(address, I64), b.gep(at, [zero, entry]))
