@@ -13,7 +13,10 @@ Inner loops are never inlined: reaching the header of an inner loop that has a c
 ``_CALL_TREE`` (the interpreter runs the tree meanwhile, so recording sees its result), and reaching one that
 has none aborts, so the inner loop compiles first. Recording goes on from whichever exit the inner tree took
 (its loop's end, a `break`, a `return`, a guard in the middle of an iteration, whose iteration the trace then
-finishes). A side trace ends with an exit where it leaves its loop or returns.
+finishes). Two exceptions record an inner loop's iterations into the outer trace: a short range loop is unrolled
+(``Recorder.unroll``), and a first iteration that changes a slot's kind, which its tree would run alone before
+jumping into another (a bridge), is peeled (``Recorder.peel``), the tree for the kinds after it called. A side
+trace ends with an exit where it leaves its loop or returns.
 
 The Recorder is in ``jit.recorder.recorder``; each other module handles one kind of instruction and
 registers its handlers when this package is imported.
