@@ -27,6 +27,7 @@ from codegen import abi, float_status
 from codegen.capi import I1, I32, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
+from codegen.lower.numpy_values import element_address
 from codegen.ownership import ENTRY
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import DIRTY, Kind
@@ -248,14 +249,18 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     rollback = None
     undo = None
+    affine: list[bool] = []
     if stores:
-        # the run's log: per store, its address and the bits it overwrote (both 8 bytes wide: float64 and int64
-        # elements), in the function's entry block (a fixed frame slot, which LLVM knows no array aliases)
+        # the run's log: per store, its address (where the rollback cannot compute it: ``_affine``) and the bits it
+        # overwrote (both 8 bytes wide: float64 and int64 elements), in the function's entry block (a fixed frame
+        # slot, which LLVM knows no array aliases)
+        assert counter is not None
         size = UNDO_RUN * len(stores)
         here = b.block
         b.position_at_start(ctx.function.entry_basic_block)
         undo = (b.alloca(ir.ArrayType(I64, size), name="undo_at"), b.alloca(ir.ArrayType(I64, size), name="undo_old"))
         b.position_at_end(here)
+        affine = [_affine(trace, uop, counter[1]) for uop in stores]
     if run_checked:
         # the events of a whole run of the fast copy are checked at its end: where one happened, back to the
         # trace's function at the run's start (nothing has changed but the loop-carried values, which are the
@@ -264,8 +269,9 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         rollback = ctx.function.append_basic_block("rollback")
         b.position_at_end(rollback)
         if undo is not None:
-            assert left is not None and stores is not None
-            _restore(ctx, *undo, b.mul(left, ir.Constant(I64, len(stores))), UNDO_RUN * len(stores))
+            assert left is not None and stores is not None and counter is not None
+            start = dispatch.values[_slot_of(trace, counter[1])]
+            _restore(ctx, *undo, left, _first_addresses(ctx, stores, affine, counter, start))
         for slot, phi in dispatch.values.items():
             ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
         for slot, (_, previous) in dispatch.flags.items():
@@ -299,7 +305,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
             dispatch=(dispatch, dispatch_block),
             counted=counted,
             rollback=rollback,
-            undo=None if undo is None or stores is None else (*undo, len(stores)),
+            undo=None if undo is None else (*undo, affine),
         )
         unchecked.add_incoming(dataclasses.replace(dispatch, left=left), entered)
         if unchecked.mark is not None:
@@ -347,24 +353,75 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     return stores if 0 < len(stores) <= MAX_UNDO_STORES else None
 
 
-def _restore(ctx: LowerContext, at: ir.Value, old: ir.Value, count: ir.Value, size: int) -> None:
-    """(A run's rollback) store back the count values its log (of size entries) holds, in the reverse of the
-    order they were logged (``_logger`` fills the log's last count entries upwards: the restore goes down from
-    its top)."""
+def _affine(trace: Trace, store: Uop, cur: Value) -> bool:
+    """Is a logged store's element address affine in the range's counter cur: its every other input (the data
+    address, other indices, dimensions or strides) the same throughout the loop (a constant, a slot the loop
+    never assigns, a value read at the entry)? Then, as an iteration's counter is the run's first plus its
+    number times the step, so is the address, and the rollback computes it (``_first_addresses``) instead of
+    the run logging it: `out[i, j] = ...` over j, a vector store less per vector of elements."""
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.outer.slots
+    invariant = {v.id for slot, v in trace.entry_slots.items() if end.get(slot) is v}
+    invariant |= {u.out.id for u in trace.hoisted if u.out is not None}
+    inputs = store.args[1:]
+    return any(v is cur for v in inputs) and all(v is cur or v.is_const or v.id in invariant for v in inputs)
+
+
+def _first_addresses(
+    ctx: LowerContext, stores: list[Uop], affine: list[bool], counter: tuple, start: ir.Value
+) -> list[tuple[ir.Value, ir.Value] | None]:
+    """(A run's rollback) per logged store whose address is affine in the counter: the address at the run's
+    first iteration (the counter at start) and its step from one iteration to the next (the address with the
+    counter one step on, less it); None for a store whose log holds its addresses."""
     b = ctx.builder
+    step = ctx.value(counter[3])
+    out: list[tuple[ir.Value, ir.Value] | None] = []
+    for uop, computed in zip(stores, affine):
+        if not computed:
+            out.append(None)
+            continue
+        at: list[ir.Value] = []
+        for cur in (start, b.add(start, step)):
+            inputs = [cur if v is counter[1] else ctx.value(v) for v in uop.args[1:]]
+            at.append(b.ptrtoint(element_address(ctx, uop.operand, inputs), I64))
+        out.append((at[0], b.sub(at[1], at[0])))
+    return out
+
+
+def _restore(
+    ctx: LowerContext,
+    at: ir.Value,
+    old: ir.Value,
+    iterations: ir.Value,
+    firsts: list[tuple[ir.Value, ir.Value] | None],
+) -> None:
+    """(A run's rollback) store back the values its log holds for the run's iterations, in the reverse of the
+    order they were logged (``_logger`` fills the log's last entries upwards: the restore goes down from its
+    top), each at its logged address or, for a store whose address is affine in the counter (firsts: its first
+    address and step), at the one computed for that iteration."""
+    b = ctx.builder
+    per = len(firsts)
+    zero = ir.Constant(I64, 0)
+    last = b.sub(iterations, ir.Constant(I64, 1))
     before = b.block
     restore = ctx.function.append_basic_block("undo")
     done = ctx.function.append_basic_block("undone")
-    b.branch(restore)
+    b.cbranch(b.icmp_signed(">=", last, zero), restore, done)
     b.position_at_end(restore)
-    k = b.phi(I64, name="undo_k")
-    k.add_incoming(ir.Constant(I64, size - 1), before)
-    zero = ir.Constant(I64, 0)
-    address = b.inttoptr(b.load(b.gep(at, [zero, k])), I64.as_pointer())
-    b.store(b.load(b.gep(old, [zero, k])), address, align=8)
-    following = b.sub(k, ir.Constant(I64, 1))
-    k.add_incoming(following, b.block)
-    b.cbranch(b.icmp_signed(">=", following, b.sub(ir.Constant(I64, size), count)), restore, done)
+    t = b.phi(I64, name="undo_t")  # (the iteration's number in the run, from its last down to 0)
+    t.add_incoming(last, before)
+    base = b.mul(b.add(b.sub(ir.Constant(I64, UNDO_RUN), iterations), t), ir.Constant(I64, per))
+    for s in reversed(range(per)):
+        entry = b.add(base, ir.Constant(I64, s))
+        first = firsts[s]
+        if first is None:
+            address = b.load(b.gep(at, [zero, entry]))
+        else:
+            address = b.add(first[0], b.mul(t, first[1]))
+        b.store(b.load(b.gep(old, [zero, entry])), b.inttoptr(address, I64.as_pointer()), align=8)
+    following = b.sub(t, ir.Constant(I64, 1))
+    t.add_incoming(following, b.block)
+    b.cbranch(b.icmp_signed(">=", following, zero), restore, done)
     b.position_at_end(done)
 
 
@@ -573,7 +630,7 @@ def _loop(
     warm_up: tuple[ir.Value, ir.Function, ir.GlobalVariable] | None = None,
     counted: bool = False,
     rollback: ir.Block | None = None,
-    undo: tuple[ir.Value, ir.Value, int] | None = None,
+    undo: tuple[ir.Value, ir.Value, list[bool]] | None = None,
 ) -> _Top:
     """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
     fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
@@ -586,7 +643,8 @@ def _loop(
     counted copy of an effect-free loop) the deferred checks of floating-point events of the whole run are one
     flag (a phi, ``mark``, of the returned phis), tested once at its end: set, it goes to rollback instead of
     the dispatch; undo: (such a copy that stores into arrays: ``_undoable_stores``) its log (the addresses, the
-    old values) and the number of stores per iteration: each store logs the element's old value first."""
+    old values) and, per store of an iteration, whether its address is affine in the counter (not logged: the
+    rollback computes it): each store logs the element's old value first."""
     trace = ctx.trace
     b = ctx.builder
     b.position_at_end(loop)
@@ -695,22 +753,27 @@ def _loop(
     return here
 
 
-def _logger(ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, per: int) -> Callable[[ir.Value], None]:
+def _logger(
+    ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, affine: list[bool]
+) -> Callable[[ir.Value], None]:
     """LowerContext.undo for one iteration of a logged run (left: the iterations the run has left, this one
     included, at most UNDO_RUN): the s-th store of the iteration logs its address and old bits at
     (UNDO_RUN - left) * per + s, so that the run fills its log upwards, in the order of its stores (a
     vectorized loop stores its log's vectors as they are, not reversed), and going down from the top undoes
-    them last first (``_restore``)."""
+    them last first (``_restore``); the address only of a store not affine in the counter (affine: per store)."""
     b = ctx.builder
+    per = len(affine)
     base = b.mul(b.sub(ir.Constant(I64, UNDO_RUN), left), ir.Constant(I64, per))
     count = [0]
 
     def log(address: ir.Value) -> None:
         assert count[0] < per
         entry = b.add(base, ir.Constant(I64, count[0]))
+        computed = affine[count[0]]
         count[0] += 1
         zero = ir.Constant(I64, 0)
-        b.store(b.ptrtoint(address, I64), b.gep(at, [zero, entry]))
+        if not computed:
+            b.store(b.ptrtoint(address, I64), b.gep(at, [zero, entry]))
         b.store(b.load(b.bitcast(address, I64.as_pointer()), align=8), b.gep(old, [zero, entry]))
 
     return log

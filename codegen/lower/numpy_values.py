@@ -151,7 +151,7 @@ def _subtract_in_range(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.sub(*_args(ctx, uop), flags=["nsw"])
 
 
-def _element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.Value]) -> ir.Value:
+def element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.Value]) -> ir.Value:
     """The address of an element from _ARRAY_LOAD's inputs (data, checked indices, then the dimensions after
     the first or the strides): row-major from the shape for a C-contiguous array, else from its strides."""
     b = ctx.builder
@@ -176,7 +176,7 @@ def _element_address(ctx: LowerContext, spec: arrays.ArraySpec, inputs: list[ir.
 def _array_load(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     spec = uop.operand
-    loaded = b.load(_element_address(ctx, spec, _args(ctx, uop)), align=spec.item.itemsize)
+    loaded = b.load(element_address(ctx, spec, _args(ctx, uop)), align=spec.item.itemsize)
     kind = uop.out.kind  # type: ignore[union-attr]
     if kind == Kind.NP_BOOL:
         return b.icmp_unsigned("!=", loaded, ir.Constant(loaded.type, 0))
@@ -243,7 +243,7 @@ def _array_store(ctx: LowerContext, uop: Uop) -> None:
     value, *inputs = uop.args
     spec = uop.operand
     converted = _store_conversion(ctx, uop, value, spec.dtype)
-    address = _element_address(ctx, spec, [ctx.value(v) for v in inputs])
+    address = element_address(ctx, spec, [ctx.value(v) for v in inputs])
     if ctx.undo is not None:  # (the old value, for a rollback of the run)
         ctx.undo(address)
     b.store(converted, address, align=spec.item.itemsize)

@@ -49,6 +49,14 @@ def roots(a, b, out):
     return out[len(out) - 1]
 
 
+def mixed_stores(a, b, back, out):
+    n = len(a)
+    for i in range(n):
+        back[n - 1 - i] = a[i]
+        out[i] = a[i] / b[i]
+    return i
+
+
 def two_stores(a, b, copy, out, ints):
     for i in range(len(a)):
         copy[i] = a[i]
@@ -191,6 +199,25 @@ def test_several_stores_per_iteration(state):
             return a, b, np.full(N, 3.0), np.full(N, 4.0), np.full(N, -1, dtype=np.int64)
 
         assert outcome(f, make, state) == outcome(plain, make, state), (index, value)
+
+
+@pytest.mark.parametrize("state", STATES, ids=STATE_IDS)
+def test_logged_and_computed_addresses_in_one_run(state):
+    """out[i] (a C-contiguous array, or a strided view) has an address affine in the counter: the run logs its
+    old values alone and the rollback computes each address; back[n - 1 - i] (an index the iteration computes)
+    logs its addresses too. An undone run puts both back, last store first."""
+    plain, f = compiled("mixed_stores", *vectors([]), np.zeros(N), np.zeros(N))
+    for index, value in ((0, 0.0), (255, 1e-320), (256, 0.0), (640, 0.0), (N - 1, np.inf)):
+        for strided in (False, True):
+
+            def make(index=index, value=value, strided=strided):
+                a, b = vectors([])
+                b[index] = value
+                out = np.full(2 * N, 4.0)[::2] if strided else np.full(N, 4.0)
+                return a, b, np.full(N, 3.0), out
+
+            assert outcome(f, make, state) == outcome(plain, make, state), (index, value, strided)
+    assert fast_runs(f) > 0
 
 
 @pytest.mark.parametrize("state", STATES, ids=STATE_IDS)
