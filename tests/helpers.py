@@ -11,6 +11,7 @@ import copy
 import itertools
 import linecache
 import math
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -183,3 +184,10 @@ def no_binding_waits(monkeypatch: Any) -> None:
     a tree of its own at the next call, the steady state a warm-call test pins (native entries per call), which
     the waits otherwise reach only once they have cost what compiling that tree did."""
     monkeypatch.setattr(monitor, "WAIT_MS", 1e9)
+
+
+def default_sigint() -> None:
+    """(subprocess.Popen's preexec_fn) SIGINT at its default in the child, whatever this process inherited: a test
+    run started in the background of a shell without job control ignores SIGINT, and a child Python that starts
+    with it ignored installs no KeyboardInterrupt handler, so a test sending it Ctrl-C would wait in vain."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -16,6 +16,7 @@ import textwrap
 import time
 
 import pytest
+from helpers import default_sigint
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -197,6 +198,7 @@ def run_and_interrupt(tmp_path, source):
         text=True,
         cwd=tmp_path,
         env=env,
+        preexec_fn=default_sigint,
     )
     try:
         lines = []

@@ -19,7 +19,7 @@ import warnings
 from collections import Counter
 
 import pytest
-from helpers import Args, check, define
+from helpers import Args, check, default_sigint, define
 
 import jit as jit_module
 from jit import jit
@@ -694,7 +694,12 @@ def test_ctrl_c(tmp_path, where, threshold, interpreter, plain):
     script.write_text(textwrap.dedent(source).replace("if PLAIN:", f"if {plain}:"))
     env = {k: v for k, v in os.environ.items() if k not in ("JIT_DISABLE", "JIT_DUMP", "TRACEJIT_DEBUG")}
     proc = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_sigint,
     )
     try:
         assert proc.stdout.readline().strip() == "ready"
