@@ -243,8 +243,8 @@ class Tree:
 
     def is_bridge(self) -> bool:
         """Does the root run one iteration and tail-jump into another tree of its loop (``TreeView``)?"""
-        end = self.root.trace
-        return end.end is TraceEnd.TREE and end.end_tree is not None and end.end_tree.loop is self.loop
+        trace = self.root.trace
+        return trace.end is TraceEnd.TREE and trace.end_tree is not None and trace.end_tree.loop is self.loop
 
     def runs_python(self) -> bool:
         """May a call of this tree run Python code: a barrier (the generic object path) in a trace of it or of a

@@ -652,15 +652,12 @@ class Recorder:
         """The interpreter reached the header of a loop nested in the trace's loop."""
         if not self.host.options.nesting:
             raise _EndHere()
-        if loop.index in self.unrolled or self.unroll(frame, loop):
-            # (its iterations are recorded, its back-edges allowed: control._jump_backward). Each visit of its
-            # header counts in the fuel, as its tree's would: the native iterations the pay policy
+        unrolled = loop.index in self.unrolled or self.unroll(frame, loop)
+        tree = None if unrolled else self.host.tree_for(loop.index, frame)
+        if unrolled or (tree is not None and self.peel(loop, tree)):
+            # (its iterations, or its first, are recorded, its back-edges allowed: control._jump_backward). Each
+            # visit of its header counts in the fuel, as its tree's would: the native iterations the pay policy
             # (min_native_iterations) and jit.stats see include the unrolled ones
-            self.emit("_UNROLLED_HEADER")
-            self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
-            return
-        tree = self.host.tree_for(loop.index, frame)
-        if tree is not None and self.peel(loop, tree):
             self.emit("_UNROLLED_HEADER")
             self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
             return
