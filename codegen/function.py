@@ -260,7 +260,8 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         b.position_at_start(ctx.function.entry_basic_block)
         undo = (b.alloca(ir.ArrayType(I64, size), name="undo_at"), b.alloca(ir.ArrayType(I64, size), name="undo_old"))
         b.position_at_end(here)
-        affine = [_affine(trace, uop, counter[1]) for uop in stores]
+        invariant = trace.same_throughout()
+        affine = [_affine(uop, counter[1], invariant) for uop in stores]
     if run_checked:
         # the events of a whole run of the fast copy are checked at its end: where one happened, back to the
         # trace's function at the run's start (nothing has changed but the loop-carried values, which are the
@@ -353,16 +354,12 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     return stores if 0 < len(stores) <= MAX_UNDO_STORES else None
 
 
-def _affine(trace: Trace, store: Uop, cur: Value) -> bool:
+def _affine(store: Uop, cur: Value, invariant: set[int]) -> bool:
     """Is a logged store's element address affine in the range's counter cur: its every other input (the data
-    address, other indices, dimensions or strides) the same throughout the loop (a constant, a slot the loop
-    never assigns, a value read at the entry)? Then, as an iteration's counter is the run's first plus its
-    number times the step, so is the address, and the rollback computes it (``_first_addresses``) instead of
-    the run logging it: `out[i, j] = ...` over j, a vector store less per vector of elements."""
-    assert trace.end_snapshot is not None
-    end = trace.end_snapshot.outer.slots
-    invariant = {v.id for slot, v in trace.entry_slots.items() if end.get(slot) is v}
-    invariant |= {u.out.id for u in trace.hoisted if u.out is not None}
+    address, other indices, dimensions or strides) a constant or the same throughout the loop (invariant:
+    ``Trace.same_throughout``)? Then, as an iteration's counter is the run's first plus its number times the
+    step, so is the address, and the rollback computes it (``_first_addresses``) instead of the run logging
+    it: `out[i, j] = ...` over j, a vector store less per vector of elements."""
     inputs = store.args[1:]
     return any(v is cur for v in inputs) and all(v is cur or v.is_const or v.id in invariant for v in inputs)
 

@@ -273,6 +273,13 @@ class Trace:
         same throughout the loop (the periodic check leaves where one changed)."""
         return {u.out.id for u in self.hoisted if u.out is not None and u.op.entry_value}
 
+    def same_throughout(self) -> set[int]:
+        """The ids of a looping trace's values that are the same in every iteration: the slots it reads at its start
+        and never assigns, and what its hoisted uops read at the entry (``entry_values``)."""
+        assert self.end_snapshot is not None
+        end = self.end_snapshot.outer.slots
+        return {v.id for slot, v in self.entry_slots.items() if end.get(slot) is v} | self.entry_values()
+
     def range_counter(self) -> tuple[int, Value, Value, Value] | None:
         """A looping trace's ``for ... in range`` counter: the position of its _GUARD_NOT_EXHAUSTED_RANGE (the
         first), and its inputs cur (loop-carried: its next value is _ITER_NEXT_RANGE of cur and step), stop and
@@ -281,8 +288,7 @@ class Trace:
         if self.end is not TraceEnd.LOOP or self.end_snapshot is None:
             return None
         end = self.end_snapshot.outer.slots
-        invariant = {v.id for slot, v in self.entry_slots.items() if end.get(slot) is v}
-        invariant |= self.entry_values()
+        invariant = self.same_throughout()
         carried = {v.id: slot for slot, v in self.entry_slots.items() if end.get(slot) is not v}
         for position, uop in enumerate(self.uops):
             if uop.name != "_GUARD_NOT_EXHAUSTED_RANGE":
