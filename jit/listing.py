@@ -700,6 +700,16 @@ class _Parser:
             return found
         raise self.error(f"no builtin {text!r} among the modules imported")
 
+    def method(self, text: str) -> tuple[Any, ...]:
+        """`str.upper` or `str.split ('sep',)`: a builtin type's method descriptor, then keyword names."""
+        qualname, _, names = text.partition(" ")
+        owner, _, name = qualname.partition(".")
+        found = getattr(sys.modules["builtins"], owner, None)
+        descriptor = found.__dict__.get(name) if isinstance(found, type) else None
+        if type(descriptor) is not types.MethodDescriptorType:
+            raise self.error(f"no method descriptor {qualname!r} of a builtin type")
+        return (descriptor, *(_literal(names) if names else ()))
+
     def tree(self, text: str) -> ListedTree:
         match = _TREE.fullmatch(text)
         if match is None:
@@ -755,6 +765,10 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.AXIS: OperandText(lambda _, axis: str(axis), _Parser.number),
     Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
     Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
+    Operand.METHOD: OperandText(
+        lambda _, o: f"{o[0].__objclass__.__name__}.{o[0].__name__}" + (f" {o[1:]!r}" if len(o) > 1 else ""),
+        _Parser.method,
+    ),
     Operand.CONVERSION: OperandText(lambda _, conversion: repr(conversion), lambda _, text: _literal(text)),
     Operand.CLASS_ATTR: OperandText(
         lambda _, o: f"{describe(o.klass)}.{o.name} v{o.version} {o.where()}", _Parser.class_attr

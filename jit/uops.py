@@ -139,6 +139,7 @@ class Operand(enum.Enum):
     AXIS = (int, "an axis of an array")
     CONVERSION = (str, "an f-string field's conversion: '' (none), 's', 'r' or 'a'")
     CLASS_ATTR = (ClassAttr, "a class, its version tag, an attribute and where its instances hold it")
+    METHOD = (tuple, "a method descriptor of an immutable builtin type, then a call's keyword names")
 
     def __init__(self, type_: type, doc: str) -> None:
         self.type = type_
@@ -685,6 +686,15 @@ _uop("_COMPARE_OP_STR", (S, S), B, operand=CMP, fold=_compare, doc="by code poin
 _uop("_DICT_LOOKUP_STR", (D, S), O, doc="the value at a str key (borrowed), or NULL if missing")
 _uop("_GUARD_FOUND", (O,), None, DEOPT, doc="a lookup found its key")
 _uop("_GUARD_MISSING", (O,), None, DEOPT, doc="a lookup did not find its key")
+_uop(
+    "_UNBOX_INT_OR_DEFAULT",
+    (O, I),
+    I,
+    DEOPT,
+    doc="d.get(key, default) of ints: a lookup's int (leaving if it is another type or does not fit in i64), or "
+    "the default where it found nothing (NULL)",
+)
+_uop("_UNBOX_FLOAT_OR_DEFAULT", (O, F), F, DEOPT, doc="the same of floats: a lookup's float, or the default")
 _uop("_CONTAINS_DICT_STR", (D, S), B, doc="key in dict")
 _uop("_CONTAINS_STR", (S, S), B, doc="inputs: the str searched, the substring")
 _uop("_BIND_DICT_GET", (D,), Kind.DICT_GET_METHOD, doc="d.get, not called yet (the same pointer as d)")
@@ -713,8 +723,8 @@ _uop(
     DEOPT,
     mutates=True,
     drops=True,
-    doc="the same, given the int or float object read there (the fourth input): which takes the value if only "
-    "the dict holds it",
+    doc="the same, given the int or float object read there (the fourth input; NULL: found missing by "
+    "d.get with a default), which takes the value if only the dict holds it",
 )
 _uop(
     "_CHECK_STORE_SUBSCR_DICT_STR",
@@ -910,6 +920,16 @@ _uop(
     operand=Operand.KWNAMES,
     doc="`obj.name(...)`, inputs: obj, then the arguments; operand: (name, *keyword names): "
     "PyObject_VectorcallMethod (no bound method made)",
+    **_GENERIC,
+)
+_uop(
+    "_CALL_METHOD_DESCRIPTOR",
+    "n",
+    O,
+    owns=True,
+    operand=Operand.METHOD,
+    doc="`obj.name(...)` where obj is exactly of a builtin type whose attributes cannot change (str, list, dict, "
+    "...): its method descriptor, found when recorded, called with obj first (PyObject_Vectorcall)",
     **_GENERIC,
 )
 _uop("_LOAD_ATTR_GENERIC", (ANY,), O, owns=True, operand=Operand.NAME, doc="PyObject_GetAttr", **_GENERIC)

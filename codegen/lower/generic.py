@@ -152,7 +152,7 @@ def _guard_iter_done(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_unsigned("==", ctx.value(uop.args[0]), _NULL), uop)
 
 
-@lowers("_CALL_METHOD_GENERIC")
+@lowers("_CALL_METHOD_GENERIC", "_CALL_METHOD_DESCRIPTOR")
 def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     refs = _references(ctx, uop, uop.args)  # (obj first: the method's self)
@@ -163,7 +163,10 @@ def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
     kwnames = ctx.pointer(tuple(names)) if names else _NULL
     positional = len(refs) - len(names)
     first = b.bitcast(array, PTR.as_pointer())
-    result = ctx.capi("PyObject_VectorcallMethod", ctx.pointer(sys.intern(name)), first, _i64(positional), kwnames)
+    if uop.name == "_CALL_METHOD_DESCRIPTOR":  # (name: the descriptor)
+        result = ctx.capi("PyObject_Vectorcall", ctx.pointer(name), first, _i64(positional), kwnames)
+    else:
+        result = ctx.capi("PyObject_VectorcallMethod", ctx.pointer(sys.intern(name)), first, _i64(positional), kwnames)
     _release(ctx, refs)
     return _made(ctx, uop, result)
 

@@ -50,16 +50,20 @@ def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_UNBOX_INT", "_NARROW_INT_OBJECT")
 def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
-    """An int object's value, leaving if it does not fit in i64. Where ints keep one 30-bit digit and their sign
+    value, fits = _int_value(ctx, ctx.value(uop.args[0]))
+    ctx.guard(fits, uop)
+    return value
+
+
+def _int_value(ctx: LowerContext, obj: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """An int object's value, and whether it fits in i64. Where ints keep one 30-bit digit and their sign
     in ob_size (``abi.SMALL_INTS_OK``), an int of at most one digit is read in place; a larger one, through the
     C-API (a call per element read was most of a loop over a list of ints)."""
     b = ctx.builder
-    obj = ctx.value(uop.args[0])
     overflow = _entry_alloca(ctx, I32)
     if not abi.SMALL_INTS_OK:
         value = ctx.capi("PyLong_AsLongLongAndOverflow", obj, overflow)
-        ctx.guard(b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0)), uop)
-        return value
+        return value, b.icmp_signed("==", b.load(overflow), ir.Constant(I32, 0))
     size = _load_at(ctx, obj, abi.OB_SIZE, I64)
     small = b.icmp_unsigned("<=", b.add(size, _i64(1)), _i64(2))  # -1, 0 or 1 digit
     with b.if_else(small, likely=True) as (read, call):
@@ -77,6 +81,43 @@ def _unbox_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     ok = b.phi(ir.IntType(1))
     ok.add_incoming(ir.Constant(ir.IntType(1), 1), read_block)
     ok.add_incoming(fits, call_block)
+    return value, ok
+
+
+@lowers("_UNBOX_INT_OR_DEFAULT", "_UNBOX_FLOAT_OR_DEFAULT")
+def _unbox_or_default(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A lookup's number, of exactly the default's type (else leave: the interpreter redoes the lookup, which
+    has no effect), or the default where the lookup found nothing."""
+    b = ctx.builder
+    obj, default = ctx.value(uop.args[0]), ctx.value(uop.args[1])
+    is_int = uop.name == "_UNBOX_INT_OR_DEFAULT"
+    bit = ir.IntType(1)
+    with b.if_else(b.icmp_unsigned("!=", obj, ir.Constant(PTR, None)), likely=True) as (found, missing):
+        with found:
+            with b.if_else(_type_is(ctx, obj, int if is_int else float), likely=True) as (read, other):
+                with read:
+                    if is_int:
+                        read_value, fits = _int_value(ctx, obj)
+                    else:
+                        read_value, fits = _load_at(ctx, obj, abi.FLOAT_VALUE, DOUBLE), ir.Constant(bit, 1)
+                    read_block = b.block
+                with other:
+                    other_block = b.block
+            found_value = b.phi(default.type)
+            found_value.add_incoming(read_value, read_block)
+            found_value.add_incoming(ir.Constant(default.type, 0), other_block)
+            found_ok = b.phi(bit)
+            found_ok.add_incoming(fits, read_block)
+            found_ok.add_incoming(ir.Constant(bit, 0), other_block)
+            found_block = b.block
+        with missing:
+            missing_block = b.block
+    value = b.phi(default.type)
+    value.add_incoming(found_value, found_block)
+    value.add_incoming(default, missing_block)
+    ok = b.phi(bit)
+    ok.add_incoming(found_ok, found_block)
+    ok.add_incoming(ir.Constant(bit, 1), missing_block)
     ctx.guard(ok, uop)
     return value
 

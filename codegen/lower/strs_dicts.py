@@ -262,7 +262,8 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change
     b = ctx.builder
     if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
-        old, found = ctx.value(uop.args[3]), ir.Constant(ir.IntType(1), 1)  # (what the dict holds still)
+        old = ctx.value(uop.args[3])  # (what the dict holds still: NULL if d.get found nothing)
+        found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     else:
         old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys)
         found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))

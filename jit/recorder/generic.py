@@ -299,6 +299,7 @@ class PendingMethod:
     snapshot: Snapshot
     pc: int
     actual: Any  # (what obj was when recorded)
+    descriptor: Any = None  # (the method itself where the receiver's kind fixes it: ``_fixed_method``)
 
 
 def _is_method(actual: Any, name: str) -> bool:
@@ -329,6 +330,32 @@ def _is_method(actual: Any, name: str) -> bool:
     return type(bound) is types.BuiltinMethodType and bound.__self__ is actual
 
 
+#: kinds whose values are exactly of a builtin type (no subclass) that cannot be given attributes, nor its
+#: instances: their methods are those the type's own dict holds, for as long as the process runs
+_IMMUTABLE_TYPES = {
+    Kind.STR: str,
+    Kind.LIST: list,
+    Kind.TUPLE: tuple,
+    Kind.DICT: dict,
+    Kind.INT: int,
+    Kind.FLOAT: float,
+    Kind.BOOL: bool,
+}
+
+
+def _fixed_method(kind: Kind, actual: Any, name: str) -> Any:
+    """The method descriptor `obj.name` always binds where obj is of that kind (`s.upper()`: str.upper), or
+    None: called directly, it skips the lookup that PyObject_VectorcallMethod makes at every call."""
+    t = _IMMUTABLE_TYPES.get(kind)
+    if t is None or type(actual) is not t:
+        return None
+    for klass in t.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            return found if type(found) is types.MethodDescriptorType else None
+    return None
+
+
 def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
     what = f"attribute .{name}"
     if (
@@ -338,7 +365,9 @@ def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
         and _is_method(actual, name)
     ):
         method = r.trace.new_value(Kind.OBJECT)
-        r.pending_methods[method.id] = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
+        pending = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
+        pending.descriptor = _fixed_method(obj.kind, actual, name)
+        r.pending_methods[method.id] = pending
         return method
     return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, what),), operand=name)
 
@@ -357,6 +386,9 @@ def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[st
         finally:
             r.resume_override = None
     inputs = (pending.obj, *(argument(r, v, what) for v in args))
+    if pending.descriptor is not None:
+        operand = (pending.descriptor, *kwnames)
+        return barrier(r, "_CALL_METHOD_DESCRIPTOR", inputs, operand=operand, resume=pending.snapshot)
     return barrier(r, "_CALL_METHOD_GENERIC", inputs, operand=(pending.name, *kwnames), resume=pending.snapshot)
 
 
@@ -565,8 +597,13 @@ _with_fallback(I.STORE_SUBSCR, 3, _store_subscript)
 
 @_handles(I.BUILD_SLICE)
 def _build_slice(r: Recorder, frame: Frame, n: int) -> None:
-    """`a[i:j]`, `a[::k]`: a new slice object (PySlice_New; runs no Python code)."""
+    """`a[i:j]`, `a[::k]`: a new slice object (PySlice_New; runs no Python code), or one made now where every
+    bound is a constant (`w[:3]`: slices cannot change, and one of the trace's own saves an allocation and its
+    freeing at every use)."""
     parts = [argument(r, r.pop(), "a slice") for _ in range(n)][::-1]
+    if all(p.is_const and p.kind in (Kind.INT, Kind.NONE) for p in parts):
+        r.push(r.const(slice(*(p.const for p in parts))))
+        return
     r.push(r.emit("_BUILD_SLICE", tuple(parts)))
 
 

@@ -44,6 +44,8 @@ def words(n):
     for i in range(n):
         name = names[i % 4]
         counts[name] = counts.get(name, 0) + len(name)
+        if i % 5 == 0:  # (a side trace)
+            counts[name] += 1
     return counts
 '''
 
