@@ -123,6 +123,17 @@ def word_stats(n: int) -> tuple[int, int, str]:
     return len(counts), len(seen_pairs), best
 
 
+def word_count(n: int) -> list[tuple[str, int]]:
+    """Count words of a text by a normalised prefix: `split`, `lower`, a slice, `dict.get` (the first few
+    words are new keys, then nearly every key is found)."""
+    text = " ".join(_TEXT[(i * 7) % len(_TEXT)].capitalize() for i in range(n))
+    counts: dict[str, int] = {}
+    for word in text.split():
+        key = word.lower()[:3]
+        counts[key] = counts.get(key, 0) + len(word)
+    return sorted(counts.items())
+
+
 # --- exceptions raised and caught --------------------------------------------------------------------------
 
 
@@ -285,6 +296,7 @@ ORDINARY: dict[str, Case] = {
     "csv_roundtrip": Case(csv_roundtrip, 20_000, 500, what="f-strings, split, join"),
     "title_words": Case(title_words, 50_000, 1000, what="string methods"),
     "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),
+    "word_count": Case(word_count, 100_000, 2000, what="split, str methods, a slice, dict.get"),
     "parse_numbers": Case(parse_numbers, 50_000, 1000, what="try/except in a loop"),
     "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
     "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
