@@ -9,6 +9,7 @@ from collections.abc import Callable
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.folding import NOT_CONSTANT, constant_value
+from jit.frontend.generators import generator_function
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -25,7 +26,6 @@ def compile_expr(b: FunctionBuilder, node: ast.expr) -> None:
 def _describe(node: ast.AST) -> str:
     names = {
         ast.Lambda: "lambda",
-        ast.GeneratorExp: "generator expression",
         ast.Await: "await",
         ast.Yield: "yield",
         ast.YieldFrom: "yield from",
@@ -211,6 +211,20 @@ def _call(b: FunctionBuilder, node: ast.Call) -> None:
         b.emit(I.CALL, n)
 
 
+def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
+    """As CPython's bytecode: the generator function (``jit.frontend.generators``) called with iter() of the first
+    iterable, evaluated here (then the values of the function's variables it reads)."""
+    enclosing = [name for scope in b.comprehension_scopes for name in scope]
+    made, reads = generator_function(b.source, node, enclosing)
+    b.emit(I.LOAD_CONST, made)
+    b.emit(I.LOAD_CONST, iter)
+    compile_expr(b, node.generators[0].iter)
+    b.emit(I.CALL, 1)
+    for name in reads:
+        b.emit(I.LOAD_FAST, b.lookup(name))
+    b.emit(I.CALL, 1 + len(reads))
+
+
 def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
     compile_expr(b, node.value)
     b.emit(I.LOAD_ATTR, b.source.mangle(node.attr))
@@ -312,6 +326,7 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.JoinedStr: _joined_str,
     ast.FormattedValue: _formatted_value,
     ast.ListComp: _comprehension,
+    ast.GeneratorExp: _generator_expression,
     ast.SetComp: _comprehension,
     ast.DictComp: _comprehension,
 }

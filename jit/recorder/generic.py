@@ -228,7 +228,7 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
     if isinstance(pending, Value) and pending.kind == Kind.OBJECT and frame.stack:
         made = type(frame.stack[-1])
-        if getattr(made, "__del__", None) is not None:
+        if getattr(made, "__del__", None) is not None and not _generator_expression(frame.stack[-1]):
             # (native code releases the object after its last use, where the interpreter would not run its
             # finalizer, and checks no hoisted guard after it: a global the finalizer rebinds would go unseen)
             raise Abort(Reason.FINALIZER, name=made.__qualname__)
@@ -244,6 +244,12 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
 
 _AFTER_BARRIER.append(after_barrier)
 _AT_END.append(keep_carried)
+
+
+def _generator_expression(obj: Any) -> bool:
+    """A generator expression's generator: its finalizer closes it, which unwinds a frame that has no try, with
+    or finally statement (an expression's): it runs no Python code of its own, as a list's freeing does not."""
+    return type(obj) is types.GeneratorType and obj.gi_code.co_name == "<genexpr>"
 
 
 def _typed(r: Recorder, value: Value, actual: Any) -> Value:

@@ -334,11 +334,13 @@ def f(items):
         "generator_expression",
         """
 def f(n):
-    return sum(i * i for i in range(n))  #<
+    k = 3
+    k += 1
+    return sum(i * k for i in range(n))  #<
 """,
         "f",
         [0, 12],
-        r"generator expression",
+        r"generator expression reading a variable of the function that may change \(k\)",
     ),
     Case(
         "bare_raise",

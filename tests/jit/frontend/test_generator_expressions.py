@@ -1,0 +1,221 @@
+"""Generator expressions (``jit.frontend.generators``): CPython makes and runs the generator, the loop around it
+is compiled. Each checked against CPython: results, laziness (side effects in order, short-circuits), exceptions
+and tracebacks through the generator's frame, private names, globals; and through jit.stats that the loop ran
+natively. One that reads a variable of the function is refused, and jit.explain says which."""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+from helpers import check, define
+
+import jit as jit_module
+from jit import jit
+
+SOURCE = """
+SCALE = 2
+
+class Particle:
+    def __init__(self, v):
+        self.v = v
+
+    def energy(self):
+        return self.v * self.v * SCALE
+
+
+def swarm_energy(n):
+    swarm = [Particle(i % 7 - 3) for i in range(20)]
+    total = 0
+    for step in range(n):
+        for p in swarm:
+            p.v = -p.v if p.v > 2 else p.v + 1
+        total += sum(p.energy() for p in swarm)
+    return total
+
+
+def lazy_any(rows, log):
+    hits = 0
+    for row in rows:
+        if any(log.append(x) or x > 3 for x in row):
+            hits += 1
+    return hits, log
+
+
+def several_clauses(rows):
+    out = []
+    for row in rows:
+        out.append(tuple(a * b for a in row if a for b in range(a % 5) if (a + b) % 2))
+        out.append(max((len(str(x)) for x in row), default=-1))
+    return out
+
+
+def kept_for_later(n):
+    made = []
+    for i in range(n):
+        made.append(x * 2 for x in range(i % 4))
+    return [list(g) for g in made]
+
+
+def divides(rows):
+    total = 0.0
+    for row in rows:
+        total += sum(1 / x for x in row)
+    return total
+
+
+def not_iterable(values):
+    total = 0
+    for v in values:
+        total += sum(x for x in v)
+    return total
+
+
+def rebinds_scale(n):
+    global SCALE
+    total = 0
+    for i in range(n):
+        if i == n // 2:
+            SCALE = 5
+        total += sum(SCALE for _ in range(3))
+    SCALE = 2
+    return total
+
+
+class Private:
+    def __init__(self):
+        self.__weight = 3
+
+    def weighted(self, rows):
+        total = 0
+        for row in rows:
+            total += sum(self.__weight * x for x in row)
+        return total
+
+
+def in_comprehension(rows):
+    out = 0
+    for r in range(3):
+        out += sum([sum(x for x in (1, 2, 3)) for _ in rows])
+    return out
+
+
+def reads_fixed_variables(rows, scale):
+    k = 3
+    total = 0
+    kept = []
+    for row in rows:
+        total += sum(x * k * scale for x in row)
+        kept.append(x + k for x in row)
+    return total, [list(g) for g in kept[-3:]]
+
+
+def reads_a_changing_variable(rows):
+    total = 0
+    for k, row in enumerate(rows):
+        total += sum(x * k for x in row)
+    return total
+
+
+def reads_a_comprehension_variable(rows, n):
+    total = 0
+    for row in rows:
+        total += sum([sum(x * n for x in row) for n in range(3)])
+    return total
+
+
+def qualname_of_generator(n):
+    names = []
+    for i in range(n):
+        names.append((x for x in ()).__qualname__)
+    return names[-1]
+"""
+
+NS: dict = {}
+for _name in (
+    "swarm_energy",
+    "lazy_any",
+    "several_clauses",
+    "kept_for_later",
+    "divides",
+    "not_iterable",
+    "rebinds_scale",
+    "Private",
+    "in_comprehension",
+    "reads_fixed_variables",
+    "reads_a_changing_variable",
+    "reads_a_comprehension_variable",
+    "qualname_of_generator",
+):
+    NS[_name] = define(SOURCE, _name, NS)
+
+
+def test_a_sum_of_a_generator_in_a_hot_loop_is_native():
+    jitted = check(NS["swarm_energy"], 200, native=True)
+    assert "generator" not in jit_module.explain(jitted.cpython_baseline).split("recordings that gave up")[-1]
+
+
+def test_laziness_and_short_circuits_are_cpythons():
+    rows = [[1, 2, 5, 9], [0, 1], [4], []] * 100
+    check(NS["lazy_any"], (rows, []), native=True)
+
+
+def test_several_clauses_conditions_and_defaults():
+    rows = [[1, 2, 3], [], [0, 5], [10**20, -3]] * 80
+    check(NS["several_clauses"], (rows,), native=True)
+
+
+def test_generators_kept_and_consumed_later():
+    check(NS["kept_for_later"], 400, native=True)
+
+
+def test_an_exception_in_the_generator_has_cpythons_traceback():
+    rows = [[1.0, 2.0]] * 300 + [[1.0, 0.0]]
+    jitted = check(NS["divides"], (rows,), native=True)
+    for f in (NS["divides"], jitted, jitted.cpython_baseline):
+        with pytest.raises(ZeroDivisionError, match="division by zero") as info:
+            f(rows)
+        frames = [(frame.name, frame.line) for frame in traceback.extract_tb(info.tb)][-2:]
+        assert frames == [
+            ("divides", "total += sum(1 / x for x in row)"),
+            ("<genexpr>", "total += sum(1 / x for x in row)"),
+        ]
+
+
+def test_an_iterable_that_is_not_one_raises_as_cpython():
+    check(NS["not_iterable"], ([[1, 2]] * 300 + [5],), native=True)
+
+
+def test_a_global_rebound_in_the_loop_is_seen_by_the_generator():
+    check(NS["rebinds_scale"], 600, native=True)
+
+
+def test_private_names_are_mangled_as_in_the_class():
+    rows = [[1, 2, 3]] * 400
+    jitted = check(lambda rows: NS["Private"]().weighted(rows), (rows,))
+    method = jit(NS["Private"].weighted)
+    assert method(NS["Private"](), rows) == 7200 and jit_module.stats(method)["native_iterations"] > 0, jitted
+
+
+def test_a_generator_in_a_comprehension():
+    check(NS["in_comprehension"], ([1, 2, 3] * 200,), native=True)
+
+
+def test_the_generator_has_cpythons_qualified_name():
+    jitted = check(NS["qualname_of_generator"], 300, native=True)
+    assert jitted(300) == "qualname_of_generator.<locals>.<genexpr>"
+
+
+def test_variables_bound_for_good_are_read_through_cells_made_with_the_generator():
+    rows = [[1, 2], [3], []] * 150
+    check(NS["reads_fixed_variables"], (rows, 2), (rows, 0.5), native=True)
+
+
+@pytest.mark.parametrize("name", ["reads_a_changing_variable", "reads_a_comprehension_variable"])
+def test_a_generator_reading_a_variable_that_changes_is_refused_and_explained(name):
+    func = NS[name]
+    rows = [[1, 2]] * 300
+    jitted = check(func, (rows,) if name == "reads_a_changing_variable" else (rows, 7))
+    report = jit_module.explain(jitted)
+    changing = "k" if name == "reads_a_changing_variable" else "n"
+    assert f"generator expression reading a variable of the function that may change ({changing})" in report, report
