@@ -48,7 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.frontend.source",
         "jit.frontend.builder",
         "jit.frontend.folding",
-        "jit.frontend.generators",
+        "jit.frontend.nested_code",
         "jit.frontend.expressions",
         "jit.frontend.loops",
         "jit.frontend.statements",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import sys
+import types
 from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.folding import NOT_CONSTANT, constant_value
-from jit.frontend.generators import generator_function
+from jit.frontend.nested_code import generator_function, lambda_code
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -25,7 +26,6 @@ def compile_expr(b: FunctionBuilder, node: ast.expr) -> None:
 
 def _describe(node: ast.AST) -> str:
     names = {
-        ast.Lambda: "lambda",
         ast.Await: "await",
         ast.Yield: "yield",
         ast.YieldFrom: "yield from",
@@ -212,7 +212,7 @@ def _call(b: FunctionBuilder, node: ast.Call) -> None:
 
 
 def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
-    """As CPython's bytecode: the generator function (``jit.frontend.generators``) called with iter() of the first
+    """As CPython's bytecode: the generator function (``jit.frontend.nested_code``) called with iter() of the first
     iterable, evaluated here (then the values of the function's variables it reads)."""
     enclosing = [name for scope in b.comprehension_scopes for name in scope]
     made, reads = generator_function(b.source, node, enclosing)
@@ -223,6 +223,22 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     for name in reads:
         b.emit(I.LOAD_FAST, b.lookup(name))
     b.emit(I.CALL, 1 + len(reads))
+
+
+def _lambda(b: FunctionBuilder, node: ast.Lambda) -> None:
+    """A new function at each evaluation, as CPython's MAKE_FUNCTION: ``types.FunctionType`` of the lambda's code
+    (``jit.frontend.nested_code``), the function's globals and its constant defaults."""
+    enclosing = [name for scope in b.comprehension_scopes for name in scope]
+    code, defaults = lambda_code(b.source, node, enclosing)
+    b.emit(I.LOAD_CONST, types.FunctionType)
+    b.emit(I.LOAD_CONST, code)
+    b.emit(I.LOAD_CONST, b.source.func.__globals__)
+    if defaults is None:
+        b.emit(I.CALL, 2)
+        return
+    b.emit(I.LOAD_CONST, None)
+    b.emit(I.LOAD_CONST, b.constant(defaults))
+    b.emit(I.CALL, 4)
 
 
 def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
@@ -327,6 +343,7 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.FormattedValue: _formatted_value,
     ast.ListComp: _comprehension,
     ast.GeneratorExp: _generator_expression,
+    ast.Lambda: _lambda,
     ast.SetComp: _comprehension,
     ast.DictComp: _comprehension,
 }

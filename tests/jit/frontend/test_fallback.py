@@ -150,12 +150,12 @@ def f(n):
     Case(
         "lambda_inside",
         """
-def f(items):
-    return sorted(items, key=lambda v: -v)  #<
+def f(items, k):
+    return sorted(items, key=lambda v: v * k)  #<
 """,
         "f",
-        [[3, 1, 2]],
-        r"lambda",
+        [([3, 1, 2], -1)],
+        r"lambda reading a variable of the function \(k\)",
     ),
     Case(
         "lambda_itself",

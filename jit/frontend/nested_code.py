@@ -29,7 +29,9 @@ import ast
 import copy
 import types
 from collections.abc import Iterable
+from typing import Any
 
+from jit.frontend.folding import NOT_CONSTANT, constant_value
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
 
@@ -44,32 +46,90 @@ def generator_function(
     variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names)."""
     if node.generators[0].is_async or any(isinstance(n, ast.Await) for n in ast.walk(node)):
         raise Unsupported("async generator expression", node.lineno)
-    func = source.func
-    code = func.__code__
-    enclosing = set(enclosing)
-    names = {*source.local_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars, *enclosing}
-    names.discard(_ITERABLE)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
-    body: list[ast.stmt] = []
-    if names:  # (each assigned: a local of the stand-in, as of the function)
-        targets: list[ast.expr] = [ast.Name(name, ast.Store()) for name in sorted(names)]
-        body.append(ast.Assign(targets, ast.Constant(None)))
-    body.append(ast.Return(expression))
-    free = _compiled(source, node, func.__name__, [_ITERABLE], body, "<genexpr>").co_freevars
-    changing = [name for name in free if name in enclosing or not _fixed(source, node, name)]
+    own = _own_code(source, node, expression, "<genexpr>", enclosing)
+    changing = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
     if changing:
         raise Unsupported(
             f"generator expression reading a variable of the function that may change ({', '.join(changing)})",
             node.lineno,
         )
-    made = _compiled(source, node, _GENERATOR, [_ITERABLE, *free], [_loops(copy.deepcopy(node), 0)], _GENERATOR)
+    body = [_loops(copy.deepcopy(node), 0)]
+    made = _compiled(source, node, _GENERATOR, [_ITERABLE, *own.co_freevars], body, _GENERATOR)
     made = made.replace(
         co_name="<genexpr>",
-        co_qualname=f"{func.__qualname__}.<locals>.<genexpr>",
+        co_qualname=own.co_qualname,
         co_varnames=(".0", *made.co_varnames[1:]),  # (as CPython names the iterator it is given)
     )
-    return types.FunctionType(made, func.__globals__), free
+    return types.FunctionType(made, source.func.__globals__), own.co_freevars
+
+
+def lambda_code(source: FunctionSource, node: ast.Lambda, enclosing: Iterable[str] = ()) -> tuple[types.CodeType, Any]:
+    """The code object of a lambda that reads no variable of the function, and its defaults (a tuple of
+    constants, or None); raises Unsupported for any other lambda."""
+    args = node.args
+    if any(default is not None for default in args.kw_defaults):
+        raise Unsupported("lambda with keyword-only defaults", node.lineno)
+    defaults = tuple(constant_value(default) for default in args.defaults)
+    if any(value is NOT_CONSTANT for value in defaults):
+        raise Unsupported("lambda with a default that is not a constant", node.lineno)
+    own = _own_code(source, node, copy.deepcopy(node), "<lambda>", enclosing)
+    if own.co_freevars:
+        raise Unsupported(f"lambda reading a variable of the function ({', '.join(own.co_freevars)})", node.lineno)
+    return own, defaults or None
+
+
+def _own_code(
+    source: FunctionSource, node: ast.expr, expression: ast.expr, name: str, enclosing: Iterable[str]
+) -> types.CodeType:
+    """expression's code object, compiled inside a stand-in of the function in which every local of the
+    function and of the comprehensions around node (``enclosing``) is assigned, within comprehensions of the
+    kinds around node (CPython names their scopes in the qualified name, where they have one): its free
+    variables are the function's variables it reads, its qualified name CPython's."""
+    func = source.func
+    code = func.__code__
+    names = {*source.local_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars, *enclosing}
+    names.discard(_ITERABLE)
+    for comprehension in reversed(_comprehensions_around(source, node)):
+        loop = ast.comprehension(ast.Name(_ITERABLE, ast.Store()), ast.Tuple([], ast.Load()), [], 0)
+        if isinstance(comprehension, ast.DictComp):
+            expression = ast.DictComp(expression, ast.Constant(None), [loop])
+        else:
+            expression = type(comprehension)(expression, [loop])
+    body: list[ast.stmt] = []
+    if names:  # (each assigned: a local of the stand-in, as of the function)
+        targets: list[ast.expr] = [ast.Name(local, ast.Store()) for local in sorted(names)]
+        body.append(ast.Assign(targets, ast.Constant(None)))
+    body.append(ast.Return(expression))
+    own = _compiled(source, node, func.__name__, [_ITERABLE], body, name)
+    stand_in = f"{source.class_name}.{func.__name__}" if source.class_name is not None else func.__name__
+    assert own.co_qualname.startswith(stand_in + "."), own.co_qualname
+    return own.replace(co_qualname=func.__qualname__ + own.co_qualname[len(stand_in) :])
+
+
+def _comprehensions_around(source: FunctionSource, node: ast.expr) -> list[ast.expr]:
+    """The comprehensions of the function whose element (or key, value, condition, later iterable) holds node,
+    outermost first (a first iterable is evaluated outside its comprehension)."""
+    path: list[ast.AST] = []
+
+    def find(at: ast.AST) -> bool:
+        if at is node:
+            return True
+        for child in ast.iter_child_nodes(at):
+            path.append(at)
+            if find(child):
+                return True
+            path.pop()
+        return False
+
+    find(source.node)
+    around = []
+    for index, step in enumerate(path):
+        first = step.generators[0].iter if isinstance(step, _COMPREHENSIONS) else None
+        if first is not None and not any(later is first for later in path[index + 1 :]) and node is not first:
+            around.append(step)
+    return around
 
 
 _GENERATOR = "_tracejit_genexpr"
