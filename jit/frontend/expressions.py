@@ -10,7 +10,7 @@ from collections.abc import Callable
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.folding import NOT_CONSTANT, constant_value
-from jit.frontend.nested_code import generator_function, lambda_code
+from jit.frontend.nested_code import generator_function, lambda_function
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -227,9 +227,16 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
 
 def _lambda(b: FunctionBuilder, node: ast.Lambda) -> None:
     """A new function at each evaluation, as CPython's MAKE_FUNCTION: ``types.FunctionType`` of the lambda's code
-    (``jit.frontend.nested_code``), the function's globals and its constant defaults."""
+    (``jit.frontend.nested_code``), the function's globals and its constant defaults; or, where it reads
+    variables of the function bound for good, a call of a factory CPython compiled, given their values."""
     enclosing = [name for scope in b.comprehension_scopes for name in scope]
-    code, defaults = lambda_code(b.source, node, enclosing)
+    code, defaults, factory, reads = lambda_function(b.source, node, enclosing)
+    if factory is not None:
+        b.emit(I.LOAD_CONST, factory)
+        for name in reads:
+            b.emit(I.LOAD_FAST, b.lookup(name))
+        b.emit(I.CALL, len(reads))
+        return
     b.emit(I.LOAD_CONST, types.FunctionType)
     b.emit(I.LOAD_CONST, code)
     b.emit(I.LOAD_CONST, b.source.func.__globals__)

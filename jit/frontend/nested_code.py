@@ -65,9 +65,13 @@ def generator_function(
     return types.FunctionType(made, source.func.__globals__), own.co_freevars
 
 
-def lambda_code(source: FunctionSource, node: ast.Lambda, enclosing: Iterable[str] = ()) -> tuple[types.CodeType, Any]:
-    """The code object of a lambda that reads no variable of the function, and its defaults (a tuple of
-    constants, or None); raises Unsupported for any other lambda."""
+def lambda_function(
+    source: FunctionSource, node: ast.Lambda, enclosing: Iterable[str] = ()
+) -> tuple[types.CodeType, Any, types.FunctionType | None, tuple[str, ...]]:
+    """How to make the function of a lambda with constant defaults (or none): its code object and defaults
+    (a tuple, or None), for ``types.FunctionType``; or, where it reads variables of the function bound for good
+    (named last, mangled), a factory that returns it, given their values: CPython's cells are then the factory's.
+    Raises Unsupported for any other lambda."""
     args = node.args
     if any(default is not None for default in args.kw_defaults):
         raise Unsupported("lambda with keyword-only defaults", node.lineno)
@@ -75,9 +79,26 @@ def lambda_code(source: FunctionSource, node: ast.Lambda, enclosing: Iterable[st
     if any(value is NOT_CONSTANT for value in defaults):
         raise Unsupported("lambda with a default that is not a constant", node.lineno)
     own = _own_code(source, node, copy.deepcopy(node), "<lambda>", enclosing)
-    if own.co_freevars:
-        raise Unsupported(f"lambda reading a variable of the function ({', '.join(own.co_freevars)})", node.lineno)
-    return own, defaults or None
+    free = own.co_freevars
+    changing = [name for name in free if name in enclosing or not _fixed(source, node, name)]
+    if changing:
+        raise Unsupported(
+            f"lambda reading a variable of the function that may change ({', '.join(changing)})", node.lineno
+        )
+    if not free:
+        return own, defaults or None, None, ()
+    targets = ast.Tuple([ast.Name(name, ast.Store()) for name in free], ast.Store())
+    body = [ast.Assign([targets], ast.Name(_VALUES, ast.Load())), ast.Return(copy.deepcopy(node))]
+    factory = _compiled(source, node, _FACTORY, [], body, _FACTORY, varargs=_VALUES)
+    made = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == "<lambda>")
+    consts = tuple(made.replace(co_qualname=own.co_qualname) if c is made else c for c in factory.co_consts)
+    # (its *values: never inlined into a trace, a call of its own, whose frame no one sees)
+    factory = factory.replace(co_consts=consts)
+    return own, defaults or None, types.FunctionType(factory, source.func.__globals__), free
+
+
+_FACTORY = "_tracejit_lambda"
+_VALUES = "_tracejit_values"
 
 
 def _own_code(
@@ -90,7 +111,7 @@ def _own_code(
     func = source.func
     code = func.__code__
     names = {*source.local_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars, *enclosing}
-    names.discard(_ITERABLE)
+    names -= {_ITERABLE, _VALUES}
     for comprehension in reversed(_comprehensions_around(source, node)):
         loop = ast.comprehension(ast.Name(_ITERABLE, ast.Store()), ast.Tuple([], ast.Load()), [], 0)
         if isinstance(comprehension, ast.DictComp):
@@ -149,12 +170,19 @@ def _loops(node: ast.GeneratorExp, index: int) -> ast.stmt:
 
 
 def _compiled(
-    source: FunctionSource, node: ast.GeneratorExp, name: str, parameters: list[str], body: list[ast.stmt], wanted: str
+    source: FunctionSource,
+    node: ast.expr,
+    name: str,
+    parameters: list[str],
+    body: list[ast.stmt],
+    wanted: str,
+    varargs: str | None = None,
 ) -> types.CodeType:
     """Compile a function of body (in a class of the function's class's name: the same private names) and give
     the code object named wanted inside it."""
     args = [ast.arg(parameter) for parameter in parameters]
-    arguments = ast.arguments(posonlyargs=[], args=args, kwonlyargs=[], kw_defaults=[], defaults=[])
+    star = ast.arg(varargs) if varargs is not None else None
+    arguments = ast.arguments(posonlyargs=[], args=args, vararg=star, kwonlyargs=[], kw_defaults=[], defaults=[])
     stand_in: ast.stmt = _node(ast.FunctionDef, name=name, args=arguments, body=body, decorator_list=[])
     if source.class_name is not None:
         stand_in = _node(
@@ -168,7 +196,7 @@ def _compiled(
     return _code_named(compile(module, source.filename, "exec", dont_inherit=True), wanted)
 
 
-def _fixed(source: FunctionSource, node: ast.GeneratorExp, name: str) -> bool:
+def _fixed(source: FunctionSource, node: ast.expr, name: str) -> bool:
     """Is the function's variable name bound once for all before node is evaluated: a parameter never bound
     again, or a local bound only by one top-level assignment before the top-level statement holding node?"""
     body = source.node.body

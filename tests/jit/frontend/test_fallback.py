@@ -151,11 +151,12 @@ def f(n):
         "lambda_inside",
         """
 def f(items, k):
+    k = -k
     return sorted(items, key=lambda v: v * k)  #<
 """,
         "f",
         [([3, 1, 2], -1)],
-        r"lambda reading a variable of the function \(k\)",
+        r"lambda reading a variable of the function that may change \(k\)",
     ),
     Case(
         "lambda_itself",

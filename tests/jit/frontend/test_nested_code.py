@@ -158,6 +158,18 @@ def lambdas_in_comprehensions(n):
     return names[-3:]
 
 
+def keys_by_column(rows, column, n):
+    scale = 2
+    kept = []
+    total = 0
+    for i in range(n):
+        key = lambda r: r[column] * scale
+        total += max(rows, key=key)[0]
+        kept.append(key)
+    first = kept[0]
+    return total, first is kept[-1], first.__qualname__, [c.cell_contents for c in first.__closure__], first(rows[0])
+
+
 def raising_key(rows):
     total = 0
     for row in rows:
@@ -205,6 +217,7 @@ for _name in (
     "makes_functions",
     "lambdas_in_comprehensions",
     "raising_key",
+    "keys_by_column",
     "reads_a_loop_variable",
     "keyword_only_default",
 ):
@@ -299,6 +312,11 @@ def test_qualified_names_inside_comprehensions_are_cpythons():
     check(NS["lambdas_in_comprehensions"], 300, native=True)
 
 
+def test_a_lambda_reading_variables_bound_for_good_gets_cells_of_their_values():
+    rows = [(1, 5, 2), (2, 3, 9), (3, 4, 4)]
+    check(NS["keys_by_column"], (rows, 1, 300), (rows, 2, 300), native=True)
+
+
 def test_an_exception_in_a_lambda_has_cpythons_traceback():
     rows = [[1.0, 2.0]] * 300 + [[1.0, 0.0]]
     jitted = check(NS["raising_key"], (rows,), native=True)
@@ -311,7 +329,7 @@ def test_an_exception_in_a_lambda_has_cpythons_traceback():
 @pytest.mark.parametrize(
     "name, reason",
     [
-        ("reads_a_loop_variable", "lambda reading a variable of the function (k)"),
+        ("reads_a_loop_variable", "lambda reading a variable of the function that may change (k)"),
         ("keyword_only_default", "lambda with keyword-only defaults"),
     ],
 )

@@ -121,6 +121,7 @@ def captured(n):
     total = 0
     for i in range(n):
         total += i % k
+        k = 3 + i % 2  # (the closure sees each value)
     return total + f(2)
 
 
