@@ -21,7 +21,7 @@ again at once), ``for`` over a range object kept in a variable, ``is``/``is not`
 ``None``/``True``/``False``, the truth of a ``Truthy`` object (a class whose ``__bool__`` is Python code); expressions mixing ints and floats: arithmetic,
 bitwise operators, (chained) comparisons, ``and``/``or``/``not``, conditional expressions,
 ``abs``/``min``/``max``/``int``/``float``/``round``/``len``, ``math`` functions, reads of ``data`` and of a
-local tuple, list comprehensions, generator expressions, ``max(data, key=lambda ...)``, calls of ``h``. It ends with ``return (every variable)``, so that any wrong
+local tuple, list comprehensions, generator expressions, calls of ``h``. It ends with ``return (every variable)``, so that any wrong
 value shows.
 
 Every program is valid, deterministic and cheap to run, by construction:
@@ -404,7 +404,7 @@ class _Gen:
         return _atom(f"{fn}([{elt} for {COMP_VAR} in {source}{test}])")
 
     def nested_code(self, sc: Scope, depth: int, growth: bool, fn: str) -> E:
-        """sum/max of a generator expression, or max by a lambda, over a short range: code CPython compiles
+        """sum/max of a generator expression over a short range: code CPython compiles
         (jit.frontend.nested_code). It reads no variable the program assigns (its own, the prologue's locals,
         globals): one that does would make the whole function plain CPython."""
         # (no assignment expression either: it would assign a variable of the function, through a cell)
@@ -413,8 +413,6 @@ class _Gen:
         try:
             elt = self.num_expr(inner, depth, growth).text
             source = f"range({self.int_(0, 8)})"
-            if fn == "max" and self.flag(50):
-                return _atom(f"max({source}, key=lambda {COMP_VAR}: {elt})")
             test = f" if {self.cond(inner, depth).p()}" if self.flag(30) else ""
             return _atom(f"{fn}({elt} for {COMP_VAR} in {source}{test})")
         finally:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import sys
-import types
 from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.folding import NOT_CONSTANT, constant_value
-from jit.frontend.nested_code import generator_function, lambda_function
+from jit.frontend.nested_code import generator_function
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -26,6 +25,7 @@ def compile_expr(b: FunctionBuilder, node: ast.expr) -> None:
 
 def _describe(node: ast.AST) -> str:
     names = {
+        ast.Lambda: "lambda",
         ast.Await: "await",
         ast.Yield: "yield",
         ast.YieldFrom: "yield from",
@@ -225,29 +225,6 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     b.emit(I.CALL, 1 + len(reads))
 
 
-def _lambda(b: FunctionBuilder, node: ast.Lambda) -> None:
-    """A new function at each evaluation, as CPython's MAKE_FUNCTION: ``types.FunctionType`` of the lambda's code
-    (``jit.frontend.nested_code``), the function's globals and its constant defaults; or, where it reads
-    variables of the function bound for good, a call of a factory CPython compiled, given their values."""
-    enclosing = [name for scope in b.comprehension_scopes for name in scope]
-    code, defaults, factory, reads = lambda_function(b.source, node, enclosing)
-    if factory is not None:
-        b.emit(I.LOAD_CONST, factory)
-        for name in reads:
-            b.emit(I.LOAD_FAST, b.lookup(name))
-        b.emit(I.CALL, len(reads))
-        return
-    b.emit(I.LOAD_CONST, types.FunctionType)
-    b.emit(I.LOAD_CONST, code)
-    b.emit(I.LOAD_CONST, b.source.func.__globals__)
-    if defaults is None:
-        b.emit(I.CALL, 2)
-        return
-    b.emit(I.LOAD_CONST, None)
-    b.emit(I.LOAD_CONST, b.constant(defaults))
-    b.emit(I.CALL, 4)
-
-
 def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
     compile_expr(b, node.value)
     b.emit(I.LOAD_ATTR, b.source.mangle(node.attr))
@@ -350,7 +327,6 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.FormattedValue: _formatted_value,
     ast.ListComp: _comprehension,
     ast.GeneratorExp: _generator_expression,
-    ast.Lambda: _lambda,
     ast.SetComp: _comprehension,
     ast.DictComp: _comprehension,
 }

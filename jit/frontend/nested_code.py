@@ -29,9 +29,7 @@ import ast
 import copy
 import types
 from collections.abc import Iterable
-from typing import Any
 
-from jit.frontend.folding import NOT_CONSTANT, constant_value
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
 
@@ -65,42 +63,6 @@ def generator_function(
     return types.FunctionType(made, source.func.__globals__), own.co_freevars
 
 
-def lambda_function(
-    source: FunctionSource, node: ast.Lambda, enclosing: Iterable[str] = ()
-) -> tuple[types.CodeType, Any, types.FunctionType | None, tuple[str, ...]]:
-    """How to make the function of a lambda with constant defaults (or none): its code object and defaults
-    (a tuple, or None), for ``types.FunctionType``; or, where it reads variables of the function bound for good
-    (named last, mangled), a factory that returns it, given their values: CPython's cells are then the factory's.
-    Raises Unsupported for any other lambda."""
-    args = node.args
-    if any(default is not None for default in args.kw_defaults):
-        raise Unsupported("lambda with keyword-only defaults", node.lineno)
-    defaults = tuple(constant_value(default) for default in args.defaults)
-    if any(value is NOT_CONSTANT for value in defaults):
-        raise Unsupported("lambda with a default that is not a constant", node.lineno)
-    own = _own_code(source, node, copy.deepcopy(node), "<lambda>", enclosing)
-    free = own.co_freevars
-    changing = [name for name in free if name in enclosing or not _fixed(source, node, name)]
-    if changing:
-        raise Unsupported(
-            f"lambda reading a variable of the function that may change ({', '.join(changing)})", node.lineno
-        )
-    if not free:
-        return own, defaults or None, None, ()
-    targets = ast.Tuple([ast.Name(name, ast.Store()) for name in free], ast.Store())
-    body = [ast.Assign([targets], ast.Name(_VALUES, ast.Load())), ast.Return(copy.deepcopy(node))]
-    factory = _compiled(source, node, _FACTORY, [], body, _FACTORY, varargs=_VALUES)
-    made = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == "<lambda>")
-    consts = tuple(made.replace(co_qualname=own.co_qualname) if c is made else c for c in factory.co_consts)
-    # (its *values: never inlined into a trace, a call of its own, whose frame no one sees)
-    factory = factory.replace(co_consts=consts)
-    return own, defaults or None, types.FunctionType(factory, source.func.__globals__), free
-
-
-_FACTORY = "_tracejit_lambda"
-_VALUES = "_tracejit_values"
-
-
 def _own_code(
     source: FunctionSource, node: ast.expr, expression: ast.expr, name: str, enclosing: Iterable[str]
 ) -> types.CodeType:
@@ -111,7 +73,7 @@ def _own_code(
     func = source.func
     code = func.__code__
     names = {*source.local_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars, *enclosing}
-    names -= {_ITERABLE, _VALUES}
+    names.discard(_ITERABLE)
     for comprehension in reversed(_comprehensions_around(source, node)):
         loop = ast.comprehension(ast.Name(_ITERABLE, ast.Store()), ast.Tuple([], ast.Load()), [], 0)
         if isinstance(comprehension, ast.DictComp):
@@ -176,13 +138,11 @@ def _compiled(
     parameters: list[str],
     body: list[ast.stmt],
     wanted: str,
-    varargs: str | None = None,
 ) -> types.CodeType:
     """Compile a function of body (in a class of the function's class's name: the same private names) and give
     the code object named wanted inside it."""
     args = [ast.arg(parameter) for parameter in parameters]
-    star = ast.arg(varargs) if varargs is not None else None
-    arguments = ast.arguments(posonlyargs=[], args=args, vararg=star, kwonlyargs=[], kw_defaults=[], defaults=[])
+    arguments = ast.arguments(posonlyargs=[], args=args, kwonlyargs=[], kw_defaults=[], defaults=[])
     stand_in: ast.stmt = _node(ast.FunctionDef, name=name, args=arguments, body=body, decorator_list=[])
     if source.class_name is not None:
         stand_in = _node(

@@ -36,7 +36,7 @@ def sorted_after(rows, n):
     acc = 0.0
     for i in range(n):
         acc += rows[i % len(rows)][1] * 0.5
-    rows.sort(key=lambda r, w=len(rows): (r[1], r[0] % w))  # (a default that is not a constant)
+    rows.sort(key=lambda r: (r[1], r[0]))
     return acc
 
 
@@ -121,7 +121,6 @@ def captured(n):
     total = 0
     for i in range(n):
         total += i % k
-        k = 3 + i % 2  # (the closure sees each value)
     return total + f(2)
 
 
