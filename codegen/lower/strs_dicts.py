@@ -263,10 +263,9 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
         old = ctx.value(uop.args[3])  # (what the dict holds still: NULL if d.get found nothing)
-        found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     else:
         old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys)
-        found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
+    found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
     if reusable is None:
         _dict_set(ctx, uop, mapping, key, v, value, raising)

@@ -11,8 +11,9 @@ swarm)`) is still compiled: native code makes the two calls through the generic 
 whatever consumes it.
 
 Variables of the enclosing function the expression reads (its code object's free variables) are read by CPython
-through cells, which tier-1 code does not keep: the generator gets cells made when the expression is evaluated,
-holding the variables' values then (``types.FunctionType`` given that closure). That is exact only where the
+through cells, which tier-1 code does not keep: the generator function is compiled as a `def` with a `for` per
+clause, an `if` per condition and `yield` of the element, taking those variables' values after the iterator,
+given when the expression is evaluated. That is exact only where the
 variable cannot change afterwards while the generator may still run, so each must be a parameter the function
 never rebinds, or a local bound once, by an assignment among the function's top-level statements before the one
 holding the expression (it has run, and nothing binds the name again: no other assignment, `del`, loop target,
@@ -46,7 +47,7 @@ def generator_function(
         raise Unsupported("async generator expression", node.lineno)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
-    own = _own_code(source, node, expression, "<genexpr>", enclosing)
+    own = _own_code(source, node, expression, enclosing)
     changing = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
     if changing:
         raise Unsupported(
@@ -64,9 +65,9 @@ def generator_function(
 
 
 def _own_code(
-    source: FunctionSource, node: ast.expr, expression: ast.expr, name: str, enclosing: Iterable[str]
+    source: FunctionSource, node: ast.GeneratorExp, expression: ast.GeneratorExp, enclosing: Iterable[str]
 ) -> types.CodeType:
-    """expression's code object, compiled inside a stand-in of the function in which every local of the
+    """The generator expression's code object (of expression, node's copy reading the iterator), compiled inside a stand-in of the function in which every local of the
     function and of the comprehensions around node (``enclosing``) is assigned, within comprehensions of the
     kinds around node (CPython names their scopes in the qualified name, where they have one): its free
     variables are the function's variables it reads, its qualified name CPython's."""
@@ -85,7 +86,7 @@ def _own_code(
         targets: list[ast.expr] = [ast.Name(local, ast.Store()) for local in sorted(names)]
         body.append(ast.Assign(targets, ast.Constant(None)))
     body.append(ast.Return(expression))
-    own = _compiled(source, node, func.__name__, [_ITERABLE], body, name)
+    own = _compiled(source, node, func.__name__, [_ITERABLE], body, "<genexpr>")
     stand_in = f"{source.class_name}.{func.__name__}" if source.class_name is not None else func.__name__
     assert own.co_qualname.startswith(stand_in + "."), own.co_qualname
     return own.replace(co_qualname=func.__qualname__ + own.co_qualname[len(stand_in) :])

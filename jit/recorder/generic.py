@@ -315,12 +315,7 @@ def _is_method(actual: Any, name: str) -> bool:
     t = type(actual)
     if isinstance(getattr(t, "__getattribute__", None), types.FunctionType):
         return False
-    for klass in t.__mro__:
-        if name in klass.__dict__:
-            found = klass.__dict__[name]
-            break
-    else:
-        return False
+    found = _in_type(t, name)
     if not isinstance(found, (types.FunctionType, types.MethodDescriptorType)):
         return False
     # Whether an instance attribute hides it: looked up as CPython would, never through the instance's
@@ -355,10 +350,15 @@ def _fixed_method(kind: Kind, actual: Any, name: str) -> Any:
     t = _IMMUTABLE_TYPES.get(kind)
     if t is None or type(actual) is not t:
         return None
+    found = _in_type(t, name)
+    return found if type(found) is types.MethodDescriptorType else None
+
+
+def _in_type(t: type, name: str) -> Any:
+    """What the type's attribute lookup finds for name in t and its bases (None if nothing)."""
     for klass in t.__mro__:
         if name in klass.__dict__:
-            found = klass.__dict__[name]
-            return found if type(found) is types.MethodDescriptorType else None
+            return klass.__dict__[name]
     return None
 
 

@@ -219,7 +219,7 @@ def test_qualified_names_inside_comprehensions_are_cpythons():
     check(NS["generators_in_comprehensions"], 300, native=True)
 
 
-def test_variables_bound_for_good_are_read_through_cells_made_with_the_generator():
+def test_variables_bound_for_good_are_given_to_the_generator_when_it_is_made():
     rows = [[1, 2], [3], []] * 150
     check(NS["reads_fixed_variables"], (rows, 2), (rows, 0.5), native=True)
 
