@@ -12,10 +12,11 @@ no decision not to compile is for good. Loops nested in the handed-over loop run
 
 Entries that pay: a hand-off and a native entry cost microseconds, which a loop's native iterations must win
 back. Over every ``PAY_WINDOW`` hand-offs that entered native code without recording anything (so side traces
-have had their chance), or fewer hand-offs that made ``PAY_ENTRIES`` native entries between them (a loop whose
-every iteration leaves native code and enters it again: one such hand-off is evidence enough), the driver counts
-the iterations native code ran per native entry (the monitor counts them exactly, from the fuel; never wall time,
-so tests stay deterministic). Fewer than the option
+have had their chance; nor while another thread records or compiles the loop: its own tree is on its way), or
+fewer hand-offs that made ``PAY_ENTRIES`` native entries between them (a loop whose every iteration leaves native
+code and enters it again: one such hand-off is evidence enough), the driver counts the iterations native code ran
+per native entry (the monitor counts them exactly, from the fuel; never wall time, so tests stay deterministic).
+Fewer than the option
 ``min_native_iterations`` on average: the loop runs plain in CPython for a number of loop starts that doubles
 each time it is found not to pay (up to ``MAX_PAY_BACKOFF``, never for good: a change of behaviour wins it back);
 a window that pays resets the back-off. ``min_native_iterations=0`` turns this off.
@@ -472,8 +473,12 @@ class LoopRuntime:
         ran, whether anything was recorded meanwhile); at the window's end, send the loop back to CPython for a
         while if its native entries do not pay (the module docstring has the policy)."""
         window = self.windows[index]
-        if recorded or monitor.pending:
-            # the trees are still growing (recorded, or compiling in the background): judge them once they have
+        state = monitor.loops[index]
+        if recorded or monitor.pending or (state is not None and (state.recording or state.waiting_on is not None)):
+            # the trees are still growing (recorded, or compiling in the background; or another thread records or
+            # compiles this loop, or an inner loop it waits for, right now: the entries this hand-off made were the
+            # inner loops' only, one per iteration, while the loop's own tree was on its way): judge them once
+            # they have
             window[:] = (0, 0, 0)
             return
         if entries == 0:
