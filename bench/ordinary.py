@@ -137,6 +137,29 @@ def word_count(n: int) -> list[tuple[str, int]]:
 # --- exceptions raised and caught --------------------------------------------------------------------------
 
 
+def parse_then_scan(n: int) -> tuple[int, int, float]:
+    """Readings parsed with try/except (the ones that are not numbers counted and skipped), then a scan of each
+    reading's next 15: the parsing loop runs as plain CPython (a loop holding a `try`), the scan after it is
+    handed to the JIT (a function with a `try` in a loop ran wholly as plain CPython before)."""
+    texts = [f"{(i * 7919) % 1000 / 10}" if i % 9 else "n/a" for i in range(n)]
+    values = []
+    bad = 0
+    for text in texts:
+        try:
+            values.append(float(text))
+        except ValueError:
+            bad += 1
+    close = 0
+    spread = 0.0
+    for i in range(len(values)):
+        for j in range(i + 1, min(i + 16, len(values))):
+            d = values[i] - values[j]
+            if -1.0 < d < 1.0:
+                close += 1
+            spread += abs(d)
+    return bad, close, spread
+
+
 def parse_numbers(n: int) -> int:
     """int() on strings, some of which are not numbers: ValueError raised and caught in the loop."""
     total = 0
@@ -298,6 +321,7 @@ ORDINARY: dict[str, Case] = {
     "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),
     "word_count": Case(word_count, 100_000, 2000, what="split, str methods, a slice, dict.get"),
     "parse_numbers": Case(parse_numbers, 50_000, 1000, what="try/except in a loop"),
+    "parse_then_scan": Case(parse_then_scan, 20_000, 500, what="try/except in a loop, then a nested loop"),
     "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
     "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
     "fib": Case(fib, 20, 12, what="recursion without a loop", recursive=True),

@@ -38,8 +38,8 @@ def explain_report(state: JitFunction) -> str:
         f"  {where}: {len(t1.ops)} tier-1 instructions, "
         f"{t1.nslots} slots ({t1.nlocals} locals), {len(t1.loops)} loop(s)"
     )
-    for line, reason in t1.cpython_only:
-        lines.append(f"  line {line}: left to CPython (outside every loop): {reason}")
+    for line, reason, how in t1.cpython_only:
+        lines.append(f"  line {line}: left to CPython ({how}): {reason}")
     if state.jit_unavailable is not None:
         lines.append(f"  native code is not available: {state.jit_unavailable}")
         lines.extend(_strict_lines(state))

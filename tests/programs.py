@@ -156,6 +156,7 @@ class _Gen:
         self.use_list = False  # a local list `acc`, appended to
         self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
+        self.use_try = False  # a top-level loop holding a nested loop may start with a try statement (with_try)
 
     # --- choices -----------------------------------------------------------------------------------------
     def int_(self, lo: int, hi: int) -> int:
@@ -713,15 +714,28 @@ class _Gen:
             head = self.one(heads)
             if " zip(" not in head:
                 inner = dataclasses.replace(inner, num_read=inner.num_read[:-1], num_write=inner.num_write[:-1])
-            return [f"for {head}:", *self.body(inner)] + self.loop_else(sc)
+            return [f"for {head}:", *self.with_try(sc, inner, self.body(inner))] + self.loop_else(sc)
         k = self.trips(sc)
         inner = self.loop_scope(sc, k, var=var)
+        body = self.with_try(sc, inner, self.body(inner))
         if self.flag(15):  # a range object kept in a variable, iterated through its iterator
             rng = f"_r{sc.loops}"
-            lines = [f"{rng} = range({self.range_args(sc, k)})", f"for {var} in {rng}:", *self.body(inner)]
+            lines = [f"{rng} = range({self.range_args(sc, k)})", f"for {var} in {rng}:", *body]
         else:
-            lines = [f"for {var} in range({self.range_args(sc, k)}):", *self.body(inner)]
+            lines = [f"for {var} in range({self.range_args(sc, k)}):", *body]
         return lines + self.loop_else(sc)
+
+    def with_try(self, sc: Scope, inner: Scope, body: list[str]) -> list[str]:
+        """(use_try) The body of a loop outside every loop, if it holds a nested loop, starts with a try
+        statement: the front end leaves such a loop to CPython and compiles its nested loops on their own
+        (``jit.frontend.statements._compile_loop``), so the function still has loops to hand over."""
+        if not self.use_try or sc.loops or not any(line.lstrip().startswith(("for ", "while ")) for line in body):
+            return body
+        attempt = self.stmt_assign(inner) if self.flag(50) else self.stmt_augassign(inner)
+        handler = self.stmt_assign(inner) if self.flag(70) else ["pass"]
+        lines = ["try:", *(f"    {line}" for line in attempt), f"    if {self.cond(inner, 1).text}:"]
+        lines += ["        raise ZeroDivisionError", "except ZeroDivisionError:", *(f"    {line}" for line in handler)]
+        return [f"    {line}" for line in lines] + body
 
     def stmt_while(self, sc: Scope) -> list[str]:
         k = self.trips(sc)
@@ -740,7 +754,7 @@ class _Gen:
         else:
             m = self.int_(1, k)
             head = [f"{w} = {self.int_expr(sc, 1).p()} % {m}", f"while {w} < {k}{extra}:", f"    {w} += 1"]
-        return head + self.body(inner) + self.loop_else(sc)
+        return head + self.with_try(sc, inner, self.body(inner)) + self.loop_else(sc)
 
     # --- the function ------------------------------------------------------------------------------------
     def function(self) -> str:
@@ -748,6 +762,7 @@ class _Gen:
         # the initial values (tup, acc and u do not exist yet)
         init_sc = Scope(int_read=INT_PARAMS, int_write=(), num_read=NUM_PARAMS, num_write=())
         self.use_globals = self.flag(30)
+        self.use_try = self.flag(20)
         int_vars = INT_LOCALS + INT_GLOBALS * self.use_globals
         num_vars = NUM_LOCALS + NUM_GLOBALS * self.use_globals
         lines = [f"global {', '.join(INT_GLOBALS + NUM_GLOBALS)}"] if self.use_globals else []

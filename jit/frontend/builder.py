@@ -56,9 +56,9 @@ class FunctionBuilder:
         self.line = source.node.lineno
         self.position = node_position(source.node)
         self._constants: dict[Any, Any] | None = None
-        # (partial code) statements outside every loop left to CPython, as (line, reason); None: refuse the
-        # whole function at the first one
-        self.cpython_only: list[tuple[int, str]] | None = None
+        # (partial code) statements left to CPython, as (line, reason, how: ``instructions.OUTSIDE_LOOPS`` or
+        # ``instructions.PLAIN_LOOP``); None: refuse the whole function at the first one
+        self.cpython_only: list[tuple[int, str, str]] | None = None
 
     # --- emission --------------------------------------------------------------------------------------
     def mark(self) -> tuple[Any, ...]:
@@ -68,6 +68,7 @@ class FunctionBuilder:
             len(self.slot_names),
             len(self.loops),
             len(self.loop_contexts),
+            len(self.loop_stack),
             len(self.labels),
             len(self.comprehension_scopes),
             self.depth,
@@ -76,8 +77,9 @@ class FunctionBuilder:
         )
 
     def rollback(self, mark: tuple[Any, ...]) -> None:
-        """Drop everything emitted since mark (a statement with no loop statement in it, outside every loop)."""
-        ops, slots, loops, contexts, labels, scopes, depth, line, position = mark
+        """Drop everything emitted since mark (a statement outside every loop, refused part way: the loops it
+        had begun too)."""
+        ops, slots, loops, contexts, stack, labels, scopes, depth, line, position = mark
         for seq, n in (
             (self.ops, ops),
             (self.args, ops),
@@ -86,6 +88,7 @@ class FunctionBuilder:
             (self.slot_names, slots),
             (self.loops, loops),
             (self.loop_contexts, contexts),
+            (self.loop_stack, stack),
             (self.labels, labels),
             (self.comprehension_scopes, scopes),
         ):

@@ -161,6 +161,11 @@ class LoopInfo:
         return self.header_pc <= pc < self.body_end
 
 
+#: how a statement of ``T1Code.cpython_only`` is left to CPython (what ``jit.explain`` says of it)
+OUTSIDE_LOOPS = "outside every loop"
+PLAIN_LOOP = "the loop at line {line} runs as plain CPython"
+
+
 @dataclasses.dataclass
 class T1Code:
     """A function compiled to tier-1 instructions."""
@@ -183,10 +188,12 @@ class T1Code:
     # pcs of LOAD_FAST instructions reading an enclosing local from inside a comprehension: an unbound one
     # there raises what the running Python raises (3.11: NameError about a free variable)
     comprehension_loads: frozenset[int] = frozenset()
-    # statements outside every loop that the front end could not compile, left to CPython (the baseline runs
-    # them; the code is then only for the loops CPython hands over: ``jit.frontend.statements.compile_function``
-    # with ``partial``): (line, reason) each
-    cpython_only: tuple[tuple[int, str], ...] = ()
+    # statements that the front end could not compile, left to CPython (the baseline runs them; the code is then
+    # only for the loops CPython hands over: ``jit.frontend.statements.compile_function`` with ``partial``):
+    # (line, reason, how) each, how OUTSIDE_LOOPS (a statement outside every loop, with no loop in it) or
+    # PLAIN_LOOP with the line of a loop statement holding it, which runs as plain CPython (its nested loops
+    # compiled on their own)
+    cpython_only: tuple[tuple[int, str, str], ...] = ()
     # (jit.recorder) pcs of LOAD_ATTRs whose method, bound there once, was not simply called: not fused again
     unfused_methods: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
     # (jit.recorder) pcs of LOAD_ATTRs of `d.get` called with a key native lookups do not take (not a str):

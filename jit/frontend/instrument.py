@@ -472,7 +472,12 @@ class _Instrumenter:
         if isinstance(node, (ast.For, ast.While)):
             loop = self.loops.get((node.lineno, node.col_offset))
             if loop is None:
-                raise AssertionError(f"no tier-1 loop for the statement at line {node.lineno}")
+                # a loop left to CPython (``jit.frontend.statements._compile_loop``): the user's statement, never
+                # handed over; its nested loops that have tier-1 code are instrumented as usual
+                plain = copy.copy(node)
+                plain.body = self.block(node.body, copies, level + 1)
+                plain.orelse = self.block(node.orelse, copies, level + 1)
+                return [plain]
             return self.loop(node, loop, copies, level)
         if isinstance(node, ast.If):
             out = copy.copy(node)

@@ -36,8 +36,10 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
 
     partial: code for the loops only, which CPython hands over one at a time (the CPython baseline): a statement
     outside every loop, with no loop statement in it, that the front end refuses is left out of the code and
-    listed in ``T1Code.cpython_only`` (CPython runs it), unless the function has variables its nested
-    functions capture (cells: a loop keeping one in a register would hide its changes from a closure)."""
+    listed in ``T1Code.cpython_only`` (CPython runs it); so is a loop statement outside every loop that holds
+    such a statement (it runs as plain CPython, never handed over), whose nested loops are then compiled on their
+    own (``_compile_loop``); unless the function has variables its nested functions capture (cells: a loop
+    keeping one in a register would hide its changes from a closure)."""
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     if partial and not source.func.__code__.co_cellvars:
         b.cpython_only = []
@@ -46,6 +48,9 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
         if isinstance(body[0].value.value, str):
             body = body[1:]  # the docstring
     compile_block(b, body)
+    left = [(reason, line) for line, reason, how in b.cpython_only or () if how != I.OUTSIDE_LOOPS]
+    if left and not any(loop.statement is not None for loop in b.loops):
+        raise Unsupported(*left[0])  # (every loop statement left to CPython: nothing to hand over)
     b.emit(I.LOAD_CONST, None)
     b.emit(I.RETURN_VALUE)
     return b.finish()
@@ -57,6 +62,9 @@ def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:
 
 
 def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
+    if b.cpython_only is not None and not b.loop_stack and isinstance(node, (ast.For, ast.While)):
+        _compile_loop(b, node)
+        return
     if b.cpython_only is None or b.loop_stack or _has_loop_statement(node):
         _compile_stmt(b, node)
         return
@@ -65,7 +73,40 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
         _compile_stmt(b, node)
     except Unsupported as exc:
         b.rollback(mark)
-        b.cpython_only.append((node.lineno, exc.reason))
+        b.cpython_only.append((node.lineno, exc.reason, I.OUTSIDE_LOOPS))
+
+
+def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
+    """(Partial code) A loop statement outside every loop compiled (a loop left to CPython counts as none). If
+    the front end refuses something in it (a ``try``, a ``with``, a nested ``def``: the whole loop, since its
+    code would run that), the loop is left to CPython: CPython runs it plain, never handing it over
+    (``jit.frontend.instrument``), and the loop statements nested in it through ``for``, ``while`` and ``if``
+    statements (not those inside the refused construct) are compiled on their own, each handed over by itself
+    when hot, as loops outside every loop are. (A nested loop's ``else`` clause may ``break`` or ``continue``
+    the loop left to CPython: CPython runs that clause, the hand-off ending where the nested loop does, so the
+    statement is left out of the code as one outside every loop.)"""
+    assert b.cpython_only is not None
+    mark = b.mark()
+    try:
+        _compile_stmt(b, node)
+    except Unsupported as exc:
+        b.rollback(mark)
+        line = exc.line if exc.line is not None else node.lineno
+        b.cpython_only.append((line, exc.reason, I.PLAIN_LOOP.format(line=node.lineno)))
+        for inner in _nested_loops(node.body + node.orelse):
+            _compile_loop(b, inner)
+
+
+def _nested_loops(stmts: list[ast.stmt]) -> list[ast.For | ast.While]:
+    """The loop statements in stmts reached through ``if`` statements only (the instrumented code hands over
+    no other loop statement of a loop left to CPython: ``jit.frontend.instrument``)."""
+    found: list[ast.For | ast.While] = []
+    for stmt in stmts:
+        if isinstance(stmt, (ast.For, ast.While)):
+            found.append(stmt)
+        elif isinstance(stmt, ast.If):
+            found.extend(_nested_loops(stmt.body + stmt.orelse))
+    return found
 
 
 def _has_loop_statement(node: ast.AST) -> bool:
@@ -273,6 +314,8 @@ def _while(b: FunctionBuilder, node: ast.While) -> None:
 
 
 def _break(b: FunctionBuilder, node: ast.Break) -> None:
+    if not b.loop_stack:  # (in the else clause of a loop nested in a loop left to CPython: _compile_loop)
+        raise Unsupported("break of a loop that runs as plain CPython", node.lineno)
     ctx = b.loop_stack[-1]
     if ctx.break_label is None:
         ctx.break_label = Label()
@@ -280,6 +323,8 @@ def _break(b: FunctionBuilder, node: ast.Break) -> None:
 
 
 def _continue(b: FunctionBuilder, node: ast.Continue) -> None:
+    if not b.loop_stack:  # (in the else clause of a loop nested in a loop left to CPython: _compile_loop)
+        raise Unsupported("continue of a loop that runs as plain CPython", node.lineno)
     b.emit_jump(I.JUMP_BACKWARD, b.loop_stack[-1].header)
 
 

@@ -166,7 +166,7 @@ def test_loops_compile_with_the_statement_left_to_cpython(name):
     stats = jit_module.stats(jitted)
     assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, stats["aborts"]
     report = jit_module.explain(jitted)
-    for line, _ in state.code.cpython_only:
+    for line, _, _ in state.code.cpython_only:
         assert f"line {line}: left to CPython (outside every loop)" in report, report
 
 
@@ -187,3 +187,190 @@ def test_strict_and_the_interpreter_baseline_refuse_the_whole_function():
     interpreted = jit(interpreter=True, **OPTIONS)(func)
     assert interpreted("3", 50) == func("3", 50)
     assert state_of(interpreted).mode == "plain"
+
+
+# --- loops left to CPython: a loop holding a construct the front end refuses runs plain, its nested loops compile -
+
+PLAIN_LOOPS_SOURCE = """
+def parse_rows(rows):
+    total = 0.0
+    bad = 0
+    for row in rows:
+        try:
+            weight = float(row[0])
+        except ValueError:
+            bad += 1
+            continue
+        for k in range(1, len(row)):
+            total += row[k] * weight
+    count = 0
+    for i in range(len(rows) * 40):
+        count += i % 7
+    return total, bad, count
+
+
+class Log:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("in")
+        return len(self.log)
+
+    def __exit__(self, *exc):
+        self.log.append("out" if exc[0] is None else exc[0].__name__)
+        return False
+
+
+def with_in_loop(n, log):
+    total = 0
+    for i in range(n):
+        with Log(log) as depth:
+            total += depth
+        if i % 2:
+            for j in range(30):
+                total += (i * j) % 5
+        else:
+            while total % 3:
+                total += 1
+    return total
+
+
+def returns_inside(rows, wanted):
+    seen = 0
+    for row in rows:
+        try:
+            seen += len(row)
+        finally:
+            seen += 1
+        for x in row:
+            if x == wanted:
+                return ("found", x, seen)
+    return ("missing", seen)
+
+
+def else_clauses(rows):
+    out = 0
+    for row in rows:
+        try:
+            out += row[0]
+        except IndexError:
+            out -= 1
+        for x in row:
+            if x < 0:
+                break
+            out += x
+        else:
+            continue
+        out *= 2
+        if out > 10**6:
+            break
+    else:
+        out += 7
+    return out
+
+
+def raises_inside(rows, d):
+    total = 0
+    for row in rows:
+        try:
+            d = int(d)
+        except TypeError:
+            d = 1
+        for x in row:
+            total += 1000 // (x - d)
+    return total
+
+
+def three_levels(n):
+    total = 0
+    for i in range(n):
+        def scaled(x):
+            return x * 3
+
+        for j in range(20):
+            for k in range(8):
+                total += scaled((i ^ j) + k) % 11
+    return total
+
+
+def every_loop_refused(n):
+    total = 0
+    for i in range(n):
+        try:
+            total += 10 // (i % 3)
+        except ZeroDivisionError:
+            total -= 1
+    return total
+"""
+
+PLAIN_LOOPS_CASES = {
+    "parse_rows": [Args([["2", *range(40)], ["x", 1, 2], ["0.5", *range(60)]] * 20), Args([])],
+    "with_in_loop": [Args(40, []), Args(0, [])],
+    "returns_inside": [Args([list(range(40))] * 30 + [[1, 77, 3]], 77), Args([list(range(40))] * 20, 99)],
+    "else_clauses": [
+        Args([list(range(30))] * 20),
+        Args([list(range(30))] * 20 + [[3, -1, 5]] + [list(range(30))] * 5),
+        Args([[]] * 3 + [list(range(50))] * 30),
+    ],
+    "raises_inside": [Args([list(range(2, 40))] * 10, "1"), Args([list(range(5, 40))] * 10 + [[9, 1]], None)],
+    "three_levels": [Args(30), Args(0)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_LOOPS_CASES))
+def test_a_loop_left_to_cpython_keeps_its_nested_loops_compiled(name):
+    func = define(PLAIN_LOOPS_SOURCE, name, {})
+    jitted = jit(**OPTIONS)(func)
+    for call in PLAIN_LOOPS_CASES[name]:
+        plain = outcome(func, call)
+        for attempt in range(3):
+            assert_same_outcome(plain, outcome(jitted, call), f"{name}{call!r} (run {attempt + 1})")
+    state = state_of(jitted)
+    report = jit_module.explain(jitted)
+    assert state.mode == "tier1" and state.code is not None, report
+    plain_loops = [entry for entry in state.code.cpython_only if entry[2] != "outside every loop"]
+    assert plain_loops, report
+    for line, reason, how in plain_loops:
+        assert f"line {line}: left to CPython ({how}): {reason}" in report, report
+        assert how.startswith("the loop at line ")
+    stats = jit_module.stats(jitted)
+    assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, (stats["aborts"], report)
+    assert stats["blacklisted_loops"] == [], stats["aborts"]
+
+
+def test_the_loops_left_to_cpython_are_the_ones_holding_the_construct():
+    """parse_rows: the loop holding the try runs plain; its nested loop and the loop after it are tier-1 loops,
+    each handed over on its own (no parent)."""
+    func = define(PLAIN_LOOPS_SOURCE, "parse_rows", {})
+    jitted = jit(**OPTIONS)(func)
+    jitted([])
+    code = state_of(jitted).code
+    first = func.__code__.co_firstlineno
+    assert [(loop.line - first, loop.parent) for loop in code.loops if loop.statement] == [(9, None), (12, None)]
+    left = [(line - first, reason, how) for line, reason, how in code.cpython_only]
+    assert left == [(4, "try/except/finally", f"the loop at line {first + 3} runs as plain CPython")]
+
+
+def test_a_function_whose_every_loop_is_left_to_cpython_runs_plain():
+    func = define(PLAIN_LOOPS_SOURCE, "every_loop_refused", {})
+    jitted = jit(**OPTIONS)(func)
+    for n in (0, 7, 300):
+        assert_same_outcome(outcome(func, Args(n)), outcome(jitted, Args(n)), f"every_loop_refused({n})")
+    assert state_of(jitted).mode == "plain"
+    report = jit_module.explain(jitted)
+    assert "runs as plain CPython" in report and "try/except/finally" in report, report
+
+
+def test_an_exception_from_a_nested_loop_shows_its_line_through_the_loop_left_to_cpython():
+    import traceback
+
+    func = define(PLAIN_LOOPS_SOURCE, "raises_inside", {})
+    jitted = jit(**OPTIONS)(func)
+    rows = [list(range(5, 40))] * 10 + [[9, 1]]
+    for f in (func, jitted, jitted):
+        with pytest.raises(ZeroDivisionError) as info:
+            f(rows, None)
+        frames = traceback.extract_tb(info.value.__traceback__)
+        assert (frames[-1].name, frames[-1].lineno - func.__code__.co_firstlineno) == ("raises_inside", 8)
+    assert jit_module.stats(jitted)["native_entries"] > 0
