@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from jit import environment
+from runtime.frame import UNBOUND
 
 # weak: generated code (each jitted function's wrapper) is registered too, and goes with its function
 _internal_codes: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
@@ -122,6 +123,25 @@ def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
     ``traceback_position(code, frame)``) and ``frame`` (the tier-1 frame); it is internal."""
     _driver_codes.add(fn.__code__)
     return internal(fn)
+
+
+def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
+    """Where a handed-off loop raised exc: the user's locals as the tier-1 frame had them (slot order, the
+    unbound marker for unbound ones) and whether one is unbound, for the instrumented frame handling exc (its
+    traceback's head, which called the loop driver) to take before it re-raises, so that its frame holds them
+    as CPython's would have when that instruction raised (a handler around the loop, a ``finally``, a
+    post-mortem debugger see them); None if the driver made no tier-1 frame (nothing of the loop ran). Call it
+    before ``fix_handoff_traceback``, which drops the driver's entry."""
+    node = exc.__traceback__
+    following = node.tb_next if node is not None else None
+    if following is None or following.tb_frame.f_code not in _driver_codes:
+        return None
+    driver = following.tb_frame.f_locals
+    frame = driver.get("frame")
+    if frame is None:
+        return None
+    values = tuple(frame.slots[: driver["self"].t1.nlocals])
+    return values, any(value is UNBOUND for value in values)
 
 
 def fix_handoff_traceback(exc: BaseException) -> None:

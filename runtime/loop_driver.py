@@ -36,7 +36,7 @@ from jit.frontend.instructions import FOR_ITER, FOR_RANGE
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.trace import WhenHot
 from runtime import parking
-from runtime.errors import fix_handoff_traceback, internal, loop_driver
+from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, range_exhausted, resume_loop, run_loop, sequence_exhausted
@@ -99,6 +99,7 @@ class CodeHooks:
     base_exception = BaseException
     recursion_error = RecursionError
     fix = staticmethod(fix_handoff_traceback)
+    unwound = staticmethod(handoff_locals)
 
     def __init__(self, runtime: LoopRuntime) -> None:
         # (the same lists as the runtime's: the code and the driver count in them together)

@@ -156,7 +156,7 @@ class _Gen:
         self.use_list = False  # a local list `acc`, appended to
         self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
-        self.use_try = False  # a top-level loop holding a nested loop may start with a try statement (with_try)
+        self.use_try = False  # a try around the top-level loop, or in it (with_try)
 
     # --- choices -----------------------------------------------------------------------------------------
     def int_(self, lo: int, hi: int) -> int:
@@ -791,7 +791,14 @@ class _Gen:
         )
         # at least one loop at the top level: tracejit is about loops
         lines += self.block(sc, 0, 2) if self.flag(50) else []
-        lines += self.stmt_while(sc) if self.flag(30) else self.stmt_for(sc)
+        loop = self.stmt_while(sc) if self.flag(30) else self.stmt_for(sc)
+        if self.use_try and self.flag(50):
+            # (the try is left to CPython, the loop in it compiled; where the loop raises, the handler reads the
+            # locals as they were there)
+            handler = self.stmt_assign(sc)
+            loop = ["try:", *(f"    {line}" for line in loop), "except (ZeroDivisionError, OverflowError, ValueError):"]
+            loop += [f"    {line}" for line in handler]
+        lines += loop
         lines += self.block(sc, 0, 3) if self.flag(50) else []
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))

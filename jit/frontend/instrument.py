@@ -63,7 +63,7 @@ NEVER = -(2**30) + 1
 MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
-#: ``fix``, ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
+#: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does), ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
 #: it ran native code, so that it gets hot at its next iteration), ``starts`` (per loop: the starts its counted
 #: copy ended), ``iter`` (the builtin), ``unbound`` (the
 #: tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes:
@@ -291,10 +291,14 @@ SAVE
 try:
     RESULT, VALUES, R = RT.runtime().loop(L, AT_BODY, IT, OWN, ARGS)
 except RT.base_exception as E:
+    W = None
     try:
+        W = RT.unwound(E)
         RT.fix(E)
     except RT.recursion_error:
         pass
+    if W is not None:
+        UNWOUND
     raise
 CLEAR
 RELOAD
@@ -314,6 +318,16 @@ if RT.boost[P]:
 # after a hand-off, delete the locals it left unbound (R: whether there are any)
 _DELETES = """
 if R:
+    DELETES
+"""
+
+# (a hand-off that raised) the locals where the loop raised, taken before re-raising (RT.unwound)
+_UNWOUND = """
+VALUES, W = W
+"""
+_UNWOUND_DELETES = """
+VALUES, W = W
+if W:
     DELETES
 """
 
@@ -479,12 +493,24 @@ class _Instrumenter:
                 plain.orelse = self.block(node.orelse, copies, level + 1)
                 return [plain]
             return self.loop(node, loop, copies, level)
-        if isinstance(node, ast.If):
+        if isinstance(node, (ast.If, ast.With)):
             out = copy.copy(node)
             out.body = self.block(node.body, copies, level)
-            out.orelse = self.block(node.orelse, copies, level)
+            if isinstance(node, ast.If):
+                out.orelse = self.block(node.orelse, copies, level)
             return [out]
-        return [node]  # a simple statement (the front end accepts no other compound statement)
+        if isinstance(node, ast.Try):  # (left to CPython: its loops are handed over, jit.frontend.statements)
+            out = copy.copy(node)
+            out.body = self.block(node.body, copies, level)
+            out.handlers = []
+            for handler in node.handlers:
+                handler = copy.copy(handler)
+                handler.body = self.block(handler.body, copies, level)
+                out.handlers.append(handler)
+            out.orelse = self.block(node.orelse, copies, level)
+            out.finalbody = self.block(node.finalbody, copies, level)
+            return [out]
+        return [node]  # a simple statement, or a compound one holding no loop the front end compiled
 
     def loop(self, node: ast.For | ast.While, loop: LoopInfo, copies: int, level: int) -> list[ast.stmt]:
         """The statements replacing loop statement `node`; `copies`: how many times it appears."""
@@ -529,7 +555,7 @@ class _Instrumenter:
         return _Fill(head, self.loop_names(level), exprs, stmts, loop_at=node).fill(_template(template))
 
     def loop_names(self, level: int) -> dict[str, str]:
-        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E")}
+        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E", "W")}
         return names
 
     def handoff(
@@ -589,7 +615,18 @@ class _Instrumenter:
         if parent is not None and parent not in self.single_copy and self.levels.get(parent) == level - 1:
             counter = {"P": ast.Constant(parent)}
             boost = _Fill(head, {"CP": self.hidden("C", level - 1)}, counter).fill(_template(_BOOST))
-        stmts = {"READS": reads, "SAVE": save, "CLEAR": clear, "DELETES": deletes, "RELOAD": reload, "BOOST": boost}
+        unwound = _Fill(head, names, exprs, {"DELETES": copy.deepcopy(deletes)}).fill(
+            _template(_UNWOUND_DELETES if deletes else _UNWOUND)
+        )
+        stmts = {
+            "READS": reads,
+            "SAVE": save,
+            "CLEAR": clear,
+            "DELETES": deletes,
+            "RELOAD": reload,
+            "BOOST": boost,
+            "UNWOUND": unwound,
+        }
         if clear:
             ast.copy_location(clear[0], head)
             for sub in ast.walk(clear[0]):
@@ -682,6 +719,14 @@ def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int,
                 walk(stmt.orelse, bound)
             elif isinstance(stmt, ast.If):
                 bound = walk(stmt.body, bound) & walk(stmt.orelse, bound)
+            elif isinstance(stmt, ast.With):
+                walk(stmt.body, bound)  # (after it, as before it: __exit__ may have swallowed an exception)
+            elif isinstance(stmt, ast.Try):
+                # (an exception may have left the body anywhere; what surely runs adds nothing after the try)
+                walk(stmt.orelse, walk(stmt.body, bound))
+                for handler in stmt.handlers:
+                    walk(handler.body, bound)
+                walk(stmt.finalbody, bound)
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     bound |= _assigned_names(target, source)

@@ -35,11 +35,11 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset.
 
     partial: code for the loops only, which CPython hands over one at a time (the CPython baseline): a statement
-    outside every loop, with no loop statement in it, that the front end refuses is left out of the code and
-    listed in ``T1Code.cpython_only`` (CPython runs it); so is a loop statement outside every loop that holds
-    such a statement (it runs as plain CPython, never handed over), whose nested loops are then compiled on their
-    own (``_compile_loop``); unless the function has variables its nested functions capture (cells: a loop
-    keeping one in a register would hide its changes from a closure)."""
+    outside every loop that the front end refuses is left out of the code and listed in ``T1Code.cpython_only``
+    (CPython runs it), and the loops in it (a ``try`` or a ``with`` around a loop) are compiled on their own;
+    so is a loop statement holding such a statement (it runs as plain CPython, never handed over), whose nested
+    loops are then compiled on their own (``_compile_loop``); unless the function has variables its nested
+    functions capture (cells: a loop keeping one in a register would hide its changes from a closure)."""
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     if partial and not source.func.__code__.co_cellvars:
         b.cpython_only = []
@@ -65,7 +65,7 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
     if b.cpython_only is not None and not b.loop_stack and isinstance(node, (ast.For, ast.While)):
         _compile_loop(b, node)
         return
-    if b.cpython_only is None or b.loop_stack or _has_loop_statement(node):
+    if b.cpython_only is None or b.loop_stack:
         _compile_stmt(b, node)
         return
     mark = b.mark()
@@ -73,16 +73,18 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
         _compile_stmt(b, node)
     except Unsupported as exc:
         b.rollback(mark)
-        b.cpython_only.append((node.lineno, exc.reason, I.OUTSIDE_LOOPS))
+        b.cpython_only.append((exc.line if exc.line is not None else node.lineno, exc.reason, I.OUTSIDE_LOOPS))
+        # (a statement holding loops, a try or a with around them: CPython runs it, its loops are handed over)
+        for inner in _nested_loops([node]):
+            _compile_loop(b, inner)
 
 
 def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
     """(Partial code) A loop statement outside every loop compiled (a loop left to CPython counts as none). If
     the front end refuses something in it (a ``try``, a ``with``, a nested ``def``: the whole loop, since its
     code would run that), the loop is left to CPython: CPython runs it plain, never handing it over
-    (``jit.frontend.instrument``), and the loop statements nested in it through ``for``, ``while`` and ``if``
-    statements (not those inside the refused construct) are compiled on their own, each handed over by itself
-    when hot, as loops outside every loop are. (A nested loop's ``else`` clause may ``break`` or ``continue``
+    (``jit.frontend.instrument``), and the loop statements nested in it, or in its ``if``, ``try`` and ``with``
+    statements, are compiled on their own, each handed over by itself when hot, as loops outside every loop are. (A nested loop's ``else`` clause may ``break`` or ``continue``
     the loop left to CPython: CPython runs that clause, the hand-off ending where the nested loop does, so the
     statement is left out of the code as one outside every loop.)"""
     assert b.cpython_only is not None
@@ -98,26 +100,26 @@ def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
 
 
 def _nested_loops(stmts: list[ast.stmt]) -> list[ast.For | ast.While]:
-    """The loop statements in stmts reached through ``if`` statements only (the instrumented code hands over
-    no other loop statement of a loop left to CPython: ``jit.frontend.instrument``)."""
+    """The loop statements in stmts, or reached from them through ``if``, ``try`` and ``with`` statements (the
+    compound statements whose blocks the instrumented code instruments: ``jit.frontend.instrument``)."""
     found: list[ast.For | ast.While] = []
     for stmt in stmts:
         if isinstance(stmt, (ast.For, ast.While)):
             found.append(stmt)
-        elif isinstance(stmt, ast.If):
-            found.extend(_nested_loops(stmt.body + stmt.orelse))
+        else:
+            found.extend(_nested_loops(_blocks(stmt)))
     return found
 
 
-def _has_loop_statement(node: ast.AST) -> bool:
-    """Is there a loop statement of this function in node (not one of a function or class defined in it)?"""
-    if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-        return True
-    return any(
-        _has_loop_statement(child)
-        for child in ast.iter_child_nodes(node)
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-    )
+def _blocks(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of an ``if``, ``try`` or ``with`` statement's blocks, in order ([] for any other)."""
+    if isinstance(stmt, ast.If):
+        return stmt.body + stmt.orelse
+    if isinstance(stmt, ast.Try):
+        return [*stmt.body, *(s for handler in stmt.handlers for s in handler.body), *stmt.orelse, *stmt.finalbody]
+    if isinstance(stmt, ast.With):
+        return stmt.body
+    return []
 
 
 def _compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:

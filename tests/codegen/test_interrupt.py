@@ -287,3 +287,38 @@ def test_keyboard_interrupt_traceback_shows_no_tracejit_frames(tmp_path):
     code, out, err = run_and_interrupt(tmp_path, PRELUDE + WHILE_COUNTER + UNCAUGHT)
     assert err.rstrip().endswith("KeyboardInterrupt"), err
     assert "monitor.py" not in err and "call_native" not in err, err
+
+
+CAUGHT_INSIDE = """
+@jit(threshold=2)
+def spin(n):
+    i = 0
+    total = 0
+    try:
+        while i < n:
+            total += i & 7
+            i += 1
+    except KeyboardInterrupt:
+        return ("interrupted", i, total)
+    return ("finished", i, total)
+
+
+spin(100)
+ready(spin)
+how, i, total = spin(10**18)
+print(how, i, total, jit.stats(spin)["native_entries"], flush=True)
+"""
+
+
+def test_a_handler_around_the_loop_sees_the_locals_where_ctrl_c_stopped_it(tmp_path):
+    """A try around the loop is left to CPython, the loop in it compiled: the KeyboardInterrupt that native code
+    raises at its periodic check reaches the user's handler with the function's locals as they were at that
+    iteration (the hand-off writes them back before re-raising: runtime.errors.handoff_locals)."""
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + CAUGHT_INSIDE)
+    assert code == 0, (code, out, err)
+    how, i, total, entries = out.split("ready", 1)[1].split()
+    assert how == "interrupted", out
+    i, total = int(i), int(total)
+    assert 10_000 < i < 10**18, out  # (native code ran it: far more iterations than the interpreter's)
+    assert total == sum(range(8)) * (i // 8) + sum(range(i % 8)), out
+    assert int(entries) >= 2

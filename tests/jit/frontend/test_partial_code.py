@@ -374,3 +374,115 @@ def test_an_exception_from_a_nested_loop_shows_its_line_through_the_loop_left_to
         frames = traceback.extract_tb(info.value.__traceback__)
         assert (frames[-1].name, frames[-1].lineno - func.__code__.co_firstlineno) == ("raises_inside", 8)
     assert jit_module.stats(jitted)["native_entries"] > 0
+
+
+# --- loops inside a try or a with: the statement left to CPython, its loops compiled -------------------------
+
+AROUND_SOURCE = """
+class Ctx:
+    def __init__(self, log, swallow=False):
+        self.log = log
+        self.swallow = swallow
+
+    def __enter__(self):
+        self.log.append("in")
+        return 3
+
+    def __exit__(self, *exc):
+        self.log.append("out" if exc[0] is None else exc[0].__name__)
+        return self.swallow
+
+
+def guarded(n, k):
+    total = 0
+    i = -1
+    try:
+        for i in range(n):
+            total += 100 // (k - i)
+    except ZeroDivisionError:
+        total = -total
+    finally:
+        total += 1
+    return total, i
+
+
+def within(n, log, swallow):
+    total = 0
+    with Ctx(log, swallow) as c:
+        for i in range(n):
+            total += (i * c) % 7
+        for i in range(n):
+            total += 1000 // (n // 2 - i)
+    return total, i
+
+
+def stopped(n, stop):
+    best = 0
+    try:
+        for i in range(n):
+            best = max(best, (i * 7919) % 1009)
+            if i == stop:
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        return ("stopped", best, i)
+    return best
+
+
+def handler_loops(rows):
+    total = 0
+    for row in rows:
+        try:
+            total += 1000 // row[0]
+        except ZeroDivisionError:
+            for x in row:
+                total -= x
+        else:
+            for x in row:
+                total += x * x
+        finally:
+            for j in range(3):
+                total ^= j
+    return total
+
+
+def unbound_after(n, k):
+    try:
+        for i in range(n):
+            late = i * 2
+            if i == k:
+                del late
+                total = late + 1
+            total = i
+    except UnboundLocalError:
+        pass
+    seen = locals()
+    return "i" in seen, "late" in seen, "total" in seen, seen.get("i"), seen.get("late"), seen.get("total")
+"""
+
+AROUND_CASES = {
+    "guarded": [Args(300, 1000), Args(300, 150), Args(300, 2), Args(0, 5)],
+    "within": [Args(300, [], False), Args(300, [], True), Args(0, [], True)],
+    "stopped": [Args(500, 10**6), Args(500, 400), Args(3, 1)],
+    "handler_loops": [Args([[3, *range(30)], [0, *range(40)], [7, 1, 2]] * 20)],
+    "unbound_after": [Args(300, 1000), Args(300, 150), Args(300, 0), Args(300, 299)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(AROUND_CASES))
+def test_loops_inside_a_try_or_a_with_compile(name):
+    """The try (or with) runs in CPython; its loops (in its body, handlers, else and finally blocks) are handed
+    over. An exception a handed-over loop raises reaches the user's handler (or __exit__) with the function's
+    locals as CPython would have them where it was raised: the hand-off writes them back before re-raising,
+    unbound ones deleted (``unbound_after``: `del late` in the loop, then the UnboundLocalError of reading it)."""
+    func = define(AROUND_SOURCE, name, {})
+    jitted = jit(**OPTIONS)(func)
+    for call in AROUND_CASES[name]:
+        plain = outcome(func, call)
+        for attempt in range(3):
+            assert_same_outcome(plain, outcome(jitted, call), f"{name}{call!r} (run {attempt + 1})")
+    state = state_of(jitted)
+    report = jit_module.explain(jitted)
+    assert state.mode == "tier1" and state.code is not None, report
+    assert any(reason in ("try/except/finally", "with statement") for _, reason, _ in state.code.cpython_only), report
+    stats = jit_module.stats(jitted)
+    assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, (stats["aborts"], report)
