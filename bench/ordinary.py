@@ -137,6 +137,22 @@ def word_count(n: int) -> list[tuple[str, int]]:
 # --- exceptions raised and caught --------------------------------------------------------------------------
 
 
+def interruptible(n: int) -> tuple[float, float, int]:
+    """A damped oscillator stepped in a loop inside `try`/`except KeyboardInterrupt` (so that Ctrl-C keeps the
+    state reached): the try runs in CPython, the loop in it natively (a function with a `try` around its loop
+    ran wholly as plain CPython before)."""
+    x, v = 1.0, 0.0
+    steps = 0
+    try:
+        for steps in range(n):  # noqa: B007 (read after the loop: where Ctrl-C stopped it)
+            a = -x * 0.01 - v * 0.001
+            v += a
+            x += v
+    except KeyboardInterrupt:
+        print("interrupted at step", steps)
+    return x, v, steps
+
+
 def parse_then_scan(n: int) -> tuple[int, int, float]:
     """Readings parsed with try/except (the ones that are not numbers counted and skipped), then a scan of each
     reading's next 15: the parsing loop runs as plain CPython (a loop holding a `try`), the scan after it is
@@ -321,6 +337,7 @@ ORDINARY: dict[str, Case] = {
     "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),
     "word_count": Case(word_count, 100_000, 2000, what="split, str methods, a slice, dict.get"),
     "parse_numbers": Case(parse_numbers, 50_000, 1000, what="try/except in a loop"),
+    "interruptible": Case(interruptible, 300_000, 5000, what="a loop inside try/except KeyboardInterrupt"),
     "parse_then_scan": Case(parse_then_scan, 20_000, 500, what="try/except in a loop, then a nested loop"),
     "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
     "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
