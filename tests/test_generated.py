@@ -35,11 +35,7 @@ def run_program(program: Program, calls: list, options: dict | None = None, nati
     jitted = check(func, *calls, options=options, native=native)
     if "try:" in program.source:
         # (a loop holding a try is left to CPython, its nested loops compiled: partial code, which the tier-1
-        # interpreter baseline does not have, so there the whole function is plain; nor a function whose
-        # comprehensions capture its variables: cells)
-        if func.__code__.co_cellvars:
-            assert state_of(jitted.cpython_baseline).mode == "plain"
-            return
+        # interpreter baseline does not have, so there the whole function is plain)
         jitted = jitted.cpython_baseline
     state = state_of(jitted)
     assert state.mode == "tier1", jit.explain(jitted)  # a generated program must not fall back to CPython

@@ -38,10 +38,10 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     outside every loop that the front end refuses is left out of the code and listed in ``T1Code.cpython_only``
     (CPython runs it), and the loops in it (a ``try`` or a ``with`` around a loop) are compiled on their own;
     so is a loop statement holding such a statement (it runs as plain CPython, never handed over), whose nested
-    loops are then compiled on their own (``_compile_loop``); unless the function has variables its nested
-    functions capture (cells: a loop keeping one in a register would hide its changes from a closure)."""
+    loops are then compiled on their own (``_compile_loop``); unless a lambda, nested def or class, or generator
+    expression of the function captures one of its variables (``_cells_may_outlive_their_statement``)."""
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
-    if partial and not source.func.__code__.co_cellvars:
+    if partial and not _cells_may_outlive_their_statement(source):
         b.cpython_only = []
     body = source.node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -54,6 +54,30 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     b.emit(I.LOAD_CONST, None)
     b.emit(I.RETURN_VALUE)
     return b.finish()
+
+
+#: nested scopes whose closures may live on after the statement that makes them: a lambda, a def, a class, a
+#: generator expression (not a list, set or dict comprehension: a nested function of its own on Python 3.11,
+#: capturing the variables it reads, but run to its end where it is made)
+_LASTING_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp)
+
+
+def _cells_may_outlive_their_statement(source: FunctionSource) -> bool:
+    """Does a nested scope that may outlive its statement use a variable of the function that is a cell? Then a
+    loop handed over, which keeps the variable in a slot of its own until it hands the loop back, would hide its
+    changes from that closure, which CPython's code may call meanwhile: partial code is refused. (A name such a
+    scope uses may be its own local: a conservative answer.)"""
+    cells = set(source.func.__code__.co_cellvars)
+    if not cells:
+        return False
+    for scope in ast.walk(source.node):
+        if scope is source.node or not isinstance(scope, _LASTING_SCOPES):
+            continue
+        for node in ast.walk(scope):
+            names = [node.id] if isinstance(node, ast.Name) else node.names if isinstance(node, ast.Nonlocal) else []
+            if any(source.mangle(name) in cells for name in names):
+                return True
+    return False
 
 
 def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:

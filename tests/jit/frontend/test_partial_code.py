@@ -115,6 +115,18 @@ def raises_in_loop(n, d):
     return total
 
 
+def captured_by_comprehensions(data, k):
+    scaled = [x * k for x in data]
+    total = 0.0
+    try:
+        for x in scaled:
+            total += x * x
+    except TypeError:
+        total = -1.0
+    k = 2
+    return total, [x + k for x in data][:3], {x: k for x in data[:2]}
+
+
 def captured(n):
     k = 3
     f = lambda x: x * k  # noqa: E731
@@ -145,6 +157,9 @@ CASES = {
     "ratio_after": [Args(500), Args(4), Args(0)],
     "returns_early": [Args(-3), Args(300)],
     "raises_in_loop": [Args(50, "20"), Args(50, None), Args(10, 30)],
+    # (on Python 3.11 a comprehension is a nested function: k and x are cells of the function; comprehensions
+    # run to their end where they are made, so partial code is sound: _cells_may_outlive_their_statement)
+    "captured_by_comprehensions": [Args([1.5] * 300, 3), Args([1, 2, "x"] * 100, 2), Args([], 1)],
 }
 
 
