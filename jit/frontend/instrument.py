@@ -63,11 +63,11 @@ NEVER = -(2**30) + 1
 MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
-#: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does), ``counters`` (LOOPS: a list, one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in
-#: it ran native code, so that it gets hot at its next iteration), ``starts`` (per loop: the starts its counted
-#: copy ended), ``iter`` (the builtin), ``unbound`` (the
-#: tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes:
-#: the user's globals may rebind their names).
+#: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does), ``counters`` (LOOPS: a list,
+#: one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
+#: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin),
+#: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
+#: builtin classes: the user's globals may rebind their names).
 PLACEHOLDERS = ("RT",)
 
 # The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a

@@ -108,9 +108,10 @@ def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
     the front end refuses something in it (a ``try``, a ``with``, a nested ``def``: the whole loop, since its
     code would run that), the loop is left to CPython: CPython runs it plain, never handing it over
     (``jit.frontend.instrument``), and the loop statements nested in it, or in its ``if``, ``try`` and ``with``
-    statements, are compiled on their own, each handed over by itself when hot, as loops outside every loop are. (A nested loop's ``else`` clause may ``break`` or ``continue``
-    the loop left to CPython: CPython runs that clause, the hand-off ending where the nested loop does, so the
-    statement is left out of the code as one outside every loop.)"""
+    statements, are compiled on their own, each handed over by itself when hot, as loops outside every loop are.
+    (A nested loop's ``else`` clause may ``break`` or ``continue`` the loop left to CPython: CPython runs that
+    clause, the hand-off ending where the nested loop does, so the statement is left out of the code as one
+    outside every loop.)"""
     assert b.cpython_only is not None
     mark = b.mark()
     try:
