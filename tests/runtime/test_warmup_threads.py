@@ -177,16 +177,23 @@ def test_warm_up_from_threads_reaches_the_single_thread_steady_state(func, args,
     assert m["native_iterations"] > 0
 
 
-def test_waiting_for_an_inner_loop_another_thread_records_is_not_a_failure():
-    """The inner loop is being recorded by another thread (simulated: its recording started and never ends
-    while this thread runs): the outer loop's recording meets it once, then waits for it, without recording
-    again on every iteration and without counting failures; once the other recording is over, both compile."""
+def hot_two_level():
+    """A new @jit two_level whose outer and inner loops are both hot, neither recorded yet: the function, its
+    monitor, and the outer and inner loops' indices."""
     f = jit(threshold=2, side_exit_threshold=2, unroll_max_trips=4)(two_level)
     assert f(2, 1) == two_level(2, 1)  # (the outer loop gets hot: the monitor exists, no tree yet)
     monitor = state_of(f).monitor
     outer, inner = (loop.index for loop in sorted(monitor.code.loops, key=lambda loop: loop.line))
     monitor.loop_is_hot(inner)
     monitor.loop_is_hot(outer)
+    return f, monitor, outer, inner
+
+
+def test_waiting_for_an_inner_loop_another_thread_records_is_not_a_failure():
+    """The inner loop is being recorded by another thread (simulated: its recording started and never ends
+    while this thread runs): the outer loop's recording meets it once, then waits for it, without recording
+    again on every iteration and without counting failures; once the other recording is over, both compile."""
+    f, monitor, outer, inner = hot_two_level()
     outer_state, inner_state = monitor.loops[outer], monitor.loops[inner]
     assert not inner_state.trees
     assert inner_state.start()  # "another thread" records the inner loop now
@@ -243,12 +250,7 @@ def test_hand_offs_while_another_thread_records_the_loop_are_not_judged():
     whose own tree is on its way: the loop driver does not judge them, so once that tree is there a call enters
     native code once. (Judged, the outer loop ran in CPython for its pay back-off: the steady call of a warm-up
     from 2 threads made no native entry at all, about once in a hundred warm-ups.)"""
-    f = jit(threshold=2, side_exit_threshold=2, unroll_max_trips=4)(two_level)
-    assert f(2, 1) == two_level(2, 1)  # (the outer loop gets hot: the monitor exists, no tree yet)
-    monitor = state_of(f).monitor
-    outer, inner = (loop.index for loop in sorted(monitor.code.loops, key=lambda loop: loop.line))
-    monitor.loop_is_hot(inner)
-    monitor.loop_is_hot(outer)
+    f, monitor, outer, inner = hot_two_level()
     outer_state = monitor.loops[outer]
     assert outer_state.start()  # "another thread" records the outer loop now
     for _ in range(3):

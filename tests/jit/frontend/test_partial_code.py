@@ -333,25 +333,32 @@ PLAIN_LOOPS_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PLAIN_LOOPS_CASES))
-def test_a_loop_left_to_cpython_keeps_its_nested_loops_compiled(name):
-    func = define(PLAIN_LOOPS_SOURCE, name, {})
+def compiled_like_cpython(source, name, calls):
+    """Function `name` of source under @jit: every call's outcome as CPython's, three times; its state (partial
+    tier-1 code) and jit.explain's report, after checking that loops ran natively."""
+    func = define(source, name, {})
     jitted = jit(**OPTIONS)(func)
-    for call in PLAIN_LOOPS_CASES[name]:
+    for call in calls:
         plain = outcome(func, call)
         for attempt in range(3):
             assert_same_outcome(plain, outcome(jitted, call), f"{name}{call!r} (run {attempt + 1})")
     state = state_of(jitted)
     report = jit_module.explain(jitted)
     assert state.mode == "tier1" and state.code is not None, report
+    stats = jit_module.stats(jitted)
+    assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, (stats["aborts"], report)
+    return state, report
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_LOOPS_CASES))
+def test_a_loop_left_to_cpython_keeps_its_nested_loops_compiled(name):
+    state, report = compiled_like_cpython(PLAIN_LOOPS_SOURCE, name, PLAIN_LOOPS_CASES[name])
     plain_loops = [entry for entry in state.code.cpython_only if entry[2] != "outside every loop"]
     assert plain_loops, report
     for line, reason, how in plain_loops:
         assert f"line {line}: left to CPython ({how}): {reason}" in report, report
         assert how.startswith("the loop at line ")
-    stats = jit_module.stats(jitted)
-    assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, (stats["aborts"], report)
-    assert stats["blacklisted_loops"] == [], stats["aborts"]
+    assert state.monitor is not None and not any(s is not None and s.blacklisted for s in state.monitor.loops)
 
 
 def test_the_loops_left_to_cpython_are_the_ones_holding_the_construct():
@@ -489,15 +496,5 @@ def test_loops_inside_a_try_or_a_with_compile(name):
     over. An exception a handed-over loop raises reaches the user's handler (or __exit__) with the function's
     locals as CPython would have them where it was raised: the hand-off writes them back before re-raising,
     unbound ones deleted (``unbound_after``: `del late` in the loop, then the UnboundLocalError of reading it)."""
-    func = define(AROUND_SOURCE, name, {})
-    jitted = jit(**OPTIONS)(func)
-    for call in AROUND_CASES[name]:
-        plain = outcome(func, call)
-        for attempt in range(3):
-            assert_same_outcome(plain, outcome(jitted, call), f"{name}{call!r} (run {attempt + 1})")
-    state = state_of(jitted)
-    report = jit_module.explain(jitted)
-    assert state.mode == "tier1" and state.code is not None, report
+    state, report = compiled_like_cpython(AROUND_SOURCE, name, AROUND_CASES[name])
     assert any(reason in ("try/except/finally", "with statement") for _, reason, _ in state.code.cpython_only), report
-    stats = jit_module.stats(jitted)
-    assert stats["native_entries"] > 0 and stats["native_iterations"] > 0, (stats["aborts"], report)
