@@ -9,6 +9,7 @@ side exit as an ``ExitView`` (``runtime.exits.ExitDescriptor``). The layering te
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -72,9 +73,9 @@ class RecordingHost(Protocol):
     """Whoever started a recording: it owns the policy and the trees, and hears how the recording ended."""
 
     options: Options
-    # per attribute site (id of its tier-1 code, pc): the ids of the classes traces were specialized on there, or
-    # None once it is megamorphic (jit.recorder.attributes)
-    site_classes: dict[tuple[int, int], set[int] | None]
+    # per site whose traces guard a class (id of its tier-1 code, pc): the classes they were specialized on (by id,
+    # weakly), or None once it is megamorphic (jit.recorder.recorder.Recorder.may_specialize)
+    site_classes: dict[tuple[int, int], dict[int, weakref.ref[type]] | None]
     # globals of the function rebound as a rule: traces read them from the dict at each use (jit.recorder.names)
     volatile_globals: set[str]
 

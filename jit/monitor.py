@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 import zlib
 from collections import Counter
 from typing import Any, Protocol
@@ -110,9 +111,9 @@ class Monitor:
         # loop -> an exit where a trace ends at its header with a state no tree takes (WhenHot.ROOT), taken often:
         # the header records a root tree for that state when it next meets it (wants_root)
         self.root_requests: dict[int, ExitDescriptor] = {}
-        # per attribute site (id of its tier-1 code, pc): the ids of the classes its traces were specialized on, or
-        # None once it is megamorphic (jit.recorder.attributes: past a few classes, it takes the generic path)
-        self.site_classes: dict[tuple[int, int], set[int] | None] = {}
+        # per site whose traces guard a class (id of its tier-1 code, pc): the classes they were specialized on (by
+        # id, weakly), or None once it is megamorphic (Recorder.may_specialize: it takes the generic path)
+        self.site_classes: dict[tuple[int, int], dict[int, weakref.ref[type]] | None] = {}
         # globals whose guards invalidated trees (by name), and those that did so more than once: rebound as a
         # rule, read from the dict at each use by later traces (_count_rebinding)
         self.rebindings: Counter[str] = Counter()

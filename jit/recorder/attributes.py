@@ -28,9 +28,6 @@ from jit.recorder import generic
 from jit.recorder.recorder import Recorder
 from jit.trace import Value
 
-#: the classes an attribute site's traces may be specialized on; past them, the site takes the generic path
-MAX_SITE_CLASSES = 4
-
 #: the kinds of values a native store takes: objects (which it stores), and numbers (which it boxes, or writes into
 #: the object it replaces, as list stores do)
 _STORED = frozenset(
@@ -66,7 +63,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
         if stored:
             return stored[0][1]
     where = instances.find(actual, name)
-    if where is None or not may_specialize(r, where.klass):
+    if where is None or not r.may_specialize(where.klass):
         return None
     guard_class(r, obj, where)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
@@ -83,7 +80,7 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     if where is None:
         return False
     old = instances.value_of(actual, where)
-    if _frees_unknown(old) or not may_specialize(r, where.klass):
+    if _frees_unknown(old) or not r.may_specialize(where.klass):
         return False
     guard_class(r, obj, where)
     if r.inlined and value.kind in _DEFERRED and type(old) in instances.FREED_PLAINLY:
@@ -112,27 +109,6 @@ def guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
         r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
     if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is where.klass for u in r.trace.uops):
         r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
-
-
-def may_specialize(r: Recorder, klass: type) -> bool:
-    """May the attribute site being recorded be specialized on klass? Not once ``MAX_SITE_CLASSES`` other classes
-    were seen there: the site is megamorphic from then on (``Recorder.generalized`` says this recording made it
-    so)."""
-    frame = r.frame
-    code = frame.code if frame is not None else r.code  # (an inlined callee's code, or the function's)
-    sites = r.host.site_classes
-    key = (id(code), r.pc)
-    seen = sites.setdefault(key, set())
-    if seen is None:
-        return False
-    if id(klass) in seen:
-        return True
-    if len(seen) >= MAX_SITE_CLASSES:
-        sites[key] = None
-        r.generalized = True
-        return False
-    seen.add(id(klass))
-    return True
 
 
 def _class_known(r: Recorder, obj: Value, klass: type) -> bool:

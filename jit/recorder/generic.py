@@ -274,7 +274,7 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
     scalar = specialize_numpy.unboxed_scalar(r, value, actual)
     if scalar is not None:
         return scalar
-    if t is not int:  # (an int past 64 bits stays an object of any kind: never narrowed)
+    if t is not int and r.may_specialize(t):  # (an int past 64 bits stays an object of any kind: never narrowed)
         r.emit("_GUARD_CLASS", (value,), operand=t)
     return value
 
@@ -455,7 +455,8 @@ def truth(r: Recorder, v: Value, actual: Any) -> Value:
     t = type(actual)
     if v.kind not in (Kind.OBJECT, Kind.ARRAY):
         raise Abort(Reason.TRUTH, kind=v.kind.short)
-    if any(not isinstance(getattr(t, name, None), _C_SLOT) for name in ("__bool__", "__len__")):
+    plain = all(isinstance(getattr(t, name, None), _C_SLOT) for name in ("__bool__", "__len__"))
+    if not plain or (v.kind == Kind.OBJECT and not r.may_specialize(t)):
         return barrier(r, "_TO_BOOL_GENERIC", (argument(r, v, "a truth test"),))
     if v.kind == Kind.OBJECT:
         r.emit("_GUARD_CLASS", (v,), operand=t)

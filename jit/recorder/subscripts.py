@@ -38,7 +38,8 @@ def _unbox(r: Recorder, boxed: Value, item: Any) -> Value:
         scalar = specialize_numpy.unboxed_scalar(r, boxed, item)
         if scalar is not None:
             return scalar
-        r.emit("_GUARD_CLASS", (boxed,), operand=t)  # any other object (the generic path): exactly of its type
+        if r.may_specialize(t):  # any other object (the generic path): exactly of its type
+            r.emit("_GUARD_CLASS", (boxed,), operand=t)
         return boxed
     if kind == Kind.OBJECT:  # an int past 64 bits: an int object of the trace's own (it may outlive the container)
         checked = r.emit("_GUARD_TYPE", (boxed,), operand=Kind.INT, kind=Kind.OBJECT)

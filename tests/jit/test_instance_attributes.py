@@ -3,6 +3,7 @@ codegen.lower.attributes): each function checked against CPython (values, types,
 messages) with the class, the instance or its dict changed in the middle of a loop, and through jit.stats and
 the uop listing that the loop ran natively with the specialized load (no barrier)."""
 
+import collections
 import dataclasses
 import sys
 
@@ -341,7 +342,7 @@ def typed_reads(value):
     return [type(x).__name__ for x in out[:3]], out[-1]
 
 
-# --- megamorphic sites (jit.recorder.attributes.MAX_SITE_CLASSES) ---------------------------------------------
+# --- megamorphic sites (jit.recorder.recorder.MAX_SITE_CLASSES) ---------------------------------------------
 
 
 def counts_on_a_class_of_its_own(n):
@@ -356,7 +357,7 @@ def test_a_class_made_per_call_makes_its_site_megamorphic():
     """Each call meets a new class at the same load: after MAX_SITE_CLASSES of them the site takes the generic
     path, and its tree is recorded anew with it, instead of a side trace (and a compilation) per call, chained
     behind each other up to the limit of side traces, then an exit per iteration."""
-    from jit.recorder.attributes import MAX_SITE_CLASSES
+    from jit.recorder.recorder import MAX_SITE_CLASSES
 
     calls = 3 * MAX_SITE_CLASSES
     jitted = check(counts_on_a_class_of_its_own, *[N] * calls, native=True)
@@ -370,6 +371,46 @@ def test_a_class_made_per_call_makes_its_site_megamorphic():
         after = jit_module.stats(f)
         assert (after["exits_to_interpreter"], after["traces_compiled"]) == (before[0] + 3, before[1])
         assert "_LOAD_ATTR_GENERIC" in jit_module.dump(f, "uops")
+
+
+def truth_of_a_class_made_per_call(n):
+    class Flag:
+        def __init__(self, v):
+            self.v = v
+
+    flags = [Flag(i % 3) for i in range(10)]
+    total = 0
+    for k in range(n):
+        f = flags[k % 10]
+        if f:
+            total += f.v
+    return total
+
+
+def fields_of_a_namedtuple_made_per_call(n):
+    point = collections.namedtuple("point", "x y")
+    points = [point(i, i + 1) for i in range(10)]
+    total = 0
+    for k in range(n):
+        p = points[k % 10]
+        total += p.x * p.y
+    return total
+
+
+@pytest.mark.parametrize("func", [truth_of_a_class_made_per_call, fields_of_a_namedtuple_made_per_call])
+def test_a_class_made_anew_at_each_call_makes_its_sites_generic_at_once(func):
+    """A class met where one of the same module and qualified name was met before (a class statement in the
+    function, a namedtuple made at each call) makes the site megamorphic at once: the list item's class guard,
+    the truth test's, the fields' loads take the generic path from the second or third call on, instead of a
+    trace compiled at each of the first MAX_SITE_CLASSES calls (8 to 10 times slower than plain CPython each)."""
+    jitted = jit_module.jit(threshold=2, side_exit_threshold=2)(func)
+    compiled = []
+    for _ in range(8):
+        assert jitted(N) == func(N)
+        compiled.append(jit_module.stats(jitted)["traces_compiled"])
+    assert compiled[3:] == [compiled[2]] * 5, compiled  # (nothing compiled from the fourth call on)
+    assert compiled[2] <= 3, compiled
+    assert jit_module.stats(jitted)["native_entries"] > 0
 
 
 class Left:
