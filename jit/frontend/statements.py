@@ -63,21 +63,53 @@ _LASTING_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassD
 
 
 def _cells_may_outlive_their_statement(source: FunctionSource) -> bool:
-    """Does a nested scope that may outlive its statement use a variable of the function that is a cell? Then a
-    loop handed over, which keeps the variable in a slot of its own until it hands the loop back, would hide its
-    changes from that closure, which CPython's code may call meanwhile: partial code is refused. (A name such a
-    scope uses may be its own local: a conservative answer.)"""
+    """Does a nested scope that may outlive its statement capture a variable of the function (a cell) that a loop
+    statement of the function, or such a scope itself (a walrus in a generator expression), may bind? A loop
+    handed over keeps the variable in a slot of its own until it hands the loop back, which would hide its
+    changes from that closure, which CPython's code may call meanwhile (and the closure's from the loop): partial
+    code is refused. A parameter the function never rebinds, captured by a generator expression, is no risk.
+    (Conservative: a name such a scope uses may be its own local, a name bound in a loop may be a nested scope's.)"""
     cells = set(source.func.__code__.co_cellvars)
     if not cells:
         return False
-    for scope in ast.walk(source.node):
-        if scope is source.node or not isinstance(scope, _LASTING_SCOPES):
-            continue
-        for node in ast.walk(scope):
-            names = [node.id] if isinstance(node, ast.Name) else node.names if isinstance(node, ast.Nonlocal) else []
-            if any(source.mangle(name) in cells for name in names):
-                return True
-    return False
+    scopes = [node for node in ast.walk(source.node) if node is not source.node and isinstance(node, _LASTING_SCOPES)]
+    captured = {source.mangle(name) for scope in scopes for name in _names_in(scope)} & cells
+    if not captured:
+        return False
+    loops = [node for node in ast.walk(source.node) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))]
+    bound = {source.mangle(name) for node in [*loops, *scopes] for name in _names_bound_in(node)}
+    return bool(captured & bound)
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    """The names node uses (loads, stores, deletes, nonlocal declarations)."""
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            names.add(sub.id)
+        elif isinstance(sub, ast.Nonlocal):
+            names.update(sub.names)
+    return names
+
+
+def _names_bound_in(node: ast.AST) -> set[str]:
+    """The names node may bind or delete: assignment targets (a for loop's, a walrus's), except-as names, imports,
+    match captures, nested definitions, nonlocal declarations (an over-approximation)."""
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+            names.add(sub.name)
+        elif isinstance(sub, ast.alias):
+            names.add((sub.asname or sub.name).split(".")[0])
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not node:
+            names.add(sub.name)
+        elif isinstance(sub, ast.Nonlocal):
+            names.update(sub.names)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            names.add(sub.rest)
+    return names
 
 
 def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:

@@ -127,13 +127,23 @@ def captured_by_comprehensions(data, k):
     return total, [x + k for x in data][:3], {x: k for x in data[:2]}
 
 
-def captured(n):
+def captured_never_rebound(n):
     k = 3
     f = lambda x: x * k  # noqa: E731
     total = 0
     for i in range(n):
         total += i % k
     return total + f(2)
+
+
+def captured(n):
+    k = 3
+    f = lambda x: x * k  # noqa: E731
+    total = 0
+    for i in range(n):
+        k = i % 5 + 1
+        total += f(i)
+    return total
 
 
 def inside_the_loop(n):
@@ -160,6 +170,8 @@ CASES = {
     # (on Python 3.11 a comprehension is a nested function: k and x are cells of the function; comprehensions
     # run to their end where they are made, so partial code is sound: _cells_may_outlive_their_statement)
     "captured_by_comprehensions": [Args([1.5] * 300, 3), Args([1, 2, "x"] * 100, 2), Args([], 1)],
+    # (the lambda's k is a cell no loop rebinds: the loop's own copy of it never goes stale)
+    "captured_never_rebound": [Args(300), Args(0)],
 }
 
 
