@@ -118,21 +118,13 @@ def compile_block(b: FunctionBuilder, stmts: list[ast.stmt]) -> None:
 
 
 def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
-    if b.cpython_only is not None and not b.loop_stack and isinstance(node, (ast.For, ast.While)):
-        _compile_loop(b, node)
-        return
     if b.cpython_only is None or b.loop_stack:
         _compile_stmt(b, node)
-        return
-    mark = b.mark()
-    try:
-        _compile_stmt(b, node)
-    except Unsupported as exc:
-        b.rollback(mark)
-        b.cpython_only.append((exc.line if exc.line is not None else node.lineno, exc.reason, I.OUTSIDE_LOOPS))
+    elif isinstance(node, (ast.For, ast.While)):
+        _compile_loop(b, node)
+    else:
         # (a statement holding loops, a try or a with around them: CPython runs it, its loops are handed over)
-        for inner in _nested_loops([node]):
-            _compile_loop(b, inner)
+        _compile_or_leave(b, node, I.OUTSIDE_LOOPS)
 
 
 def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
@@ -144,15 +136,21 @@ def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
     (A nested loop's ``else`` clause may ``break`` or ``continue`` the loop left to CPython: CPython runs that
     clause, the hand-off ending where the nested loop does, so the statement is left out of the code as one
     outside every loop.)"""
+    _compile_or_leave(b, node, I.PLAIN_LOOP.format(line=node.lineno))
+
+
+def _compile_or_leave(b: FunctionBuilder, node: ast.stmt, how: str) -> None:
+    """(Partial code) Compile node, a statement outside every loop; where the front end refuses something in it,
+    leave it to CPython (listed with how: ``T1Code.cpython_only``) and compile the loops in its blocks on their
+    own (``_compile_loop``)."""
     assert b.cpython_only is not None
     mark = b.mark()
     try:
         _compile_stmt(b, node)
     except Unsupported as exc:
         b.rollback(mark)
-        line = exc.line if exc.line is not None else node.lineno
-        b.cpython_only.append((line, exc.reason, I.PLAIN_LOOP.format(line=node.lineno)))
-        for inner in _nested_loops(node.body + node.orelse):
+        b.cpython_only.append((exc.line if exc.line is not None else node.lineno, exc.reason, how))
+        for inner in _nested_loops(_blocks(node)):
             _compile_loop(b, inner)
 
 
@@ -169,8 +167,8 @@ def _nested_loops(stmts: list[ast.stmt]) -> list[ast.For | ast.While]:
 
 
 def _blocks(stmt: ast.stmt) -> list[ast.stmt]:
-    """The statements of an ``if``, ``try`` or ``with`` statement's blocks, in order ([] for any other)."""
-    if isinstance(stmt, ast.If):
+    """The statements of a loop, ``if``, ``try`` or ``with`` statement's blocks, in order ([] for any other)."""
+    if isinstance(stmt, (ast.If, ast.For, ast.While)):
         return stmt.body + stmt.orelse
     if isinstance(stmt, ast.Try):
         return [*stmt.body, *(s for handler in stmt.handlers for s in handler.body), *stmt.orelse, *stmt.finalbody]
