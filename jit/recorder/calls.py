@@ -101,7 +101,7 @@ def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value]) ->
     if found is None:
         return generic.call_method(r, method, args)
     where, function = found
-    if not r.may_specialize(where.klass):  # (a megamorphic site: see jit.recorder.attributes)
+    if not r.may_specialize(where.klass):  # (a megamorphic site: see Recorder.may_specialize)
         return generic.call_method(r, method, args)
     mark = generic.rolled_back(r)
     try:

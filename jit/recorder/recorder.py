@@ -51,8 +51,7 @@ def _made_anew(seen: type | None, klass: type) -> bool:
     made seen (the same module and qualified name, another object)?"""
     if seen is None:
         return True
-    same = getattr(seen, "__qualname__", None) == getattr(klass, "__qualname__", ())
-    return same and seen is not klass and getattr(seen, "__module__", None) == getattr(klass, "__module__", ())
+    return seen is not klass and (seen.__qualname__, seen.__module__) == (klass.__qualname__, klass.__module__)
 
 
 class Recorder:
