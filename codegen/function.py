@@ -32,7 +32,7 @@ from codegen.ownership import ENTRY
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import DIRTY, Kind
 from jit.resume import assigned_late
-from jit.trace import Trace, TraceEnd, Uop, Value
+from jit.trace import Trace, TraceEnd, TraceKind, Uop, Value
 from jit.uops import Lowering
 
 
@@ -91,6 +91,7 @@ def build(
         if ctx.vectorized is not None or _guard_free(trace):
             _enter_fast(ctx, fast, refused)
             entry_end = b.block
+            _build_call_entry(ctx, fast, refused)
     if enter is not None:
         # (its fast copy hands an entry back to the root's function, which comes here again after an iteration
         # or two where the loop takes both ways: not again for a while)
@@ -149,6 +150,34 @@ def _enter_fast(
     b.position_at_end(go)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(stay)
+
+
+def call_entry_symbol(symbol: str) -> str:
+    """The name of the tree call entry of the root trace named symbol (``_build_call_entry``), where it has one."""
+    return f"{symbol}_call"
+
+
+def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable) -> None:
+    """The entry an outer trace calls the tree by (``_CALL_TREE``) where the root's function would go on in its
+    fast copy at once (``_enter_fast``): the same choice, made from the buffer alone, then a tail call of the fast
+    copy or of the root's function. It saves what the root's function does before choosing, at every call of an
+    inner loop's tree (issue 9: nested-call cost): its prologue, which saves the registers its loop uses, and
+    its loads and hoisted guards (the fast copy checks those again). Only where the choice needs nothing the
+    hoisted uops compute (the range's bounds are slots or constants) and the entry takes no reference."""
+    trace = main.trace
+    counter = trace.range_counter()
+    entry_ids = {value.id for value in trace.entry_slots.values()}
+    if counter is None or not all(v.is_const or v.id in entry_ids for v in counter[1:]):
+        return
+    if trace.kind is not TraceKind.ROOT or main.ownership.entry_slots or trace.entry_stack:
+        return
+    ctx = LowerContext(trace, main.layout, call_entry_symbol(main.symbol), "", "", sibling_of=main)
+    ctx.function.linkage = ""  # (called by name from the modules of the trees that call this one)
+    ctx.load_fuel()
+    for slot, value in trace.entry_slots.items():  # (LLVM drops those the choice does not read)
+        ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    _enter_fast(ctx, fast, refused)
+    ctx.builder.ret(ctx.builder.call(main.function, [ctx.buf], tail="musttail"))
 
 
 def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:

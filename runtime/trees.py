@@ -18,6 +18,7 @@ from typing import Any
 from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from codegen.entry import HANDOFF_COUNTS
+from codegen.function import call_entry_symbol
 from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
@@ -127,6 +128,9 @@ class Tree:
             self._gather = operator.itemgetter(*slots)
             self._expected = kinds
         self.symbol = root.symbol
+        # what an outer trace calls (_CALL_TREE): the root's tree call entry, where it has one (codegen.function)
+        call_entry = call_entry_symbol(root.symbol)
+        self.call_symbol = call_entry if call_entry in root.module.addresses else root.symbol
         self.library = root.module.library
         self.function = NATIVE_FUNCTION(root.address)
         # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)

@@ -34,7 +34,7 @@ def _call_tree(ctx: LowerContext, uop: Uop) -> None:
     for value_id in ctx.call_handed:  # the trace keeps a reference of its own: the inner tree may drop the buffer's
         ctx.incref(ctx.value(ctx.ownership.values[value_id]))
     ctx.store_fuel()
-    callee = ctx.tree_function(uop.operand.tree.symbol)
+    callee = ctx.tree_function(uop.operand.tree.call_symbol)
     ctx.call_result = ctx.builder.call(callee, [ctx.buf])
     ctx.load_fuel()
 

@@ -48,6 +48,24 @@ def test_the_entry_of_a_vectorized_loop_goes_to_its_fast_copy():
     assert found is not None, ir_text
 
 
+def test_an_outer_trace_calls_the_inner_tree_by_its_call_entry():
+    # the outer trace calls the inner root's tree call entry, which makes the entry's choice from the buffer
+    # alone and tail-calls the fast copy or the root's function (codegen.function._build_call_entry)
+    f = jit(**TEST_OPTIONS)(two_level)
+    for _ in range(2):
+        assert f(0, 100, 64) == two_level(0, 100, 64)
+    (inner,) = inner_traces(f)
+    ir_text = jit.dump(f, "ir")
+    symbol = inner["symbol"]
+    assert re.search(rf'call i64 @"{symbol}_call"\(', ir_text), ir_text
+    entry = re.search(rf'define i64 @"{symbol}_call"\(.*?\n}}', ir_text, re.S)
+    assert entry is not None, ir_text
+    tail_calls = re.findall(r"musttail call i64 @\"(\w+)\"", entry.group(0))
+    assert sorted(tail_calls) == sorted([symbol, f"{symbol}_fast"]), entry.group(0)
+    assert "_counts" not in entry.group(0)  # (no exit of its own: the functions it calls have them)
+    assert inner["fast_runs"] >= 2 * 90
+
+
 def test_an_inner_loop_runs_its_fast_copy_from_its_first_iteration():
     # 36 trips: the checked copy's warm-up (WARM_UP to WARM_UP + EVENT_EVERY iterations) left fewer than the
     # CHEAP_TRIPS (32) its switch to the fast copy asks for, so the inner loop never ran there before
