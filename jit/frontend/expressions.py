@@ -49,13 +49,14 @@ def _name(b: FunctionBuilder, node: ast.Name) -> None:
             b.comprehension_loads.add(pc)
     else:
         name = b.source.mangle(node.id)
-        if name in _FRAME_BUILTINS:
+        if name in FRAME_BUILTINS:
             # called from tracejit's interpreter, these would see the interpreter's frame, not the function's
             raise Unsupported(f"{name}() (looks at the calling frame)", node.lineno)
         b.emit(I.LOAD_GLOBAL, name)
 
 
-_FRAME_BUILTINS = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "breakpoint"})
+#: builtins that look at the frame calling them
+FRAME_BUILTINS = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "breakpoint"})
 
 
 def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
-from jit.frontend.expressions import compile_expr, compile_jump_if, compile_subscript_key
+from jit.frontend.expressions import FRAME_BUILTINS, compile_expr, compile_jump_if, compile_subscript_key
 from jit.frontend.instructions import T1Code
 from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
 from jit.frontend.operators import AST_INPLACE
@@ -41,6 +41,10 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     loops are then compiled on their own (``_compile_loop``); unless a lambda, nested def or class, or generator
     expression of the function captures one of its variables (``_cells_may_outlive_their_statement``)."""
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
+    frame_builtin = _frame_builtin(source)
+    if frame_builtin is not None:
+        name, line = frame_builtin
+        raise Unsupported(f"{name}() (looks at the calling frame)", line)
     if partial and not _cells_may_outlive_their_statement(source):
         b.cpython_only = []
     body = source.node.body
@@ -54,6 +58,54 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     b.emit(I.LOAD_CONST, None)
     b.emit(I.RETURN_VALUE)
     return b.finish()
+
+
+#: the builtins that show a frame's locals to the code calling them: partial code's frame has hidden locals too
+_FRAME_LOCALS_BUILTINS = frozenset(FRAME_BUILTINS - {"globals"})
+#: the nodes whose code runs in a frame of its own (what a builtin called there sees is that frame; not a list, set
+#: or dict comprehension, inlined into the function's frame from Python 3.12 on)
+_FRAMES_OF_THEIR_OWN = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp)
+
+
+def _frame_builtin(source: FunctionSource) -> tuple[str, int] | None:
+    """The first builtin the function's own code (not a nested function's) names that shows its frame's locals
+    (``locals()``, ``vars()``, ``dir()``, ``eval``, ``exec``, ``breakpoint()``), and its line; None if none. The
+    front end compiles no such name (tracejit's interpreter would show its own frame), and partial code may not
+    leave it to CPython either: the instrumented copy of the function that CPython then runs holds tracejit's
+    hidden locals beside the user's (``jit.frontend.instrument``), which these would show (``sorted(locals())``
+    would differ from CPython's). So the function stays plain, for this reason, whatever else it holds. (A local
+    variable of that name is no builtin.)"""
+    local_names = set(source.local_names)
+    found: list[tuple[int, int, str]] = []
+    pending: list[ast.AST] = list(source.node.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and node.id in _FRAME_LOCALS_BUILTINS and node.id not in local_names:
+            found.append((node.lineno, node.col_offset, node.id))
+        if isinstance(node, _FRAMES_OF_THEIR_OWN):
+            pending.extend(_evaluated_outside(node))
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    if not found:
+        return None
+    line, _, name = min(found)
+    return name, line
+
+
+def _evaluated_outside(node: ast.AST) -> list[ast.AST]:
+    """The parts of a function, lambda, class or generator expression that the frame making it evaluates: its
+    decorators and defaults, its bases and keywords, its first iterable."""
+    if isinstance(node, ast.GeneratorExp):
+        return [node.generators[0].iter]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    parts: list[ast.AST] = []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts += [*node.decorator_list, *(a for a in (node.returns,) if a is not None)]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = node.args
+        parts += [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    return parts
 
 
 #: nested scopes whose closures may live on after the statement that makes them: a lambda, a def, a class, a

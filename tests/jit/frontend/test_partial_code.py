@@ -219,6 +219,122 @@ def test_strict_and_the_interpreter_baseline_refuse_the_whole_function():
     assert state_of(interpreted).mode == "plain"
 
 
+# --- builtins that show the frame's locals keep the function plain --------------------------------------------
+
+FRAME_SOURCE = """
+def locals_after_a_try(n):
+    total = 0
+    for i in range(n):
+        total += i
+    try:
+        x = 1
+    except ValueError:
+        x = 2
+    return total, sorted(locals())
+
+
+def locals_in_a_loop(n):
+    total = 0
+    snap = None
+    for i in range(n):
+        total += i
+        for k in range(3):
+            total += k
+        if i == n - 1:
+            snap = sorted(locals())
+    return total, snap
+
+
+def vars_in_a_with(n, log):
+    s = 0
+    with Ctx(log):
+        for i in range(n):
+            s += i
+        names = sorted(vars())
+    return s, names, dir()
+
+
+def eval_after(n):
+    total = 0
+    for i in range(n):
+        total += i % 7
+    return eval("total + n"), eval("sorted(locals())")
+
+
+def dir_is_a_local(n, dir):
+    try:
+        dir = dir * 2
+    except TypeError:
+        dir = 0
+    total = 0
+    for i in range(n):
+        total += i * dir
+    return total
+
+
+def locals_in_a_nested_function(n):
+    try:
+        scale = 2
+    except ValueError:
+        scale = 1
+
+    def names():
+        return sorted(locals())
+
+    total = 0
+    for i in range(n):
+        total += i * scale
+    return total, names()
+"""
+
+
+class Ctx:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+
+    def __exit__(self, *exc):
+        self.log.append("exit")
+        return False
+
+
+@pytest.mark.parametrize(
+    "name, args, builtin",
+    [
+        ("locals_after_a_try", (300,), "locals"),
+        ("locals_in_a_loop", (300,), "locals"),
+        ("vars_in_a_with", (300, []), "vars"),
+        ("eval_after", (300,), "eval"),
+    ],
+)
+def test_a_builtin_showing_the_frames_locals_keeps_the_function_plain(name, args, builtin):
+    """Partial code would leave the statement to CPython, in an instrumented copy of the function whose frame holds
+    tracejit's hidden locals too: locals(), vars(), dir() and eval would show them (jit.frontend.statements.
+    _frame_builtin). The function runs as its own code, exactly; jit.explain names the builtin."""
+    func = define(FRAME_SOURCE, name, {"Ctx": Ctx})
+    jitted = jit(**OPTIONS)(func)
+    for attempt in range(3):
+        assert_same_outcome(outcome(func, Args(*args)), outcome(jitted, Args(*args)), f"{name} (run {attempt + 1})")
+    assert state_of(jitted).mode == "plain"
+    report = jit_module.explain(jitted)
+    assert f"{builtin}() (looks at the calling frame)" in report, report
+
+
+@pytest.mark.parametrize("name", ["dir_is_a_local", "locals_in_a_nested_function"])
+def test_a_local_of_that_name_or_a_nested_functions_locals_keep_partial_code(name):
+    # (a local named dir is no builtin; locals() in a nested function shows that function's frame)
+    func = define(FRAME_SOURCE, name, {"Ctx": Ctx})
+    jitted = jit(**OPTIONS)(func)
+    for args in ((300, 3), (300, "x"), (0, 1)) if name == "dir_is_a_local" else ((300,), (0,)):
+        for attempt in range(2):
+            assert_same_outcome(outcome(func, Args(*args)), outcome(jitted, Args(*args)), f"{name}{args}")
+    state = state_of(jitted)
+    assert state.mode == "tier1" and state.code is not None and state.code.cpython_only, jit_module.explain(jitted)
+    assert jit_module.stats(jitted)["native_entries"] > 0
+
+
 # --- loops left to CPython: a loop holding a construct the front end refuses runs plain, its nested loops compile -
 
 PLAIN_LOOPS_SOURCE = """
@@ -474,8 +590,22 @@ def unbound_after(n, k):
             total = i
     except UnboundLocalError:
         pass
-    seen = locals()
-    return "i" in seen, "late" in seen, "total" in seen, seen.get("i"), seen.get("late"), seen.get("total")
+    # (each local as the handler's frame has it, unbound ones named so; not with locals(), which keeps the
+    # function plain: _frame_builtin)
+    seen = []
+    try:
+        seen.append(i)
+    except UnboundLocalError:
+        seen.append("i unbound")
+    try:
+        seen.append(late)
+    except UnboundLocalError:
+        seen.append("late unbound")
+    try:
+        seen.append(total)
+    except UnboundLocalError:
+        seen.append("total unbound")
+    return seen
 """
 
 AROUND_CASES = {
