@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # --- object-oriented code with method calls ----------------------------------------------------------------
@@ -206,6 +206,24 @@ def sum_generated(n: int) -> int:
     return total
 
 
+def sieve_primes(n: int) -> Iterator[int]:
+    """A generator function: a sieve fills its list, then a loop yields the primes. The loops that do not yield
+    are handed to the JIT, the one that yields runs in CPython (a generator function ran wholly as plain CPython
+    before)."""
+    sieve = [True] * (n + 1)
+    for i in range(2, n + 1):
+        if sieve[i]:
+            for k in range(i * i, n + 1, i):
+                sieve[k] = False
+    for i in range(2, n + 1):
+        if sieve[i]:
+            yield i
+
+
+def _sum_of(f: Callable[[int], Iterator[int]], n: int) -> int:
+    return sum(f(n))
+
+
 # --- recursion ------------------------------------------------------------------------------------------------
 
 
@@ -340,6 +358,7 @@ ORDINARY: dict[str, Case] = {
     "interruptible": Case(interruptible, 300_000, 5000, what="a loop inside try/except KeyboardInterrupt"),
     "parse_then_scan": Case(parse_then_scan, 20_000, 500, what="try/except in a loop, then a nested loop"),
     "sum_generated": Case(sum_generated, 200_000, 4000, what="for over a generator"),
+    "sieve_primes": Case(sieve_primes, 200_000, 4000, _sum_of, "a generator function (sum of what it yields)"),
     "tree_sum": Case(tree_sum, 20_000, 500, what="recursion, nested function"),
     "fib": Case(fib, 20, 12, what="recursion without a loop", recursive=True),
     "describe_order": Case(describe_order, 20_000, 500, _describe_orders, "cold prologue, 3-iteration loop"),

@@ -25,10 +25,10 @@ from runtime.frame import UNBOUND, Frame
 from runtime.interpreter import prepare_args, run
 from runtime.loop_driver import LoopRuntime
 
-# what the code object alone shows the front end refuses
+# what the code object alone shows the front end refuses (a generator function compiles as partial code only:
+# the front end decides)
 _NOT_COMPILABLE_FLAGS = (
-    inspect.CO_GENERATOR
-    | inspect.CO_COROUTINE
+    inspect.CO_COROUTINE
     | inspect.CO_ASYNC_GENERATOR
     | inspect.CO_ITERABLE_COROUTINE
     | inspect.CO_VARARGS
@@ -97,6 +97,10 @@ class JitFunction:
         if self.mode is Mode.PENDING:
             if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or code.co_freevars:
                 self.mode = Mode.PLAIN  # (the front end's reason is found when jit.explain asks)
+            elif code.co_flags & inspect.CO_GENERATOR and not options.strict:
+                # a generator function's code stays a generator's (inspect.isgeneratorfunction, and a call runs
+                # nothing until its first next()), which a trampoline's is not: the front end runs now
+                self.ensure_prepared()
             else:  # the front end runs at the first call (and decides the code of later calls)
                 self._set_code(forwarder(py_func, self, "first_call"))
 

@@ -32,6 +32,8 @@ class FunctionSource:
     filename: str
     local_names: tuple[str, ...]  # parameters first (in order), then other locals; all mangled
     class_name: str | None  # the class whose private names get mangled in this function
+    # a generator function's first yield (its line): compiled only as partial code (jit.frontend.statements)
+    generator_line: int | None = None
 
     def mangle(self, name: str) -> str:
         return mangle(self.class_name, name)
@@ -98,8 +100,7 @@ def locate(func: types.FunctionType) -> FunctionSource:
             source=True,
         )
     class_name = next((name for kind, name in reversed(scopes) if kind == "class"), None)
-    if flags & _CO_GENERATOR:
-        raise Unsupported("generator function (yield)", _first_line_of(node, (ast.Yield, ast.YieldFrom), line))
+    generator_line = _first_line_of(node, (ast.Yield, ast.YieldFrom), line) if flags & _CO_GENERATOR else None
 
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
     params = [mangle(class_name, p) for p in params]
@@ -116,7 +117,7 @@ def locate(func: types.FunctionType) -> FunctionSource:
             raise Unsupported(f"closure: uses variable {name!r} of an enclosing function", line)
         if sym.is_local() and name not in local_names:
             local_names.append(name)
-    return FunctionSource(func, node, filename, tuple(local_names), class_name)
+    return FunctionSource(func, node, filename, tuple(local_names), class_name, generator_line)
 
 
 def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:

@@ -39,7 +39,13 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     (CPython runs it), and the loops in it (a ``try`` or a ``with`` around a loop) are compiled on their own;
     so is a loop statement holding such a statement (it runs as plain CPython, never handed over), whose nested
     loops are then compiled on their own (``_compile_loop``); unless a lambda, nested def or class, or generator
-    expression of the function captures one of its variables (``_cells_may_outlive_their_statement``)."""
+    expression of the function captures one of its variables (``_cells_may_outlive_their_statement``). A function
+    whose own code names a builtin that shows its frame's locals is refused (``_frame_builtin``). A generator
+    function compiles only as partial code (its yields left to CPython), and only where a loop is left to hand
+    over."""
+    if source.generator_line is not None and not partial:
+        # (the tier-1 interpreter runs a call to its end: a generator's frame is suspended at each yield)
+        raise Unsupported("generator function (yield)", source.generator_line)
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     frame_builtin = _frame_builtin(source)
     if frame_builtin is not None:
@@ -53,7 +59,10 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
             body = body[1:]  # the docstring
     compile_block(b, body)
     left = [(reason, line) for line, reason, how in b.cpython_only or () if how != I.OUTSIDE_LOOPS]
-    if left and not any(loop.statement is not None for loop in b.loops):
+    handed_over = any(loop.statement is not None for loop in b.loops)
+    if source.generator_line is not None and not handed_over:
+        raise Unsupported("generator function (yield)", source.generator_line)  # (its loops all yield, or none)
+    if left and not handed_over:
         raise Unsupported(*left[0])  # (every loop statement left to CPython: nothing to hand over)
     b.emit(I.LOAD_CONST, None)
     b.emit(I.RETURN_VALUE)

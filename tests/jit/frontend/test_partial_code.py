@@ -9,6 +9,8 @@ Differential against CPython (value and type, exception type and message, the ar
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from helpers import Args, assert_same_outcome, define, outcome
 
@@ -625,3 +627,111 @@ def test_loops_inside_a_try_or_a_with_compile(name):
     unbound ones deleted (``unbound_after``: `del late` in the loop, then the UnboundLocalError of reading it)."""
     state, report = compiled_like_cpython(AROUND_SOURCE, name, AROUND_CASES[name])
     assert any(reason in ("try/except/finally", "with statement") for _, reason, _ in state.code.cpython_only), report
+
+
+# --- generator functions: the loops that do not yield compile, the ones that do run as plain CPython ------------
+
+GENERATOR_SOURCE = """
+def primes_upto(n):
+    sieve = [True] * (n + 1)
+    for i in range(2, n + 1):
+        if sieve[i]:
+            for k in range(i * i, n + 1, i):
+                sieve[k] = False
+    for i in range(2, n + 1):
+        if sieve[i]:
+            yield i
+    return "sieved"
+
+
+def totals(rows, fail):
+    for row in rows:
+        acc = 0
+        for k in range(len(row)):
+            acc += 1000 // (fail - row[k])
+        got = yield acc
+        if got is not None:
+            return got
+
+
+def early_return(n, limit):
+    t = 0
+    for i in range(n):
+        t += i
+        if t > limit:
+            return t
+    yield t
+"""
+
+
+def drain(gen, sends=()):
+    """Everything gen gives: its values (sending sends in turn after the first), then its return value or the
+    exception it raised (type and message)."""
+    out = []
+    sends = list(sends)
+    try:
+        out.append(next(gen))
+        while True:
+            out.append(gen.send(sends.pop(0)) if sends else next(gen))
+    except StopIteration as stop:
+        out.append(("returned", stop.value))
+    except Exception as exc:  # noqa: BLE001 (the outcome compared)
+        out.append((type(exc).__name__, str(exc)))
+    return out
+
+
+GENERATOR_CASES = {
+    "primes_upto": [((3000,), ()), ((1,), ())],
+    "totals": [
+        (([list(range(40))] * 30, 1000), ()),
+        (([list(range(40))] * 30, 20), ()),
+        (([[1, 2]] * 5, 9), (None, 7)),
+    ],
+    "early_return": [((300, 10**9), ()), ((300, 5000), ()), ((0, 1), ())],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATOR_CASES))
+def test_a_generator_functions_loops_compile_where_they_do_not_yield(name):
+    """The instrumented copy of a generator function is a generator function: CPython runs it, suspends it at
+    each yield (in statements and loops left to CPython), and hands over the loops that do not yield, each of
+    which runs to its end (or its return, the generator's StopIteration value, or its exception) within one
+    resumption. inspect sees a generator function before the first call too (the front end runs when the
+    function is decorated: a trampoline would not be a generator's code)."""
+    func = define(GENERATOR_SOURCE, name, {})
+    jitted = jit(**OPTIONS)(func)
+    assert inspect.isgeneratorfunction(jitted)
+    for args, sends in GENERATOR_CASES[name]:
+        for attempt in range(3):
+            assert drain(jitted(*args), sends) == drain(func(*args), sends), f"{name}{args} (run {attempt + 1})"
+    state = state_of(jitted)
+    assert state.mode == "tier1" and state.code is not None, jit_module.explain(jitted)
+    assert jit_module.stats(jitted)["native_entries"] > 0
+    report = jit_module.explain(jitted)
+    assert "CPython runs it and hands hot loops to the JIT" in report, report
+    if name != "early_return":  # (its yield is outside every loop)
+        assert "runs as plain CPython): yield" in report, report
+
+
+def test_a_generators_exception_shows_the_raising_line():
+    func = define(GENERATOR_SOURCE, "totals", {})
+    jitted = jit(**OPTIONS)(func)
+    lines = []
+    for f in (func, jitted, jitted, jitted):
+        with pytest.raises(ZeroDivisionError) as caught:
+            list(f([list(range(40))] * 30, 20))
+        lines.append(caught.traceback[-1].lineno)
+    assert len(set(lines)) == 1, lines
+
+
+@pytest.mark.parametrize("options", [{"strict": True}, {"interpreter": True}])
+def test_a_generator_function_under_strict_or_the_interpreter_stays_refused(options):
+    func = define(GENERATOR_SOURCE, "primes_upto", {})
+    if options.get("strict"):
+        with pytest.raises(jit_module.UnsupportedFunctionError):
+            list(jit(**options)(func)(50))
+        return
+    jitted = jit(**options)(func)
+    assert list(jitted(50)) == list(func(50))
+    assert state_of(jitted).mode == "plain"
+    assert "generator function (yield)" in jit_module.explain(jitted)
