@@ -95,11 +95,15 @@ class JitFunction:
         self.wrapper = make_wrapper(py_func)
         code = py_func.__code__
         if self.mode is Mode.PENDING:
-            if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or code.co_freevars:
+            class_cell = code.co_freevars == ("__class__",)
+            if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or (
+                code.co_freevars and (options.strict or not class_cell)
+            ):
                 self.mode = Mode.PLAIN  # (the front end's reason is found when jit.explain asks)
-            elif code.co_flags & inspect.CO_GENERATOR and not options.strict:
+            elif (code.co_flags & inspect.CO_GENERATOR or class_cell) and not options.strict:
                 # a generator function's code stays a generator's (inspect.isgeneratorfunction, and a call runs
-                # nothing until its first next()), which a trampoline's is not: the front end runs now
+                # nothing until its first next()), and a method using super() keeps its class cell, which a
+                # trampoline's code (no free variable) cannot take over: the front end runs now
                 self.ensure_prepared()
             else:  # the front end runs at the first call (and decides the code of later calls)
                 self._set_code(forwarder(py_func, self, "first_call"))

@@ -34,6 +34,8 @@ class FunctionSource:
     class_name: str | None  # the class whose private names get mangled in this function
     # a generator function's first yield (its line): compiled only as partial code (jit.frontend.statements)
     generator_line: int | None = None
+    # a method using super() or __class__ (its only free variable is the class cell): those stay CPython's
+    class_cell: bool = False
 
     def mangle(self, name: str) -> str:
         return mangle(self.class_name, name)
@@ -90,7 +92,8 @@ def locate(func: types.FunctionType) -> FunctionSource:
     if found is None:
         raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
     node, scopes = found
-    if code.co_freevars:
+    class_cell = code.co_freevars == ("__class__",) and not _first_line_of(node, ast.Nonlocal, 0)
+    if code.co_freevars and not class_cell:
         _closure(node, code.co_freevars, line)  # (before the match: the recompiled def has no enclosing cells)
     if not isinstance(node, ast.FunctionDef) or not source_matches(code, node, scopes, table, filename, hash(text)):
         raise Unsupported(
@@ -113,11 +116,11 @@ def locate(func: types.FunctionType) -> FunctionSource:
         name = sym.get_name()
         if sym.is_nonlocal():
             raise Unsupported(f"nonlocal statement ({name})", _first_line_of(node, ast.Nonlocal, line))
-        if sym.is_free():
+        if sym.is_free() and not (class_cell and name == "__class__"):
             raise Unsupported(f"closure: uses variable {name!r} of an enclosing function", line)
         if sym.is_local() and name not in local_names:
             local_names.append(name)
-    return FunctionSource(func, node, filename, tuple(local_names), class_name, generator_line)
+    return FunctionSource(func, node, filename, tuple(local_names), class_name, generator_line, class_cell)
 
 
 def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:

@@ -735,3 +735,61 @@ def test_a_generator_function_under_strict_or_the_interpreter_stays_refused(opti
     assert list(jitted(50)) == list(func(50))
     assert state_of(jitted).mode == "plain"
     assert "generator function (yield)" in jit_module.explain(jitted)
+
+
+# --- methods using super(): the statements using it are left to CPython, which has the class cell -------------
+
+SUPER_SOURCE = """
+class Base:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def weight(self, i):
+        return i % 3
+
+
+class Child(Base):
+    def __init__(self, scale, n):
+        super().__init__(scale)
+        self.table = []
+        for i in range(n):
+            self.table.append(i * scale % 17)
+
+    def total(self, n):
+        t = super().weight(n)
+        for i in range(n):
+            t += self.table[i % len(self.table)] * i
+        return t, __class__.__name__
+
+    def weights(self, n):
+        t = 0
+        for i in range(n):
+            t += super().weight(i)
+        return t
+"""
+
+
+def test_a_method_using_super_keeps_its_loops_native():
+    """A method whose code uses super() or __class__ has one free variable, the class cell: the front end leaves
+    the statements using them to CPython, which runs them in the instrumented copy of the method, compiled inside
+    a class of the method's class's name and so with its own class cell, which the method's closure fills (the
+    front end runs when the method is decorated: a trampoline's code could not take over a closure). A loop
+    using super() runs as plain CPython."""
+    plain = define(SUPER_SOURCE, "Child", {})
+    jitted_ns: dict = {}
+    define(SUPER_SOURCE, "Child", jitted_ns)
+    child = jitted_ns["Child"]
+    child.__init__ = jit(**OPTIONS)(child.__init__)
+    child.total = jit(**OPTIONS)(child.total)
+    child.weights = jit(**OPTIONS)(child.weights)
+    for attempt in range(3):
+        a, b = plain(3, 300), child(3, 300)
+        assert a.table == b.table, attempt
+        assert a.total(500) == b.total(500), attempt
+        assert a.weights(200) == b.weights(200), attempt
+    for method in (child.__init__, child.total):
+        assert state_of(method).mode == "tier1", jit_module.explain(method)
+        assert jit_module.stats(method)["native_entries"] > 0, jit_module.explain(method)
+        assert "left to CPython (outside every loop): super() or __class__" in jit_module.explain(method)
+    report = jit_module.explain(child.weights)
+    assert "runs as plain CPython: unsupported construct" in report and "super()" in report, report
