@@ -197,6 +197,11 @@ class JitFunction:
             self.instrumented = instrument(locate(self.py_func), self.code)
             runtime = LoopRuntime(self, self.instrumented.single_copy)
             code = self.instrumented.bind({"RT": runtime.hooks})
+            own = self.py_func.__code__
+            # (the wrapper's closure is the function's: the code swapped in takes the same free variables, the
+            # class cell of a method using super(); a generator function's stays a generator's)
+            if code.co_freevars != own.co_freevars or (code.co_flags ^ own.co_flags) & inspect.CO_GENERATOR:
+                raise AssertionError("the instrumented code's free variables or kind differ from the function's")
         except Exception as exc:  # a bug of the instrumentation must not break the user's program
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.reason = Unsupported(f"internal error while instrumenting the code: {detail}")
@@ -227,6 +232,8 @@ class JitFunction:
             else:
                 version = instrument(locate(self.py_func), self.code, parked)
                 code = version.bind({"RT": self.loop_runtime.hooks})
+                if code.co_freevars != self.py_func.__code__.co_freevars:
+                    return  # (as _instrument checks: the wrapper's closure could not take it; stay as it is)
                 self.loop_runtime.codes.append(code)
             self.versions[parked] = code
         self.version = parked
