@@ -12,6 +12,7 @@ import itertools
 import linecache
 import math
 import signal
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -72,12 +73,26 @@ def same(a: Any, b: Any) -> bool:
 
 
 def outcome(func: Callable[..., Any], call: Args) -> tuple[str, Any, Args]:
-    """('return', value, args after) or ('raise', exception, args after) of one call on copied args."""
+    """('return', value, args after) or ('raise', exception, args after) of one call on copied args. A
+    generator's value is what draining it gives: ('generator', its items, its return value)."""
     args = copy.deepcopy(call)
     try:
-        return ("return", func(*args.args, **args.kwargs), args)
+        value = func(*args.args, **args.kwargs)
+        if isinstance(value, types.GeneratorType):
+            value = drained(value)
+        return ("return", value, args)
     except Exception as exc:
         return ("raise", exc, args)
+
+
+def drained(generator: types.GeneratorType) -> tuple[str, tuple[Any, ...], Any]:
+    """('generator', the items generator gives, its return value); an exception it raises propagates."""
+    items = []
+    while True:
+        try:
+            items.append(next(generator))
+        except StopIteration as stop:
+            return ("generator", tuple(items), stop.value)
 
 
 def assert_same_outcome(plain: tuple[str, Any, Args], jitted: tuple[str, Any, Args], what: str) -> None:

@@ -157,6 +157,7 @@ class _Gen:
         self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
         self.use_try = False  # a try around the top-level loop, or in it (with_try)
+        self.as_generator = False  # a generator function: it yields its variables after the top-level loop
 
     # --- choices -----------------------------------------------------------------------------------------
     def int_(self, lo: int, hi: int) -> int:
@@ -799,6 +800,9 @@ class _Gen:
             loop = ["try:", *(f"    {line}" for line in loop), "except (ZeroDivisionError, OverflowError, ValueError):"]
             loop += [f"    {line}" for line in handler]
         lines += loop
+        self.as_generator = self.flag(15)
+        if self.as_generator:  # (a generator function's loops that do not yield are compiled: partial code)
+            lines.append(f"yield ({', '.join(sc.int_read + sc.num_read)})")
         lines += self.block(sc, 0, 3) if self.flag(50) else []
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
