@@ -220,12 +220,15 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     iterable, evaluated here (then the values of the function's variables it reads)."""
     enclosing = [name for scope in b.comprehension_scopes for name in scope]
     made, reads = generator_function(b.source, node, enclosing)
+    slots = [b.lookup(name) for name in reads]
+    if None in slots:  # (a free variable of the function, the class cell of a method using super(): CPython's)
+        raise Unsupported(f"generator expression reading {reads[slots.index(None)]}", node.lineno)
     b.emit(I.LOAD_CONST, made)
     b.emit(I.LOAD_CONST, iter)
     compile_expr(b, node.generators[0].iter)
     b.emit(I.CALL, 1)
-    for name in reads:
-        b.emit(I.LOAD_FAST, b.lookup(name))
+    for slot in slots:
+        b.emit(I.LOAD_FAST, slot)
     b.emit(I.CALL, 1 + len(reads))
 
 
