@@ -77,19 +77,28 @@ _FRAMES_OF_THEIR_OWN = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.C
 
 
 def _frame_builtin(source: FunctionSource) -> tuple[str, int] | None:
-    """The first builtin the function's own code (not a nested function's) names that shows its frame's locals
-    (``locals()``, ``vars()``, ``dir()``, ``eval``, ``exec``, ``breakpoint()``), and its line; None if none. The
-    front end compiles no such name (tracejit's interpreter would show its own frame), and partial code may not
-    leave it to CPython either: the instrumented copy of the function that CPython then runs holds tracejit's
-    hidden locals beside the user's (``jit.frontend.instrument``), which these would show (``sorted(locals())``
-    would differ from CPython's). So the function stays plain, for this reason, whatever else it holds. (A local
-    variable of that name is no builtin.)"""
+    """The first use, in the function's own code (not a nested function's), of a builtin that shows its frame's
+    locals (``locals()``, ``vars()`` and ``dir()`` without an argument, ``eval``/``exec`` without a namespace,
+    ``breakpoint()``, or any of these names not called where it is named), and its line; None if none. The front
+    end compiles no such name (tracejit's interpreter would show its own frame), and partial code may not leave it
+    to CPython either: the instrumented copy of the function that CPython then runs holds tracejit's hidden locals
+    beside the user's (``jit.frontend.instrument``), which these would show (``sorted(locals())`` would differ from
+    CPython's). So the function stays plain, for this reason, whatever else it holds. (A local variable of that
+    name is no builtin; ``vars(obj)``, ``dir(obj)`` and ``eval(text, namespace)`` look at no frame.)"""
     local_names = set(source.local_names)
     found: list[tuple[int, int, str]] = []
+    harmless: set[int] = set()  # (the ids of names called with what keeps them off the frame)
     pending: list[ast.AST] = list(source.node.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.Name) and node.id in _FRAME_LOCALS_BUILTINS and node.id not in local_names:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not _looks_at_frame(node):
+            harmless.add(id(node.func))
+        if (
+            isinstance(node, ast.Name)
+            and node.id in _FRAME_LOCALS_BUILTINS
+            and node.id not in local_names
+            and id(node) not in harmless
+        ):
             found.append((node.lineno, node.col_offset, node.id))
         if isinstance(node, _FRAMES_OF_THEIR_OWN):
             pending.extend(_evaluated_outside(node))
@@ -99,6 +108,20 @@ def _frame_builtin(source: FunctionSource) -> tuple[str, int] | None:
         return None
     line, _, name = min(found)
     return name, line
+
+
+def _looks_at_frame(call: ast.Call) -> bool:
+    """Does this call of a frame builtin (by its name) read the calling frame's locals?"""
+    assert isinstance(call.func, ast.Name)
+    name = call.func.id
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return True  # (what it is given is not known here)
+    given = len(call.args) + len(call.keywords)
+    if name in ("vars", "dir"):
+        return given == 0
+    if name in ("eval", "exec"):
+        return len(call.args) < 2 and not any(k.arg in ("globals", "locals") for k in call.keywords)
+    return True
 
 
 def _evaluated_outside(node: ast.AST) -> list[ast.AST]:

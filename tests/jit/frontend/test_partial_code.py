@@ -274,6 +274,17 @@ def dir_is_a_local(n, dir):
     return total
 
 
+def builtins_given_what_to_look_at(n, obj):
+    try:
+        names = sorted(vars(obj)) + [x for x in dir(obj) if not x.startswith("_")]
+    except TypeError:
+        names = []
+    total = 0
+    for i in range(n):
+        total += i % 5
+    return total, names, eval("x * 2", {"x": total})
+
+
 def locals_in_a_nested_function(n):
     try:
         scale = 2
@@ -324,12 +335,20 @@ def test_a_builtin_showing_the_frames_locals_keeps_the_function_plain(name, args
     assert f"{builtin}() (looks at the calling frame)" in report, report
 
 
-@pytest.mark.parametrize("name", ["dir_is_a_local", "locals_in_a_nested_function"])
+FRAME_FREE_CALLS = {
+    "dir_is_a_local": [(300, 3), (300, "x"), (0, 1)],
+    "locals_in_a_nested_function": [(300,), (0,)],
+    "builtins_given_what_to_look_at": [(300, Ctx([])), (300, 5)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRAME_FREE_CALLS))
 def test_a_local_of_that_name_or_a_nested_functions_locals_keep_partial_code(name):
-    # (a local named dir is no builtin; locals() in a nested function shows that function's frame)
+    # (a local named dir is no builtin; locals() in a nested function shows that function's frame; vars(obj),
+    # dir(obj) and eval(text, namespace) look at no frame)
     func = define(FRAME_SOURCE, name, {"Ctx": Ctx})
     jitted = jit(**OPTIONS)(func)
-    for args in ((300, 3), (300, "x"), (0, 1)) if name == "dir_is_a_local" else ((300,), (0,)):
+    for args in FRAME_FREE_CALLS[name]:
         for attempt in range(2):
             assert_same_outcome(outcome(func, Args(*args)), outcome(jitted, Args(*args)), f"{name}{args}")
     state = state_of(jitted)
