@@ -197,10 +197,7 @@ class JitFunction:
             self.instrumented = instrument(locate(self.py_func), self.code)
             runtime = LoopRuntime(self, self.instrumented.single_copy)
             code = self.instrumented.bind({"RT": runtime.hooks})
-            own = self.py_func.__code__
-            # (the wrapper's closure is the function's: the code swapped in takes the same free variables, the
-            # class cell of a method using super(); a generator function's stays a generator's)
-            if code.co_freevars != own.co_freevars or (code.co_flags ^ own.co_flags) & inspect.CO_GENERATOR:
+            if not self._swappable(code):
                 raise AssertionError("the instrumented code's free variables or kind differ from the function's")
         except Exception as exc:  # a bug of the instrumentation must not break the user's program
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
@@ -212,6 +209,13 @@ class JitFunction:
         self.version = frozenset()
         self.versions[self.version] = code
         return code
+
+    def _swappable(self, code: types.CodeType) -> bool:
+        """May code (an instrumented copy) run as the wrapper's? The wrapper's closure is the function's: code takes
+        the same free variables (the class cell of a method using super()), and stays a generator's where the
+        function's is one."""
+        own = self.py_func.__code__
+        return code.co_freevars == own.co_freevars and not (code.co_flags ^ own.co_flags) & inspect.CO_GENERATOR
 
     def can_park(self) -> bool:
         """Whether new calls run the instrumented code, so that a version of it can take over."""
@@ -232,8 +236,8 @@ class JitFunction:
             else:
                 version = instrument(locate(self.py_func), self.code, parked)
                 code = version.bind({"RT": self.loop_runtime.hooks})
-                if code.co_freevars != self.py_func.__code__.co_freevars:
-                    return  # (as _instrument checks: the wrapper's closure could not take it; stay as it is)
+                if not self._swappable(code):
+                    return  # (stay as it is)
                 self.loop_runtime.codes.append(code)
             self.versions[parked] = code
         self.version = parked
