@@ -40,17 +40,17 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     so is a loop statement holding such a statement (it runs as plain CPython, never handed over), whose nested
     loops are then compiled on their own (``_compile_loop``); unless a lambda, nested def or class, or generator
     expression of the function captures one of its variables (``_cells_may_outlive_their_statement``). A function
-    whose own code names a builtin that shows its frame's locals is refused (``_frame_builtin``). A generator
+    whose own code calls a builtin that shows its frame's locals is refused (``_frame_builtin``). A generator
     function compiles only as partial code (its yields left to CPython), and only where a loop is left to hand
     over."""
     if source.generator_line is not None and not partial:
         # (the tier-1 interpreter runs a call to its end: a generator's frame is suspended at each yield)
         raise Unsupported("generator function (yield)", source.generator_line)
-    b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     frame_builtin = _frame_builtin(source)
     if frame_builtin is not None:
         name, line = frame_builtin
         raise Unsupported(f"{name}() (looks at the calling frame)", line)
+    b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
     if partial and not _cells_may_outlive_their_statement(source):
         b.cpython_only = []
     body = source.node.body
@@ -71,9 +71,6 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
 
 #: the builtins that show a frame's locals to the code calling them: partial code's frame has hidden locals too
 _FRAME_LOCALS_BUILTINS = frozenset(FRAME_BUILTINS - {"globals"})
-#: the nodes whose code runs in a frame of its own (what a builtin called there sees is that frame; not a list, set
-#: or dict comprehension, inlined into the function's frame from Python 3.12 on)
-_FRAMES_OF_THEIR_OWN = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp)
 
 
 def _frame_builtin(source: FunctionSource) -> tuple[str, int] | None:
@@ -100,7 +97,7 @@ def _frame_builtin(source: FunctionSource) -> tuple[str, int] | None:
             and id(node) not in harmless
         ):
             found.append((node.lineno, node.col_offset, node.id))
-        if isinstance(node, _FRAMES_OF_THEIR_OWN):
+        if isinstance(node, _LASTING_SCOPES):  # (code of its own frame: a builtin there sees that frame)
             pending.extend(_evaluated_outside(node))
         else:
             pending.extend(ast.iter_child_nodes(node))
@@ -142,7 +139,9 @@ def _evaluated_outside(node: ast.AST) -> list[ast.AST]:
 
 #: nested scopes whose closures may live on after the statement that makes them: a lambda, a def, a class, a
 #: generator expression (not a list, set or dict comprehension: a nested function of its own on Python 3.11,
-#: capturing the variables it reads, but run to its end where it is made)
+#: capturing the variables it reads, but run to its end where it is made). Also the scopes whose code runs in a
+#: frame of its own on every Python tracejit supports (comprehensions are inlined into the function's frame from
+#: 3.12 on): ``_frame_builtin``
 _LASTING_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp)
 
 
