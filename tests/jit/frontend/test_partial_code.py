@@ -741,6 +741,7 @@ def test_a_generators_exception_shows_the_raising_line():
             list(f([list(range(40))] * 30, 20))
         lines.append(caught.traceback[-1].lineno)
     assert len(set(lines)) == 1, lines
+    assert jit_module.stats(jitted)["native_entries"] > 0  # (the loop raised where it ran natively)
 
 
 @pytest.mark.parametrize("options", [{"strict": True}, {"interpreter": True}])
