@@ -49,6 +49,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyList_New": (PTR, (I64,)),
     "PyFunction_GetCode": (PTR, (PTR,)),
     "PyFunction_GetDefaults": (PTR, (PTR,)),
+    "PyFunction_GetGlobals": (PTR, (PTR,)),
     "PyNumber_Add": (PTR, (PTR, PTR)),
     "PyNumber_Subtract": (PTR, (PTR, PTR)),
     "PyNumber_Multiply": (PTR, (PTR, PTR)),

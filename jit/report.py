@@ -85,7 +85,7 @@ def _loop_status(state: JitFunction, index: int) -> str:
                 for tree in loop_state.trees
                 for compiled in tree.traces()
                 for uop in [*compiled.trace.hoisted, *compiled.trace.uops]
-                if uop.name == "_GUARD_CALLEE"
+                if uop.name == "_GUARD_CALLEE" or (uop.name == "_GUARD_CALLEE_VALUE" and uop.operand.code is not None)
             }
         )
         calls = f", with the calls of {', '.join(inlined)} inlined" if inlined else ""

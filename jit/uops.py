@@ -88,7 +88,9 @@ class ModuleAttr:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Callee:
-    """_GUARD_CALLEE: an inlined function still has that code and those defaults (``jit.inline``)."""
+    """_GUARD_CALLEE: an inlined function still has that code and those defaults (``jit.inline``);
+    _GUARD_CALLEE_VALUE: the function a variable holds has that code, function's globals, and those defaults (where
+    the call takes some: else None)."""
 
     function: Any  # types.FunctionType
     code: Any  # types.CodeType
@@ -309,6 +311,17 @@ _uop(
     doc="del of a global holding a number or None (its freeing runs no Python code); else leave",
 )
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
+_uop(
+    "_GUARD_CALLEE_VALUE",
+    (O,),
+    None,
+    DEOPT,
+    operand=Operand.CALLEE,
+    hoistable=True,
+    transient=True,
+    doc="a function held in a variable, called inlined: a function with that code and globals (and the defaults "
+    "the call takes, where it takes any: else defaults is None)",
+)
 
 # --- type guards, boxing -------------------------------------------------------------------------------------
 _uop("_GUARD_BOTH_INT", (ANY, ANY), None, DEOPT, proves=I, lowering=NEVER)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import types
+
 from llvmlite import ir
 
 from codegen import abi
 from codegen.capi import I1, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _box, _load_at, _on_failure, _same_object
+from codegen.lower.objects import _box, _load_at, _on_failure, _same_object, _type_is
 from codegen.lower.table import (
     _args,
     lowers,
@@ -162,4 +164,30 @@ def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
     defaults = ctx.capi("PyFunction_GetDefaults", function)
     expected = ctx.pointer(callee.defaults) if callee.defaults is not None else ir.Constant(PTR, None)
     same = b.and_(b.icmp_unsigned("==", code, ctx.pointer(callee.code)), b.icmp_unsigned("==", defaults, expected))
+    ctx.guard(same, uop)
+
+
+@lowers("_GUARD_CALLEE_VALUE")
+def _guard_callee_value(ctx: LowerContext, uop: Uop) -> None:
+    """A function called through a variable (a helper defined in the function, or passed as an argument), whose
+    body the trace inlines: any function object with the recorded one's code and globals runs that body (a
+    ``def`` run again makes a new function object with the same code), and the defaults are checked only where
+    the call takes some. A builtin function (code None), whose uops the trace has: that very object."""
+    callee = uop.operand
+    b = ctx.builder
+    function = ctx.value(uop.args[0])
+    if callee.code is None:  # (a builtin function: that very one)
+        ctx.guard(b.icmp_unsigned("==", function, ctx.pointer(callee.function)), uop)
+        return
+    ctx.guard(_type_is(ctx, function, types.FunctionType), uop)  # (only then are the fields below a function's)
+    code = ctx.capi("PyFunction_GetCode", function)
+    namespace = ctx.capi("PyFunction_GetGlobals", function)
+    same = b.and_(
+        b.icmp_unsigned("==", code, ctx.pointer(callee.code)),
+        b.icmp_unsigned("==", namespace, ctx.pointer(callee.function.__globals__)),
+    )
+    if callee.defaults is not None:
+        same = b.and_(
+            same, b.icmp_unsigned("==", ctx.capi("PyFunction_GetDefaults", function), ctx.pointer(callee.defaults))
+        )
     ctx.guard(same, uop)

@@ -120,7 +120,61 @@ def _replace_constants(code: types.CodeType, table: dict[Any, Any]) -> types.Cod
         elif type(const) is frozenset and const in table:
             const = table[const]
         consts.append(const)
+    if all(new is old for new, old in zip(consts, code.co_consts)):
+        return code  # (the user's own code of a nested function stays itself: _users_nested_code)
     return code.replace(co_consts=tuple(consts))
+
+
+def _users_nested_code(code: types.CodeType, user: types.CodeType) -> types.CodeType:
+    """code, with the code of each function it defines (a ``def`` or ``lambda``, which the instrumentation copies
+    as it is) replaced by the user's own code object of that function, where one matches it: then a function the
+    instrumented code makes has the code it has under CPython (``f.__code__ is``, and what the front end reads:
+    the text of a nested function compiles to the user's code, not always to the instrumented one's, which
+    CPython compiles in another module: `math.sin(x)` on a module the user's imports is one LOAD_ATTR there,
+    a LOAD_METHOD here), so that a call of it is inlined (``jit.inline``)."""
+    users: dict[tuple[str, int], types.CodeType | None] = {}
+
+    def collect(outer: types.CodeType) -> None:
+        for const in outer.co_consts:
+            if isinstance(const, types.CodeType):
+                key = (const.co_qualname, const.co_firstlineno)
+                users[key] = None if key in users else const  # (two on one line: neither)
+                collect(const)
+
+    def swap(outer: types.CodeType) -> types.CodeType:
+        consts = []
+        for const in outer.co_consts:
+            if isinstance(const, types.CodeType):
+                mine = users.get((const.co_qualname, const.co_firstlineno))
+                const = mine if mine is not None and _same_function(const, mine) else swap(const)
+            consts.append(const)
+        if all(new is old for new, old in zip(consts, outer.co_consts)):
+            return outer
+        return outer.replace(co_consts=tuple(consts))
+
+    collect(user)
+    return swap(code)
+
+
+def _same_function(copy: types.CodeType, user: types.CodeType) -> bool:
+    """Is copy (compiled from the instrumented code) the user's function user compiled elsewhere: a function
+    (not a comprehension), the same parameters, locals, cells, free variables (the closure the instrumented code
+    makes for it follows copy's), names, flags and file?"""
+    if copy.co_name.startswith("<") and copy.co_name != "<lambda>":
+        return False
+    fields = (
+        "co_name",
+        "co_filename",
+        "co_argcount",
+        "co_posonlyargcount",
+        "co_kwonlyargcount",
+        "co_varnames",
+        "co_cellvars",
+        "co_freevars",
+        "co_names",
+        "co_flags",
+    )
+    return all(getattr(copy, field) == getattr(user, field) for field in fields)
 
 
 def instrument(source: FunctionSource, t1: T1Code, parked: frozenset[int] = frozenset()) -> InstrumentedCode:
@@ -467,7 +521,7 @@ class _Instrumenter:
         # that `is` between literals answers the same whichever tier made them)
         table: dict[Any, Any] = {}
         collect_consts(original, table)
-        code = _share_constants(code, table)
+        code = _users_nested_code(_share_constants(code, table), original)
         return InstrumentedCode(code, tree, self.prefix, frozenset(self.single_copy))
 
     # --- statements ------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from jit import inline, instances, specialize, specialize_array_new, specialize_ufunc
@@ -12,6 +13,7 @@ from jit.recorder import attributes, generic, iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get
 from jit.trace import Value
+from jit.uops import Callee
 from runtime.frame import Frame
 
 
@@ -24,6 +26,13 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.push(_method_call(r, frame, callee, args))
         return
     fn = callee.const if callee.is_const else None
+    if fn is None and callee.kind == Kind.OBJECT:
+        observed = frame.stack[len(frame.stack) - n - 1]
+        if type(observed) is types.BuiltinFunctionType and _hashable(observed) and observed in specialize.CALLS:
+            # a builtin function a variable holds (`f = math.sqrt`, or passed as an argument): that very one, then
+            # its uops, as where the call names it
+            r.emit("_GUARD_CALLEE_VALUE", (callee,), operand=Callee(observed, None, None))
+            fn = observed
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
@@ -35,6 +44,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         handler = specialize_ufunc.handler_for(fn)
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
+    held = None
+    if fn is None and callee.kind == Kind.OBJECT:  # a function a variable holds (defined in the function, or passed)
+        observed = frame.stack[len(frame.stack) - n - 1]
+        if type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
+            target, held = observed, callee
     if target is not None and not r.inlined:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
@@ -62,11 +76,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if target is not None:
         if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
-            r.push(r.inline_call(frame, target, args, n))
+            r.push(r.inline_call(frame, target, args, n, held=held))
             return
         mark = generic.rolled_back(r)
         try:
-            r.push(r.inline_call(frame, target, args, n))
+            r.push(r.inline_call(frame, target, args, n, held=held))
             return
         except Abort:
             # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the

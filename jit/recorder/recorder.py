@@ -197,13 +197,21 @@ class Recorder:
         self.host.recording_finished(self, self.trace)
 
     def inline_call(
-        self, frame: Frame, target: types.FunctionType, args: list[Value], n: int, method: Any = None
+        self,
+        frame: Frame,
+        target: types.FunctionType,
+        args: list[Value],
+        n: int,
+        method: Any = None,
+        held: Value | None = None,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
         method: the pending method (``jit.recorder.generic.PendingMethod``) of a call `obj.m(...)` of a method
         target: args start with obj, the interpreter's stack holds the bound method and the other n arguments,
-        and the exits resume at the method's LOAD_ATTR (the arguments in between are computed again there)."""
+        and the exits resume at the method's LOAD_ATTR (the arguments in between are computed again there).
+        held: the value of the trace holding target where the call is not of a constant (a function a variable
+        holds), guarded to be a function with target's code and globals."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -240,7 +248,11 @@ class Recorder:
                 callee_frame.set(slot, value)
             for slot in range(len(actual), target.__code__.co_argcount):
                 callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
-            self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
+            if held is None:
+                self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
+            else:  # (its defaults matter only where the call takes some)
+                defaults = target.__defaults__ if len(actual) < target.__code__.co_argcount else None
+                self.emit("_GUARD_CALLEE_VALUE", (held,), operand=Callee(target, target.__code__, defaults))
             hook = _InlinedHook(self)
             try:
                 done: inline.Returns | inline.Raises = inline.Returns(self.host.run_inlined(target, code, slots, hook))

@@ -1,0 +1,207 @@
+"""Calls of functions held in variables (jit.inline, ``_GUARD_CALLEE_VALUE``): a helper defined inside the jitted
+function, or a function passed to it as an argument, called from a hot loop, is inlined like a global one,
+guarded on its code and globals (a ``def`` run again makes a new function object with the same code); a builtin
+function held in a variable gets its own uops, guarded on its identity. Every result, exception and reference
+count is CPython's."""
+
+from __future__ import annotations
+
+import math
+import sys
+import traceback
+
+import pytest
+from helpers import assert_native, check, define
+
+import jit as jit_module
+from jit import jit
+
+SOURCE = """
+import math
+
+def integrate(n):
+    def f(x):
+        return math.sin(x) * math.exp(-x / 3)
+
+    total = 0.0
+    h = 10.0 / n
+    for k in range(n):
+        total += f(k * h + h / 2) * h
+    return total
+
+def apply_sum(g, n):
+    total = 0
+    for i in range(n):
+        total += g(i)
+    return total
+
+def square(v):
+    return v * v
+
+def shifted(v):
+    return v + 1000
+
+def alternating(n):
+    def up(v):
+        return v + 1
+    def down(v):
+        return v - 2
+    fs = (up, down)
+    total = 0
+    for i in range(n):
+        f = fs[i % 3 == 0]
+        total += f(i)
+    return total
+
+def with_default(n, k):
+    def scale(v, factor=k):
+        return v * factor
+    total = 0
+    for i in range(n):
+        total += scale(i) + scale(i, 2)
+    return total
+
+def closure(n, k):
+    def add_k(v):
+        return v + k
+    total = 0
+    for i in range(n):
+        total += add_k(i)
+    return total
+
+def inverses(values):
+    def inverse(x):
+        return 1 / x
+    total = 0.0
+    for v in values:
+        total += inverse(v)
+    return total
+
+def nested_code():
+    def helper():
+        return 1
+    total = 0
+    for i in range(3):
+        total += i
+    return helper.__code__
+
+def lambdas(n):
+    sq = lambda v: v * v  # noqa: E731
+    total = 0
+    for i in range(n):
+        total += sq(i)
+    return total
+
+def builtin_sum(g, values):
+    total = 0.0
+    for v in values:
+        total += g(v)
+    return total
+"""
+
+
+def program(name: str, namespace: dict | None = None):
+    return define(SOURCE, name, namespace)
+
+
+def _uops(f) -> str:
+    return jit_module.dump(f, "uops")
+
+
+def check_baseline(plain, *calls):
+    """check, demanding native execution of the CPython baseline alone (a ``def`` inside the function is left to
+    CPython: the tier-1 interpreter runs no such function); returns the baseline."""
+    baseline = check(plain, *calls).cpython_baseline
+    assert_native(baseline)
+    return baseline
+
+
+def test_a_helper_defined_in_the_function_is_inlined():
+    baseline = check_baseline(program("integrate"), (2000,), (300,))
+    uops = _uops(baseline)
+    assert "_GUARD_CALLEE_VALUE" in uops and "_CALL_GENERIC" not in uops, uops
+    assert "with the calls of integrate.<locals>.f inlined" in jit_module.explain(baseline)
+
+
+def test_a_function_passed_as_an_argument_is_inlined_and_guarded():
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    square, shifted = namespace["square"], namespace["shifted"]
+    jitted = check(plain, (square, 500), (shifted, 500), (square, 300), (abs, 400), native=True)
+    uops = _uops(jitted)
+    assert "_GUARD_CALLEE_VALUE" in uops, uops
+
+
+def test_a_variable_switching_between_functions_in_the_loop():
+    check_baseline(program("alternating"), (600,), (7,))
+
+
+def test_defaults_of_a_helper_made_at_each_call_are_guarded():
+    """`def scale(v, factor=k)` makes a new defaults tuple at each call: a call that takes the default reads
+    the one of this call, never the one recorded."""
+    check_baseline(program("with_default"), (400, 3), (400, 5), (300, 3.5))
+
+
+def test_a_closure_is_called_generically_with_cpythons_result():
+    assert "_CALL_GENERIC" in _uops(check_baseline(program("closure"), (400, 3), (400, -7)))
+
+
+def test_code_of_a_held_function_reassigned_between_calls():
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    f = jit(threshold=2, side_exit_threshold=2)(plain)
+    helper = define("def helper(v):\n    return v * 3\n", "helper")
+    assert f(helper, 300) == plain(helper, 300)
+    helper.__code__ = namespace["shifted"].__code__
+    assert f(helper, 300) == plain(helper, 300) == sum(i + 1000 for i in range(300))
+    assert jit_module.stats(f)["native_entries"] > 0
+
+
+def test_an_exception_in_an_inlined_held_callee_is_cpythons():
+    """The guard before the division leaves at the caller's CALL, which makes the call for real: the traceback
+    goes through the nested helper's own line."""
+    plain = program("inverses")
+    values = [1.0, 2.0, 4.0] * 30 + [0.0]
+    check_baseline(plain, (values,), ([0.5] * 50,))
+    f = jit(threshold=2, side_exit_threshold=2)(program("inverses"))
+    f([0.5] * 50)
+    with pytest.raises(ZeroDivisionError) as info:
+        f(values)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert frames[-1].name == "inverse" and frames[-1].line == "return 1 / x"
+    assert frames[-2].name == "inverses" and frames[-2].line == "total += inverse(v)"
+
+
+def test_a_nested_function_made_by_the_jitted_function_has_the_users_code():
+    plain = program("nested_code")
+    f = jit(threshold=1)(plain)
+    for _ in range(3):
+        assert f() is plain()
+
+
+def test_a_lambda_held_in_a_variable():
+    check_baseline(program("lambdas"), (500,), (3,))
+
+
+def test_a_builtin_function_held_in_a_variable_gets_its_uops():
+    values = [0.25 * k for k in range(200)]
+    jitted = check(program("builtin_sum"), (math.sqrt, values), (math.cos, values), (abs, values), native=True)
+    uops = _uops(jitted)
+    assert "_GUARD_CALLEE_VALUE" in uops and "_CALL_MATH_UNARY" in uops, uops
+
+
+def test_held_functions_keep_their_reference_counts():
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    square = namespace["square"]
+    f = jit(threshold=2, min_native_iterations=0)(plain)
+    for _ in range(50):  # (until every trace is compiled: their constants hold references of their own)
+        f(square, 100)
+        f(math.sqrt, 100)
+    before = sys.getrefcount(square), sys.getrefcount(math.sqrt)
+    for _ in range(1000):
+        f(square, 100)
+        f(math.sqrt, 100)
+    after = sys.getrefcount(square), sys.getrefcount(math.sqrt)  # (outside the assert)
+    assert after == before
+    assert jit_module.stats(f)["native_iterations"] >= 100_000
