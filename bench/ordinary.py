@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -318,6 +319,26 @@ def _call_clamp(f: Callable[[float, float, float], float], n: int) -> float:
     return total
 
 
+# --- a function passed as an argument ----------------------------------------------------------------------
+
+
+def integrate(f: Callable[[float], float], a: float, b: float, n: int) -> float:
+    """The midpoint rule: a function passed as an argument, called in the loop."""
+    h = (b - a) / n
+    total = 0.0
+    for k in range(n):
+        total += f(a + (k + 0.5) * h)
+    return total * h
+
+
+def _bell(x: float) -> float:
+    return math.exp(-x * x / 2)
+
+
+def _integrate_both(f: Callable[..., float], n: int) -> float:
+    return f(_bell, -3.0, 3.0, n) + f(math.cos, 0.0, 1.0, n)
+
+
 # --- a search loop ------------------------------------------------------------------------------------------
 
 
@@ -365,4 +386,5 @@ ORDINARY: dict[str, Case] = {
     "digit_sum": Case(digit_sum, 20_000, 4000, _call_digit_sum, "tiny jitted helper called from plain code"),
     "clamp": Case(clamp, 50_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
     "first_duplicate": Case(first_duplicate, 50_000, 2000, what="search loop with return, enumerate"),
+    "integrate": Case(integrate, 100_000, 2000, _integrate_both, "a function passed in: Python's, then math.cos"),
 }
