@@ -4,7 +4,8 @@
 
     def f(a, b, x, y, data):
 
-(after the globals it uses, if any: ``LIMIT``, ``SCALE`` and a helper function ``h``) with int parameters ``a``,
+(after the globals it uses, if any: ``LIMIT``, ``SCALE`` and a helper function ``h``, which f calls by its name or,
+like ``abs``, through a local variable holding it) with int parameters ``a``,
 ``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or floats. ``arguments()`` draws
 matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan, inf, tiny floats...).
 
@@ -377,11 +378,12 @@ class _Gen:
         if kind == "data":
             return self.data_read(sc, d)
         if kind == "sqrtabs":
-            return E(f"abs({self.num_expr(sc, d, growth).text}) ** 0.5")
+            return E(f"{'held_abs' if self.held else 'abs'}({self.num_expr(sc, d, growth).text}) ** 0.5")
         if kind == "comprehension":
             return self.comprehension(sc, d, growth)
         if kind == "helper":
-            return _atom(f"h({self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text})")
+            name = "held_h" if self.held else "h"
+            return _atom(f"{name}({self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text})")
         assert kind == "pow"
         exponent = self.one(("2", "3", "-1", "0", "(-2)", "0.5"))
         return E(f"{self.num_expr(sc, d, growth).p()} ** {exponent}")
@@ -760,6 +762,8 @@ class _Gen:
     # --- the function ------------------------------------------------------------------------------------
     def function(self) -> str:
         self.wide = self.flag(40)
+        # (functions held in local variables: their calls are inlined or get their uops, guarded as values)
+        self.held = self.flag(25)
         # the initial values (tup, acc and u do not exist yet)
         init_sc = Scope(int_read=INT_PARAMS, int_write=(), num_read=NUM_PARAMS, num_write=())
         self.use_globals = self.flag(30)
@@ -808,6 +812,7 @@ class _Gen:
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
         final += ("acc",) * self.use_list + ("tally",) * self.use_dict
         lines.append(f"return ({', '.join(final)})")
+        lines = [f"held_{name} = {name}" for name in ("h", "abs") if f"held_{name}(" in "\n".join(lines)] + lines
         body = "".join(f"    {line}\n" for line in lines)
         func = f"def f({', '.join(PARAMS)}):\n{body}"
         prelude = ""  # the globals f uses
@@ -815,7 +820,7 @@ class _Gen:
             prelude += f"LIMIT = {self.one(INT_CONSTS if self.wide else NARROW_INT_CONSTS)}\n"
         if "SCALE" in func:
             prelude += f"SCALE = {self.one(FLOAT_CONSTS)}\n"
-        if re.search(r"\bh\(", func):
+        if re.search(r"\bh\(|= h\n", func):
             prelude += ("\n\n" if prelude else "") + HELPER
         if "Truthy(" in func:
             prelude += ("\n\n" if prelude else "") + TRUTHY
