@@ -334,6 +334,29 @@ DICT_VERSION_OK = LAYOUT_OK and _check_dict_version()
 JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"
 
 
+CELL_CONTENTS = 16  # offset of PyCellObject.ob_ref (checked below)
+FUNCTION_CLOSURE = 72  # offset of PyFunctionObject.func_closure (3.11 to 3.13; checked below)
+
+
+def _check_cells() -> bool:
+    """Compare CELL_CONTENTS and FUNCTION_CLOSURE with a live closure."""
+    probe = [1.5]
+
+    def closure() -> list[float]:
+        return probe
+
+    try:
+        cells = closure.__closure__
+        if cells is None or _read_pointer(id(closure) + FUNCTION_CLOSURE) != id(cells):
+            return False
+        return _read_pointer(id(cells[0]) + CELL_CONTENTS) == id(probe)
+    except Exception:
+        return False
+
+
+CELLS_OK = LAYOUT_OK and _check_cells()
+
+
 BYTES_DATA = bytes.__basicsize__ - 1  # offset of PyBytesObject.ob_sval
 RANGE_FIELDS = (16, 24, 32)  # offsets of a range object's start, stop and step (int objects)
 

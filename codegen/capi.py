@@ -50,6 +50,8 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyFunction_GetCode": (PTR, (PTR,)),
     "PyFunction_GetDefaults": (PTR, (PTR,)),
     "PyFunction_GetGlobals": (PTR, (PTR,)),
+    "PyFunction_GetClosure": (PTR, (PTR,)),
+    "PyCell_Get": (PTR, (PTR,)),
     "PyNumber_Add": (PTR, (PTR, PTR)),
     "PyNumber_Subtract": (PTR, (PTR, PTR)),
     "PyNumber_Multiply": (PTR, (PTR, PTR)),

@@ -26,8 +26,13 @@ such a guard. So a body changes memory only after its last way out:
 Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
 change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
-recursion, keyword or star arguments, closures, generators, and functions the front end refuses are not
-inlined either: the call is made generically, through the C-API.
+recursion, keyword or star arguments, ``nonlocal`` or closures of their own, generators, and functions the front
+end refuses are not inlined either: the call is made generically, through the C-API. A closure that reads its
+enclosing function's variables is inlined (``LOAD_FREE``: its cell, read at every call), and so is a lambda.
+
+The callee is a constant (a global, a method of a class: ``_GUARD_CALLEE``) or a value of the trace, a function a
+variable holds (a helper defined in the jitted function, or passed to it: ``_GUARD_CALLEE_VALUE``, its code and
+globals, and the defaults where the call takes some).
 
 While the caller is recorded, the callee runs once in the tier-1 interpreter under the recorder's hook (each
 instruction is recorded before it runs), and its result is handed to the caller's CALL instead of calling the
@@ -80,6 +85,8 @@ class InlinedCall:
     # (the outermost call) the changes made at its return, in order: (instance id, name) of an attribute store,
     # ("append", n) or ("dict", n), -> the uop that makes it, its inputs and its operand
     deferred: dict[tuple[Any, Any], tuple[str, tuple[Value, ...], Any]] = dataclasses.field(default_factory=dict)
+    # the value of the trace holding the function, where a variable holds it (else the function is a constant)
+    held: Value | None = None
 
     @property
     def changed(self) -> bool:
@@ -127,8 +134,10 @@ def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
     why = None
     if code.co_flags & _REFUSED_FLAGS:
         why = "a generator, coroutine, or *args/**kwargs function"
-    elif fn.__closure__ or code.co_cellvars or code.co_freevars:
-        why = "it has a closure"
+    elif code.co_cellvars:
+        why = "it makes closures of its own"
+    elif "__class__" in code.co_freevars:
+        why = "it uses super() or __class__"
     elif code.co_kwonlyargcount:
         why = "keyword-only parameters"
     elif not (code.co_argcount - len(fn.__defaults__ or ()) <= nargs <= code.co_argcount):
@@ -137,7 +146,7 @@ def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
         cached = _compiled.get(fn)
         if cached is None or cached[0] is not code:
             try:
-                compiled: T1Code | str = compile_to_tier1(fn)
+                compiled: T1Code | str = compile_to_tier1(fn, inlined=True)
             except Unsupported as exc:
                 compiled = f"the front end refuses it: {exc}"
             except Exception as exc:  # (no source: a lambda made by exec, a builtin-like function...)
@@ -197,6 +206,7 @@ class CalleeFunction:
     def __init__(self, fn: types.FunctionType, exec_args: tuple[Any, ...]) -> None:
         self.globals = fn.__globals__
         self.builtins = fn.__builtins__  # type: ignore[attr-defined]
+        self.closure = fn.__closure__ or ()  # (its cells: LOAD_FREE)
         self.exec_args = exec_args
         self.backedge_counts: list[int] = []
         self.hot_loops: list[Any] = []

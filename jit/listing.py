@@ -733,6 +733,7 @@ class OperandText:
 OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.SLOT: OperandText(_slot, _Parser.slot),
     Operand.STACK_INDEX: OperandText(lambda _, index: str(index), _Parser.number),
+    Operand.CELL: OperandText(lambda _, index: str(index), _Parser.number),
     Operand.PC: OperandText(lambda _, pc: str(pc), _Parser.number),
     Operand.CONST: OperandText(lambda _, value: describe(value), _Parser.object),
     Operand.KIND: OperandText(lambda _, kind: kind.short, _Parser.kind),

@@ -119,6 +119,7 @@ class Operand(enum.Enum):
     NONE = (type(None), "none")
     SLOT = (int, "a slot number")
     STACK_INDEX = (int, "an index into the operand stack")
+    CELL = (int, "a closure's cell: an index into its __closure__")
     PC = (int, "a tier-1 pc")
     CONST = (object, "a constant")
     KIND = (Kind, "a kind")
@@ -311,6 +312,14 @@ _uop(
     doc="del of a global holding a number or None (its freeing runs no Python code); else leave",
 )
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
+_uop(
+    "_LOAD_FREE",
+    (O,),
+    O,
+    DEOPT,
+    operand=Operand.CELL,
+    doc="input: an inlined closure (its code guarded); what its cell holds (borrowed), else leave (NameError)",
+)
 _uop(
     "_GUARD_CALLEE_VALUE",
     (O,),

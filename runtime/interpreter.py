@@ -58,6 +58,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     LOAD_CONST,
     LOAD_FAST,
     LOAD_FAST_AND_CLEAR,
+    LOAD_FREE,
     LOAD_GLOBAL,
     LOOP_HEADER,
     MAP_ADD,
@@ -289,6 +290,11 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     if value is _MISSING:
                         raise messages.name_error(arg)
                 push(value)
+            elif op == LOAD_FREE:  # (an inlined callee's: jit.inline.CalleeFunction.closure)
+                try:
+                    push(function.closure[arg[0]].cell_contents)
+                except ValueError:
+                    raise messages.unbound_free(arg[1]) from None
             elif op == LOAD_ATTR:
                 stack[-1] = getattr(stack[-1], arg)
             elif op == BINARY_SUBSCR:

@@ -42,9 +42,27 @@ def _unbound_in_comprehension() -> tuple[type[NameError], str]:
     raise AssertionError("probe did not raise")
 
 
+def _unbound_free_template() -> str:
+    """Reading a closure's variable whose cell is empty (the enclosing function has not assigned it yet)."""
+
+    def probe() -> None:
+        def read() -> Any:
+            return tracejit_probe_variable
+
+        read()
+        tracejit_probe_variable = 1
+
+    try:
+        probe()
+    except NameError as exc:
+        return str(exc).replace("tracejit_probe_variable", "{name}")
+    raise AssertionError("probe did not raise")
+
+
 UNBOUND_LOCAL = _unbound_local_template()
 NAME_ERROR = _name_error_template()
 UNBOUND_IN_COMPREHENSION = _unbound_in_comprehension()
+UNBOUND_FREE = _unbound_free_template()
 
 
 def unbound_local(name: str, in_comprehension: bool = False) -> NameError:
@@ -57,6 +75,10 @@ def unbound_local(name: str, in_comprehension: bool = False) -> NameError:
 
 def name_error(name: str) -> NameError:
     return NameError(NAME_ERROR.format(name=name), name=name)
+
+
+def unbound_free(name: str) -> NameError:
+    return NameError(UNBOUND_FREE.format(name=name), name=name)
 
 
 _unpackers: dict[int, Callable[[Any], tuple[Any, ...]]] = {}

@@ -191,3 +191,24 @@ def _guard_callee_value(ctx: LowerContext, uop: Uop) -> None:
             same, b.icmp_unsigned("==", ctx.capi("PyFunction_GetDefaults", function), ctx.pointer(callee.defaults))
         )
     ctx.guard(same, uop)
+
+
+@lowers("_LOAD_FREE")
+def _load_free(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """What cell uop.operand of the closure holds (the function's code is guarded, so it has that cell), borrowed:
+    the cell keeps it alive, and only Python code, a barrier, can change the cell. Empty: leave (the interpreter
+    makes the call, which raises CPython's NameError)."""
+    b = ctx.builder
+    function = ctx.value(uop.args[0])
+    if abi.CELLS_OK:
+        closure = _load_at(ctx, function, abi.FUNCTION_CLOSURE, PTR)
+    else:
+        closure = ctx.capi("PyFunction_GetClosure", function)
+    cell = _load_at(ctx, closure, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)
+    if abi.CELLS_OK:
+        value = _load_at(ctx, cell, abi.CELL_CONTENTS, PTR)
+    else:  # (a new reference, given back at once: the cell keeps its own)
+        value = ctx.capi("PyCell_Get", cell)
+        ctx.capi("Py_DecRef", value)
+    ctx.guard(b.icmp_unsigned("!=", value, ir.Constant(PTR, None)), uop)
+    return value

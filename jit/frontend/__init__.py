@@ -10,11 +10,12 @@ from jit.frontend.statements import compile_function
 from jit.frontend.unsupported import Unsupported
 
 
-def compile_to_tier1(func: types.FunctionType, partial: bool = False) -> T1Code:
+def compile_to_tier1(func: types.FunctionType, partial: bool = False, inlined: bool = False) -> T1Code:
     """Compile func to tier-1 code, or raise Unsupported naming the construct and its line. partial: code for
     the loops CPython hands over, statements outside them it cannot compile left to CPython
-    (``T1Code.cpython_only``)."""
-    return compile_function(locate(func), partial)
+    (``T1Code.cpython_only``). inlined: a callee to inline (``jit.inline``), which may be a closure reading
+    variables of enclosing functions (``LOAD_FREE`` reads its cells) or a lambda."""
+    return compile_function(locate(func, inlined), partial)
 
 
 __all__ = ["T1Code", "Unsupported", "compile_to_tier1"]

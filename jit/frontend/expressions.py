@@ -52,6 +52,9 @@ def _name(b: FunctionBuilder, node: ast.Name) -> None:
         if b.source.class_cell and name in ("super", "__class__"):
             # (zero-argument super() reads the class cell and the first argument of the frame calling it)
             raise Unsupported("super() or __class__ (a closure over the enclosing class)", node.lineno)
+        if name in b.source.free_names:  # (a callee to inline: a variable of an enclosing function, in its cell)
+            b.emit(I.LOAD_FREE, (b.source.free_names.index(name), name))
+            return
         if name in FRAME_BUILTINS:
             # called from tracejit's interpreter, these would see the interpreter's frame, not the function's
             raise Unsupported(f"{name}() (looks at the calling frame)", node.lineno)

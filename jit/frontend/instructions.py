@@ -56,6 +56,11 @@ CLEAR_SLOTS = _op("CLEAR_SLOTS", 0, doc="arg = (first, count): empty hidden slot
 LOAD_GLOBAL = _op("LOAD_GLOBAL", 1, doc="globals, then builtins; NameError")
 STORE_GLOBAL = _op("STORE_GLOBAL", -1, doc="a name the function declares global")
 DELETE_GLOBAL = _op("DELETE_GLOBAL", 0, doc="a name the function declares global; NameError if missing")
+LOAD_FREE = _op(
+    "LOAD_FREE",
+    1,
+    doc="arg = (index, name): a closure's variable, in its cell `index` (inlined callees only); NameError",
+)
 
 # --- objects ---------------------------------------------------------------------------------------------
 LOAD_ATTR = _op("LOAD_ATTR", 0)

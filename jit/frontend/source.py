@@ -36,6 +36,9 @@ class FunctionSource:
     generator_line: int | None = None
     # a method using super() or __class__ (its only free variable is the class cell): those stay CPython's
     class_cell: bool = False
+    # (a callee compiled to be inlined: ``locate(func, inlined=True)``) the variables of enclosing functions
+    # it reads, in the order of its code's co_freevars (of its ``__closure__``)
+    free_names: tuple[str, ...] = ()
 
     def mangle(self, name: str) -> str:
         return mangle(self.class_name, name)
@@ -65,8 +68,11 @@ def _parse(filename: str, text: str) -> tuple[ast.Module, symtable.SymbolTable]:
     return cached
 
 
-def locate(func: types.FunctionType) -> FunctionSource:
-    """Find ``func``'s definition and scope, or raise Unsupported saying why not."""
+def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
+    """Find ``func``'s definition and scope, or raise Unsupported saying why not. inlined: a callee to inline
+    (``jit.inline``), which may be a closure reading variables of enclosing functions (never assigning them: no
+    ``nonlocal``; its tier-1 code reads its cells, ``LOAD_FREE``) or a lambda (found where it is the only one
+    starting on its line; its node is then a ``def`` returning its body); else both are refused."""
     code = func.__code__
     line = code.co_firstlineno
     flags = code.co_flags
@@ -74,7 +80,7 @@ def locate(func: types.FunctionType) -> FunctionSource:
         raise Unsupported("async function", line)
     if flags & _CO_ASYNC_GENERATOR:
         raise Unsupported("async generator", line)
-    if code.co_name == "<lambda>":
+    if code.co_name == "<lambda>" and not inlined:
         raise Unsupported("lambda", line)
     if flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         raise Unsupported("star-args in the signature (*args/**kwargs)", line)
@@ -88,14 +94,28 @@ def locate(func: types.FunctionType) -> FunctionSource:
     except (SyntaxError, ValueError) as exc:
         raise Unsupported(f"source of {filename} cannot be parsed: {exc}", line, source=True) from None
 
-    found = _find_def(module, code.co_name, line)
-    if found is None:
-        raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
-    node, scopes = found
+    lambda_node = None
+    if code.co_name == "<lambda>":
+        found = _find_lambda(module, line)
+        if found is None:
+            raise Unsupported("lambda: not the only one starting on its line, or not found there", line, source=True)
+        lambda_node, scopes = found
+        node: ast.AST = _as_def(lambda_node)
+    else:
+        found = _find_def(module, code.co_name, line)
+        if found is None:
+            raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
+        node, scopes = found
     class_cell = code.co_freevars == ("__class__",) and not _first_line_of(node, ast.Nonlocal, 0)
-    if code.co_freevars and not class_cell:
+    free = inlined and "__class__" not in code.co_freevars and not _first_line_of(node, ast.Nonlocal, 0)
+    if code.co_freevars and not class_cell and not free:
         _closure(node, code.co_freevars, line)  # (before the match: the recompiled def has no enclosing cells)
-    if not isinstance(node, ast.FunctionDef) or not source_matches(code, node, scopes, table, filename, hash(text)):
+    free_names = code.co_freevars if free else ()
+    written = lambda_node if lambda_node is not None else node  # (what the text holds: compiled again to match)
+    matched = isinstance(node, ast.FunctionDef) and source_matches(
+        code, written, scopes, table, filename, hash(text), free_names
+    )
+    if not matched:
         raise Unsupported(
             f"{_CHANGED}: its text no longer compiles to the function's code (edited after the module was"
             " imported, or rewritten on import by a tool such as pytest's assertion rewriting)",
@@ -108,7 +128,7 @@ def locate(func: types.FunctionType) -> FunctionSource:
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
     params = [mangle(class_name, p) for p in params]
 
-    fn_table = _find_table(table, code.co_name, node.lineno)
+    fn_table = _find_table(table, "lambda" if lambda_node is not None else code.co_name, node.lineno)
     if fn_table is None:
         raise Unsupported("no symbol table for the function", line, source=True)
     local_names = list(params)
@@ -116,11 +136,13 @@ def locate(func: types.FunctionType) -> FunctionSource:
         name = sym.get_name()
         if sym.is_nonlocal():
             raise Unsupported(f"nonlocal statement ({name})", _first_line_of(node, ast.Nonlocal, line))
-        if sym.is_free() and not (class_cell and name == "__class__"):
+        if sym.is_free() and not (class_cell and name == "__class__") and name not in free_names:
             raise Unsupported(f"closure: uses variable {name!r} of an enclosing function", line)
         if sym.is_local() and name not in local_names:
             local_names.append(name)
-    return FunctionSource(func, node, filename, tuple(local_names), class_name, generator_line, class_cell)
+    return FunctionSource(
+        func, node, filename, tuple(local_names), class_name, generator_line, class_cell, tuple(free_names)
+    )
 
 
 def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:
@@ -154,6 +176,40 @@ def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST,
                 inner = [*scopes, ("def", child.name)]
             stack.append((child, inner))
     return None
+
+
+def _find_lambda(module: ast.Module, firstlineno: int) -> tuple[ast.Lambda, list[tuple[str, str]]] | None:
+    """The lambda starting on line firstlineno, with its enclosing classes and functions, if it is the only one
+    starting there (two lambdas on one line have code objects nothing tells apart but their columns)."""
+    found: list[tuple[ast.Lambda, list[tuple[str, str]]]] = []
+    stack: list[tuple[ast.AST, list[tuple[str, str]]]] = [(module, [])]
+    while stack:
+        parent, scopes = stack.pop()
+        for child in ast.iter_child_nodes(parent):
+            inner = scopes
+            if isinstance(child, ast.ClassDef):
+                inner = [*scopes, ("class", child.name)]
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = [*scopes, ("def", child.name)]
+            elif isinstance(child, ast.Lambda):
+                if child.lineno == firstlineno:
+                    found.append((child, scopes))
+                inner = [*scopes, ("lambda", "<lambda>")]  # (a lambda in a lambda: not found, see below)
+            stack.append((child, inner))
+    if len(found) != 1 or any(kind == "lambda" for kind, _ in found[0][1]):
+        return None
+    return found[0]
+
+
+def _as_def(node: ast.Lambda) -> ast.FunctionDef:
+    """`lambda args: body` as the def the front end compiles: `def <lambda>(args): return body`, at its place."""
+    made = ast.parse("def f():\n    return None").body[0]  # (parsed: the fields each Python version's AST has)
+    assert isinstance(made, ast.FunctionDef) and isinstance(made.body[0], ast.Return)
+    made.name = "<lambda>"
+    made.args = node.args
+    made.body[0].value = node.body
+    ast.copy_location(made.body[0], node.body)
+    return ast.copy_location(made, node)
 
 
 def _find_table(table: symtable.SymbolTable, name: str, lineno: int) -> symtable.SymbolTable | None:

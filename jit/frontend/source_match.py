@@ -7,8 +7,9 @@ than ``py_func``. So the found ``def`` is compiled again by CPython in the same 
 compared with ``py_func.__code__``; only an exact match lets the front end go on.
 
 The same surroundings are: the enclosing classes and functions, by name (private-name mangling, ``co_qualname``
-and ``CO_NESTED`` depend on them; closures never get here, so empty enclosing functions resolve every other name
-the same way); the module's names bound by ``import`` (CPython 3.11 to 3.13 compile ``mod.f(x)`` differently,
+and ``CO_NESTED`` depend on them; the enclosing functions are empty but for the variables a closure reads, which
+the innermost one binds (only a callee to inline is compiled with those: ``locate(func, inlined=True)``),
+so every other name resolves the same way); the module's names bound by ``import`` (CPython 3.11 to 3.13 compile ``mod.f(x)`` differently,
 without the method-call form, when ``mod`` is imported at module level); the function's ``__future__`` flags,
 read off its ``co_flags``; its first line, which the decorators, kept in the recompiled ``def``, give as CPython
 does; the running interpreter's ``-O`` level.
@@ -49,42 +50,48 @@ _recompiled: dict[tuple[str, int, str, int, int], tuple[Any, ...] | None] = {}
 
 def source_matches(
     code: types.CodeType,
-    node: ast.FunctionDef,
+    node: ast.FunctionDef | ast.Lambda,
     scopes: list[tuple[str, str]],
     module_table: symtable.SymbolTable,
     filename: str,
     text_hash: int,
+    free: tuple[str, ...] = (),
 ) -> bool:
-    """Whether compiling ``node`` (the ``def`` found for ``code``, inside ``scopes``: the enclosing
+    """Whether compiling ``node`` (the ``def`` or ``lambda`` found for ``code``, inside ``scopes``: the enclosing
     ``("class" | "def", name)`` pairs, outermost first; ``module_table``: the symbol table of its module's
-    text) gives exactly ``code``."""
+    text) gives exactly ``code``. free: the variables of enclosing functions a closure reads (its co_freevars):
+    the innermost enclosing function of the recompiled text binds them."""
     flags = code.co_flags & FUTURE_FLAGS
-    key = (filename, text_hash, code.co_name, code.co_firstlineno, flags)
+    key = (filename, text_hash, code.co_name, code.co_firstlineno, flags, free)
     if key not in _recompiled:
         if len(_recompiled) > 1024:
             _recompiled.clear()
         imported = [sym.get_name() for sym in module_table.get_symbols() if sym.is_imported()]
-        recompiled = _recompile(node, scopes, imported, filename, flags, code.co_name, code.co_firstlineno)
+        recompiled = _recompile(node, scopes, imported, filename, flags, code.co_name, code.co_firstlineno, free)
         _recompiled[key] = None if recompiled is None else code_key(recompiled)
     expected = _recompiled[key]
     return expected is not None and expected == code_key(code)
 
 
 def _recompile(
-    node: ast.FunctionDef,
+    node: ast.FunctionDef | ast.Lambda,
     scopes: list[tuple[str, str]],
     imported: list[str],
     filename: str,
     flags: int,
     name: str,
     firstlineno: int,
+    free: tuple[str, ...] = (),
 ) -> types.CodeType | None:
-    inner: ast.stmt = node
+    inner: ast.stmt = node if isinstance(node, ast.FunctionDef) else ast.copy_location(ast.Expr(node), node)
     for kind, scope_name in reversed(scopes):
         # parsed rather than constructed: the parser fills the fields each Python version's AST has
         wrapper = ast.parse(f"{kind} {scope_name}{'' if kind == 'class' else '()'}:\n    pass").body[0]
         assert isinstance(wrapper, (ast.ClassDef, ast.FunctionDef))
         wrapper.body = [inner]
+        if free and kind == "def":  # (the closure's variables: cells of the innermost enclosing function)
+            wrapper.body = [*ast.parse(f"{' = '.join(free)} = None").body, inner]
+            free = ()
         inner = wrapper
     body = ast.parse(f"import {', '.join(imported)}").body if imported else []  # compiled, never run
     module = ast.Module(body=[*body, inner], type_ignores=[])

@@ -240,6 +240,7 @@ class Recorder:
             site_pc=where[1],
             site_line=where[2],
             saved=(self.code, self.abstract, self.pc, self.line),
+            held=held,
         )
         self.inlined.append(call)
         self.code, self.abstract = code, callee_frame

@@ -69,6 +69,43 @@ def closure(n, k):
         total += add_k(i)
     return total
 
+def make_adder(k):
+    def add_k(v):
+        return v + k
+    def set_k(value):
+        nonlocal k
+        k = value
+    def drop_k():
+        nonlocal k
+        del k
+    return add_k, set_k, drop_k
+
+def apply_and_poke(g, poke, n, when):
+    total = 0
+    for i in range(n):
+        total += g(i)
+        if i % when == 0:
+            poke(i)
+    return total
+
+def table_reader(n):
+    table = [i * 0.5 for i in range(16)]
+    def get(i):
+        return table[i & 15]
+    total = 0.0
+    for i in range(n):
+        total += get(i)
+    return total
+
+def dict_reader(n):
+    weights = {0: 1, 1: 3}
+    def get(i):
+        return weights[i & 1]
+    total = 0
+    for i in range(n):
+        total += get(i)
+    return total
+
 def inverses(values):
     def inverse(x):
         return 1 / x
@@ -90,6 +127,19 @@ def lambdas(n):
     total = 0
     for i in range(n):
         total += sq(i)
+    return total
+
+def make_scaler(k):
+    return lambda v: v * k
+
+def twin_lambdas():
+    return (lambda v: v + 1, lambda v: v - 1)
+
+def with_default_lambda(n):
+    scale = lambda v, k=2: v * k  # noqa: E731
+    total = 0
+    for i in range(n):
+        total += scale(i) + scale(i, 3)
     return total
 
 def builtin_sum(g, values):
@@ -142,8 +192,46 @@ def test_defaults_of_a_helper_made_at_each_call_are_guarded():
     check_baseline(program("with_default"), (400, 3), (400, 5), (300, 3.5))
 
 
-def test_a_closure_is_called_generically_with_cpythons_result():
-    assert "_CALL_GENERIC" in _uops(check_baseline(program("closure"), (400, 3), (400, -7)))
+def test_a_closure_reading_its_enclosing_functions_variable_is_inlined():
+    uops = _uops(check_baseline(program("closure"), (400, 3), (400, -7), (300, 2**62)))
+    assert "_LOAD_FREE" in uops and "_CALL_GENERIC" not in uops, uops
+
+
+def test_a_closures_variable_assigned_between_and_during_calls_is_read_at_every_call():
+    """set_k (nonlocal: a generic call) changes k: add_k, inlined, reads its cell at every call."""
+    namespace: dict = {}
+    plain = program("apply_and_poke", namespace)
+    add_k, set_k, _ = namespace["make_adder"](3)
+    f = jit(threshold=2, side_exit_threshold=2)(plain)
+    for when, value in ((1000, 5), (1000, -4), (10, 7), (3, 2**62)):
+        set_k(value)
+        expected = plain(add_k, set_k, 400, when)
+        set_k(value)
+        assert f(add_k, set_k, 400, when) == expected
+    assert "_LOAD_FREE" in _uops(f), _uops(f)
+    assert jit_module.stats(f)["native_entries"] > 0
+
+
+def test_a_closures_variable_deleted_mid_loop_raises_cpythons_name_error():
+    namespace: dict = {}
+    plain = program("apply_and_poke", namespace)
+    f = jit(threshold=2, side_exit_threshold=2)(plain)
+    add_k, _, drop_k = namespace["make_adder"](3)
+    assert f(add_k, abs, 300, 1000) == plain(add_k, abs, 300, 1000)
+    outcomes = []
+    for variant in (plain, f):
+        add_k, _, drop_k = namespace["make_adder"](3)
+        with pytest.raises(NameError) as info:
+            variant(add_k, lambda i: drop_k() if i == 150 else None, 300, 1)
+        outcomes.append((str(info.value), traceback.extract_tb(info.value.__traceback__)[-1].line))
+    assert outcomes[0] == outcomes[1], outcomes
+    assert "cannot access free variable 'k'" in outcomes[0][0]
+    assert "_LOAD_FREE" in _uops(f)
+
+
+def test_a_closure_over_a_list_is_inlined_and_one_over_a_dict_called():
+    assert "_LOAD_FREE" in _uops(check_baseline(program("table_reader"), (500,)))
+    assert "_CALL_GENERIC" in _uops(check_baseline(program("dict_reader"), (500,)))
 
 
 def test_code_of_a_held_function_reassigned_between_calls():
@@ -179,8 +267,30 @@ def test_a_nested_function_made_by_the_jitted_function_has_the_users_code():
         assert f() is plain()
 
 
-def test_a_lambda_held_in_a_variable():
-    check_baseline(program("lambdas"), (500,), (3,))
+def test_a_lambda_held_in_a_variable_is_inlined():
+    uops = _uops(check_baseline(program("lambdas"), (500,), (3,)))
+    assert "_GUARD_CALLEE_VALUE" in uops and "_CALL_GENERIC" not in uops, uops
+    uops = _uops(check_baseline(program("with_default_lambda"), (500,)))
+    assert "_CALL_GENERIC" not in uops, uops
+
+
+def test_a_lambda_closure_passed_as_an_argument_is_inlined():
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    scale3, scale_big = namespace["make_scaler"](3), namespace["make_scaler"](2**61)
+    jitted = check(plain, (scale3, 500), (scale_big, 300), (scale3, 400), native=True)
+    uops = _uops(jitted)
+    assert "_LOAD_FREE" in uops and "_CALL_GENERIC" not in uops, uops
+
+
+def test_two_lambdas_on_one_line_are_called_with_cpythons_results():
+    """Their code objects differ only in their columns: neither is inlined (a generic call), and each gives its
+    own result."""
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    up, down = namespace["twin_lambdas"]()
+    jitted = check(plain, (up, 400), (down, 400), native=True)
+    assert "_CALL_GENERIC" in _uops(jitted)
 
 
 def test_a_builtin_function_held_in_a_variable_gets_its_uops():
