@@ -95,6 +95,19 @@ SOURCES = {
         """,
         (50,),
     ),
+    "closures": (
+        """
+        def closures(n):
+            k = 3
+            def add_k(v):
+                return v + k
+            acc = 0
+            for i in range(n):
+                acc += add_k(i)
+            return acc
+        """,
+        (50,),
+    ),
     "int_objects": (
         """
         def int_objects(n):
