@@ -132,6 +132,14 @@ def lambdas(n):
 def make_scaler(k):
     return lambda v: v * k
 
+TRIPLE = make_scaler(3)
+
+def global_closure(n):
+    total = 0
+    for i in range(n):
+        total += TRIPLE(i)
+    return total
+
 def twin_lambdas():
     return (lambda v: v + 1, lambda v: v - 1)
 
@@ -281,6 +289,11 @@ def test_a_lambda_closure_passed_as_an_argument_is_inlined():
     jitted = check(plain, (scale3, 500), (scale_big, 300), (scale3, 400), native=True)
     uops = _uops(jitted)
     assert "_LOAD_FREE" in uops and "_CALL_GENERIC" not in uops, uops
+
+
+def test_a_closure_bound_to_a_global_reads_its_cell():
+    uops = _uops(check(program("global_closure"), (500,), (3,), native=True))
+    assert "_GUARD_CALLEE " in uops and "_LOAD_FREE" in uops and "_CALL_GENERIC" not in uops, uops
 
 
 def test_two_lambdas_on_one_line_are_called_with_cpythons_results():
