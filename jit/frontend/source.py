@@ -14,6 +14,7 @@ import inspect
 import linecache
 import symtable
 import types
+from collections.abc import Iterator
 
 from jit.frontend.source_match import source_matches
 from jit.frontend.unsupported import Unsupported
@@ -158,47 +159,46 @@ def _closure(node: ast.AST, freevars: tuple[str, ...], line: int) -> None:
     raise Unsupported(f"closure: uses variables of an enclosing function ({names})", min(uses, default=line))
 
 
-def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, list[tuple[str, str]]] | None:
-    """The def whose first line (decorators included) is firstlineno, with its enclosing classes and functions
-    (``("class" | "def", name)``, outermost first)."""
+def _scoped_nodes(module: ast.Module) -> Iterator[tuple[ast.AST, list[tuple[str, str]]]]:
+    """Every node of module with its enclosing classes, functions and lambdas (``("class" | "def" | "lambda",
+    name)``, outermost first)."""
     stack: list[tuple[ast.AST, list[tuple[str, str]]]] = [(module, [])]
     while stack:
         parent, scopes = stack.pop()
         for child in ast.iter_child_nodes(parent):
-            inner = scopes
-            if isinstance(child, ast.ClassDef):
-                inner = [*scopes, ("class", child.name)]
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if child.name == name:
-                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                    if first == firstlineno:
-                        return child, scopes
-                inner = [*scopes, ("def", child.name)]
-            stack.append((child, inner))
-    return None
-
-
-def _find_lambda(module: ast.Module, firstlineno: int) -> tuple[ast.Lambda, list[tuple[str, str]]] | None:
-    """The lambda starting on line firstlineno, with its enclosing classes and functions, if it is the only one
-    starting there (two lambdas on one line have code objects nothing tells apart but their columns)."""
-    found: list[tuple[ast.Lambda, list[tuple[str, str]]]] = []
-    stack: list[tuple[ast.AST, list[tuple[str, str]]]] = [(module, [])]
-    while stack:
-        parent, scopes = stack.pop()
-        for child in ast.iter_child_nodes(parent):
+            yield child, scopes
             inner = scopes
             if isinstance(child, ast.ClassDef):
                 inner = [*scopes, ("class", child.name)]
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = [*scopes, ("def", child.name)]
             elif isinstance(child, ast.Lambda):
-                if child.lineno == firstlineno:
-                    found.append((child, scopes))
-                inner = [*scopes, ("lambda", "<lambda>")]  # (a lambda in a lambda: not found, see below)
+                inner = [*scopes, ("lambda", "<lambda>")]
             stack.append((child, inner))
+
+
+def _find_def(module: ast.Module, name: str, firstlineno: int) -> tuple[ast.AST, list[tuple[str, str]]] | None:
+    """The def whose first line (decorators included) is firstlineno, with its enclosing classes and functions
+    (``("class" | "def", name)``, outermost first)."""
+    for node, scopes in _scoped_nodes(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            if min([node.lineno] + [d.lineno for d in node.decorator_list]) == firstlineno:
+                return node, scopes
+    return None
+
+
+def _find_lambda(module: ast.Module, firstlineno: int) -> tuple[ast.Lambda, list[tuple[str, str]]] | None:
+    """The lambda starting on line firstlineno, with its enclosing classes and functions, if it is the only one
+    starting there (two lambdas on one line have code objects nothing tells apart but their columns) and not
+    inside another lambda."""
+    found = [
+        (n, scopes) for n, scopes in _scoped_nodes(module) if isinstance(n, ast.Lambda) and n.lineno == firstlineno
+    ]
     if len(found) != 1 or any(kind == "lambda" for kind, _ in found[0][1]):
         return None
-    return found[0]
+    node, scopes = found[0]
+    assert isinstance(node, ast.Lambda)
+    return node, scopes
 
 
 def _as_def(node: ast.Lambda) -> ast.FunctionDef:
