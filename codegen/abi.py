@@ -335,26 +335,33 @@ JIT_SUPPORTED = LAYOUT_OK and sys.implementation.name == "cpython"
 
 
 CELL_CONTENTS = 16  # offset of PyCellObject.ob_ref (checked below)
-FUNCTION_CLOSURE = 72  # offset of PyFunctionObject.func_closure (3.11 to 3.13; checked below)
+# offsets of PyFunctionObject.func_globals, func_code, func_defaults, func_closure (3.11 to 3.13; checked below)
+FUNCTION_GLOBALS, FUNCTION_CODE, FUNCTION_DEFAULTS, FUNCTION_CLOSURE = 16, 48, 56, 72
 
 
-def _check_cells() -> bool:
-    """Compare CELL_CONTENTS and FUNCTION_CLOSURE with a live closure."""
+def _check_functions() -> bool:
+    """Compare the function and cell offsets above with a live closure."""
     probe = [1.5]
 
-    def closure() -> list[float]:
+    def closure(x: float = 2.5) -> list[float]:
         return probe
 
     try:
         cells = closure.__closure__
-        if cells is None or _read_pointer(id(closure) + FUNCTION_CLOSURE) != id(cells):
+        fields = {
+            FUNCTION_GLOBALS: closure.__globals__,
+            FUNCTION_CODE: closure.__code__,
+            FUNCTION_DEFAULTS: closure.__defaults__,
+            FUNCTION_CLOSURE: cells,
+        }
+        if cells is None or any(_read_pointer(id(closure) + at) != id(field) for at, field in fields.items()):
             return False
         return _read_pointer(id(cells[0]) + CELL_CONTENTS) == id(probe)
     except Exception:
         return False
 
 
-CELLS_OK = LAYOUT_OK and _check_cells()
+FUNCTIONS_OK = LAYOUT_OK and _check_functions()
 
 
 BYTES_DATA = bytes.__basicsize__ - 1  # offset of PyBytesObject.ob_sval

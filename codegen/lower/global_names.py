@@ -180,16 +180,19 @@ def _guard_callee_value(ctx: LowerContext, uop: Uop) -> None:
         ctx.guard(b.icmp_unsigned("==", function, ctx.pointer(callee.function)), uop)
         return
     ctx.guard(_type_is(ctx, function, types.FunctionType), uop)  # (only then are the fields below a function's)
-    code = ctx.capi("PyFunction_GetCode", function)
-    namespace = ctx.capi("PyFunction_GetGlobals", function)
+
+    def field(offset: int, getter: str) -> ir.Value:  # (read in place where the layout is checked: abi)
+        return _load_at(ctx, function, offset, PTR) if abi.FUNCTIONS_OK else ctx.capi(getter, function)
+
+    code = field(abi.FUNCTION_CODE, "PyFunction_GetCode")
+    namespace = field(abi.FUNCTION_GLOBALS, "PyFunction_GetGlobals")
     same = b.and_(
         b.icmp_unsigned("==", code, ctx.pointer(callee.code)),
         b.icmp_unsigned("==", namespace, ctx.pointer(callee.function.__globals__)),
     )
     if callee.defaults is not None:
-        same = b.and_(
-            same, b.icmp_unsigned("==", ctx.capi("PyFunction_GetDefaults", function), ctx.pointer(callee.defaults))
-        )
+        defaults = field(abi.FUNCTION_DEFAULTS, "PyFunction_GetDefaults")
+        same = b.and_(same, b.icmp_unsigned("==", defaults, ctx.pointer(callee.defaults)))
     ctx.guard(same, uop)
 
 
@@ -200,12 +203,12 @@ def _load_free(ctx: LowerContext, uop: Uop) -> ir.Value:
     makes the call, which raises CPython's NameError)."""
     b = ctx.builder
     function = ctx.value(uop.args[0])
-    if abi.CELLS_OK:
+    if abi.FUNCTIONS_OK:
         closure = _load_at(ctx, function, abi.FUNCTION_CLOSURE, PTR)
     else:
         closure = ctx.capi("PyFunction_GetClosure", function)
     cell = _load_at(ctx, closure, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)
-    if abi.CELLS_OK:
+    if abi.FUNCTIONS_OK:
         value = _load_at(ctx, cell, abi.CELL_CONTENTS, PTR)
     else:  # (a new reference, given back at once: the cell keeps its own)
         value = ctx.capi("PyCell_Get", cell)
