@@ -445,7 +445,7 @@ class _Parser:
         if hoisted:
             if exit is not None:
                 exit.snapshot = entry_snapshot(self.trace)
-                exit.when_hot = hoisted_when_hot(op)
+                exit.when_hot = hoisted_when_hot(op, self.trace.kind is TraceKind.ROOT)
             self.trace.hoisted.append(uop)
         else:
             self.trace.uops.append(uop)

@@ -41,12 +41,19 @@ class WhenHot(enum.StrEnum):
     # a trace's end at its loop's header that no tree's entry type map takes: record a root tree for that map
     # (one that names the slots Trace.wanted_entry lists), into which the exit then jumps (jit.monitor)
     ROOT = "root"
+    # a root's hoisted guard on a value of its entry (UopDef.peer: the function a variable holds) failing at the
+    # entry: record another root tree for the loop, a peer specialized on the value now there, into which this
+    # exit then jumps (jit.monitor.Monitor.wants_peer): `integrate(f1, ...)`, then `integrate(f2, ...)`
+    PEER = "peer"
 
 
-def hoisted_when_hot(op: UopDef) -> WhenHot:
+def hoisted_when_hot(op: UopDef, root: bool = True) -> WhenHot:
     """What a hoisted guard's exit does when taken often: invalidate the tree (it was specialized on a global
     that changed for good), or, for a transient guard (a global holding None until the loop's first store),
-    grow a side trace from the entry that does that iteration."""
+    grow a side trace from the entry that does that iteration; in a root trace, a guard on a value of the entry
+    (UopDef.peer) asks for a peer root tree instead."""
+    if op.peer and root:
+        return WhenHot.PEER
     return WhenHot.SIDE if op.transient else WhenHot.INVALIDATE
 
 

@@ -168,6 +168,9 @@ class UopDef:
     fold: Fold | None = None  # how constfold computes the result from constant inputs (CPython's own operation)
     hoistable: bool = False  # a guard on state only Python code changes: checked once at the trace's entry
     transient: bool = False  # (hoistable) failing at the entry is a passing state: grow a side trace, not invalidate
+    # (hoistable) guards a value the entry holds (a function a variable holds): failing at a root's entry means another
+    # such value, for which a peer root tree is recorded and the exit linked into it (WhenHot.PEER)
+    peer: bool = False
     proves: Kind | None = None  # a type guard that all inputs are of this kind (removed where the kinds prove it)
     condition: bool | None = None  # a branch guard: it holds while its input's truth is this
     inline_const: bool = False  # names a constant, materialized where it is used: never kept as a uop
@@ -328,6 +331,7 @@ _uop(
     operand=Operand.CALLEE,
     hoistable=True,
     transient=True,
+    peer=True,
     doc="a function held in a variable, called inlined: a function with that code and globals (and the defaults "
     "the call takes, where it takes any: else defaults is None)",
 )

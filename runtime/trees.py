@@ -22,7 +22,7 @@ from codegen.function import call_entry_symbol
 from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
-from jit.trace import Trace, TraceEnd
+from jit.trace import Trace, TraceEnd, WhenHot
 from runtime.exits import ExitDescriptor
 from runtime.native import entry_function
 
@@ -98,6 +98,13 @@ class CompiledTrace:
         a value of that kind there, as far as the exit knows, and the map names every slot that holds an owned
         reference (Trace.wanted_entry), which the jump hands over."""
         trace = self.trace
+        if exit.when_hot is WhenHot.PEER:  # (a root's hoisted guard, at its entry: the state is the entry's)
+            return (
+                tree.root is not self
+                and tree.loop.index == trace.loop.index
+                and tree.valid
+                and (tree.entry_kinds == trace.entry_kinds)
+            )
         if trace.wanted_entry is None or tree.loop.index != trace.loop.index or not tree.valid:
             return False
         # (at its end, the trace knows the kinds of the slots it read too: each was guarded where it read it)

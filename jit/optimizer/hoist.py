@@ -23,7 +23,7 @@ import dataclasses
 from typing import Any
 
 from jit.resume import entry_snapshot
-from jit.trace import Trace, hoisted_when_hot
+from jit.trace import Trace, TraceKind, hoisted_when_hot
 
 
 def run(trace: Trace) -> None:
@@ -46,7 +46,7 @@ def run(trace: Trace) -> None:
         seen.add(key)
         # at the trace's entry nothing has run yet: leave to the interpreter where the trace starts
         uop.exit.snapshot = entry_snapshot(trace)
-        uop.exit.when_hot = hoisted_when_hot(uop.op)
+        uop.exit.when_hot = hoisted_when_hot(uop.op, trace.kind is TraceKind.ROOT)
         trace.hoisted.append(uop)
     trace.uops = kept
 

@@ -66,6 +66,8 @@ class Recorder:
     ) -> None:
         self.host = host  # the monitor, seen through jit.interfaces
         self.code = frame.code
+        # (a peer root tree's recording: jit.monitor.Monitor.wants_peer) the exit that asked for it, linked to it
+        self.peer_of: Any = None
         self.trace = Trace(TraceKind.SIDE if parent else TraceKind.ROOT, loop, start_pc)
         # the abstract frame (slot -> value, operand stack), and the snapshots taken of it (jit.resume)
         self.abstract = FrameState(start_pc)
@@ -169,6 +171,12 @@ class Recorder:
                 self.abstract.push(value)
             self.trace.start_stack = list(self.abstract.stack())
             self.snapshots.begin(start_pc)
+            if start_pc == loop.header_pc + 1:
+                # from a hoisted guard's exit at a root's entry (before its periodic check): this side trace does
+                # the whole iteration, and its tail-jump into a tree's entry fails that guard again, so each
+                # iteration comes back here; the fuel it counts down is the iterations run, and Ctrl-C is seen
+                self.emit("_CHECK_PERIODIC")
+                self.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
 
     # --- the trace hook ----------------------------------------------------------------------------------
     def __call__(self, frame: Frame, pc: int) -> None:

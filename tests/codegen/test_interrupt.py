@@ -322,3 +322,47 @@ def test_a_handler_around_the_loop_sees_the_locals_where_ctrl_c_stopped_it(tmp_p
     assert 10_000 < i < 10**18, out  # (native code ran it: far more iterations than the interpreter's)
     assert total == sum(range(8)) * (i // 8) + sum(range(i % 8)), out
     assert int(entries) >= 2
+
+
+HELD_CALLEES = """
+def a(v):
+    return v + 1
+
+def b(v):
+    return v + 2
+
+def c(v):
+    return v + 3
+
+@jit(threshold=2)
+def spin(g, n, out):
+    total = 0
+    for i in range(n):
+        total += g(i) & 7
+        out[0] = i
+    return total
+
+for _ in range(40):
+    for g in (a, b, c):
+        spin(g, 300, [0])
+ready(spin)
+out = [0]
+before = jit.stats(spin)["native_iterations"]
+try:
+    spin(c, 10**18, out)
+except KeyboardInterrupt:
+    print("interrupted", out[0], jit.stats(spin)["native_iterations"] - before, flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+def test_sigint_in_a_loop_whose_callee_runs_through_a_side_trace_of_its_entry(tmp_path):
+    """The third function passed to one loop (a peer tree each for the first two: jit.monitor.Monitor.wants_peer)
+    runs through a side trace of the hoisted guard's exit at the entry, which tail-jumps into the tree's entry
+    again, whose guard fails again: every iteration comes back through that side trace, so it counts the fuel
+    down and checks for signals itself (else Ctrl-C waited for the loop's end)."""
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + HELD_CALLEES)
+    assert code == 0, (code, out, err)
+    words = out.split("interrupted")[-1].split()
+    assert int(words[0]) >= 10_000 and int(words[1]) >= 10_000, out  # (it ran natively when interrupted)

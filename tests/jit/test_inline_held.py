@@ -328,3 +328,45 @@ def test_held_functions_keep_their_reference_counts():
     after = sys.getrefcount(square), sys.getrefcount(math.sqrt)  # (outside the assert)
     assert after == before
     assert jit_module.stats(f)["native_iterations"] >= 100_000
+
+
+def test_a_second_function_passed_to_the_loop_gets_a_peer_tree():
+    """`apply_sum(square, n)`, then `apply_sum(shifted, n)`: the hoisted guard of the first tree fails at its
+    entry, and a peer root tree specialized on the second function takes over there (WhenHot.PEER): each call
+    runs all its iterations natively, in one entry."""
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    square, shifted = namespace["square"], namespace["shifted"]
+    f = jit(threshold=2, side_exit_threshold=2)(plain)
+    for _ in range(6):
+        for g in (square, shifted):
+            assert f(g, 300) == plain(g, 300)
+    trees = jit_module.dump(f, "trees")
+    assert "2 tree(s)" in trees and "jumps to" in trees, trees
+    for g in (square, shifted):
+        before = jit_module.stats(f)
+        assert f(g, 1000) == plain(g, 1000)
+        after = jit_module.stats(f)
+        assert after["native_entries"] - before["native_entries"] == 1
+        assert after["native_iterations"] - before["native_iterations"] >= 1000
+
+
+def test_many_functions_passed_to_one_loop():
+    """Peers take half of max_trees_per_loop; beyond them, a side trace of the last peer's entry does each
+    iteration (checking for signals itself); a function that makes the sum a float gets a tree of its own entry
+    type map. Nothing is blacklisted, every result is CPython's."""
+    namespace: dict = {}
+    plain = program("apply_sum", namespace)
+    callees = [
+        namespace["square"],
+        namespace["shifted"],
+        abs,
+        namespace["make_scaler"](3),
+        namespace["make_scaler"](5),
+        math.sqrt,
+        namespace["make_adder"](7)[0],
+    ]
+    jitted = check(plain, *[(g, 300) for g in callees * 3], native=True)
+    for variant in (jitted, jitted.cpython_baseline):
+        assert "blacklisted" not in jit_module.explain(variant), jit_module.explain(variant)
+        assert not jit_module.stats(variant)["limits_hit"], jit_module.stats(variant)["limits_hit"]
