@@ -363,6 +363,22 @@ def _check_functions() -> bool:
 
 FUNCTIONS_OK = LAYOUT_OK and _check_functions()
 
+METHOD_FUNCTION, METHOD_SELF = 16, 24  # offsets of PyMethodObject.im_func and im_self (checked below)
+
+
+def _check_methods() -> bool:
+    probe = _Indexed()
+    bound = probe.__getitem__
+    try:
+        return _read_pointer(id(bound) + METHOD_FUNCTION) == id(bound.__func__) and _read_pointer(
+            id(bound) + METHOD_SELF
+        ) == id(probe)
+    except Exception:
+        return False
+
+
+METHODS_OK = LAYOUT_OK and _check_methods()
+
 
 BYTES_DATA = bytes.__basicsize__ - 1  # offset of PyBytesObject.ob_sval
 RANGE_FIELDS = (16, 24, 32)  # offsets of a range object's start, stop and step (int objects)

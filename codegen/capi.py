@@ -52,6 +52,8 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyFunction_GetGlobals": (PTR, (PTR,)),
     "PyFunction_GetClosure": (PTR, (PTR,)),
     "PyCell_Get": (PTR, (PTR,)),
+    "PyMethod_Function": (PTR, (PTR,)),
+    "PyMethod_Self": (PTR, (PTR,)),
     "PyNumber_Add": (PTR, (PTR, PTR)),
     "PyNumber_Subtract": (PTR, (PTR, PTR)),
     "PyNumber_Multiply": (PTR, (PTR, PTR)),

@@ -315,6 +315,8 @@ _uop(
     doc="del of a global holding a number or None (its freeing runs no Python code); else leave",
 )
 _uop("_GUARD_CALLEE", (), None, DEOPT, operand=Operand.CALLEE, hoistable=True, doc="inlined function: same code")
+_uop("_METHOD_FUNCTION", (O,), O, doc="input: a bound method (its class guarded); its __func__ (borrowed)")
+_uop("_METHOD_SELF", (O,), O, doc="input: a bound method (its class guarded); its __self__ (borrowed)")
 _uop(
     "_LOAD_FREE",
     (O,),

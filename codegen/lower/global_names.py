@@ -215,3 +215,13 @@ def _load_free(ctx: LowerContext, uop: Uop) -> ir.Value:
         ctx.capi("Py_DecRef", value)
     ctx.guard(b.icmp_unsigned("!=", value, ir.Constant(PTR, None)), uop)
     return value
+
+
+@lowers("_METHOD_FUNCTION", "_METHOD_SELF")
+def _method_part(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A bound method's function or receiver (its class is guarded before), borrowed: the method holds both."""
+    method = ctx.value(uop.args[0])
+    if abi.METHODS_OK:
+        return _load_at(ctx, method, abi.METHOD_FUNCTION if uop.name == "_METHOD_FUNCTION" else abi.METHOD_SELF, PTR)
+    part = ctx.capi("PyMethod_Function" if uop.name == "_METHOD_FUNCTION" else "PyMethod_Self", method)
+    return part

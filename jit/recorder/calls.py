@@ -12,7 +12,7 @@ from jit.kinds import Kind
 from jit.recorder import attributes, generic, iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get
-from jit.trace import Value
+from jit.trace import NO_CONST, Value
 from jit.uops import Callee
 from runtime.frame import Frame
 
@@ -45,10 +45,16 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
     held = None
+    receiver: Any = NO_CONST  # (no bound method: no receiver)
     if fn is None and callee.kind == Kind.OBJECT:  # a function a variable holds (defined in the function, or passed)
         observed = frame.stack[len(frame.stack) - n - 1]
         if type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
             target, held = observed, callee
+        elif type(observed) is types.MethodType and type(observed.__func__) is types.FunctionType:
+            # a bound method a variable holds (`step = obj.step`, then `step(dt)` in the loop): its function, on
+            # its receiver (jit.recorder.Recorder.inline_call)
+            if not hasattr(observed.__func__, "__tracejit__"):
+                target, held, receiver = observed.__func__, callee, observed.__self__
     if target is not None and not r.inlined:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
@@ -76,11 +82,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if target is not None:
         if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
-            r.push(r.inline_call(frame, target, args, n, held=held))
+            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver))
             return
         mark = generic.rolled_back(r)
         try:
-            r.push(r.inline_call(frame, target, args, n, held=held))
+            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver))
             return
         except Abort:
             # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the

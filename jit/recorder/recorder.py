@@ -18,7 +18,7 @@ from jit.frontend.instructions import LoopInfo, LoopKind
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
 from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
-from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
+from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
 
@@ -212,6 +212,7 @@ class Recorder:
         n: int,
         method: Any = None,
         held: Value | None = None,
+        receiver: Any = NO_CONST,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -219,7 +220,9 @@ class Recorder:
         target: args start with obj, the interpreter's stack holds the bound method and the other n arguments,
         and the exits resume at the method's LOAD_ATTR (the arguments in between are computed again there).
         held: the value of the trace holding target where the call is not of a constant (a function a variable
-        holds), guarded to be a function with target's code and globals."""
+        holds), guarded to be a function with target's code and globals; or, with receiver (the object it was
+        bound to when recorded), a bound method of target a variable holds, guarded to be a bound method, whose
+        function is guarded so and whose receiver is target's first argument."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -230,6 +233,8 @@ class Recorder:
         actual = list(frame.stack[len(frame.stack) - n :]) if n else []
         if method is not None:
             actual.insert(0, method.actual)
+        if receiver is not NO_CONST:
+            actual.insert(0, receiver)
         code = inline.callee_code(target, len(actual))
         slots = inline.initial_slots(target, code, actual)
         site = self.inlined[0] if self.inlined else None
@@ -253,6 +258,14 @@ class Recorder:
         self.inlined.append(call)
         self.code, self.abstract = code, callee_frame
         try:
+            if receiver is not NO_CONST:  # (a bound method: its class, then its function and its receiver)
+                from jit.recorder.subscripts import _unbox  # (that module builds on this one)
+
+                assert held is not None
+                self.emit("_GUARD_CLASS", (held,), operand=types.MethodType)
+                bound_to = self.emit("_METHOD_SELF", (held,))
+                held = call.held = self.emit("_METHOD_FUNCTION", (held,))
+                args = [_unbox(self, bound_to, receiver), *args]
             for slot, value in enumerate(args):
                 callee_frame.set(slot, value)
             for slot in range(len(actual), target.__code__.co_argcount):

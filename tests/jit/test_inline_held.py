@@ -150,6 +150,26 @@ def with_default_lambda(n):
         total += scale(i) + scale(i, 3)
     return total
 
+class Counter:
+    def __init__(self, start):
+        self.total = start
+
+    def add(self, v):
+        self.total += v
+        return self.total
+
+class Doubler(Counter):
+    def add(self, v):
+        self.total += 2 * v
+        return self.total
+
+def bound_calls(c, n):
+    add = c.add
+    s = 0
+    for i in range(n):
+        s += add(i)
+    return s
+
 def builtin_sum(g, values):
     total = 0.0
     for v in values:
@@ -370,3 +390,24 @@ def test_many_functions_passed_to_one_loop():
     for variant in (jitted, jitted.cpython_baseline):
         assert "blacklisted" not in jit_module.explain(variant), jit_module.explain(variant)
         assert not jit_module.stats(variant)["limits_hit"], jit_module.stats(variant)["limits_hit"]
+
+
+def test_a_bound_method_held_in_a_variable_is_inlined():
+    """`add = c.add`, then `add(i)` in the loop: guarded to be a bound method whose function has add's code, its
+    receiver guarded by class and handed to the inlined body as self (attribute stores made as CPython's). (Fresh
+    receivers, not check's deep copies: a copied instance keeps its attributes in a dict of its own, whose store
+    is a generic one, which an inlined body may not make.)"""
+    namespace: dict = {}
+    plain = program("bound_calls", namespace)
+    counter, doubler = namespace["Counter"], namespace["Doubler"]
+    f = jit(threshold=2, side_exit_threshold=2)(plain)
+    for _ in range(3):
+        for make, start in ((counter, 0), (counter, 2**62), (doubler, 5), (counter, 1.5)):
+            mine, theirs = make(start), make(start)
+            result = f(mine, 300)
+            expected = plain(theirs, 300)
+            assert type(result) is type(expected) and result == expected
+            assert type(mine.total) is type(theirs.total) and mine.total == theirs.total
+    uops = _uops(f)
+    assert "_METHOD_SELF" in uops and "_GUARD_CALLEE_VALUE" in uops, uops
+    assert jit_module.stats(f)["native_entries"] > 0
