@@ -11,7 +11,7 @@ from jit.frontend import instructions as I
 from jit.kinds import Kind
 from jit.recorder import attributes, generic, iteration
 from jit.recorder.recorder import Recorder, _handles
-from jit.recorder.subscripts import _dict_get
+from jit.recorder.subscripts import _dict_get, _unbox
 from jit.trace import NO_CONST, Value
 from jit.uops import Callee
 from runtime.frame import Frame
@@ -55,6 +55,10 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
             # its receiver (jit.recorder.Recorder.inline_call)
             if not hasattr(observed.__func__, "__tracejit__"):
                 target, held, receiver = observed.__func__, callee, observed.__self__
+
+    def unbox(bound_to: Value) -> Value:  # (the receiver read out of the method: guarded as observed)
+        return _unbox(r, bound_to, receiver)
+
     if target is not None and not r.inlined:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
@@ -82,11 +86,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if target is not None:
         if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
-            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver))
+            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver, specialize_receiver=unbox))
             return
         mark = generic.rolled_back(r)
         try:
-            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver))
+            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver, specialize_receiver=unbox))
             return
         except Abort:
             # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the

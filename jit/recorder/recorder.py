@@ -213,6 +213,7 @@ class Recorder:
         method: Any = None,
         held: Value | None = None,
         receiver: Any = NO_CONST,
+        specialize_receiver: Callable[[Value], Value] | None = None,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -222,7 +223,8 @@ class Recorder:
         held: the value of the trace holding target where the call is not of a constant (a function a variable
         holds), guarded to be a function with target's code and globals; or, with receiver (the object it was
         bound to when recorded), a bound method of target a variable holds, guarded to be a bound method, whose
-        function is guarded so and whose receiver is target's first argument."""
+        function is guarded so and whose receiver, guarded and unboxed by specialize_receiver, is target's first
+        argument."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -259,13 +261,11 @@ class Recorder:
         self.code, self.abstract = code, callee_frame
         try:
             if receiver is not NO_CONST:  # (a bound method: its class, then its function and its receiver)
-                from jit.recorder.subscripts import _unbox  # (that module builds on this one)
-
-                assert held is not None
+                assert held is not None and specialize_receiver is not None
                 self.emit("_GUARD_CLASS", (held,), operand=types.MethodType)
                 bound_to = self.emit("_METHOD_SELF", (held,))
                 held = call.held = self.emit("_METHOD_FUNCTION", (held,))
-                args = [_unbox(self, bound_to, receiver), *args]
+                args = [specialize_receiver(bound_to), *args]
             for slot, value in enumerate(args):
                 callee_frame.set(slot, value)
             for slot in range(len(actual), target.__code__.co_argcount):
