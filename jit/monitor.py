@@ -274,8 +274,8 @@ class Monitor:
         if exit.linked_tree is not None or exit.trace is None:
             return
         state = self.loops[exit.trace.trace.loop.index]
-        room = state is not None and len(state.trees) < self.options.max_trees_per_loop // 2
-        if state is None or exit.roots_asked >= 2 or not room or not self._may_add_tree(state):
+        peers_full = state is None or len(state.trees) >= self.options.max_trees_per_loop // 2
+        if state is None or peers_full or exit.roots_asked >= 2 or not self._may_add_tree(state):
             exit.when_hot = WhenHot.SIDE
             return
         self.root_requests.setdefault(exit.trace.trace.loop.index, exit)

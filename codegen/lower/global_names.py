@@ -155,13 +155,19 @@ def _dict_set(
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=clear)
 
 
+def _field(ctx: LowerContext, obj: ir.Value, in_place: bool, offset: int, getter: str) -> ir.Value:
+    """A pointer field of a function, cell or bound method, borrowed: read at offset where in_place (its layout
+    checked in codegen.abi), else through the C-API's getter."""
+    return _load_at(ctx, obj, offset, PTR) if in_place else ctx.capi(getter, obj)
+
+
 @lowers("_GUARD_CALLEE")
 def _guard_callee(ctx: LowerContext, uop: Uop) -> None:
     callee = uop.operand
     b = ctx.builder
     function = ctx.pointer(callee.function)
-    code = ctx.capi("PyFunction_GetCode", function)
-    defaults = ctx.capi("PyFunction_GetDefaults", function)
+    code = _field(ctx, function, abi.FUNCTIONS_OK, abi.FUNCTION_CODE, "PyFunction_GetCode")
+    defaults = _field(ctx, function, abi.FUNCTIONS_OK, abi.FUNCTION_DEFAULTS, "PyFunction_GetDefaults")
     expected = ctx.pointer(callee.defaults) if callee.defaults is not None else ir.Constant(PTR, None)
     same = b.and_(b.icmp_unsigned("==", code, ctx.pointer(callee.code)), b.icmp_unsigned("==", defaults, expected))
     ctx.guard(same, uop)
@@ -180,18 +186,14 @@ def _guard_callee_value(ctx: LowerContext, uop: Uop) -> None:
         ctx.guard(b.icmp_unsigned("==", function, ctx.pointer(callee.function)), uop)
         return
     ctx.guard(_type_is(ctx, function, types.FunctionType), uop)  # (only then are the fields below a function's)
-
-    def field(offset: int, getter: str) -> ir.Value:  # (read in place where the layout is checked: abi)
-        return _load_at(ctx, function, offset, PTR) if abi.FUNCTIONS_OK else ctx.capi(getter, function)
-
-    code = field(abi.FUNCTION_CODE, "PyFunction_GetCode")
-    namespace = field(abi.FUNCTION_GLOBALS, "PyFunction_GetGlobals")
+    code = _field(ctx, function, abi.FUNCTIONS_OK, abi.FUNCTION_CODE, "PyFunction_GetCode")
+    namespace = _field(ctx, function, abi.FUNCTIONS_OK, abi.FUNCTION_GLOBALS, "PyFunction_GetGlobals")
     same = b.and_(
         b.icmp_unsigned("==", code, ctx.pointer(callee.code)),
         b.icmp_unsigned("==", namespace, ctx.pointer(callee.function.__globals__)),
     )
     if callee.defaults is not None:
-        defaults = field(abi.FUNCTION_DEFAULTS, "PyFunction_GetDefaults")
+        defaults = _field(ctx, function, abi.FUNCTIONS_OK, abi.FUNCTION_DEFAULTS, "PyFunction_GetDefaults")
         same = b.and_(same, b.icmp_unsigned("==", defaults, ctx.pointer(callee.defaults)))
     ctx.guard(same, uop)
 
@@ -202,11 +204,7 @@ def _load_free(ctx: LowerContext, uop: Uop) -> ir.Value:
     the cell keeps it alive, and only Python code, a barrier, can change the cell. Empty: leave (the interpreter
     makes the call, which raises CPython's NameError)."""
     b = ctx.builder
-    function = ctx.value(uop.args[0])
-    if abi.FUNCTIONS_OK:
-        closure = _load_at(ctx, function, abi.FUNCTION_CLOSURE, PTR)
-    else:
-        closure = ctx.capi("PyFunction_GetClosure", function)
+    closure = _field(ctx, ctx.value(uop.args[0]), abi.FUNCTIONS_OK, abi.FUNCTION_CLOSURE, "PyFunction_GetClosure")
     cell = _load_at(ctx, closure, abi.TUPLE_ITEMS + abi.WORD * uop.operand, PTR)
     if abi.FUNCTIONS_OK:
         value = _load_at(ctx, cell, abi.CELL_CONTENTS, PTR)
@@ -221,7 +219,6 @@ def _load_free(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _method_part(ctx: LowerContext, uop: Uop) -> ir.Value:
     """A bound method's function or receiver (its class is guarded before), borrowed: the method holds both."""
     method = ctx.value(uop.args[0])
-    if abi.METHODS_OK:
-        return _load_at(ctx, method, abi.METHOD_FUNCTION if uop.name == "_METHOD_FUNCTION" else abi.METHOD_SELF, PTR)
-    part = ctx.capi("PyMethod_Function" if uop.name == "_METHOD_FUNCTION" else "PyMethod_Self", method)
-    return part
+    if uop.name == "_METHOD_FUNCTION":
+        return _field(ctx, method, abi.METHODS_OK, abi.METHOD_FUNCTION, "PyMethod_Function")
+    return _field(ctx, method, abi.METHODS_OK, abi.METHOD_SELF, "PyMethod_Self")

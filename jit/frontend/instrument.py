@@ -109,6 +109,14 @@ def _share_constants(code: types.CodeType, table: dict[Any, Any]) -> types.CodeT
             if key is not None:
                 const = table.get(key, const)
         consts.append(const)
+    return _with_consts(code, consts)
+
+
+def _with_consts(code: types.CodeType, consts: list[Any]) -> types.CodeType:
+    """code with these constants; code itself where each is the one it has (the user's own code of a nested
+    function stays itself: _users_nested_code)."""
+    if all(new is old for new, old in zip(consts, code.co_consts)):
+        return code
     return code.replace(co_consts=tuple(consts))
 
 
@@ -120,9 +128,7 @@ def _replace_constants(code: types.CodeType, table: dict[Any, Any]) -> types.Cod
         elif type(const) is frozenset and const in table:
             const = table[const]
         consts.append(const)
-    if all(new is old for new, old in zip(consts, code.co_consts)):
-        return code  # (the user's own code of a nested function stays itself: _users_nested_code)
-    return code.replace(co_consts=tuple(consts))
+    return _with_consts(code, consts)
 
 
 def _users_nested_code(code: types.CodeType, user: types.CodeType) -> types.CodeType:
@@ -148,9 +154,7 @@ def _users_nested_code(code: types.CodeType, user: types.CodeType) -> types.Code
                 mine = users.get((const.co_qualname, const.co_firstlineno))
                 const = mine if mine is not None and _same_function(const, mine) else swap(const)
             consts.append(const)
-        if all(new is old for new, old in zip(consts, outer.co_consts)):
-            return outer
-        return outer.replace(co_consts=tuple(consts))
+        return _with_consts(outer, consts)
 
     collect(user)
     return swap(code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -26,13 +27,28 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.push(_method_call(r, frame, callee, args))
         return
     fn = callee.const if callee.is_const else None
-    if fn is None and callee.kind == Kind.OBJECT:
+    held = None  # (a Python function a variable holds: that value, and the function inlined)
+    held_function = None
+    receiver: Any = NO_CONST  # (a bound method a variable holds: the object it is bound to)
+    specialize_receiver = None
+    if fn is None and callee.kind == Kind.OBJECT:  # a callable a variable holds (defined in the function, or passed)
         observed = frame.stack[len(frame.stack) - n - 1]
         if type(observed) is types.BuiltinFunctionType and _hashable(observed) and observed in specialize.CALLS:
-            # a builtin function a variable holds (`f = math.sqrt`, or passed as an argument): that very one, then
-            # its uops, as where the call names it
+            # a builtin function (`f = math.sqrt`, or passed as an argument): that very one, then its uops, as where
+            # the call names it
             r.emit("_GUARD_CALLEE_VALUE", (callee,), operand=Callee(observed, None, None))
             fn = observed
+        elif type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
+            held, held_function = callee, observed
+        elif (
+            type(observed) is types.MethodType
+            and type(observed.__func__) is types.FunctionType
+            and not hasattr(observed.__func__, "__tracejit__")
+        ):
+            # a bound method (`step = obj.step`, then `step(dt)` in the loop): its function, on its receiver, which
+            # is guarded as observed (jit.recorder.Recorder.inline_call)
+            held, held_function, receiver = callee, observed.__func__, observed.__self__
+            specialize_receiver = functools.partial(_unbox, r, item=receiver)
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
@@ -44,21 +60,8 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         handler = specialize_ufunc.handler_for(fn)
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
-    held = None
-    receiver: Any = NO_CONST  # (no bound method: no receiver)
-    if fn is None and callee.kind == Kind.OBJECT:  # a function a variable holds (defined in the function, or passed)
-        observed = frame.stack[len(frame.stack) - n - 1]
-        if type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
-            target, held = observed, callee
-        elif type(observed) is types.MethodType and type(observed.__func__) is types.FunctionType:
-            # a bound method a variable holds (`step = obj.step`, then `step(dt)` in the loop): its function, on
-            # its receiver (jit.recorder.Recorder.inline_call)
-            if not hasattr(observed.__func__, "__tracejit__"):
-                target, held, receiver = observed.__func__, callee, observed.__self__
-
-    def unbox(bound_to: Value) -> Value:  # (the receiver read out of the method: guarded as observed)
-        return _unbox(r, bound_to, receiver)
-
+    if held_function is not None:
+        target = held_function
     if target is not None and not r.inlined:
         if r.pending_subscript() is not None:
             raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
@@ -86,11 +89,19 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if target is not None:
         if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
-            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver, specialize_receiver=unbox))
+            r.push(
+                r.inline_call(
+                    frame, target, args, n, held=held, receiver=receiver, specialize_receiver=specialize_receiver
+                )
+            )
             return
         mark = generic.rolled_back(r)
         try:
-            r.push(r.inline_call(frame, target, args, n, held=held, receiver=receiver, specialize_receiver=unbox))
+            r.push(
+                r.inline_call(
+                    frame, target, args, n, held=held, receiver=receiver, specialize_receiver=specialize_receiver
+                )
+            )
             return
         except Abort:
             # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
