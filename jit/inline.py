@@ -26,7 +26,7 @@ such a guard. So a body changes memory only after its last way out:
 Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
 change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
-recursion, keyword or star arguments, ``nonlocal`` or closures of their own, generators, and functions the front
+recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or closures of their own, generators, and functions the front
 end refuses are not inlined either: the call is made generically, through the C-API. A closure that reads its
 enclosing function's variables is inlined (``LOAD_FREE``: its cell, read at every call), and so is a lambda.
 
@@ -127,8 +127,39 @@ def target_of(fn: Any) -> types.FunctionType | None:
     return fn
 
 
-def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
-    """fn's tier-1 code, if a call of fn with nargs positional arguments can be inlined; else Abort."""
+def parameters(fn: types.FunctionType, nargs: int, keywords: tuple[str, ...] = ()) -> tuple[int | None, ...]:
+    """For a call of fn with nargs arguments, the last len(keywords) of them by keyword: for each parameter of fn
+    (the positional ones, then the keyword-only ones: the first slots of its frame) the index of the argument
+    that gives it, or None where its default does. Abort where CPython would raise TypeError (the call is made
+    generically and raises it) or where the default would be a keyword-only one (``__kwdefaults__``, a dict
+    that no guard pins)."""
+    code = fn.__code__
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    given: list[int | None] = [None] * len(names)
+    npositional = nargs - len(keywords)
+    why = None
+    if npositional > code.co_argcount:
+        why = "it is called with a wrong number of arguments"
+    given[:npositional] = range(npositional)
+    for index, keyword in enumerate(keywords, npositional):
+        slot = names.index(keyword) if keyword in names else -1
+        if slot < code.co_posonlyargcount or given[slot] is not None:
+            why = why or f"no parameter takes the keyword {keyword!r} (or it is given twice)"
+            continue
+        given[slot] = index
+    first_default = code.co_argcount - len(fn.__defaults__ or ())
+    if why is None and any(given[slot] is None for slot in range(first_default)):
+        why = "it is called with a wrong number of arguments"
+    if why is None and any(given[slot] is None for slot in range(code.co_argcount, len(names))):
+        why = "a keyword-only parameter left to its default"
+    if why is not None:
+        raise Abort(Reason.NOT_INLINED, name=fn.__qualname__, why=why)
+    return tuple(given)
+
+
+def callee_code(fn: types.FunctionType, nargs: int, keywords: tuple[str, ...] = ()) -> T1Code:
+    """fn's tier-1 code, if a call of fn with nargs arguments (the last len(keywords) by keyword) can be
+    inlined; else Abort."""
     name = fn.__qualname__
     code = fn.__code__
     why = None
@@ -138,10 +169,8 @@ def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
         why = "it makes closures of its own"
     elif "__class__" in code.co_freevars:
         why = "it uses super() or __class__"
-    elif code.co_kwonlyargcount:
-        why = "keyword-only parameters"
-    elif not (code.co_argcount - len(fn.__defaults__ or ()) <= nargs <= code.co_argcount):
-        why = "it is called with a wrong number of arguments"
+    else:
+        parameters(fn, nargs, keywords)
     if why is None:
         cached = _compiled.get(fn)
         if cached is None or cached[0] is not code:
@@ -163,13 +192,12 @@ def callee_code(fn: types.FunctionType, nargs: int) -> T1Code:
     raise Abort(Reason.NOT_INLINED, name=name, why=why)
 
 
-def initial_slots(fn: types.FunctionType, code: T1Code, args: list[Any]) -> list[Any]:
-    """The callee frame's slots for a call with positional args: parameters, defaults, then unbound."""
-    slots = list(args)
+def initial_slots(fn: types.FunctionType, code: T1Code, args: list[Any], given: tuple[int | None, ...]) -> list[Any]:
+    """The callee frame's slots for a call with args bound to its parameters as given says (``parameters``):
+    parameters (an argument or a default), then unbound."""
     defaults = fn.__defaults__ or ()
-    missing = fn.__code__.co_argcount - len(args)
-    if missing:
-        slots.extend(defaults[len(defaults) - missing :])
+    first_default = fn.__code__.co_argcount - len(defaults)
+    slots = [args[index] if index is not None else defaults[slot - first_default] for slot, index in enumerate(given)]
     slots.extend([UNBOUND] * (code.nslots - len(slots)))
     return slots
 
@@ -183,7 +211,7 @@ class Returns:
     def __init__(self, value: Any) -> None:
         self.value = value
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
         return self.value
 
 
@@ -196,7 +224,7 @@ class Raises:
     def __init__(self, error: BaseException) -> None:
         self.error = error
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
         raise self.error
 
 

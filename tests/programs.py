@@ -15,7 +15,7 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
-early returns, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
+early returns, calls of ``h`` with keyword arguments, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
 again at once), ``for`` over a range object kept in a variable, ``is``/``is not`` of a number or a comparison and
@@ -383,7 +383,9 @@ class _Gen:
             return self.comprehension(sc, d, growth)
         if kind == "helper":
             name = "held_h" if self.held else "h"
-            return _atom(f"{name}({self.num_expr(sc, d, growth).text}, {self.num_expr(sc, d, growth).text})")
+            p, q = self.num_expr(sc, d, growth).text, self.num_expr(sc, d, growth).text
+            form = self.one(("{p}, {q}", "{p}, q={q}", "q={q}, p={p}"))  # (keywords too: CALL_KW)
+            return _atom(f"{name}({form.format(p=p, q=q)})")
         assert kind == "pow"
         exponent = self.one(("2", "3", "-1", "0", "(-2)", "0.5"))
         return E(f"{self.num_expr(sc, d, growth).p()} ** {exponent}")

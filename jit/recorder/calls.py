@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
+from collections.abc import Callable
 from typing import Any
 
 from jit import inline, instances, specialize, specialize_array_new, specialize_ufunc
@@ -26,29 +28,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.abstract.pop()
         r.push(_method_call(r, frame, callee, args))
         return
-    fn = callee.const if callee.is_const else None
-    held = None  # (a Python function a variable holds: that value, and the function inlined)
-    held_function = None
-    receiver: Any = NO_CONST  # (a bound method a variable holds: the object it is bound to)
-    specialize_receiver = None
-    if fn is None and callee.kind == Kind.OBJECT:  # a callable a variable holds (defined in the function, or passed)
-        observed = frame.stack[len(frame.stack) - n - 1]
-        if type(observed) is types.BuiltinFunctionType and _hashable(observed) and observed in specialize.CALLS:
-            # a builtin function (`f = math.sqrt`, or passed as an argument): that very one, then its uops, as where
-            # the call names it
-            r.emit("_GUARD_CALLEE_VALUE", (callee,), operand=Callee(observed, None, None))
-            fn = observed
-        elif type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
-            held, held_function = callee, observed
-        elif (
-            type(observed) is types.MethodType
-            and type(observed.__func__) is types.FunctionType
-            and not hasattr(observed.__func__, "__tracejit__")
-        ):
-            # a bound method (`step = obj.step`, then `step(dt)` in the loop): its function, on its receiver, which
-            # is guarded as observed (jit.recorder.Recorder.inline_call)
-            held, held_function, receiver = callee, observed.__func__, observed.__self__
-            specialize_receiver = functools.partial(_unbox, r, item=receiver)
+    fn, held = _held_callee(r, frame, callee, n, builtins=True)
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
@@ -60,12 +40,10 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         handler = specialize_ufunc.handler_for(fn)
     bound = callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD)
     target = inline.target_of(fn) if handler is None and not bound else None
-    if held_function is not None:
-        target = held_function
-    if target is not None and not r.inlined:
-        if r.pending_subscript() is not None:
-            raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
-        r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
+    if held is not None:
+        target = held.function
+    if target is not None:
+        _before_inlining(r, target)
     # (abs(), float(), int(), math functions, any call through the generic path, and an inlined callee, whose
     # parameters live in the trace only: an int past 64 bits as it is)
     objects = fn in specialize.TAKES_INT_OBJECTS if handler is not None else not bound
@@ -88,26 +66,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.push(r.const(None))
         return
     if target is not None:
-        if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
-            r.push(
-                r.inline_call(
-                    frame, target, args, n, held=held, receiver=receiver, specialize_receiver=specialize_receiver
-                )
-            )
-            return
-        mark = generic.rolled_back(r)
-        try:
-            r.push(
-                r.inline_call(
-                    frame, target, args, n, held=held, receiver=receiver, specialize_receiver=specialize_receiver
-                )
-            )
-            return
-        except Abort:
-            # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
-            # interpreter makes the call once, for real; native code makes it through the C-API
-            generic.roll_back(r, mark)
-        r.push(generic.call(r, callee, args))
+        r.push(_inlined_or_generic(r, frame, callee, target, args, n, held))
         return
     actual = frame.stack[len(frame.stack) - n :] if n else []
     if handler is None:
@@ -127,28 +86,107 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         r.push(generic.call(r, callee, args))
 
 
-def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value]) -> Value:
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    """A Python function a variable holds, called (``Recorder.inline_call``'s held): the value holding it, the
+    function, and for a bound method the object it is bound to and how that is specialized."""
+
+    value: Value
+    function: types.FunctionType
+    receiver: Any = NO_CONST
+    specialize_receiver: Callable[[Value], Value] | None = None
+
+
+def _held_callee(r: Recorder, frame: Frame, callee: Value, n: int, builtins: bool) -> tuple[Any, _Held | None]:
+    """The callable of a call with n arguments: the constant it names (or, with builtins, a builtin function of
+    specialize.CALLS a variable holds, guarded to be that one), or where a variable holds a Python function or a
+    bound method of one, that to inline."""
+    fn = callee.const if callee.is_const else None
+    if fn is not None or callee.kind != Kind.OBJECT:
+        return fn, None
+    observed = frame.stack[len(frame.stack) - n - 1]  # (a callable defined in the function, or passed to it)
+    if (
+        builtins
+        and type(observed) is types.BuiltinFunctionType
+        and _hashable(observed)
+        and observed in specialize.CALLS
+    ):
+        # a builtin function (`f = math.sqrt`, or passed as an argument): that very one, then its uops, as where
+        # the call names it
+        r.emit("_GUARD_CALLEE_VALUE", (callee,), operand=Callee(observed, None, None))
+        return observed, None
+    if type(observed) is types.FunctionType and not hasattr(observed, "__tracejit__"):
+        return None, _Held(callee, observed)
+    if (
+        type(observed) is types.MethodType
+        and type(observed.__func__) is types.FunctionType
+        and not hasattr(observed.__func__, "__tracejit__")
+    ):
+        # a bound method (`step = obj.step`, then `step(dt)` in the loop): its function, on its receiver, which
+        # is guarded as observed (jit.recorder.Recorder.inline_call)
+        receiver = observed.__self__
+        return None, _Held(callee, observed.__func__, receiver, functools.partial(_unbox, r, item=receiver))
+    return None, None
+
+
+def _before_inlining(r: Recorder, target: types.FunctionType) -> None:
+    """Before the arguments of a call of target that may be inlined are popped: where its body's exits resume."""
+    if r.inlined:
+        return
+    if r.pending_subscript() is not None:
+        raise Abort(Reason.ARRAY_INDEX_MUTATES, name=f"a call of {target.__qualname__}")
+    r.site_snapshot = r.snapshots.take()  # where the exits of the inlined body resume: this CALL
+
+
+def _inlined_or_generic(
+    r: Recorder,
+    frame: Frame,
+    callee: Value,
+    target: types.FunctionType,
+    args: list[Value],
+    n: int,
+    held: _Held | None,
+    keywords: tuple[str, ...] = (),
+) -> Value:
+    """A call of target (callee, a constant or held) on args: its body inlined, else one generic call."""
+    how: dict[str, Any] = {"keywords": keywords}
+    if held is not None:
+        how.update(held=held.value, receiver=held.receiver, specialize_receiver=held.specialize_receiver)
+    if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
+        return r.inline_call(frame, target, args, n, **how)
+    mark = generic.rolled_back(r)
+    try:
+        return r.inline_call(frame, target, args, n, **how)
+    except Abort:
+        # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
+        # interpreter makes the call once, for real; native code makes it through the C-API
+        generic.roll_back(r, mark)
+    return generic.call(r, callee, args, keywords)
+
+
+def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], keywords: tuple[str, ...] = ()) -> Value:
     """`obj.m(*args)`: the body of m inlined where m is a plain Python function of obj's class that no instance
     attribute can hide (``jit.instances.find_method``: the class, its version and the instance's keys guarded),
-    and the callee can be inlined (``jit.inline``); else one generic method call."""
+    and the callee can be inlined (``jit.inline``); else one generic method call. keywords: the names of the
+    last len(keywords) arguments, given by keyword."""
     pending = r.pending_methods[method.id]
     found = None if r.inlined else instances.find_method(pending.actual, pending.name)
     if found is None:
-        return generic.call_method(r, method, args)
+        return generic.call_method(r, method, args, keywords)
     where, function = found
     if not r.may_specialize(where.klass):  # (a megamorphic site: see Recorder.may_specialize)
-        return generic.call_method(r, method, args)
+        return generic.call_method(r, method, args, keywords)
     mark = generic.rolled_back(r)
     try:
         attributes.guard_class(r, pending.obj, where)  # (their exits resume at the LOAD_ATTR: it is pending)
         r.emit("_GUARD_NO_INSTANCE_ATTR", (pending.obj,), operand=where)
         del r.pending_methods[method.id]
-        return r.inline_call(frame, function, [pending.obj, *args], len(args), method=pending)
+        return r.inline_call(frame, function, [pending.obj, *args], len(args), method=pending, keywords=keywords)
     except Abort:
         # not inlined (a loop, a store, ...): nothing of its dry run was visible; one generic call
         generic.roll_back(r, mark)
         r.pending_methods[method.id] = pending
-    return generic.call_method(r, method, args)
+    return generic.call_method(r, method, args, keywords)
 
 
 @_handles(I.CALL_KW)
@@ -156,19 +194,30 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
     """A call with keyword arguments: numpy.empty/zeros/ones natively (`dtype=`), any other callable through the
     generic path (the last len(names) arguments are the keywords' values)."""
     n, names = arg
+    names = tuple(names)
     callee = r.abstract.peek(n + 1)
     made = specialize_array_new.constructor_named(callee.const) if callee.is_const else None
     if made is not None:
         _array_new(r, frame, made, n, names)
         return
-    args = [r.pop(objects=True) for _ in range(n)][::-1]  # (all to the generic path: an int object as it is)
-    if r.abstract.peek().id in r.pending_methods:
-        r.push(generic.call_method(r, r.abstract.pop(), args, tuple(names)))
+    if callee.id in r.pending_methods:  # `obj.m(..., k=v)`: inlined where m can be, as without keywords
+        args = [r.pop(objects=True) for _ in range(n)][::-1]
+        r.abstract.pop()
+        r.push(_method_call(r, frame, callee, args, names))
         return
+    fn, held = _held_callee(r, frame, callee, n, builtins=False)
+    target = held.function if held is not None else inline.target_of(fn)
+    if target is not None and callee.kind not in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+        _before_inlining(r, target)
+        args = [r.pop(objects=True) for _ in range(n)][::-1]  # (an inlined callee's parameters: as they are)
+        r.pop()
+        r.push(_inlined_or_generic(r, frame, callee, target, args, n, held, names))
+        return
+    args = [r.pop(objects=True) for _ in range(n)][::-1]  # (all to the generic path: an int object as it is)
     callee = r.pop()
     if callee.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         raise Abort(Reason.CALL, name=f"{callee.kind.short} with keywords")
-    r.push(generic.call(r, callee, args, tuple(names)))
+    r.push(generic.call(r, callee, args, names))
 
 
 def _array_new(r: Recorder, frame: Frame, name: str, n: int, keywords: tuple[str, ...]) -> None:

@@ -214,6 +214,7 @@ class Recorder:
         held: Value | None = None,
         receiver: Any = NO_CONST,
         specialize_receiver: Callable[[Value], Value] | None = None,
+        keywords: tuple[str, ...] = (),
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -224,7 +225,7 @@ class Recorder:
         holds), guarded to be a function with target's code and globals; or, with receiver (the object it was
         bound to when recorded), a bound method of target a variable holds, guarded to be a bound method, whose
         function is guarded so and whose receiver, guarded and unboxed by specialize_receiver, is target's first
-        argument."""
+        argument. keywords: the names of the last len(keywords) arguments, given by keyword (a call CALL_KW)."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -237,8 +238,9 @@ class Recorder:
             actual.insert(0, method.actual)
         if receiver is not NO_CONST:
             actual.insert(0, receiver)
-        code = inline.callee_code(target, len(actual))
-        slots = inline.initial_slots(target, code, actual)
+        code = inline.callee_code(target, len(actual), keywords)
+        given = inline.parameters(target, len(actual), keywords)
+        slots = inline.initial_slots(target, code, actual, given)
         site = self.inlined[0] if self.inlined else None
         callee_frame = FrameState(0)
         if site is not None:
@@ -266,14 +268,12 @@ class Recorder:
                 bound_to = self.emit("_METHOD_SELF", (held,))
                 held = call.held = self.emit("_METHOD_FUNCTION", (held,))
                 args = [specialize_receiver(bound_to), *args]
-            for slot, value in enumerate(args):
-                callee_frame.set(slot, value)
-            for slot in range(len(actual), target.__code__.co_argcount):
-                callee_frame.set(slot, self.const(slots[slot]))  # a default (the guard below pins them)
+            for slot, index in enumerate(given):  # (None: a default, which the guard below pins)
+                callee_frame.set(slot, args[index] if index is not None else self.const(slots[slot]))
             if held is None:
                 self.emit("_GUARD_CALLEE", operand=Callee(target, target.__code__, target.__defaults__))
             else:  # (its defaults matter only where the call takes some)
-                defaults = target.__defaults__ if len(actual) < target.__code__.co_argcount else None
+                defaults = target.__defaults__ if None in given else None
                 self.emit("_GUARD_CALLEE_VALUE", (held,), operand=Callee(target, target.__code__, defaults))
             hook = _InlinedHook(self)
             try:
