@@ -336,8 +336,10 @@ class LowerContext:
                 assert state.value is not None
                 old = self.owned_by_buffer(state.slot) if self.buffer_may_own(state.slot) else None
                 owned = self.hand_over(state.value, handed)
-                if not owned and (state.value.kind in OWNED_KINDS or state.value.id in pinned):
-                    self.incref(self.value(state.value))  # (a constant, or a pinned object)
+                if not owned and (
+                    state.value.kind in OWNED_KINDS or state.value.id in pinned or self._borrowed_elsewhere(state)
+                ):
+                    self.incref(self.value(state.value))  # (a constant, a pinned object, one borrowed elsewhere)
                     owned = True
                 self.store_slot(state.slot, state.value.kind, self.value(state.value), owned)
                 if old is not None and not owned and state.value.kind.is_pointer:
@@ -371,6 +373,16 @@ class LowerContext:
                     self.capi("Py_DecRef", old)
         return len(frame.stack)
 
+    def _borrowed_elsewhere(self, state: Any) -> bool:
+        """Is the object a slot is written with here held by the trace without a reference of its own, and not
+        the one the slot held at the trace's entry? Then it goes with a reference of its own: native code may go
+        on from this state (a side trace linked to the exit, the tree a side trace jumps into, an inner tree)
+        and release what kept it alive, the buffer's reference in the slot it was read from, or an item of a
+        list it then stores into, before the interpreter takes the state (`last = s` in a side trace, then
+        `s = [i]` in the tree: `last` pointed to a freed list)."""
+        value = state.value
+        return value.kind in MAY_BE_OWNED and not value.is_const and self.trace.entry_slots.get(state.slot) is not value
+
     def _keep_if_same(self, slot: int, kind: Kind, old: ir.Value, value: ir.Value) -> ir.Value:
         """(A slot written with a value the trace holds no reference of its own to, where the buffer owned a
         reference to what the slot held: old, else NULL) if that is the very object written, the buffer keeps
@@ -388,21 +400,19 @@ class LowerContext:
 
     def buffer_may_own(self, slot: int) -> bool:
         """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A
-        kind an exit may hand over owned there; or, in a root of a nested loop, a slot it does not read first:
-        an outer trace calling the tree may have handed over an int object or a list it owns there, which an
-        exit writing the slot must release. Entered from its stub, a tree has every slot's tag set, OWNED only
+        kind an exit may hand over owned there; or a slot the trace does not read first: an outer trace calling
+        the tree, an exit before or a side trace jumping into the tree may have handed over an object there, which
+        an exit writing the slot must release. Entered from its stub, a tree has every slot's tag set, OWNED only
         where its type map takes an int object: the test at run time finds no reference there.)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
-            if value is None:
-                return trace.loop is not None and trace.loop.parent is not None
-            kind = value.kind
+            kind = value.kind if value is not None else None
         else:
             kind = trace.known_kinds.get(slot)
-            if kind is None:  # (likewise, a side trace of a nested loop's tree)
-                return trace.loop is not None and trace.loop.parent is not None
-        return kind in MAY_BE_OWNED
+        # (a slot of no known kind: an exit or a side trace before may have written an object there with a
+        # reference of the buffer's, as may an outer trace calling a nested loop's tree)
+        return kind is None or kind in MAY_BE_OWNED
 
     def owned_by_buffer(self, slot: int) -> ir.Value:
         """The object slot's word points to if its tag says the buffer owns a reference to it, else NULL."""

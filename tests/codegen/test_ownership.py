@@ -220,3 +220,92 @@ def test_an_object_a_link_hands_over_is_not_released_by_the_tree_it_enters():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-3000:])
     assert done.stdout.split("\n")[-2] == "done", done.stdout
+
+
+# --- objects a side trace, an exit or a tree call writes into another slot than the one they were read from -----
+# (found by the ordinary-code probes: `last = s` in a side trace wrote the list the buffer held a reference to in
+# slot s into slot last without one of its own; the tree the side trace jumped into then replaced s and released
+# that reference, and `last` pointed to a freed list: a crash at the return, or another list's value)
+
+
+def copy_into_another_slot(n, make):
+    last = None
+    for i in range(n):
+        s = make(i)
+        if i % 1000 == 0:  # (a side trace: `last = s`, then a jump into the tree, which replaces s)
+            last = s
+    return last
+
+
+def swap_in_a_side_trace(n):
+    a = [0]
+    b = [1]
+    for i in range(n):
+        c = [i]
+        if i % 5 == 0:
+            a, b = b, c
+    return a, b
+
+
+def item_then_stored_over(n):
+    items = [[0] for _ in range(4)]
+    x = None
+    for i in range(n):
+        items[i % 4] = [i]  # (the tree replaces the item the side trace's x was read from)
+        if i % 7 == 0:
+            x = items[(i + 1) % 4]
+    return x
+
+
+def outer_keeps_an_item(rows, n):
+    found = None
+    for r in range(n):
+        row = rows[r % len(rows)]
+        for j in range(len(row)):  # (an inner tree that stores over the item the outer loop read)
+            if j == 0:
+                found = row[j]
+            row[j] = [r, j]
+    return found
+
+
+def _list(i):
+    return [i]
+
+
+def test_an_object_copied_into_another_slot_keeps_a_reference_of_its_own():
+    for make in (_list, str, lambda i: (i, i)):
+        check(copy_into_another_slot, (20000, make), (3, make), native=True)
+
+
+def test_a_swap_in_a_side_trace():
+    check(swap_in_a_side_trace, 20000, 7, native=True)
+
+
+def test_an_item_stored_over_after_a_side_trace_read_it():
+    # (a wrong result before: the freed list's memory held the list made next, [99997] for [99992])
+    check(item_then_stored_over, 100000, 9, native=True)
+
+
+def test_an_item_an_outer_loop_read_that_its_inner_tree_stores_over():
+    check(outer_keeps_an_item, ([[0, 1, 2] for _ in range(5)], 3000), native=True)
+
+
+def test_objects_copied_between_slots_neither_leak_nor_dangle():
+    f = jit(threshold=2, side_exit_threshold=2)(copy_into_another_slot)
+    for _ in range(3):
+        f(5000, str)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        for _ in range(20):
+            last = f(5000, str)
+            junk = [str(2**70 + k) for k in range(1000)]  # (reuses freed memory: a freed result would show)
+            assert last == "4000" and sys.getrefcount(last) == 2
+            del junk, last
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert end - start < 100_000  # (a leaked str per iteration would be 20 x 5000 x ~50 bytes)
+    assert jit_module.stats(f)["native_iterations"] > 50_000
