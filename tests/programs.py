@@ -15,7 +15,8 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
-early returns, calls of ``h`` with keyword arguments, ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
+early returns, calls of ``h`` with keyword arguments, lists made, copied and swapped between locals ``box`` and
+``keep`` (and appended to), ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
 again at once), ``for`` over a range object kept in a variable, ``is``/``is not`` of a number or a comparison and
@@ -155,6 +156,7 @@ class _Gen:
         self.wide = True  # False: a "narrow" program (see NARROW_INT_CONSTS)
         self.use_tuple = False  # a local tuple `tup` of 3 numbers
         self.use_list = False  # a local list `acc`, appended to
+        self.use_boxes = False  # local lists `box` and `keep`, made, copied and swapped between the two names
         self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
         self.use_try = False  # a try around the top-level loop, or in it (with_try)
@@ -489,6 +491,7 @@ class _Gen:
             (6, "assign"), (4, "augassign"), (3 if compound else 0, "if"), (3 if loops else 0, "for"),
             (2 if loops else 0, "while"), (1, "store"), (1 if sc.in_loop else 0, "exit"), (1, "return"),
             (1, "tuple"), (1, "chain"), (self.use_list, "append"), (2 * self.use_dict, "tally"),
+            (2 * self.use_boxes, "box"),
         )  # fmt: skip
         if kind == "chain" and self.use_unbound and self.flag(15):
             kind = "del"
@@ -560,6 +563,18 @@ class _Gen:
 
     def stmt_append(self, sc: Scope) -> list[str]:
         return [f"acc.append({self.num_expr(sc, self.int_(0, 2), growth=not sc.in_loop).text})"]
+
+    def stmt_box(self, sc: Scope) -> list[str]:
+        """A list made, or moved between `box` and `keep` (objects a side trace copies into another variable)."""
+        kind = self.pick((3, "make"), (2, "copy"), (1, "swap"), (1, "append"))
+        if kind == "make":
+            items = ", ".join(self.num_expr(sc, self.int_(0, 1), growth=False).text for _ in range(self.int_(1, 2)))
+            return [f"box = [{items}]"]
+        if kind == "copy":
+            return [self.one(("keep = box", "box = keep"))]
+        if kind == "swap":
+            return ["box, keep = keep, box"]
+        return [f"keep.append({self.num_expr(sc, 0, growth=False).text})"]  # (into both, where they are one list)
 
     def stmt_del(self, sc: Scope) -> list[str]:
         return [f"del {MAYBE_UNBOUND}"]
@@ -785,6 +800,9 @@ class _Gen:
             lines.append("acc = []")
             self.use_list = True
         if self.flag(20):
+            lines.append("box = keep = []")
+            self.use_boxes = True
+        if self.flag(20):
             lines.append(f"words = {WORDS!r}")
             lines.append("tally = {}")
             self.use_dict = True
@@ -812,7 +830,7 @@ class _Gen:
         lines += self.block(sc, 0, 3) if self.flag(50) else []
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
-        final += ("acc",) * self.use_list + ("tally",) * self.use_dict
+        final += ("acc",) * self.use_list + ("tally",) * self.use_dict + ("box", "keep") * self.use_boxes
         lines.append(f"return ({', '.join(final)})")
         held = [name for name in ("h", "abs") if f"held_{name}(" in "\n".join(lines)]
         if "h" in held and self.flag(50):  # a lambda, a closure over a local assigned once: inlined (LOAD_FREE)

@@ -1,12 +1,15 @@
 """Random programs (tests/programs.py) run as plain CPython and under @jit must agree exactly.
 
 Plus hand-written regression programs in the generator's style, each found by or written for it.
-To fuzz longer: ``TRACEJIT_FUZZ_EXAMPLES=20000 python -m pytest tests/test_generated.py -k generated_programs``.
+To fuzz longer: ``TRACEJIT_FUZZ_EXAMPLES=20000 python -m pytest tests/test_generated.py -k generated_programs``;
+with ``TRACEJIT_FUZZ_LAST=<file>``, each program and its calls are written to that file before they run, so that
+the one a crash (a segfault kills the process, and hypothesis with it) stopped at is there to read.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from helpers import TEST_OPTIONS, Args, assert_same_outcome, check, define, outcome
@@ -43,6 +46,7 @@ def run_program(program: Program, calls: list, options: dict | None = None, nati
 
 
 EXAMPLES = environment.count("TRACEJIT_FUZZ_EXAMPLES", 200)
+LAST = os.environ.get("TRACEJIT_FUZZ_LAST")  # (see above)
 
 
 @settings(
@@ -56,6 +60,9 @@ EXAMPLES = environment.count("TRACEJIT_FUZZ_EXAMPLES", 200)
 def test_generated_programs(program: Program, calls: list[Args], opt_level: int) -> None:
     note(f"program:\n{program.source}")
     note(f"calls: {calls!r}")
+    if LAST:
+        with open(LAST, "w") as last:
+            last.write(f"{program.source}\n# calls: {calls!r}\n# opt_level: {opt_level}\n")
     run_program(program, calls, {**TEST_OPTIONS, "opt_level": opt_level})
 
 
