@@ -22,7 +22,7 @@ from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
 from jit.resume import Hold, exit_resume
-from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
+from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
 
@@ -275,7 +275,7 @@ class LowerContext:
         tag = int(kind) | DIRTY | (OWNED if owned else 0)
         self.builder.store(ir.Constant(I8, tag), self.tag_address(self.layout.slot_tag(slot)))
 
-    def store_slot_if(self, written: ir.Value, slot: int, kind: Kind, value: ir.Value) -> None:
+    def store_slot_if(self, written: ir.Value, slot: int, kind: Kind, value: ir.Value, owned: bool = False) -> None:
         """store_slot if written (an i1), else leave the slot's word and tag as they are. Branchless: on an exit
         path, where this is used, a branch per slot made two more blocks, and LLVM's instruction selection works
         block by block (issue 9: compile time)."""
@@ -283,7 +283,8 @@ class LowerContext:
         word = self.word(self.layout.slot_word(slot))
         b.store(b.select(written, self._word_bits(kind, value), b.load(word)), word)
         address = self.tag_address(self.layout.slot_tag(slot))
-        b.store(b.select(written, ir.Constant(I8, int(kind) | DIRTY), b.load(address)), address)
+        tag = int(kind) | DIRTY | (OWNED if owned else 0)
+        b.store(b.select(written, ir.Constant(I8, tag), b.load(address)), address)
 
     def _word_bits(self, kind: Kind, value: ir.Value) -> ir.Value:
         """value as the i64 store_word writes for kind."""
@@ -352,9 +353,9 @@ class LowerContext:
                     written, previous = flag
                     kind = self.valid_kinds[state.slot]
                     assert kind not in OWNED_KINDS, "an owned kind in a slot assigned late (jit.recorder reads it)"
-                    if self.buffer_may_own(state.slot):  # (what an outer trace handed over there: released)
-                        replaced.append(b.select(written, self.owned_by_buffer(state.slot), ir.Constant(PTR, None)))
-                    self.store_slot_if(written, state.slot, kind, previous)
+                    old = self.store_previous(state.slot, kind, written, previous)
+                    if old is not None:
+                        replaced.append(old)
         for index, value in enumerate(frame.stack if stack else ()):
             owned = self.hand_over(value, handed)
             if not owned and value.id in pinned:
@@ -373,6 +374,43 @@ class LowerContext:
                     self.capi("Py_DecRef", old)
         return len(frame.stack)
 
+    def store_loop_slot(self, slot: int, kind: Kind, value: ir.Value) -> None:
+        """Write slot with value where native code goes on from the buffer (the loop's state at its top, handed
+        from one function of a trace to another: its fast copy, back to the trace's function): an object with a
+        reference of its own, as _borrowed_elsewhere says, the buffer's reference to what the slot held released,
+        as materialize does (an owned kind: the caller's plan, as before)."""
+        if kind not in MAY_BE_OWNED or kind in OWNED_KINDS:
+            self.store_slot(slot, kind, value)
+            return
+        old = self.owned_by_buffer(slot) if self.buffer_may_own(slot) else None
+        self.incref(value)
+        self.store_slot(slot, kind, value, owned=True)
+        if old is not None:
+            self.capi("Py_DecRef", old)  # (NULL-safe)
+
+    def store_loop_previous(self, slot: int, kind: Kind, previous: ir.Value) -> None:
+        """store_previous of a slot assigned late, assigned (whole iterations have run), where native code goes
+        on from the buffer (store_loop_slot)."""
+        old = self.store_previous(slot, kind, ir.Constant(I1, 1), previous)
+        if old is not None:
+            self.capi("Py_DecRef", old)  # (NULL-safe)
+
+    def store_previous(self, slot: int, kind: Kind, written: ir.Value, previous: ir.Value) -> ir.Value | None:
+        """Write a slot assigned late (``jit.resume.assigned_late``) with the previous iteration's value, if written
+        (an i1): an object with a reference of its own, as _borrowed_elsewhere says (the previous iteration's
+        item of a list may be stored over by the side trace linked to this exit). Returns the buffer's reference
+        to what the slot held, to release once the state is written (NULL where none), or None."""
+        b = self.builder
+        old = None
+        if self.buffer_may_own(slot):  # (what an outer trace or an exit handed over there: released)
+            old = b.select(written, self.owned_by_buffer(slot), ir.Constant(PTR, None))
+        owned = kind in MAY_BE_OWNED
+        if owned:
+            with b.if_then(written):
+                self.incref(previous)
+        self.store_slot_if(written, slot, kind, previous, owned=owned)
+        return old
+
     def _borrowed_elsewhere(self, state: Any) -> bool:
         """Is the object a slot is written with here held by the trace without a reference of its own, and not
         the one the slot held at the trace's entry? Then it goes with a reference of its own: native code may go
@@ -381,7 +419,15 @@ class LowerContext:
         list it then stores into, before the interpreter takes the state (`last = s` in a side trace, then
         `s = [i]` in the tree: `last` pointed to a freed list)."""
         value = state.value
-        return value.kind in MAY_BE_OWNED and not value.is_const and self.trace.entry_slots.get(state.slot) is not value
+        if value.kind not in MAY_BE_OWNED or value.is_const:
+            return False
+        trace = self.trace
+        if trace.entry_slots.get(state.slot) is not value:
+            return True
+        # (the slot's value at the entry: in a looping root, its phi, which holds what an iteration before stored
+        # unless the loop never assigns the slot)
+        end = trace.end_snapshot if trace.end is TraceEnd.LOOP else None
+        return end is not None and end.outer.slots.get(state.slot) is not value
 
     def _keep_if_same(self, slot: int, kind: Kind, old: ir.Value, value: ir.Value) -> ir.Value:
         """(A slot written with a value the trace holds no reference of its own to, where the buffer owned a

@@ -267,9 +267,9 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     b.cbranch(holds, fast, back)
     b.position_at_end(back)
     for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
-        ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
+        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, phi)
     for slot, (_, previous) in dispatch.flags.items():
-        ctx.store_slot(slot, assigned_late(trace)[slot].kind, previous)
+        ctx.store_loop_previous(slot, assigned_late(trace)[slot].kind, previous)
     ctx.fuel = dispatch.fuel
     ctx.store_fuel()
     # (where only the periodic check is due, the trace's function runs it and comes back after WARM_UP)
@@ -303,9 +303,9 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
             start = dispatch.values[_slot_of(trace, counter[1])]
             _restore(ctx, *undo, left, _first_addresses(ctx, stores, affine, counter, start))
         for slot, phi in dispatch.values.items():
-            ctx.store_slot(slot, trace.entry_slots[slot].kind, phi)
+            ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, phi)
         for slot, (_, previous) in dispatch.flags.items():
-            ctx.store_slot(slot, assigned_late(trace)[slot].kind, previous)
+            ctx.store_loop_previous(slot, assigned_late(trace)[slot].kind, previous)
         ctx.fuel = dispatch.fuel
         ctx.store_fuel()
         b.store(dispatch.fuel, refused)
@@ -968,10 +968,10 @@ def _check_events(
         b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
         b.position_at_end(on)
     for slot, value in here.values.items():  # the state at the loop's top
-        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
+        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, value)
     late = assigned_late(trace)
     for slot, (_, previous) in here.flags.items():  # (assigned: WARM_UP iterations have run)
-        ctx.store_slot(slot, late[slot].kind, previous)
+        ctx.store_loop_previous(slot, late[slot].kind, previous)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
@@ -1009,10 +1009,14 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     b.cbranch(quiet, back, cont)
     b.position_at_end(back)
     for slot, value in here.values.items():  # the state at the loop's top
-        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
+        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, value)
     late = assigned_late(trace)
-    for slot, (written, previous) in here.flags.items():
-        ctx.store_slot_if(written, slot, late[slot].kind, previous)
+    replaced = [
+        ctx.store_previous(slot, late[slot].kind, written, previous) for slot, (written, previous) in here.flags.items()
+    ]
+    for old in replaced:
+        if old is not None:
+            ctx.capi("Py_DecRef", old)  # (NULL-safe)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration is the root function's)
     b.ret(b.call(ctx.tree_function(ctx.back_to_root), [ctx.buf], tail="musttail"))
     b.position_at_end(cont)

@@ -270,7 +270,7 @@ def _joined_side(
                     flags[slot] = flag
             for slot in sorted(side.written - set(here.values) - set(here.flags)):
                 # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
-                body.store_slot(slot, end[slot].kind, body.value(end[slot]))
+                body.store_loop_slot(slot, end[slot].kind, body.value(end[slot]))
             assert body.fuel is not None
             quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
             here.add_incoming(_Top(values, flags, body.fuel, quiet=quiet), b.block)

@@ -309,3 +309,60 @@ def test_objects_copied_between_slots_neither_leak_nor_dangle():
         tracemalloc.stop()
     assert end - start < 100_000  # (a leaked str per iteration would be 20 x 5000 x ~50 bytes)
     assert jit_module.stats(f)["native_iterations"] > 50_000
+
+
+def previous_iteration_returned(rows, n):
+    row = rows[0]
+    for i in range(n):
+        if i % 7 == 0:  # (an exit before row's assignment: row holds the item the previous iteration read)
+            rows[(i - 1) % 4] = [i]  # (the side trace stores over that item)
+            if i > n - 8:
+                return row
+        row = rows[i % 4]
+    return row
+
+
+def previous_iteration_copied(rows, n):
+    row = rows[0]
+    keep = None
+    for i in range(n):
+        if i % 7 == 0:
+            rows[(i - 1) % 4] = [i]
+            keep = row
+        row = rows[i % 4]
+    return keep
+
+
+def read_then_stored_over(rows, n, made):
+    row = None
+    for i in range(n):
+        row = rows[i % 4]
+        if i % 7 == 0:
+            x = [i]
+            made.append(x)
+            rows[(i - 1) % 4] = x
+    return row
+
+
+def test_the_previous_iterations_object_keeps_a_reference_of_its_own():
+    for f in (previous_iteration_returned, previous_iteration_copied):
+        check(f, ([[k] for k in range(4)], 20000), ([[k] for k in range(4)], 9), native=True)
+
+
+def test_objects_handed_between_a_loops_functions_do_not_leak():
+    # (leaked one reference per side trace run: the state written at the loop's top for its fast copy overwrote
+    # slots whose objects the buffer held a reference to, and never released it)
+    check(read_then_stored_over, ([[k] for k in range(4)], 20000, []), native=True)
+    f = jit(threshold=2, side_exit_threshold=2)(read_then_stored_over)
+    for _ in range(3):
+        f([[k] for k in range(4)], 5000, [])
+    made: list = []
+    rows = [[k] for k in range(4)]
+    row = f(rows, 5000, made)
+    assert row is rows[3]
+    del row
+    gc.collect()
+    # (each list: made's reference, the comprehension's x, getrefcount's argument, and rows' if there)
+    leaked = [x[0] for x in made if sys.getrefcount(x) - 3 != sum(x is item for item in rows)]
+    assert leaked == [], leaked[:10]
+    assert jit_module.stats(f)["native_iterations"] > 10_000
