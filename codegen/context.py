@@ -335,7 +335,7 @@ class LowerContext:
         for state in frame.slots:
             if state.hold is Hold.VALUE:
                 assert state.value is not None
-                old = self.owned_by_buffer(state.slot) if self.buffer_may_own(state.slot) else None
+                old = self.owned_by_buffer(state.slot) if self.buffer_may_own(state.slot, state.value.kind) else None
                 owned = self.hand_over(state.value, handed)
                 if not owned and (
                     state.value.kind in OWNED_KINDS or state.value.id in pinned or self._borrowed_elsewhere(state)
@@ -382,7 +382,7 @@ class LowerContext:
         if kind not in MAY_BE_OWNED or kind in OWNED_KINDS:
             self.store_slot(slot, kind, value)
             return
-        old = self.owned_by_buffer(slot) if self.buffer_may_own(slot) else None
+        old = self.owned_by_buffer(slot) if self.buffer_may_own(slot, kind) else None
         self.incref(value)
         self.store_slot(slot, kind, value, owned=True)
         if old is not None:
@@ -402,7 +402,7 @@ class LowerContext:
         to what the slot held, to release once the state is written (NULL where none), or None."""
         b = self.builder
         old = None
-        if self.buffer_may_own(slot):  # (what an outer trace or an exit handed over there: released)
+        if self.buffer_may_own(slot, kind):  # (what an outer trace or an exit handed over there: released)
             old = b.select(written, self.owned_by_buffer(slot), ir.Constant(PTR, None))
         owned = kind in MAY_BE_OWNED
         if owned:
@@ -444,21 +444,26 @@ class LowerContext:
         )
         return b.select(same, ir.Constant(PTR, None), old)
 
-    def buffer_may_own(self, slot: int) -> bool:
-        """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started? (A
-        kind an exit may hand over owned there; or a slot the trace does not read first: an outer trace calling
-        the tree, an exit before or a side trace jumping into the tree may have handed over an object there, which
-        an exit writing the slot must release. Entered from its stub, a tree has every slot's tag set, OWNED only
-        where its type map takes an int object: the test at run time finds no reference there.)"""
+    def buffer_may_own(self, slot: int, writing: Kind) -> bool:
+        """May the buffer hold a reference of its own (tag OWNED) to what slot held where the trace started, which
+        writing a value of kind writing there must release? (A kind an exit may hand over owned there; or, in a
+        root of a nested loop, a slot it does not read first: an outer trace calling the tree may have handed
+        over an int object or a list it owns there. Entered from its stub, a tree has every slot's tag set, OWNED
+        only where its type map takes an int object: the test at run time finds no reference there. Otherwise, a
+        slot the trace does not read first may hold an object a side trace jumping into the tree, or an exit
+        before it, wrote there with a reference of its own: tested where an object is written over it, which is
+        what such a variable holds (one that goes from an object to a number there keeps that reference: a
+        leak, not a crash, and a test per exit for every number otherwise, which doubled some traces' compile
+        time).)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
             kind = value.kind if value is not None else None
         else:
             kind = trace.known_kinds.get(slot)
-        # (a slot of no known kind: an exit or a side trace before may have written an object there with a
-        # reference of the buffer's, as may an outer trace calling a nested loop's tree)
-        return kind is None or kind in MAY_BE_OWNED
+        if kind is not None:
+            return kind in MAY_BE_OWNED
+        return (trace.loop is not None and trace.loop.parent is not None) or writing in MAY_BE_OWNED
 
     def owned_by_buffer(self, slot: int) -> ir.Value:
         """The object slot's word points to if its tag says the buffer owns a reference to it, else NULL."""
