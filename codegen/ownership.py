@@ -20,7 +20,14 @@ bookkeeping, where each reference is given up:
   it writes that slot at an exit (``codegen.context.LowerContext.materialize``);
 * in a looping root trace, a slot's value at the iteration's end flows into the next iteration (the slot's
   phi): it is kept to the back-edge and not released there, with one more reference for each further slot it
-  flows into; a slot the loop never assigns keeps its entry value for the whole loop (released at the exits).
+  flows into; a slot the loop never assigns keeps its entry value for the whole loop (released at the exits);
+* an object written into the buffer's slots that is not what the slot held at the trace's entry (another
+  slot's object, an item of a list, a looping root's phi, the previous iteration's value of a slot assigned
+  late, the loop's state handed from one of its functions to another) goes with a reference of its own, tag
+  OWNED (``LowerContext.materialize``, ``store_loop_slot``): native code may go on from that state (a side trace
+  linked to the exit, the tree a side trace jumps into, the loop's fast copy) and release what kept it alive
+  before the interpreter takes the state. The only borrowed objects in the buffer are then the ones the
+  interpreter's frame holds (what the tree was entered with) and constants.
 """
 
 from __future__ import annotations
