@@ -48,6 +48,10 @@ def llvm_type(kind: Kind) -> ir.Type:
     return I64
 
 
+#: kinds written where a variable is cleared (a deletion, an inner loop's hidden slots at the outer body's end)
+_CLEARING = frozenset({Kind.UNBOUND, Kind.NONE})
+
+
 class LowerContext:
     def __init__(
         self,
@@ -156,6 +160,7 @@ class LowerContext:
         # the uop being lowered
         self.ownership = Ownership(trace)
         self.position = ENTRY
+        self._objects_in_slots: frozenset[int] | None = None
         self.call_handed: Counter[int] = Counter()  # the owned values the last inner tree's call handed over
         # NumPy floating-point event checks not made yet (check_deferred): the conjunction of their "no event"
         # conditions, and the first of their uops, whose exit the one guard for all of them takes
@@ -463,7 +468,40 @@ class LowerContext:
             kind = trace.known_kinds.get(slot)
         if kind is not None:
             return kind in MAY_BE_OWNED
-        return (trace.loop is not None and trace.loop.parent is not None) or writing in MAY_BE_OWNED
+        nested = trace.loop is not None and trace.loop.parent is not None
+        return nested or writing in MAY_BE_OWNED or writing in _CLEARING or slot in self._object_slots()
+
+    def _object_slots(self) -> frozenset[int]:
+        """The slots that hold an object (a kind of MAY_BE_OWNED) in some state this trace writes: an exit's, an
+        inner tree call's, its end's (an inner loop's hidden slots, deleted where the outer loop's body ends)."""
+        if self._objects_in_slots is None:
+            snapshots = [self.trace.end_snapshot] if self.trace.end_snapshot is not None else []
+            for uop in self.trace.uops:
+                if uop.exit is not None:
+                    snapshots.append(uop.exit.snapshot)
+                if uop.name == "_CALL_TREE":
+                    snapshots.append(uop.operand.snapshot)
+            self._objects_in_slots = frozenset(
+                slot
+                for snapshot in snapshots
+                for frame in snapshot.frames
+                for slot, value in frame.slots.items()
+                if value.kind in MAY_BE_OWNED
+            )
+        return self._objects_in_slots
+
+    def take_over(self, obj: ir.Value, address: ir.Value) -> ir.Value:
+        """obj, read from the buffer entry whose tag is at address, with a reference of the trace's own: the
+        buffer's, if the tag says it holds one (OWNED: cleared, the trace takes it over), else a new one."""
+        b = self.builder
+        tag = b.load(address)
+        owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
+        with b.if_else(owned) as (taken, shared):
+            with taken:
+                b.store(b.and_(tag, ir.Constant(tag.type, 0xFF & ~OWNED)), address)
+            with shared:
+                self.incref(obj)
+        return obj
 
     def owned_by_buffer(self, slot: int) -> ir.Value:
         """The object slot's word points to if its tag says the buffer owns a reference to it, else NULL."""

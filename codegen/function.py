@@ -50,8 +50,11 @@ def build(
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
-    for value in ctx.ownership.entry_slots.values():  # (the buffer keeps its own reference: codegen.ownership)
-        ctx.incref(ctx.values[value.id])
+    for slot, value in ctx.ownership.entry_slots.items():  # (codegen.ownership)
+        if slot in ctx.ownership.taken:
+            ctx.take_over(ctx.values[value.id], ctx.tag_address(ctx.layout.slot_tag(slot)))
+        else:  # (the buffer keeps its own reference)
+            ctx.incref(ctx.values[value.id])
     for index, value in trace.entry_stack.items():
         ctx.values[value.id] = ctx.load_stack(index, value.kind)
     for uop in trace.hoisted:

@@ -36,6 +36,7 @@ __all__ = [
     "FrameState",
     "Hold",
     "assigned_late",
+    "taken_over",
     "SlotResume",
     "Snapshots",
     "entry_snapshot",
@@ -344,6 +345,7 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
         #        that its parent did not know where it reads it, so an exit before that read must not claim it)
         known.update({slot: value.kind for slot, value in trace.entry_slots.items()})
     slots = []
+    taken = taken_over(trace)
     for slot in sorted(trace.written | frame.assigned):
         value = frame.slots.get(slot)
         if value is None and root:
@@ -354,7 +356,7 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
                 known.pop(slot, None)  # which value it holds depends on the iteration
             else:
                 state = SlotResume(slot, Hold.BUFFER, None, known.get(slot))
-        elif (not root and trace.entry_slots.get(slot) is value) or value.kind == Kind.RANGE:
+        elif (not root and trace.entry_slots.get(slot) is value and slot not in taken) or value.kind == Kind.RANGE:
             # still what the buffer holds (a range is virtual: the recorder never lets one into a slot)
             state = SlotResume(slot, Hold.BUFFER, None, value.kind)
             known[slot] = value.kind
@@ -363,6 +365,22 @@ def frame_resume(trace: Trace, frame: FrameSnapshot) -> FrameResume:
             known[slot] = value.kind
         slots.append(state)
     return FrameResume(frame.pc, tuple(slots), tuple(frame.stack), known)
+
+
+def taken_over(trace: Trace) -> frozenset[int]:
+    """The slots whose str a side trace builds onto (`s += x`: its value at the entry, the left operand of
+    ``_BINARY_OP_ADD_STR``) and assigns: the trace takes the buffer's reference to that str over at its entry
+    (``codegen.ownership``), so that the str can grow in place where nothing else holds it (a loop building a
+    str whose side trace appends too copied the whole str at each of its runs: quadratic), and writes such a
+    slot at every exit, which hands the reference back."""
+    if trace.kind is TraceKind.ROOT:
+        return frozenset()
+    strs = {
+        value.id: slot for slot, value in trace.entry_slots.items() if value.kind == Kind.STR and slot in trace.written
+    }
+    if not strs:
+        return frozenset()
+    return frozenset(strs[u.args[0].id] for u in trace.uops if u.name == "_BINARY_OP_ADD_STR" and u.args[0].id in strs)
 
 
 def assigned_late(trace: Trace) -> dict[int, Value]:

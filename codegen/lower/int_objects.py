@@ -7,7 +7,6 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import DOUBLE, PTR
 from codegen.context import LowerContext
-from codegen.lower.structure import take_over
 from codegen.lower.table import (
     _args,
     lowers,
@@ -168,4 +167,4 @@ def _reload_stack_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     """An int object an inner tree's exit left on the stack, with a reference of the trace's own: the buffer's,
     if its tag says it holds one (OWNED: the trace takes it over), else a new one."""
     obj = ctx.load_stack(uop.operand, uop.out.kind)  # type: ignore[union-attr]
-    return take_over(ctx, obj, ctx.tag_address(ctx.layout.stack_tag(uop.operand)))
+    return ctx.take_over(obj, ctx.tag_address(ctx.layout.stack_tag(uop.operand)))

@@ -11,7 +11,6 @@ from codegen.lower.table import (
     _i64,
     lowers,
 )
-from jit.kinds import OWNED
 from jit.trace import Uop
 
 # the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
@@ -84,21 +83,7 @@ def _reload_slot_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     """What the inner tree wrote in the slot, with a reference of the trace's own: the buffer's, if it holds one
     (tag OWNED: the trace takes it over), else a new one."""
     obj = ctx.load_slot(uop.operand, uop.out.kind)  # type: ignore[union-attr]
-    return take_over(ctx, obj, ctx.tag_address(ctx.layout.slot_tag(uop.operand)))
-
-
-def take_over(ctx: LowerContext, obj: ir.Value, address: ir.Value) -> ir.Value:
-    """obj, read from the buffer entry whose tag is at address, with a reference of the trace's own: the
-    buffer's, if the tag says it holds one (OWNED: cleared, the trace takes it over), else a new one."""
-    b = ctx.builder
-    tag = b.load(address)
-    owned = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(tag.type, OWNED)), ir.Constant(tag.type, 0))
-    with b.if_else(owned) as (taken, shared):
-        with taken:
-            b.store(b.and_(tag, ir.Constant(tag.type, 0xFF & ~OWNED)), address)
-        with shared:
-            ctx.incref(obj)
-    return obj
+    return ctx.take_over(obj, ctx.tag_address(ctx.layout.slot_tag(uop.operand)))
 
 
 @lowers("_RELOAD_STACK")
