@@ -366,3 +366,25 @@ def test_objects_handed_between_a_loops_functions_do_not_leak():
     leaked = [x[0] for x in made if sys.getrefcount(x) - 3 != sum(x is item for item in rows)]
     assert leaked == [], leaked[:10]
     assert jit_module.stats(f)["native_iterations"] > 10_000
+
+
+def small_hash_of_rows(rows):
+    h = 0
+    for row in rows:
+        for x in row:
+            h = (h * 31 + x) & 0xFFFF
+    return h
+
+
+def test_the_rows_an_inner_loop_walks_keep_their_counts():
+    # (the outer trace hands the row to the inner tree with a reference of its own; where the outer body ends it
+    # clears the inner loop's slots, and released nothing there: one reference to the last row leaked a call)
+    rows = [[1, 2, 3], [4, 5], [6, 7, 8, 9]] * 20
+    f = jit(threshold=2)(small_hash_of_rows)
+    for _ in range(20):
+        assert f(rows) == small_hash_of_rows(rows)
+    before = [sys.getrefcount(row) for row in rows[:3]]
+    for _ in range(10):
+        f(rows)
+    assert [sys.getrefcount(row) for row in rows[:3]] == before
+    assert jit_module.stats(f)["native_entries"] > 0
