@@ -621,8 +621,12 @@ class Recorder:
                     self.snapshots.begin(self.pc)  # (the state the jump hands over: the same values, converted)
                     trace.end_snapshot = self.snapshots.take(empty_stack=True)
                     owned = self.owned_slots()
-                # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind)
-                takes = all(slot in tree.entry_kinds for slot in owned)
+                # (an owned reference goes into a slot of the tree's entry type map, whose traces know its kind, or
+                # into one its root never assigns: it passes through the tree to the states of its exits, which
+                # the interpreter or a trace calling the tree takes; a side trace writing an object over it, or
+                # clearing it, releases it: codegen.context.LowerContext.buffer_may_own)
+                written = tree.root.trace.written
+                takes = all(slot in tree.entry_kinds or slot not in written for slot in owned)
                 if takes and self.matches_entry(frame, tree.entry_kinds):
                     for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
                         self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)

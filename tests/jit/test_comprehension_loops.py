@@ -62,7 +62,20 @@ def kinds_change(data, n):
     return total
 
 
+def filtered_squares(n):
+    """(The helper probes' comprehension_loop: 0.64x plain, then 6.8x.) The filter's side trace appends to the
+    outer trace's list, which the comprehension's tree does not know: it exited at every append, and the outer
+    trace called the tree again, a chain of calls that took a side exit for every other count of appends."""
+    total = 0
+    for i in range(n):
+        sq = [j * j for j in range(i % 20)]
+        ev = [v for v in sq if v % 2 == 0]
+        total += len(ev) + (ev[-1] if ev else 0)
+    return total
+
+
 CASES = [
+    (filtered_squares, [(3000,), (7,), (0,)]),
     (scaled_rows, [([1, 2, 3, 4, 5], 300), ([], 10), ([7], 0), ([2**62, -(2**62)], 40)]),
     (filtered_floats, [([1.5, -2.0, 3.0, -0.0, 0.25], 300), ([-1.0], 50)]),
     (two_generators, [([1, 2, 3, 4], 200)]),
@@ -80,6 +93,7 @@ def test_same_as_cpython(func, calls):
 @pytest.mark.parametrize(
     "func, args",
     [
+        (filtered_squares, (3000,)),
         (scaled_rows, ([1, 2, 3, 4, 5], 2000)),
         (filtered_floats, ([1.5, -2.0, 3.0] * 3, 2000)),
         (two_generators, ([1, 2, 3, 4], 2000)),
