@@ -89,6 +89,15 @@ def _loop_status(state: JitFunction, index: int) -> str:
             }
         )
         calls = f", with the calls of {', '.join(inlined)} inlined" if inlined else ""
+        generic = {
+            name: why
+            for tree in loop_state.trees
+            for compiled in tree.traces()
+            for name, why in compiled.trace.generic_calls.items()
+        }
+        if generic:
+            listed = "; ".join(f"{name} ({why})" for name, why in sorted(generic.items()))
+            calls += f"; calls made through the C-API, not inlined: {listed}"
         return (
             f"native: {len(loop_state.trees)} tree(s), {sides} side trace(s), "
             f"entered {entries} time(s) from the interpreter{calls}"

@@ -211,6 +211,9 @@ class Trace:
     # a side trace joined with its tree's loop: that loop merged with it (both ways in one iteration), whose
     # vectorized fast copy its function has (jit.optimizer.merge, codegen.joined); None: none
     merged: Trace | None = None
+    # calls of Python functions recorded as generic calls, their bodies not inlined (jit.inline): the function's
+    # qualified name -> where and why (jit.explain lists them)
+    generic_calls: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def new_value(self, kind: Kind, const: Any = NO_CONST) -> Value:
         value = Value(self.next_value, kind, const)

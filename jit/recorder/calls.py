@@ -157,11 +157,17 @@ def _inlined_or_generic(
     mark = generic.rolled_back(r)
     try:
         return r.inline_call(frame, target, args, n, **how)
-    except Abort:
+    except Abort as exc:
         # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
         # interpreter makes the call once, for real; native code makes it through the C-API
         generic.roll_back(r, mark)
+        _not_inlined(r, target, exc)
     return generic.call(r, callee, args, keywords)
+
+
+def _not_inlined(r: Recorder, target: types.FunctionType, why: Abort) -> None:
+    """Note for jit.explain that a call of target is recorded generically, and why."""
+    r.trace.generic_calls.setdefault(target.__qualname__, f"line {r.line}: {why}")
 
 
 def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], keywords: tuple[str, ...] = ()) -> Value:
@@ -182,10 +188,11 @@ def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], ke
         r.emit("_GUARD_NO_INSTANCE_ATTR", (pending.obj,), operand=where)
         del r.pending_methods[method.id]
         return r.inline_call(frame, function, [pending.obj, *args], len(args), method=pending, keywords=keywords)
-    except Abort:
+    except Abort as exc:
         # not inlined (a loop, a store, ...): nothing of its dry run was visible; one generic call
         generic.roll_back(r, mark)
         r.pending_methods[method.id] = pending
+        _not_inlined(r, function, exc)
     return generic.call_method(r, method, args, keywords)
 
 

@@ -156,6 +156,31 @@ def test_explain_names_the_inlined_calls():
     assert "with the calls of clamp, h, scale, twice inlined" in text, text
 
 
+COUNTER_SOURCE = """
+COUNTER = 0
+
+def bump(k):
+    global COUNTER
+    COUNTER += k
+
+def count_up(n):
+    global COUNTER
+    COUNTER = 0
+    for i in range(n):
+        bump(2)
+    return COUNTER
+"""
+
+
+def test_explain_names_the_calls_left_generic_and_why():
+    count_up = define(COUNTER_SOURCE, "count_up", {})
+    f = jit(threshold=2)(count_up)
+    assert f(300) == 600
+    text = jit_module.explain(f)
+    assert "calls made through the C-API, not inlined: bump (line " in text, text
+    assert "may not change a global" in text, text
+
+
 def test_a_helper_in_an_inner_loop_costs_one_native_entry():
     f = jit(helpers("grid"))
     for _ in range(3):
