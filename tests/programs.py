@@ -491,7 +491,7 @@ class _Gen:
             (6, "assign"), (4, "augassign"), (3 if compound else 0, "if"), (3 if loops else 0, "for"),
             (2 if loops else 0, "while"), (1, "store"), (1 if sc.in_loop else 0, "exit"), (1, "return"),
             (1, "tuple"), (1, "chain"), (self.use_list, "append"), (2 * self.use_dict, "tally"),
-            (2 * self.use_boxes, "box"),
+            (3 * self.use_boxes, "box"),
         )  # fmt: skip
         if kind == "chain" and self.use_unbound and self.flag(15):
             kind = "del"
@@ -566,7 +566,7 @@ class _Gen:
 
     def stmt_box(self, sc: Scope) -> list[str]:
         """A list made, or moved between `box` and `keep` (objects a side trace copies into another variable)."""
-        kind = self.pick((3, "make"), (2, "copy"), (1, "swap"), (1, "append"))
+        kind = self.pick((3, "make"), (3, "copy"), (1, "swap"), (1, "append"))
         if kind == "make":
             items = ", ".join(self.num_expr(sc, self.int_(0, 1), growth=False).text for _ in range(self.int_(1, 2)))
             return [f"box = [{items}]"]
