@@ -81,6 +81,7 @@ class JitFunction:
         self.lock = threading.Lock()
         self.globals: dict[str, Any] = py_func.__globals__
         self.builtins: dict[str, Any] = py_func.__builtins__  # type: ignore[attr-defined]
+        self.closure: tuple[Any, ...] = py_func.__closure__ or ()  # (its cells: LOAD_FREE, a closure's variables)
         self.exec_args: tuple[Any, ...] = ()
         self.loop_views: list[Any] = []  # per loop, what run_loop runs (Baseline.CPYTHON)
         self.backedge_counts: list[int] = []
@@ -96,8 +97,11 @@ class JitFunction:
         code = py_func.__code__
         if self.mode is Mode.PENDING:
             class_cell = code.co_freevars == ("__class__",)
+            # (a closure reading variables of enclosing functions runs as one: its forwarders take its cells,
+            # jit.wrapper; with the class cell of a method using super() besides, it stays plain)
+            mixed_cells = "__class__" in code.co_freevars and not class_cell
             if (code.co_flags & _NOT_COMPILABLE_FLAGS and not options.strict) or (
-                code.co_freevars and (options.strict or not class_cell)
+                code.co_freevars and (options.strict or mixed_cells)
             ):
                 self.mode = Mode.PLAIN  # (the front end's reason is found when jit.explain asks)
             elif (code.co_flags & inspect.CO_GENERATOR or class_cell) and not options.strict:

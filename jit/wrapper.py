@@ -88,8 +88,28 @@ def forwarder(func: types.FunctionType, target: Any, method: str) -> types.CodeT
         f"            pass\n"
         f"        raise\n"
     ).replace("@T@", repr(_PLACEHOLDER))
+    if code.co_freevars:
+        # a closure's wrapper keeps the function's cells: its code takes the same free variables, which a
+        # block the compiler never emits names (no cost at run time)
+        names = ", ".join(code.co_freevars)
+        body = "".join(f"    {line}\n" for line in source.splitlines())
+        source = f"def enclosing():\n    {names} = {', '.join(['None'] * len(code.co_freevars))}\n{body}"
+        source = source.replace("    try:\n", f"    if False:\n            ({names},)\n        try:\n", 1)
     module = compile(source, f"<tracejit {func.__qualname__}>", "exec")
-    made = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    made = _code_named(module, "forward")
+    assert made.co_freevars == code.co_freevars, (made.co_freevars, code.co_freevars)
     held = _WeakTarget(target)
     consts = tuple(held if c == _PLACEHOLDER else c for c in made.co_consts)
     return made.replace(co_consts=consts, co_name=code.co_name, co_qualname=func.__qualname__)
+
+
+def _code_named(code: types.CodeType, name: str) -> types.CodeType:
+    """The code object of the function named name that code (a module's) defines, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            found = _code_named(const, name) if const.co_consts else None
+            if found is not None:
+                return found
+    return None  # type: ignore[return-value]

@@ -513,6 +513,14 @@ class _Instrumenter:
         if self.source.class_name is not None:
             # private names are mangled as in the user's class: compile the def inside a class of that name
             inner = ast.copy_location(ast.ClassDef(self.source.class_name, [], [], [func], []), node)
+        if self.source.free_names:
+            # a closure: compiled inside a function binding the variables it reads, so that its code takes them as
+            # free variables, as the user's does (the wrapper runs it with the user's cells)
+            binds = ast.Assign([ast.Name(name, ast.Store()) for name in self.source.free_names], ast.Constant(None))
+            enclosing = ast.FunctionDef(
+                "enclosing", ast.arguments([], [], None, [], [], None, []), [binds, inner], [], None, None
+            )
+            inner = ast.fix_missing_locations(ast.copy_location(enclosing, node))
         tree = ast.Module([inner], [])  # (every node has its position: the user's, or its loop's)
         flags = _future_flags(self.source)
         compiled = compile(tree, self.source.filename, "exec", flags=flags, dont_inherit=True)

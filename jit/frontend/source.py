@@ -37,8 +37,8 @@ class FunctionSource:
     generator_line: int | None = None
     # a method using super() or __class__ (its only free variable is the class cell): those stay CPython's
     class_cell: bool = False
-    # (a callee compiled to be inlined: ``locate(func, inlined=True)``) the variables of enclosing functions
-    # it reads, in the order of its code's co_freevars (of its ``__closure__``)
+    # (a closure) the variables of enclosing functions it reads, in the order of its code's co_freevars (of its
+    # ``__closure__``)
     free_names: tuple[str, ...] = ()
 
     def mangle(self, name: str) -> str:
@@ -70,10 +70,11 @@ def _parse(filename: str, text: str) -> tuple[ast.Module, symtable.SymbolTable]:
 
 
 def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
-    """Find ``func``'s definition and scope, or raise Unsupported saying why not. inlined: a callee to inline
-    (``jit.inline``), which may be a closure reading variables of enclosing functions (never assigning them: no
-    ``nonlocal``; its tier-1 code reads its cells, ``LOAD_FREE``) or a lambda (found where it is the only one
-    starting on its line; its node is then a ``def`` returning its body); else both are refused."""
+    """Find ``func``'s definition and scope, or raise Unsupported saying why not. func may be a closure reading
+    variables of enclosing functions (never assigning them: no ``nonlocal``; its tier-1 code reads its cells,
+    ``LOAD_FREE``). inlined: a callee to inline (``jit.inline``), which may also be a lambda (found where it is
+    the only one starting on its line; its node is then a ``def`` returning its body); else lambdas are
+    refused."""
     code = func.__code__
     line = code.co_firstlineno
     flags = code.co_flags
@@ -108,7 +109,7 @@ def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
             raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
         node, scopes = found
     class_cell = code.co_freevars == ("__class__",) and not _first_line_of(node, ast.Nonlocal, 0)
-    free = inlined and "__class__" not in code.co_freevars and not _first_line_of(node, ast.Nonlocal, 0)
+    free = "__class__" not in code.co_freevars and not _first_line_of(node, ast.Nonlocal, 0)
     if code.co_freevars and not class_cell and not free:
         _closure(node, code.co_freevars, line)  # (before the match: the recompiled def has no enclosing cells)
     free_names = code.co_freevars if free else ()

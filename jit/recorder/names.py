@@ -113,26 +113,31 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     r.push(r.const(value))
 
 
-#: what a closure's cell may hold for an inlined callee to read it (the kinds _LOAD_GLOBAL_VALUE reads, and None)
-_FREE_TYPES = (int, float, bool, list, tuple, type(None))
+#: what a closure's cell may hold for the trace to read it (the kinds _LOAD_GLOBAL_VALUE reads, None, and a
+#: function: a helper defined in the enclosing function, inlined where it is called, _GUARD_CALLEE_VALUE)
+_FREE_TYPES = (int, float, bool, list, tuple, type(None), types.FunctionType, types.BuiltinFunctionType)
 
 
 @_handles(I.LOAD_FREE)
 def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
-    """A variable of an enclosing function an inlined closure reads: from the cell of the function value (or
-    constant) the call guarded, at every read (Python code may assign it between two calls)."""
+    """A variable of an enclosing function a closure reads (the jitted function's, or an inlined callee's): from
+    the cell of the function value (or constant: the jitted function, or the callee the call guarded), at every
+    read (Python code may assign it between two reads)."""
     index, name = arg
     call = r.inlined[-1] if r.inlined else None
-    if call is None:  # (only a callee to inline is compiled with free variables)
-        raise Abort(Reason.NOT_COMPILED, instruction="LOAD_FREE")
     try:
         value = frame.function.closure[index].cell_contents
     except ValueError:  # (the interpreter raises NameError: the call is made for real)
         raise Abort(Reason.RAISES, what=f"free variable {name!r}", exception="NameError") from None
     if type(value) not in _FREE_TYPES:
+        if call is None:
+            raise Abort(Reason.FREE_VARIABLE, name=name, type=type(value).__name__)
         why = f"it reads {name!r} of an enclosing function, a {type(value).__name__}"
         raise Abort(Reason.NOT_INLINED, name=call.function.__qualname__, why=why)
-    function = call.held if call.held is not None else r.const(call.function)
+    if call is None:  # (the jitted function's own cells: its function object, which the trace keeps)
+        function = r.const(frame.function.py_func)
+    else:
+        function = call.held if call.held is not None else r.const(call.function)
     r.push(_unbox(r, r.emit("_LOAD_FREE", (function,), operand=index), value))
 
 

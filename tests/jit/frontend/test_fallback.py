@@ -167,23 +167,6 @@ g = lambda x, y=2: x * y  #<
         r"lambda",
     ),
     Case(
-        "closure",
-        """
-def outer():
-    scale = 3
-    def inner(n):
-        t = 0
-        for i in range(n):
-            t += i * scale  #<
-        return t
-    return inner
-""",
-        "outer",
-        [12],
-        r"closure.*scale",
-        factory=True,
-    ),
-    Case(
         "nonlocal",
         """
 def outer():

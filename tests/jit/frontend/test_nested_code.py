@@ -161,7 +161,9 @@ for _name in (
 
 def test_a_sum_of_a_generator_in_a_hot_loop_is_native():
     jitted = check(NS["swarm_energy"], 200, native=True)
-    assert "generator" not in jit_module.explain(jitted.cpython_baseline).split("recordings that gave up")[-1]
+    text = jit_module.explain(jitted.cpython_baseline)
+    gave_up = text.split("recordings that gave up")[1] if "recordings that gave up" in text else ""
+    assert "generator" not in gave_up, text  # (no recording gave up on it: the generator's code is called)
 
 
 def test_laziness_and_short_circuits_are_cpythons():
