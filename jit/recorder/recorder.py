@@ -626,7 +626,7 @@ class Recorder:
                 # the interpreter or a trace calling the tree takes; a side trace writing an object over it, or
                 # clearing it, releases it: codegen.context.LowerContext.buffer_may_own)
                 written = tree.root.trace.written
-                takes = all(slot in tree.entry_kinds or slot not in written for slot in owned)
+                takes = all(slot in tree.entry_kinds or self._passes_through(frame, slot, written) for slot in owned)
                 if takes and self.matches_entry(frame, tree.entry_kinds):
                     for slot, kind in tree.entry_kinds.items():  # the jump reads the tree's live-in slots
                         self.read_slot(frame, slot, unbound=kind == Kind.UNBOUND)
@@ -716,6 +716,16 @@ class Recorder:
             for s in state.slots
             if s.hold is Hold.VALUE and s.value is not None and not self.is_owned(s.value) and s.value.id not in entry
         )
+
+    def _passes_through(self, frame: Frame, slot: int, written: set[int]) -> bool:
+        """May an owned object in slot pass through a tree whose root does not name it (it assigns slots written)?
+        Where the root never assigns the slot, and it holds no int object (which the trees of a loop take in
+        their entry type maps: ``Tree.owned_entry_slots``)."""
+        if slot in written:
+            return False
+        value = self.abstract.get(slot)
+        kind = value.kind if value is not None else self.slot_kind(frame.slots[slot], slot)
+        return kind != Kind.INT_OBJECT
 
     def matches_entry(self, frame: Frame, entry_kinds: dict[int, Kind]) -> bool:
         for slot, kind in entry_kinds.items():
