@@ -353,6 +353,29 @@ def first_duplicate(n: int) -> int:
     return -1
 
 
+# --- a str built in a loop, a comprehension with a filter in a loop ---------------------------------------------
+
+
+def hyphenated(n: int) -> int:
+    """A str built with += and, every tenth character, a second += (a side trace appending too)."""
+    s = ""
+    for i in range(n):
+        s += chr(97 + i % 26)
+        if i % 10 == 9:
+            s += "-"
+    return len(s) + s.count("-")
+
+
+def filtered_squares(n: int) -> int:
+    """List comprehensions in a loop, one with a filter (its side trace appends to the outer loop's list)."""
+    total = 0
+    for i in range(n):
+        squares = [j * j for j in range(i % 20)]
+        even = [v for v in squares if v % 2 == 0]
+        total += len(even) + (even[-1] if even else 0)
+    return total
+
+
 def _run(f: Callable[[int], Any], n: int) -> Any:
     return f(n)
 
@@ -387,4 +410,6 @@ ORDINARY: dict[str, Case] = {
     "clamp": Case(clamp, 50_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
     "first_duplicate": Case(first_duplicate, 50_000, 2000, what="search loop with return, enumerate"),
     "integrate": Case(integrate, 100_000, 2000, _integrate_both, "a function passed in: Python's, then math.cos"),
+    "hyphenated": Case(hyphenated, 200_000, 2000, what="a str built with += on two ways"),
+    "filtered_squares": Case(filtered_squares, 8000, 200, what="comprehensions in a loop, one with a filter"),
 }
