@@ -48,10 +48,6 @@ def llvm_type(kind: Kind) -> ir.Type:
     return I64
 
 
-#: kinds written where a variable is cleared (a deletion, an inner loop's hidden slots at the outer body's end)
-_CLEARING = frozenset({Kind.UNBOUND, Kind.NONE})
-
-
 class LowerContext:
     def __init__(
         self,
@@ -457,9 +453,10 @@ class LowerContext:
         only where its type map takes an int object: the test at run time finds no reference there. Otherwise, a
         slot the trace does not read first may hold an object a side trace jumping into the tree, or an exit
         before it, wrote there with a reference of its own: tested where an object is written over it, which is
-        what such a variable holds (one that goes from an object to a number there keeps that reference: a
-        leak, not a crash, and a test per exit for every number otherwise, which doubled some traces' compile
-        time).)"""
+        what such a variable holds, and where the trace's own states hold an object in the slot (an inner loop's
+        hidden slots, cleared where the outer loop's body ends). One that goes from an object to a number there
+        otherwise keeps that reference: a leak, not a crash; a test per exit for every number, or every
+        clearing, made the code a tenth bigger and doubled some traces' compile time.)"""
         trace = self.trace
         if trace.kind is TraceKind.ROOT:
             value = trace.entry_slots.get(slot)
@@ -469,7 +466,7 @@ class LowerContext:
         if kind is not None:
             return kind in MAY_BE_OWNED
         nested = trace.loop is not None and trace.loop.parent is not None
-        return nested or writing in MAY_BE_OWNED or writing in _CLEARING or slot in self._object_slots()
+        return nested or writing in MAY_BE_OWNED or slot in self._object_slots()
 
     def _object_slots(self) -> frozenset[int]:
         """The slots that hold an object (a kind of MAY_BE_OWNED) in some state this trace writes: an exit's, an
