@@ -249,5 +249,6 @@ __all__ = [
     "Returns",
     "callee_code",
     "initial_slots",
+    "parameters",
     "target_of",
 ]
