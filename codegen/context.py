@@ -375,25 +375,32 @@ class LowerContext:
                     self.capi("Py_DecRef", old)
         return len(frame.stack)
 
-    def store_loop_slot(self, slot: int, kind: Kind, value: ir.Value) -> None:
-        """Write slot with value where native code goes on from the buffer (the loop's state at its top, handed
-        from one function of a trace to another: its fast copy, back to the trace's function): an object with a
-        reference of its own, as _borrowed_elsewhere says, the buffer's reference to what the slot held released,
-        as materialize does (an owned kind: the caller's plan, as before)."""
-        if kind not in MAY_BE_OWNED or kind in OWNED_KINDS:
-            self.store_slot(slot, kind, value)
-            return
-        old = self.owned_by_buffer(slot) if self.buffer_may_own(slot, kind) else None
-        self.incref(value)
-        self.store_slot(slot, kind, value, owned=True)
-        if old is not None:
-            self.capi("Py_DecRef", old)  # (NULL-safe)
-
-    def store_loop_previous(self, slot: int, kind: Kind, previous: ir.Value) -> None:
-        """store_previous of a slot assigned late, assigned (whole iterations have run), where native code goes
-        on from the buffer (store_loop_slot)."""
-        old = self.store_previous(slot, kind, ir.Constant(I1, 1), previous)
-        if old is not None:
+    def store_loop_state(
+        self,
+        values: dict[int, tuple[Kind, ir.Value]],
+        previous: dict[int, tuple[Kind, ir.Value, ir.Value]] | None = None,
+    ) -> None:
+        """Write slots where native code goes on from the buffer (the loop's state at its top, handed from one
+        function of a trace to another: its fast copy, back to the trace's function; a joined side trace's slots):
+        values, slot -> (kind, value); previous, slot -> (kind, written, value) of slots assigned late
+        (store_previous). An object goes with a reference of its own, as _borrowed_elsewhere says (an owned kind:
+        the caller's plan, as before), and the buffer's references to what the slots held are released once every
+        slot is written, as materialize does (`box, keep = keep, box`: the object one slot gives up may be the
+        one the next takes)."""
+        replaced: list[ir.Value] = []
+        for slot, (kind, value) in values.items():
+            if kind not in MAY_BE_OWNED or kind in OWNED_KINDS:
+                self.store_slot(slot, kind, value)
+                continue
+            if self.buffer_may_own(slot, kind):
+                replaced.append(self.owned_by_buffer(slot))
+            self.incref(value)
+            self.store_slot(slot, kind, value, owned=True)
+        for slot, (kind, written, value) in (previous or {}).items():
+            old = self.store_previous(slot, kind, written, value)
+            if old is not None:
+                replaced.append(old)
+        for old in replaced:
             self.capi("Py_DecRef", old)  # (NULL-safe)
 
     def store_previous(self, slot: int, kind: Kind, written: ir.Value, previous: ir.Value) -> ir.Value | None:

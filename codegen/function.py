@@ -269,10 +269,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         main.vectorized = ctx.function
     b.cbranch(holds, fast, back)
     b.position_at_end(back)
-    for slot, phi in dispatch.values.items():  # the state at the loop's top, where the trace's function goes on
-        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, phi)
-    for slot, (_, previous) in dispatch.flags.items():
-        ctx.store_loop_previous(slot, assigned_late(trace)[slot].kind, previous)
+    _store_top(ctx, dispatch)  # the state at the loop's top, where the trace's function goes on
     ctx.fuel = dispatch.fuel
     ctx.store_fuel()
     # (where only the periodic check is due, the trace's function runs it and comes back after WARM_UP)
@@ -305,10 +302,7 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
             assert left is not None and stores is not None and counter is not None
             start = dispatch.values[_slot_of(trace, counter[1])]
             _restore(ctx, *undo, left, _first_addresses(ctx, stores, affine, counter, start))
-        for slot, phi in dispatch.values.items():
-            ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, phi)
-        for slot, (_, previous) in dispatch.flags.items():
-            ctx.store_loop_previous(slot, assigned_late(trace)[slot].kind, previous)
+        _store_top(ctx, dispatch)
         ctx.fuel = dispatch.fuel
         ctx.store_fuel()
         b.store(dispatch.fuel, refused)
@@ -970,11 +964,13 @@ def _check_events(
         on = ctx.function.append_basic_block("to_fast")
         b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
         b.position_at_end(on)
-    for slot, value in here.values.items():  # the state at the loop's top
-        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, value)
-    late = assigned_late(trace)
-    for slot, (_, previous) in here.flags.items():  # (assigned: WARM_UP iterations have run)
-        ctx.store_loop_previous(slot, late[slot].kind, previous)
+    # the state at the loop's top (flags: assigned, WARM_UP iterations have run). The loop-carried objects go as
+    # before, without a reference of their own: taking one here made a loop swapping two lists between
+    # variables crash (an inner loop of `box, keep = keep, box` under an outer loop making the list; not
+    # understood yet), where leaving it leaks a reference per entry of a loop whose fast copy carries an object
+    for slot, value in here.values.items():
+        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
+    _store_top(ctx, dataclasses.replace(here, values={}))
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
@@ -1011,18 +1007,25 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     quiet = b.icmp_unsigned(">=", b.sub(here.quiet, fuel), ir.Constant(I64, QUIET))
     b.cbranch(quiet, back, cont)
     b.position_at_end(back)
-    for slot, value in here.values.items():  # the state at the loop's top
-        ctx.store_loop_slot(slot, trace.entry_slots[slot].kind, value)
-    late = assigned_late(trace)
-    replaced = [
-        ctx.store_previous(slot, late[slot].kind, written, previous) for slot, (written, previous) in here.flags.items()
-    ]
-    for old in replaced:
-        if old is not None:
-            ctx.capi("Py_DecRef", old)  # (NULL-safe)
+    _store_top(ctx, here, assigned=False)  # the state at the loop's top
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration is the root function's)
     b.ret(b.call(ctx.tree_function(ctx.back_to_root), [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
+
+
+def _store_top(ctx: LowerContext, top: _Top, assigned: bool = True) -> None:
+    """Write the loop's state at its top (top's values, and the slots assigned late: all assigned where assigned
+    says whole iterations have run, else as their flags say) for another of the trace's functions to go on from."""
+    trace = ctx.trace
+    late = assigned_late(trace)
+    yes = ir.Constant(I1, 1)
+    ctx.store_loop_state(
+        {slot: (trace.entry_slots[slot].kind, value) for slot, value in top.values.items()},
+        {
+            slot: (late[slot].kind, yes if assigned else written, previous)
+            for slot, (written, previous) in top.flags.items()
+        },
+    )
 
 
 def fuel_per_iteration(trace: Trace) -> int:

@@ -268,9 +268,9 @@ def _joined_side(
                     flags[slot] = (ir.Constant(ir.IntType(1), 1), loop.value(state.value))
                 else:  # (not assigned yet in this iteration, nor by the side trace: as it was)
                     flags[slot] = flag
-            for slot in sorted(side.written - set(here.values) - set(here.flags)):
-                # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
-                body.store_loop_slot(slot, end[slot].kind, body.value(end[slot]))
+            # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
+            outside = sorted(side.written - set(here.values) - set(here.flags))
+            body.store_loop_state({slot: (end[slot].kind, body.value(end[slot])) for slot in outside})
             assert body.fuel is not None
             quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
             here.add_incoming(_Top(values, flags, body.fuel, quiet=quiet), b.block)

@@ -24,7 +24,7 @@ bookkeeping, where each reference is given up:
 * an object written into the buffer's slots that is not what the slot held at the trace's entry (another
   slot's object, an item of a list, a looping root's phi, the previous iteration's value of a slot assigned
   late, the loop's state handed from one of its functions to another) goes with a reference of its own, tag
-  OWNED (``LowerContext.materialize``, ``store_loop_slot``): native code may go on from that state (a side trace
+  OWNED (``LowerContext.materialize``, ``store_loop_state``): native code may go on from that state (a side trace
   linked to the exit, the tree a side trace jumps into, the loop's fast copy) and release what kept it alive
   before the interpreter takes the state. The only borrowed objects in the buffer are then the ones the
   interpreter's frame holds (what the tree was entered with) and constants.
