@@ -388,3 +388,9 @@ def test_the_rows_an_inner_loop_walks_keep_their_counts():
         f(rows)
     assert [sys.getrefcount(row) for row in rows[:3]] == before
     assert jit_module.stats(f)["native_entries"] > 0
+
+
+# Not fixed yet (a use after free, on 9ae5466 too, found by the program generator): an inner loop swapping two
+# lists, `box, keep = keep, box`, under an outer loop that makes one of them, `box = [x]` on some iterations,
+# crashes under some options (the tests' options here; `threshold=2` too): reproduced in the closing note of
+# session 35. The generator makes no such swap until it is fixed.
