@@ -968,9 +968,7 @@ def _check_events(
     # before, without a reference of their own: taking one here made a loop swapping two lists between
     # variables crash (an inner loop of `box, keep = keep, box` under an outer loop making the list; not
     # understood yet), where leaving it leaks a reference per entry of a loop whose fast copy carries an object
-    for slot, value in here.values.items():
-        ctx.store_slot(slot, trace.entry_slots[slot].kind, value)
-    _store_top(ctx, dataclasses.replace(here, values={}))
+    _store_top(ctx, here, carried_owned=False)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(cont)
@@ -1013,14 +1011,20 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     b.position_at_end(cont)
 
 
-def _store_top(ctx: LowerContext, top: _Top, assigned: bool = True) -> None:
+def _store_top(ctx: LowerContext, top: _Top, assigned: bool = True, carried_owned: bool = True) -> None:
     """Write the loop's state at its top (top's values, and the slots assigned late: all assigned where assigned
-    says whole iterations have run, else as their flags say) for another of the trace's functions to go on from."""
+    says whole iterations have run, else as their flags say) for another of the trace's functions to go on from;
+    unless carried_owned, top's values are written without references of their own."""
     trace = ctx.trace
     late = assigned_late(trace)
     yes = ir.Constant(I1, 1)
+    carried = {slot: (trace.entry_slots[slot].kind, value) for slot, value in top.values.items()}
+    if not carried_owned:
+        for slot, (kind, value) in carried.items():
+            ctx.store_slot(slot, kind, value)
+        carried = {}
     ctx.store_loop_state(
-        {slot: (trace.entry_slots[slot].kind, value) for slot, value in top.values.items()},
+        carried,
         {
             slot: (late[slot].kind, yes if assigned else written, previous)
             for slot, (written, previous) in top.flags.items()

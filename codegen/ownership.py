@@ -73,14 +73,15 @@ class Ownership:
                     self.entry_slots[slot] = v
                     grown = True
         # a side trace's str it builds onto (jit.resume.taken_over): its reference too
-        self.entry_slots.update({slot: trace.entry_slots[slot] for slot in taken_over(trace)})
+        builds_onto = taken_over(trace)
+        self.entry_slots.update({slot: trace.entry_slots[slot] for slot in builds_onto})
         #: the entry slots whose reference the trace takes over from the buffer where the buffer owns one (its tag
         #: OWNED: the tag loses it), else takes one of its own: the slots every exit writes (a root's assigned
         #: slots, a side trace's taken over), which hand it back; so a str the trace builds onto is held once
         self.taken = (
             {slot for slot in self.entry_slots if slot in trace.written} if trace.kind is TraceKind.ROOT else set()
         )
-        self.taken |= set(taken_over(trace))
+        self.taken |= builds_onto
         for value in self.entry_slots.values():
             self._define(value, ENTRY)
         #: value id -> the owned values it depends on without a reference of its own: an item read out of a list

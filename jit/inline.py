@@ -26,8 +26,9 @@ such a guard. So a body changes memory only after its last way out:
 Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
 change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
-recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or closures of their own, generators, and functions the front
-end refuses are not inlined either: the call is made generically, through the C-API. A closure that reads its
+recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or closures of their
+own, generators, and functions the front end refuses are not inlined either: the call is made generically,
+through the C-API. A closure that reads its
 enclosing function's variables is inlined (``LOAD_FREE``: its cell, read at every call), and so is a lambda.
 
 The callee is a constant (a global, a method of a class: ``_GUARD_CALLEE``) or a value of the trace, a function a

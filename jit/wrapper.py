@@ -77,9 +77,13 @@ def forwarder(func: types.FunctionType, target: Any, method: str) -> types.CodeT
         params.append(f"**{starstar}")
     forward = list(names[:npos]) + ([f"*{star}"] if star is not None else [])
     forward += [f"{n}={n}" for n in names[npos:]] + ([f"**{starstar}"] if starstar is not None else [])
+    # a closure's forwarder takes the function's free variables (the wrapper keeps its cells): it is compiled
+    # inside a function binding them, and names them in a block the compiler never emits (no cost at run time)
+    cells = ", ".join(code.co_freevars)
     source = (
         f"def forward({', '.join(params)}):\n"
-        f"    try:\n"
+        + (f"    if False:\n        ({cells},)\n" if cells else "")
+        + f"    try:\n"
         f"        return @T@.{method}({', '.join(forward)})\n"
         f"    except @T@.base_exception:\n"
         f"        try:\n"
@@ -88,28 +92,13 @@ def forwarder(func: types.FunctionType, target: Any, method: str) -> types.CodeT
         f"            pass\n"
         f"        raise\n"
     ).replace("@T@", repr(_PLACEHOLDER))
-    if code.co_freevars:
-        # a closure's wrapper keeps the function's cells: its code takes the same free variables, which a
-        # block the compiler never emits names (no cost at run time)
-        names = ", ".join(code.co_freevars)
+    if cells:
         body = "".join(f"    {line}\n" for line in source.splitlines())
-        source = f"def enclosing():\n    {names} = {', '.join(['None'] * len(code.co_freevars))}\n{body}"
-        source = source.replace("    try:\n", f"    if False:\n            ({names},)\n        try:\n", 1)
-    module = compile(source, f"<tracejit {func.__qualname__}>", "exec")
-    made = _code_named(module, "forward")
+        source = f"def enclosing():\n    {cells} = {', '.join(['None'] * len(code.co_freevars))}\n{body}"
+    made = compile(source, f"<tracejit {func.__qualname__}>", "exec")
+    while made.co_name != "forward":  # (the module's code, then the enclosing function's)
+        made = next(c for c in made.co_consts if isinstance(c, types.CodeType))
     assert made.co_freevars == code.co_freevars, (made.co_freevars, code.co_freevars)
     held = _WeakTarget(target)
     consts = tuple(held if c == _PLACEHOLDER else c for c in made.co_consts)
     return made.replace(co_consts=consts, co_name=code.co_name, co_qualname=func.__qualname__)
-
-
-def _code_named(code: types.CodeType, name: str) -> types.CodeType:
-    """The code object of the function named name that code (a module's) defines, at any depth."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_name == name:
-                return const
-            found = _code_named(const, name) if const.co_consts else None
-            if found is not None:
-                return found
-    return None  # type: ignore[return-value]
