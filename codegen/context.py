@@ -21,8 +21,8 @@ from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
-from jit.resume import Hold, exit_resume
-from jit.trace import ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Uop, Value
+from jit.resume import Hold, exit_resume, written_with_reference
+from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
 
@@ -339,7 +339,9 @@ class LowerContext:
                 old = self.owned_by_buffer(state.slot) if self.buffer_may_own(state.slot, state.value.kind) else None
                 owned = self.hand_over(state.value, handed)
                 if not owned and (
-                    state.value.kind in OWNED_KINDS or state.value.id in pinned or self._borrowed_elsewhere(state)
+                    state.value.kind in OWNED_KINDS
+                    or state.value.id in pinned
+                    or written_with_reference(self.trace, state.slot, state.value)
                 ):
                     self.incref(self.value(state.value))  # (a constant, a pinned object, one borrowed elsewhere)
                     owned = True
@@ -383,7 +385,7 @@ class LowerContext:
         """Write slots where native code goes on from the buffer (the loop's state at its top, handed from one
         function of a trace to another: its fast copy, back to the trace's function; a joined side trace's slots):
         values, slot -> (kind, value); previous, slot -> (kind, written, value) of slots assigned late
-        (store_previous). An object goes with a reference of its own, as _borrowed_elsewhere says (an owned kind:
+        (store_previous). An object goes with a reference of its own, as jit.resume.written_with_reference says (an owned kind:
         the caller's plan, as before), and the buffer's references to what the slots held are released once every
         slot is written, as materialize does (`box, keep = keep, box`: the object one slot gives up may be the
         one the next takes)."""
@@ -405,7 +407,7 @@ class LowerContext:
 
     def store_previous(self, slot: int, kind: Kind, written: ir.Value, previous: ir.Value) -> ir.Value | None:
         """Write a slot assigned late (``jit.resume.assigned_late``) with the previous iteration's value, if written
-        (an i1): an object with a reference of its own, as _borrowed_elsewhere says (the previous iteration's
+        (an i1): an object with a reference of its own, as jit.resume.written_with_reference says (the previous iteration's
         item of a list may be stored over by the side trace linked to this exit). Returns the buffer's reference
         to what the slot held, to release once the state is written (NULL where none), or None."""
         b = self.builder
@@ -418,24 +420,6 @@ class LowerContext:
                 self.incref(previous)
         self.store_slot_if(written, slot, kind, previous, owned=owned)
         return old
-
-    def _borrowed_elsewhere(self, state: Any) -> bool:
-        """Is the object a slot is written with here held by the trace without a reference of its own, and not
-        the one the slot held at the trace's entry? Then it goes with a reference of its own: native code may go
-        on from this state (a side trace linked to the exit, the tree a side trace jumps into, an inner tree)
-        and release what kept it alive, the buffer's reference in the slot it was read from, or an item of a
-        list it then stores into, before the interpreter takes the state (`last = s` in a side trace, then
-        `s = [i]` in the tree: `last` pointed to a freed list)."""
-        value = state.value
-        if value.kind not in MAY_BE_OWNED or value.is_const:
-            return False
-        trace = self.trace
-        if trace.entry_slots.get(state.slot) is not value:
-            return True
-        # (the slot's value at the entry: in a looping root, its phi, which holds what an iteration before stored
-        # unless the loop never assigns the slot)
-        end = trace.end_snapshot if trace.end is TraceEnd.LOOP else None
-        return end is not None and end.outer.slots.get(state.slot) is not value
 
     def _keep_if_same(self, slot: int, kind: Kind, old: ir.Value, value: ir.Value) -> ir.Value:
         """(A slot written with a value the trace holds no reference of its own to, where the buffer owned a

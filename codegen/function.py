@@ -968,7 +968,7 @@ def _check_events(
     # before, without a reference of their own: taking one here made a loop swapping two lists between
     # variables crash (an inner loop of `box, keep = keep, box` under an outer loop making the list; not
     # understood yet), where leaving it leaks a reference per entry of a loop whose fast copy carries an object
-    _store_top(ctx, here, carried_owned=False)
+    _store_top(ctx, here)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
     b.position_at_end(cont)

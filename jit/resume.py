@@ -28,8 +28,8 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from jit.kinds import Kind
-from jit.trace import FrameSnapshot, Prewritten, Snapshot, Trace, TraceKind, Value
+from jit.kinds import MAY_BE_OWNED, Kind
+from jit.trace import FrameSnapshot, Prewritten, Snapshot, Trace, TraceEnd, TraceKind, Value
 
 __all__ = [
     "FrameResume",
@@ -381,6 +381,22 @@ def taken_over(trace: Trace) -> frozenset[int]:
     if not strs:
         return frozenset()
     return frozenset(strs[u.args[0].id] for u in trace.uops if u.name == "_BINARY_OP_ADD_STR" and u.args[0].id in strs)
+
+
+def written_with_reference(trace: Trace, slot: int, value: Value) -> bool:
+    """Does a state of trace that writes value into slot give the buffer a reference of its own to it, though the
+    trace may hold none (``codegen.ownership``)? An object that is not what slot held at the trace's entry (or, in
+    a looping root, is not the slot's phi, which holds what an iteration before stored unless the loop never
+    assigns the slot): native code may go on from that state (a side trace linked to the exit, the tree a side
+    trace jumps into, an inner tree) and release what kept it alive before the interpreter takes the state (`last
+    = s` in a side trace, then `s = [i]` in the tree). Whoever reads such a slot back (an outer trace after an
+    inner tree's call, a side trace from the exit) must not count it borrowed (``ExitView.borrowed_slots``)."""
+    if value.kind not in MAY_BE_OWNED or value.is_const:
+        return False
+    if trace.entry_slots.get(slot) is not value:
+        return True
+    end = trace.end_snapshot if trace.end is TraceEnd.LOOP else None
+    return end is not None and end.outer.slots.get(slot) is not value
 
 
 def assigned_late(trace: Trace) -> dict[int, Value]:

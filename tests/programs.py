@@ -15,7 +15,7 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
-early returns, calls of ``h`` with keyword arguments, lists made and copied between locals ``box`` and
+early returns, calls of ``h`` with keyword arguments, lists made, copied and swapped between locals ``box`` and
 ``keep`` (and appended to), ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
@@ -156,7 +156,7 @@ class _Gen:
         self.wide = True  # False: a "narrow" program (see NARROW_INT_CONSTS)
         self.use_tuple = False  # a local tuple `tup` of 3 numbers
         self.use_list = False  # a local list `acc`, appended to
-        self.use_boxes = False  # local lists `box` and `keep`, made and copied between the two names
+        self.use_boxes = False  # local lists `box` and `keep`, made, copied and swapped between the two names
         self.use_dict = False  # a local tuple of strs `words` and a dict `tally` counting numbers under them
         self.use_globals = False  # f declares INT_GLOBALS and NUM_GLOBALS `global` and uses them as variables
         self.use_try = False  # a try around the top-level loop, or in it (with_try)
@@ -566,14 +566,14 @@ class _Gen:
 
     def stmt_box(self, sc: Scope) -> list[str]:
         """A list made, or moved between `box` and `keep` (objects a side trace copies into another variable)."""
-        # (no `box, keep = keep, box` yet: swapped in an inner loop under an outer loop making the list, it can
-        # crash, a use after free found this way and not fixed yet: see tests/codegen/test_ownership.py)
-        kind = self.pick((3, "make"), (3, "copy"), (1, "append"))
+        kind = self.pick((3, "make"), (3, "copy"), (1, "swap"), (1, "append"))
         if kind == "make":
             items = ", ".join(self.num_expr(sc, self.int_(0, 1), growth=False).text for _ in range(self.int_(1, 2)))
             return [f"box = [{items}]"]
         if kind == "copy":
             return [self.one(("keep = box", "box = keep"))]
+        if kind == "swap":
+            return ["box, keep = keep, box"]
         return [f"keep.append({self.num_expr(sc, 0, growth=False).text})"]  # (into both, where they are one list)
 
     def stmt_del(self, sc: Scope) -> list[str]:

@@ -17,7 +17,7 @@ from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo, LoopKind
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
-from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
+from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten, written_with_reference
 from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
@@ -707,14 +707,19 @@ class Recorder:
 
     def borrowed_slots(self, snapshot: Snapshot) -> frozenset[int]:
         """The slots the state at snapshot writes with a value the trace holds no reference of its own to (not
-        made by a uop that owns it, not the trace's entry value, which a looping root may own): written to the
-        buffer, their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
+        made by a uop that owns it, not the trace's entry value, which a looping root may own, and not an object
+        the state gives a reference of its own: ``jit.resume.written_with_reference``): written to the buffer,
+        their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
         (state,) = exit_resume(self.trace, snapshot)
         entry = {v.id for v in self.trace.entry_slots.values()} | {v.id for v in self.trace.entry_stack.values()}
         return frozenset(
             s.slot
             for s in state.slots
-            if s.hold is Hold.VALUE and s.value is not None and not self.is_owned(s.value) and s.value.id not in entry
+            if s.hold is Hold.VALUE
+            and s.value is not None
+            and not self.is_owned(s.value)
+            and s.value.id not in entry
+            and not written_with_reference(self.trace, s.slot, s.value)
         )
 
     def _passes_through(self, frame: Frame, slot: int, written: set[int]) -> bool:

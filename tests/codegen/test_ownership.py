@@ -390,7 +390,42 @@ def test_the_rows_an_inner_loop_walks_keep_their_counts():
     assert jit_module.stats(f)["native_entries"] > 0
 
 
-# Not fixed yet (a use after free, on 9ae5466 too, found by the program generator): an inner loop swapping two
-# lists, `box, keep = keep, box`, under an outer loop that makes one of them, `box = [x]` on some iterations,
-# crashes under some options (the tests' options here; `threshold=2` too): reproduced in the closing note of
-# session 35. The generator makes no such swap until it is fixed.
+def swap_lists_under_an_outer_loop(x, n):
+    box = keep = []
+    w0 = 0
+    while w0 < 7:
+        w0 += 1
+        if w0 % 2:
+            box = [x]
+        w5 = n
+        while w5 < 25:
+            w5 += 1
+            box, keep = keep, box
+    return box, keep
+
+
+def test_lists_an_inner_loop_swaps_live_as_long_as_their_variables():
+    # (a use after free found by the program generator: the inner tree's exit wrote the list the outer trace
+    # handed over back into its slot with a reference of its own, which ExitView.borrowed_slots called borrowed;
+    # the outer trace read it back without one and released its own)
+    check(swap_lists_under_an_outer_loop, (1.0, 0), (2.0, 1), (3.0, 0), (1.0, 3), (1.0, 30), (1.0, 24))
+
+
+def test_lists_an_inner_loop_swaps_keep_their_counts():
+    # (the inner loop's fast copy is handed the loop's state with a reference of its own to each object it carries:
+    # one leaked per entry when its warm-up hand-off wrote them without one, and took them back owned)
+    f = jit(threshold=2)(swap_lists_under_an_outer_loop)
+
+    class Item:
+        pass
+
+    item = Item()
+    for n in (0, 1, 0, 3, 30) * 3:
+        assert f(item, n) == swap_lists_under_an_outer_loop(item, n)
+    gc.collect()
+    before = sys.getrefcount(item)
+    for n in (0, 1, 2, 3, 24, 25, 30) * 5:
+        f(item, n)
+    gc.collect()
+    assert sys.getrefcount(item) == before
+    assert jit_module.stats(f)["native_iterations"] > 1000
