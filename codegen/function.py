@@ -964,10 +964,8 @@ def _check_events(
         on = ctx.function.append_basic_block("to_fast")
         b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
         b.position_at_end(on)
-    # the state at the loop's top (flags: assigned, WARM_UP iterations have run). The loop-carried objects go as
-    # before, without a reference of their own: taking one here made a loop swapping two lists between
-    # variables crash (an inner loop of `box, keep = keep, box` under an outer loop making the list; not
-    # understood yet), where leaving it leaks a reference per entry of a loop whose fast copy carries an object
+    # the state at the loop's top (flags: assigned, WARM_UP iterations have run; loop-carried objects with a
+    # reference of the buffer's own, as at an exit: the fast copy's exits release it where they write the slot)
     _store_top(ctx, here)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
@@ -1011,18 +1009,13 @@ def _check_quiet(ctx: LowerContext, uop: Uop, here: _Top) -> None:
     b.position_at_end(cont)
 
 
-def _store_top(ctx: LowerContext, top: _Top, assigned: bool = True, carried_owned: bool = True) -> None:
+def _store_top(ctx: LowerContext, top: _Top, assigned: bool = True) -> None:
     """Write the loop's state at its top (top's values, and the slots assigned late: all assigned where assigned
-    says whole iterations have run, else as their flags say) for another of the trace's functions to go on from;
-    unless carried_owned, top's values are written without references of their own."""
+    says whole iterations have run, else as their flags say) for another of the trace's functions to go on from."""
     trace = ctx.trace
     late = assigned_late(trace)
     yes = ir.Constant(I1, 1)
     carried = {slot: (trace.entry_slots[slot].kind, value) for slot, value in top.values.items()}
-    if not carried_owned:
-        for slot, (kind, value) in carried.items():
-            ctx.store_slot(slot, kind, value)
-        carried = {}
     ctx.store_loop_state(
         carried,
         {
