@@ -498,15 +498,19 @@ class LowerContext:
         owns = b.icmp_unsigned("!=", b.and_(tag, ir.Constant(I8, OWNED)), ir.Constant(I8, 0))
         return b.select(owns, self.load_slot(slot, Kind.OBJECT), ir.Constant(PTR, None))
 
-    def take_back(self, handed: Counter[int], snapshot: Snapshot) -> None:
+    def take_back(self, handed: Counter[int], snapshot: Snapshot, written: set[int]) -> None:
         """After an inner tree's call at snapshot returned the recorded way: the buffer's references to the owned
         values the call handed over (one per slot holding one), in the slots that still hold them with the tag
         OWNED, are released and the tags lose OWNED (the trace kept a reference of its own across the call). A
-        slot the inner tree assigned meanwhile holds what it wrote: it released the reference there itself."""
+        slot the inner tree's exit wrote (written) holds what it wrote, with the reference the exit gave it, even
+        where that is the object handed over (`box, keep = keep, box` run an even number of times): the exit
+        released the one handed over itself, and the trace may read the slot back borrowed."""
         b = self.builder
         (frame,) = exit_resume(self.trace, snapshot)
         for state in frame.slots:
             value = state.value
+            if state.slot in written:
+                continue
             if state.hold is Hold.VALUE and value is not None and value.id in handed:
                 obj = self.value(value)
                 address = self.tag_address(self.layout.slot_tag(state.slot))

@@ -93,6 +93,16 @@ def parent_point(root: Trace, index: int) -> ExitPoint | None:
     return exits[index] if 0 <= index < len(exits) else None
 
 
+def _stores_pinned_global(root: Trace, side: Trace) -> bool:
+    """Does side store a global (an inlined helper's: ``jit.recorder.names``) that root's hoisted guards pin? The
+    root was recorded before the global was read at each use; compiled apart, side tail-jumps into the root's
+    function, whose entry checks its hoisted guards again."""
+    stored = {uop.operand.name for uop in side.uops if uop.name == "_STORE_GLOBAL_CHECKED"}
+    return bool(stored) and any(
+        uop.name in ("_GUARD_GLOBAL", "_GUARD_MODULE_ATTR") and uop.operand.name in stored for uop in root.hoisted
+    )
+
+
 def joinable(root: Trace, side: Trace, parent: int) -> bool:
     """Can side, hanging from exit parent of root (index in root.exits()), be joined with root's loop?"""
     point = parent_point(root, parent)
@@ -111,6 +121,8 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
     for trace in (root, side):
         if Ownership(trace).defined or any(uop.op.barrier for uop in (*trace.hoisted, *trace.uops)):
             return False
+    if _stores_pinned_global(root, side):
+        return False
     root_end = root.end_snapshot.outer.slots
     carried = {slot: v.kind for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
     late = {slot: v.kind for slot, v in assigned_late(root).items()}

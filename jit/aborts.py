@@ -115,6 +115,11 @@ class Reason(enum.Enum):
     INLINED_MUTATES = (
         "call to {name}: an inlined function may not change a global or run Python code (its exits call it again)"
     )
+    INLINED_STORES_PINNED_GLOBAL = (
+        "call to {name} stores the global {glob}, which the trace pinned by a guard before (recorded again, reading"
+        " it at each use)",
+        True,
+    )
     INLINED_EXIT_AFTER_EFFECT = (
         "call to {name}: {uop} may leave after an inlined function's {effect} (its exits make the call again)"
     )

@@ -305,6 +305,27 @@ _uop(
     doc="box it into the globals",
 )
 _uop(
+    "_CHECK_STORE_GLOBAL",
+    (),
+    None,
+    DEOPT,
+    pure=False,
+    operand=Operand.GLOBAL_NAME,
+    doc="an inlined call's store of a global, checked where it is: the name unbound or bound to a number or None "
+    "(replacing it runs no Python code); stored at the call's return (_STORE_GLOBAL_CHECKED, jit.inline)",
+)
+_uop(
+    "_STORE_GLOBAL_CHECKED",
+    (ANY,),
+    None,
+    RAISE,
+    mutates=True,
+    drops=True,
+    operand=Operand.GLOBAL_NAME,
+    doc="the store _CHECK_STORE_GLOBAL checked earlier in the same inlined call, nothing between them running "
+    "Python code: box it into the globals; raises at the call where that fails (MemoryError)",
+)
+_uop(
     "_DELETE_GLOBAL",
     (),
     None,

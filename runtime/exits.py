@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Container
 from typing import Any
 
-from jit.kinds import MAY_BE_OWNED, Kind
+from jit.kinds import Kind
 from jit.lifecycle import Lifecycle
-from jit.resume import FrameResume, Hold, assigned_late, exit_resume, written_with_reference
-from jit.trace import ExitPoint, Trace, TraceKind, WhenHot
+from jit.resume import FrameResume, Hold, exit_resume
+from jit.trace import ExitPoint, Trace, WhenHot
 
 
 @dataclasses.dataclass(eq=False)
@@ -103,28 +103,21 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
         propagate=point.propagate,
         writes=frame.writes(),
         owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
-        borrowed_slots=_borrowed_slots(trace, frame, owned),
+        borrowed_slots=_borrowed_slots(frame, owned, trace.entry_borrowed),
     )
 
 
-def _borrowed_slots(trace: Trace, frame: FrameResume, owned: Container[int]) -> frozenset[int]:
-    """The slots an exit writes with no reference of their own: a value native code does not own and does not
-    write with a reference of its own (``jit.resume.written_with_reference``; an int object constant aside, which
-    gets one), or a looping root's previous value of a slot it assigns late that is no object (an object goes with
-    a reference of its own: ``codegen.context.LowerContext.store_previous``); and (a side trace) the slots its
-    parent's exit left borrowed that it has not assigned (``Trace.entry_borrowed``), whose buffer value is still
-    that borrowed one."""
+def _borrowed_slots(frame: FrameResume, owned: Container[int], inherited: frozenset[int]) -> frozenset[int]:
+    """The slots an exit writes with no reference of their own: a value native code does not own (an int object
+    constant aside, which gets one), or a looping root's previous value of a slot it assigns late (never an owned
+    one: jit.recorder puts those in the entry type map); and (a side trace) the slots its parent's exit left
+    borrowed that it has not assigned (inherited), whose buffer value is still that borrowed one."""
     assigned = {s.slot for s in frame.slots if s.hold is not Hold.BUFFER}
-    late = assigned_late(trace) if trace.kind is TraceKind.ROOT and trace.end_snapshot is not None else {}
-    return frozenset(slot for slot in trace.entry_borrowed if slot not in assigned) | frozenset(
+    return frozenset(slot for slot in inherited if slot not in assigned) | frozenset(
         s.slot
         for s in frame.slots
-        if (s.hold is Hold.PREVIOUS and (s.slot not in late or late[s.slot].kind not in MAY_BE_OWNED))
+        if s.hold is Hold.PREVIOUS
         or (
-            s.hold is Hold.VALUE
-            and s.value is not None
-            and s.value.id not in owned
-            and s.value.kind != Kind.INT_OBJECT
-            and not written_with_reference(trace, s.slot, s.value)
+            s.hold is Hold.VALUE and s.value is not None and s.value.id not in owned and s.value.kind != Kind.INT_OBJECT
         )
     )

@@ -101,15 +101,26 @@ def _guard_global_number(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(number, uop)
 
 
-@lowers("_STORE_GLOBAL")
+@lowers("_STORE_GLOBAL", "_STORE_GLOBAL_CHECKED")
 def _store_global(ctx: LowerContext, uop: Uop) -> None:
     """globals[name] = the value, boxed. The value it replaces must free without running Python code (an
-    int, float, bool or None), else the interpreter makes the store."""
+    int, float, bool or None), else the interpreter makes the store (checked here, unless the trace read or
+    stored a number there since anything could change it, or an inlined call checked it: then it leaves only
+    where memory runs out, with the MemoryError)."""
     namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
-    if not uop.operand.over_number:  # (else the trace read or stored a number there, and nothing ran since)
+    checked = uop.name == "_STORE_GLOBAL_CHECKED"
+    if not checked and not uop.operand.over_number:
         _guard_entry_drops_plainly(ctx, uop, namespace, key)
     (value,) = _args(ctx, uop)
-    _dict_set(ctx, uop, namespace, key, uop.args[0], value)
+    _dict_set(ctx, uop, namespace, key, uop.args[0], value, raising=checked)
+
+
+@lowers("_CHECK_STORE_GLOBAL")
+def _check_store_global(ctx: LowerContext, uop: Uop) -> None:
+    """The check of an inlined call's store of a global (``jit.inline``), where it is: the store is made at the
+    call's return (_STORE_GLOBAL_CHECKED), with nothing that runs Python code in between, so the name is still
+    unbound or bound to a number or None there (an earlier store of the call put a number or None there too)."""
+    _guard_entry_drops_plainly(ctx, uop, ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name))
 
 
 @lowers("_DELETE_GLOBAL")

@@ -67,9 +67,16 @@ def _guard_tree_exit(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_TAKE_BACK")
 def _take_back(ctx: LowerContext, uop: Uop) -> None:
     """The buffer's references to what the last call handed over, in the slots the inner tree did not assign
-    meanwhile (codegen.context.LowerContext.take_back): from here on, the trace's own references stand alone."""
+    meanwhile (codegen.context.LowerContext.take_back): from here on, the trace's own references stand alone.
+    The slots the inner tree's exit wrote are the ones read back since the call (``_RELOAD_SLOT``...)."""
     if ctx.call_handed:
-        ctx.take_back(ctx.call_handed, ctx.call_snapshot)
+        reloaded: set[int] = set()
+        for earlier in reversed(ctx.trace.uops[: ctx.position]):
+            if earlier.name == "_CALL_TREE":
+                break
+            if earlier.name in ("_RELOAD_SLOT", "_RELOAD_SLOT_OWNED"):
+                reloaded.add(earlier.operand)
+        ctx.take_back(ctx.call_handed, ctx.call_snapshot, reloaded)
         ctx.call_handed = Counter()
 
 

@@ -56,7 +56,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     if obj.kind != Kind.OBJECT:
         return None
     if r.inlined:  # (an inlined call's stores are made at its return: the value stored, jit.inline)
-        stored = [(key[0], args[0]) for key, (_, args, _) in r.inlined[0].deferred.items() if key[1] == name]
+        stored = [(key[0], args[0]) for key, (_, args, _) in r.inlined[0].deferred.items() if _attribute(key, name)]
         if any(stored_in != obj.id for stored_in, _ in stored):
             why = f"it reads .{name} of an object that may be one it stored .{name} into"
             raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
@@ -89,11 +89,17 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
         r.emit("_CHECK_STORE_ATTR_INSTANCE", (obj,), operand=where)
         r.inlined[0].defer((obj.id, name), "_STORE_ATTR_INSTANCE_CHECKED", (value, obj), where)
         return True
-    if r.inlined and any(key[1] == name for key in r.inlined[0].deferred):
+    if r.inlined and any(_attribute(key, name) for key in r.inlined[0].deferred):
         why = f"it stores .{name} where it is and into an object that may be the same at its return"
         raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
     r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
     return True
+
+
+def _attribute(key: tuple[Any, Any], name: str) -> bool:
+    """Is key, of an inlined call's deferred change (``jit.inline.InlinedCall.deferred``), a store of an attribute
+    name (of an instance: its value id), rather than an append or a store into a dict or the globals?"""
+    return type(key[0]) is int and key[1] == name
 
 
 def _frees_unknown(old: Any) -> bool:

@@ -158,6 +158,8 @@ def _inlined_or_generic(
     try:
         return r.inline_call(frame, target, args, n, **how)
     except Abort as exc:
+        if exc.reason is Reason.INLINED_STORES_PINNED_GLOBAL:
+            raise  # (recorded again at once, reading the global at each use: then it is inlined)
         # not inlined (it has a loop, changes a list, ...): nothing of its dry run was visible, and the
         # interpreter makes the call once, for real; native code makes it through the C-API
         generic.roll_back(r, mark)

@@ -12,7 +12,7 @@ from jit.recorder import attributes, generic, iteration
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
-from jit.trace import NO_CONST
+from jit.trace import NO_CONST, Value
 from jit.uops import GlobalBinding, GlobalName, ModuleAttr
 from runtime.frame import Frame
 
@@ -24,9 +24,24 @@ def _store_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBALS_NOT_DICT)
     if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.NONE):
         raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
+    if r.inlined:
+        _defer_store(r, frame, name, value)
+        return
     _number_throughout(r, frame, name)
     over_number = name in r.number_globals or name in r.numbers_throughout
     r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=over_number))
+    r.global_values[name] = value
+    r.number_globals.add(name)
+
+
+def _defer_store(r: Recorder, frame: Frame, name: str, value: Value) -> None:
+    """An inlined call's store of a global of the trace's function (`global count; count += 1` in a helper):
+    checked here, made at the outermost call's return, after its last exit (``jit.inline``); reads of it until
+    then get the value stored. ``Recorder.inline_call`` made the name one the trace reads at each use."""
+    if frame.function.globals is not r.globals or name not in r.stored_globals:
+        raise Abort(Reason.INLINED_MUTATES, name=r.inlined[-1].function.__qualname__)
+    r.emit("_CHECK_STORE_GLOBAL", operand=GlobalName(name))
+    r.inlined[0].defer(("global", name), "_STORE_GLOBAL_CHECKED", (value,), GlobalName(name, over_number=True))
     r.global_values[name] = value
     r.number_globals.add(name)
 

@@ -17,7 +17,7 @@ from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo, LoopKind
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
-from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten, written_with_reference
+from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
 from jit.trace import NO_CONST, ExitPoint, Snapshot, Trace, TraceEnd, TraceKind, Value, WhenHot
 from jit.uops import UOPS, Callee, SlotKind, TreeCall, TreeExit
 from runtime.frame import UNBOUND, Frame
@@ -239,6 +239,7 @@ class Recorder:
         if receiver is not NO_CONST:
             actual.insert(0, receiver)
         code = inline.callee_code(target, len(actual), keywords)
+        self._read_stored_globals(target, code)
         given = inline.parameters(target, len(actual), keywords)
         slots = inline.initial_slots(target, code, actual, given)
         site = self.inlined[0] if self.inlined else None
@@ -296,6 +297,29 @@ class Recorder:
         if not self.inlined:
             self._store_deferred(call)
         return call.result
+
+    def _read_stored_globals(self, target: types.FunctionType, code: Any) -> None:
+        """The globals of the trace's function that target, to be inlined, stores (a helper's `global count`):
+        from now on every trace of the function reads them at each use (``volatile_globals``), as it reads the
+        ones the function stores itself, for its stores are made natively (``jit.recorder.names``). Where this
+        trace pinned one by a guard before (a read of it as a constant), abort: recorded again, reading it."""
+        if target.__globals__ is not self.globals:
+            return
+        new = _stored_globals(code) - self.stored_globals
+        if not new:
+            return
+        self.host.volatile_globals.update(new)
+        for uop in self.trace.uops:
+            operand = uop.operand
+            if uop.name in ("_GUARD_GLOBAL", "_CHECK_GLOBAL"):
+                pinned = operand.name in new and operand.namespace in (None, self.globals)
+            elif uop.name == "_GUARD_MODULE_ATTR":
+                pinned = operand.name in new and operand.module.__dict__ is self.globals
+            else:
+                continue
+            if pinned:
+                raise Abort(Reason.INLINED_STORES_PINNED_GLOBAL, name=target.__qualname__, glob=operand.name)
+        self.stored_globals = self.stored_globals | new
 
     def _store_deferred(self, call: inline.InlinedCall) -> None:
         """The attribute stores and appends of the outermost inlined call (each store checked where it was), made
@@ -707,19 +731,14 @@ class Recorder:
 
     def borrowed_slots(self, snapshot: Snapshot) -> frozenset[int]:
         """The slots the state at snapshot writes with a value the trace holds no reference of its own to (not
-        made by a uop that owns it, not the trace's entry value, which a looping root may own, and not an object
-        the state gives a reference of its own: ``jit.resume.written_with_reference``): written to the buffer,
-        their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
+        made by a uop that owns it, not the trace's entry value, which a looping root may own): written to the
+        buffer, their tags say the buffer owns nothing (``ExitView.borrowed_slots``)."""
         (state,) = exit_resume(self.trace, snapshot)
         entry = {v.id for v in self.trace.entry_slots.values()} | {v.id for v in self.trace.entry_stack.values()}
         return frozenset(
             s.slot
             for s in state.slots
-            if s.hold is Hold.VALUE
-            and s.value is not None
-            and not self.is_owned(s.value)
-            and s.value.id not in entry
-            and not written_with_reference(self.trace, s.slot, s.value)
+            if s.hold is Hold.VALUE and s.value is not None and not self.is_owned(s.value) and s.value.id not in entry
         )
 
     def _passes_through(self, frame: Frame, slot: int, written: set[int]) -> bool:
