@@ -18,6 +18,10 @@ such a guard. So a body changes memory only after its last way out:
   appended to. Likewise its stores into dicts under str keys (``_CHECK_STORE_SUBSCR_DICT_STR`` where they are,
   ``_STORE_SUBSCR_DICT_STR_CHECKED`` at the return, in their order): `self.counts[w] = self.counts.get(w, 0) +
   1; self.total += 1` is inlined, and after such a store nothing may read a dict;
+* its stores of a number or None into a global of the trace's function's module (`global count; count += 1`)
+  likewise (``_CHECK_STORE_GLOBAL`` where they are, ``_STORE_GLOBAL_CHECKED`` at the return); every trace of
+  the function reads such a global at each use from then on (the monitor's ``volatile_globals``), and one that had
+  pinned it by a guard is recorded again. A helper of another module storing its own globals is not inlined;
 * any other change is one uop of `ONE_EFFECT` (a list item or instance attribute store, whose own checks come
   before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave (another
   check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1` is one
@@ -25,11 +29,11 @@ such a guard. So a body changes memory only after its last way out:
 
 Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
 change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
-that change memory or may run Python code (a global store, a barrier) are never inlined. Callees with loops,
-recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or closures of their
-own, generators, and functions the front end refuses are not inlined either: the call is made generically,
-through the C-API. A closure that reads its
-enclosing function's variables is inlined (``LOAD_FREE``: its cell, read at every call), and so is a lambda.
+that change memory or may run Python code (a barrier, a global store of another module) are never inlined.
+Callees with loops, recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or
+closures of their own, generators, and functions the front end refuses are not inlined either: the call is
+made generically, through the C-API. A closure that reads its enclosing function's variables is inlined
+(``LOAD_FREE``: its cell, read at every call), and so is a lambda.
 
 The callee is a constant (a global, a method of a class: ``_GUARD_CALLEE``) or a value of the trace, a function a
 variable holds (a helper defined in the jitted function, or passed to it: ``_GUARD_CALLEE_VALUE``, its code and
