@@ -15,7 +15,7 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
-early returns, calls of ``h`` with keyword arguments, lists made, copied and swapped between locals ``box`` and
+early returns, calls of ``h`` with keyword arguments and of ``hg``, which updates a global ``f`` does not name, lists made, copied and swapped between locals ``box`` and
 ``keep`` (and appended to), ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
@@ -73,6 +73,11 @@ INT_GLOBALS = ("G",)  # module globals f declares `global` and uses as variables
 NUM_GLOBALS = ("GS",)
 COMP_VAR = "c"  # comprehension variable
 HELPER = "def h(p, q):\n    return p - q if p > q else q - p\n"  # a Python function f may call
+# a helper updating a global f does not name (inlined: its store is made at the call's return), which f resets
+HELPER_GLOBAL = (
+    "HG = 0\n\n\ndef hg(p):\n    global HG\n    HG = (HG + p) % 1000 if p > 0 else HG - 1\n    return HG\n\n\n"
+    "def hg0():\n    global HG\n    HG = 0\n"
+)
 # a class whose truth is Python code (`if Truthy(e):`: its __bool__ runs in the loop)
 TRUTHY = "class Truthy:\n    def __init__(self, v):\n        self.v = v\n\n    def __bool__(self):\n        return self.v > 0\n"
 DATA_MAX = 6  # longest `data` list arguments() draws
@@ -386,6 +391,8 @@ class _Gen:
         if kind == "helper":
             name = "held_h" if self.held else "h"
             p, q = self.num_expr(sc, d, growth).text, self.num_expr(sc, d, growth).text
+            if not self.held and self.flag(30):
+                return _atom(f"hg({p})")
             form = self.one(("{p}, {q}", "{p}, q={q}", "q={q}, p={p}"))  # (keywords too: CALL_KW)
             return _atom(f"{name}({form.format(p=p, q=q)})")
         assert kind == "pow"
@@ -838,6 +845,8 @@ class _Gen:
             weight = self.one(("1", "2", "-3", "0.5"))
             lines = ["hk = " + weight, "held_h = lambda p, q: (p - q if p > q else q - p) * hk", *lines]
         lines = [f"held_{name} = {name}" for name in held] + lines
+        if any("hg(" in line for line in lines):
+            lines.insert(0, "hg0()")
         body = "".join(f"    {line}\n" for line in lines)
         func = f"def f({', '.join(PARAMS)}):\n{body}"
         prelude = ""  # the globals f uses
@@ -847,6 +856,8 @@ class _Gen:
             prelude += f"SCALE = {self.one(FLOAT_CONSTS)}\n"
         if re.search(r"\bh\(|= h\n", func):
             prelude += ("\n\n" if prelude else "") + HELPER
+        if "hg(" in func:
+            prelude += ("\n\n" if prelude else "") + HELPER_GLOBAL
         if "Truthy(" in func:
             prelude += ("\n\n" if prelude else "") + TRUTHY
         return f"{prelude}\n\n{func}" if prelude else func
