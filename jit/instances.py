@@ -34,6 +34,8 @@ WORD = 8
 TYPE_BASICSIZE = 32  # PyTypeObject.tp_basicsize
 TYPE_FLAGS = 168  # PyTypeObject.tp_flags
 TYPE_VERSION_TAG = 384  # PyTypeObject.tp_version_tag (unsigned int): 0 once the class changed
+TYPE_NEW = 312  # PyTypeObject.tp_new
+IS_ABSTRACT = 1 << 20  # Py_TPFLAGS_IS_ABSTRACT
 MANAGED_DICT = 1 << 4  # Py_TPFLAGS_MANAGED_DICT: the instance's dict (or values) before the object
 HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 INLINE_VALUES = 1 << 2  # (3.13) Py_TPFLAGS_INLINE_VALUES: the values follow the object
@@ -205,6 +207,41 @@ def find_method(obj: Any, name: str) -> tuple[ClassAttr, types.FunctionType] | N
     return ClassAttr(klass, version, name, keys=keys, nentries=nentries), found
 
 
+def find_constructor(klass: Any) -> tuple[ClassAttr, types.FunctionType] | None:
+    """Where `klass(...)` can be made natively as CPython's type call makes it: klass an ordinary class (a heap
+    type whose metaclass is type, not abstract) whose instances object.__new__ makes (its ``tp_new`` slot is
+    object's), with a plain Python ``__init__``, no finalizer (``__del__``), attributes looked up and set as
+    object does. Then native code calls that ``tp_new`` and the recorder inlines ``__init__`` on the new
+    instance; the class's version tag (a ``ClassAttr`` named "__init__") keeps all of that so. None: a generic
+    call."""
+    if not NEW_OK or type(klass) is not type or not klass.__flags__ & HEAPTYPE or klass.__flags__ & IS_ABSTRACT:
+        return None
+    if _lookup(klass, "__new__") is not object.__dict__["__new__"] or _lookup(klass, "__del__") is not _MISSING:
+        return None
+    init = _lookup(klass, "__init__")
+    if type(init) is not types.FunctionType or not _plain_lookup(klass):
+        return None
+    if klass.__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
+        return None
+    if _pointer(id(klass) + TYPE_NEW) != _pointer(id(object) + TYPE_NEW):
+        return None
+    version = version_of(klass)
+    return (ClassAttr(klass, version, "__init__"), init) if version else None
+
+
+def stores_plainly(klass: type, name: str) -> bool:
+    """Does `obj.name = value` on an instance of klass (whose lookups and stores are object's) store into the
+    instance (its values or dict, or a ``__slots__`` member) without running Python code: no data descriptor of
+    the class takes it, but a ``__slots__`` member's? (A new instance's store, ``_STORE_ATTR_FRESH``.)"""
+    found = _lookup(klass, name)
+    if type(found) is types.MemberDescriptorType and found.__objclass__ in klass.__mro__:
+        member = _pointer(id(found) + MEMBER_DESCR_MEMBER)
+        return bool(member) and ctypes.c_int.from_address(member + MEMBER_TYPE).value == T_OBJECT_EX
+    if found is not _MISSING and (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
+        return False
+    return bool(klass.__flags__ & MANAGED_DICT or klass.__dictoffset__)
+
+
 def value_of(obj: Any, where: ClassAttr) -> Any:
     """obj's attribute as native code reads it (found by ``find``)."""
     if where.index >= 0:
@@ -275,3 +312,24 @@ def _check() -> bool:
 
 LAYOUT_OK = True  # (so that find() runs during the check)
 LAYOUT_OK = _check()
+
+
+def _check_new() -> bool:
+    """Is ``TYPE_NEW`` the ``tp_new`` slot: object's in a plain class, another in a class defining __new__?"""
+
+    class Plain:
+        pass
+
+    class Made:
+        def __new__(cls) -> Any:
+            return super().__new__(cls)
+
+    try:
+        made = _pointer(id(object) + TYPE_NEW)
+        return bool(made) and _pointer(id(Plain) + TYPE_NEW) == made and _pointer(id(Made) + TYPE_NEW) != made
+    except Exception:
+        return False
+
+
+#: may native code make instances through their class's tp_new slot (``find_constructor``)?
+NEW_OK = LAYOUT_OK and _check_new()

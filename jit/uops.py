@@ -1061,6 +1061,26 @@ _uop(
     doc="inputs: value, instance; the store _CHECK_STORE_ATTR_INSTANCE checked earlier in the same inlined call, "
     "nothing between them running Python code; raises at the call where boxing the value fails (MemoryError)",
 )
+_uop(
+    "_NEW_INSTANCE",
+    (),
+    O,
+    DEOPT,
+    owns=True,
+    operand=Operand.CLASS_ATTR,
+    doc="a new instance of the class (its version guarded: jit.instances.find_constructor), made by its tp_new, "
+    "object's, as `klass(...)` makes it before its __init__ (inlined on it); leaves where that fails",
+)
+_uop(
+    "_STORE_ATTR_FRESH",
+    (ANY, O),
+    None,
+    DEOPT,
+    drops=True,
+    operand=Operand.NAME,
+    doc="inputs: value, instance; a store into an instance this inlined call made (_NEW_INSTANCE), which nothing "
+    "else holds yet: PyObject_SetAttr, no Python code (jit.instances.stores_plainly); leaves where it fails",
+)
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
 _uop(
     "_BINARY_OP_GENERIC",

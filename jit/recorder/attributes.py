@@ -55,6 +55,8 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     may find anything but the instance's own value (the generic path then)."""
     if obj.kind != Kind.OBJECT:
         return None
+    if obj.id in r.fresh and name in r.fresh[obj.id]:  # (an instance the inlined call made: what it stored)
+        return r.fresh[obj.id][name]
     if r.inlined:  # (an inlined call's stores are made at its return: the value stored, jit.inline)
         stored = [(key[0], args[0]) for key, (_, args, _) in r.inlined[0].deferred.items() if _attribute(key, name)]
         if any(stored_in != obj.id for stored_in, _ in stored):
@@ -76,6 +78,8 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     then)."""
     if obj.kind != Kind.OBJECT or value.kind not in _STORED:
         return False
+    if obj.id in r.fresh:
+        return _store_fresh(r, obj, value, name, actual)
     where = instances.find_store(actual, name)
     if where is None:
         return False
@@ -93,6 +97,21 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
         why = f"it stores .{name} where it is and into an object that may be the same at its return"
         raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
     r.emit("_STORE_ATTR_INSTANCE", (value, obj), operand=where)
+    return True
+
+
+def _store_fresh(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool:
+    """`obj.name = value` on an instance the inlined call made (``Recorder.fresh``: `self.x = x` in an inlined
+    __init__): nothing else holds it, so the store is no change Python code could see (an exit before the call's
+    return makes the call again, and native code releases the instance): made where it is (``_STORE_ATTR_FRESH``),
+    with exits after it. False (the generic path) where CPython's store could run Python code (a data descriptor),
+    or would replace a value whose freeing could."""
+    stored = r.fresh[obj.id]
+    old = stored.get(name)
+    if not instances.stores_plainly(type(actual), name) or (old is not None and old.kind not in _DEFERRED):
+        return False
+    r.emit("_STORE_ATTR_FRESH", (value, obj), operand=name)
+    stored[name] = value
     return True
 
 
@@ -124,5 +143,7 @@ def _class_known(r: Recorder, obj: Value, klass: type) -> bool:
         if uop.op.barrier:
             return False
         if uop.name == "_GUARD_CLASS" and uop.operand is klass and uop.args[0].id == obj.id:
+            return True
+        if uop.name == "_NEW_INSTANCE" and uop.operand.klass is klass and uop.out.id == obj.id:  # type: ignore[union-attr]
             return True
     return False

@@ -42,6 +42,9 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     target = inline.target_of(fn) if handler is None and not bound else None
     if held is not None:
         target = held.function
+    constructor = instances.find_constructor(fn) if handler is None and type(fn) is type else None
+    if constructor is not None:
+        target = constructor[1]
     if target is not None:
         _before_inlining(r, target)
     # (abs(), float(), int(), math functions, any call through the generic path, and an inlined callee, whose
@@ -64,6 +67,9 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
             raise Abort(Reason.APPEND_ARGUMENTS)
         _append(r, callee, args[0])
         r.push(r.const(None))
+        return
+    if constructor is not None:
+        r.push(_inlined_or_generic(r, frame, callee, constructor[1], args, n, None, constructs=constructor[0]))
         return
     if target is not None:
         r.push(_inlined_or_generic(r, frame, callee, target, args, n, held))
@@ -147,9 +153,12 @@ def _inlined_or_generic(
     n: int,
     held: _Held | None,
     keywords: tuple[str, ...] = (),
+    constructs: instances.ClassAttr | None = None,
 ) -> Value:
-    """A call of target (callee, a constant or held) on args: its body inlined, else one generic call."""
-    how: dict[str, Any] = {"keywords": keywords}
+    """A call of target (callee, a constant or held) on args: its body inlined, else one generic call.
+    constructs: callee is a class whose instances native code makes, target its __init__
+    (``Recorder.inline_call``)."""
+    how: dict[str, Any] = {"keywords": keywords, "constructs": constructs}
     if held is not None:
         how.update(held=held.value, receiver=held.receiver, specialize_receiver=held.specialize_receiver)
     if r.inlined:  # (a call the outermost inlined call makes: if it cannot be inlined, neither can that)
@@ -216,11 +225,15 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
         return
     fn, held = _held_callee(r, frame, callee, n, builtins=False)
     target = held.function if held is not None else inline.target_of(fn)
+    constructor = instances.find_constructor(fn) if type(fn) is type else None
+    if constructor is not None:
+        target = constructor[1]
     if target is not None and callee.kind not in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
         _before_inlining(r, target)
         args = [r.pop(objects=True) for _ in range(n)][::-1]  # (an inlined callee's parameters: as they are)
         r.pop()
-        r.push(_inlined_or_generic(r, frame, callee, target, args, n, held, names))
+        constructs = constructor[0] if constructor is not None else None
+        r.push(_inlined_or_generic(r, frame, callee, target, args, n, held, names, constructs))
         return
     args = [r.pop(objects=True) for _ in range(n)][::-1]  # (all to the generic path: an int object as it is)
     callee = r.pop()

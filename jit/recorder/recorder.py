@@ -15,6 +15,7 @@ from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo, LoopKind
+from jit.instances import ClassAttr
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
 from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
@@ -87,6 +88,9 @@ class Recorder:
         self.view_calls: set[int] = set()
         self.wide_bounds: dict[int, int] = {}  # (jit.specialize) the largest magnitude of each i128 value
         self.owned_values: set[int] = set()  # the ids of the values uops declared `owns` made
+        # the instances the outermost inlined call made (_NEW_INSTANCE), which nothing else holds yet: id -> the
+        # values stored into their attributes so far, by name (jit.recorder.attributes)
+        self.fresh: dict[int, dict[str, Value]] = {}
         # the ids of the objects the trace holds without a reference of their own that an owned value keeps alive
         # (an item read out of a list the trace built, a guard's result on it: codegen.ownership)
         self.dependent_values: set[int] = set()
@@ -215,6 +219,7 @@ class Recorder:
         receiver: Any = NO_CONST,
         specialize_receiver: Callable[[Value], Value] | None = None,
         keywords: tuple[str, ...] = (),
+        constructs: ClassAttr | None = None,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -225,7 +230,11 @@ class Recorder:
         holds), guarded to be a function with target's code and globals; or, with receiver (the object it was
         bound to when recorded), a bound method of target a variable holds, guarded to be a bound method, whose
         function is guarded so and whose receiver, guarded and unboxed by specialize_receiver, is target's first
-        argument. keywords: the names of the last len(keywords) arguments, given by keyword (a call CALL_KW)."""
+        argument. keywords: the names of the last len(keywords) arguments, given by keyword (a call CALL_KW).
+        constructs: (a call `klass(...)`: ``jit.instances.find_constructor``, target klass's __init__) the new
+        instance, made by ``_NEW_INSTANCE``, is target's first argument and the call's result; until the
+        outermost inlined call returns, nothing else holds it (``fresh``: its stores are no change Python code
+        could see)."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -238,6 +247,10 @@ class Recorder:
             actual.insert(0, method.actual)
         if receiver is not NO_CONST:
             actual.insert(0, receiver)
+        made = NO_CONST
+        if constructs is not None:  # (the dry run's instance, made as CPython's type call makes it)
+            made = constructs.klass.__new__(constructs.klass)
+            actual.insert(0, made)
         code = inline.callee_code(target, len(actual), keywords)
         self._read_stored_globals(target, code)
         given = inline.parameters(target, len(actual), keywords)
@@ -269,6 +282,13 @@ class Recorder:
                 bound_to = self.emit("_METHOD_SELF", (held,))
                 held = call.held = self.emit("_METHOD_FUNCTION", (held,))
                 args = [specialize_receiver(bound_to), *args]
+            if constructs is not None:
+                klass = constructs.klass
+                if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is klass for u in self.trace.uops):
+                    self.emit("_GUARD_CLASS_VERSION", operand=constructs)
+                instance = self.emit("_NEW_INSTANCE", operand=constructs)
+                self.fresh[instance.id] = {}
+                args = [instance, *args]
             for slot, index in enumerate(given):  # (None: a default, which the guard below pins)
                 callee_frame.set(slot, args[index] if index is not None else self.const(slots[slot]))
             if held is None:
@@ -289,14 +309,25 @@ class Recorder:
         finally:
             self.inlined.pop()
             self.code, self.abstract, self.pc, self.line = call.saved
+            if not self.inlined:
+                self.fresh.clear()  # (returned, the instances are the caller's: its stores are seen)
+        if constructs is not None and isinstance(done, inline.Returns):
+            if done.value is not None:  # (CPython's type call raises TypeError)
+                if not call.changed:
+                    raise Abort(Reason.NOT_INLINED, name=name, why="it returned a value")
+                why = f"__init__() should return None, not '{type(done.value).__name__}'"
+                done, hook.stopped = inline.Raises(TypeError(why)), Abort(Reason.NOT_INLINED, name=name, why=why)
+            else:
+                done = inline.Returns(made)
         frame.stack[len(frame.stack) - n - 1] = done  # the caller's CALL gets the result (or the exception)
         if hook.stopped is not None:  # (after its effect: the call happened, once; it is recorded generically)
             raise hook.stopped
         if call.result is None:
             raise Abort(Reason.NOT_INLINED, name=name, why="it did not return")
+        result = call.result if constructs is None else args[0]
         if not self.inlined:
             self._store_deferred(call)
-        return call.result
+        return result
 
     def _read_stored_globals(self, target: types.FunctionType, code: Any) -> None:
         """The globals of the trace's function that target, to be inlined, stores (a helper's `global count`):

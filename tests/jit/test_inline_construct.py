@@ -1,0 +1,252 @@
+"""Instances made in a loop (`Vec(x, y)`): where the class is an ordinary one whose instances object.__new__ makes,
+with a plain Python ``__init__`` and no ``__del__`` (``jit.instances.find_constructor``), native code makes the
+instance through the class's tp_new (``_NEW_INSTANCE``) and the recorder inlines ``__init__`` on it. Its stores
+into the new instance, which nothing else holds yet, are made where they are (``_STORE_ATTR_FRESH``): an exit
+after them makes the call again, and the instance native code made is released. Every other class (a
+``__new__``, a ``__del__``, a property set in ``__init__``, ``super().__init__``) is called generically. Every
+result, exception and reference count is CPython's."""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import pytest
+from helpers import check, define
+
+import jit as jit_module
+from jit import instances, jit
+
+SOURCE = """
+class Vec:
+    def __init__(self, x, y=0.0):
+        self.x = x
+        self.y = y
+
+    def add(self, o):
+        return Vec(self.x + o.x, self.y + o.y)
+
+    def scale(self, k):
+        return Vec(self.x * k, self.y * k)
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+class Checked:
+    def __init__(self, v, d):
+        self.v = v
+        self.r = 100 // d
+        self.v = v + 1
+
+class Holder:
+    kind = "holder"
+
+    def __init__(self, n, items):
+        self.items = items
+        self.n = n
+        self.count = 0
+        self.count += n % 3
+
+class Returns:
+    def __init__(self, v):
+        self.v = v
+        return v if v > 5 else None
+
+class Child(Vec):
+    pass
+
+class Super(Vec):
+    def __init__(self, x):
+        super().__init__(x, x)
+
+class WithNew:
+    def __new__(cls, v):
+        obj = super().__new__(cls)
+        obj.tag = "new"
+        return obj
+
+    def __init__(self, v):
+        self.v = v
+
+class Prop:
+    def __init__(self, v):
+        self.v = v
+
+    @property
+    def v(self):
+        return self._v * 2
+
+    @v.setter
+    def v(self, value):
+        self._v = value
+
+def walk(n):
+    p = Vec(0.0, 0.0)
+    step = Vec(0.5, -0.25)
+    total = 0.0
+    for i in range(n):
+        p = p.add(step.scale(1 + (i % 3)))
+        total += p.x - p.y
+    return total, p.x, p.y
+
+def points(n):
+    pts = []
+    for i in range(n):
+        pts.append(Vec(i, y=i * 2))
+    return [(p.x, p.y) for p in pts[-3:]], len(pts)
+
+def slotted(n):
+    t = 0
+    for i in range(n):
+        s = Slotted(i, -i)
+        t += s.a * 3 + s.b
+    return t
+
+def checked(n, at):
+    t = 0
+    for i in range(n):
+        c = Checked(i, i - at)
+        t += c.v + c.r
+    return t
+
+def holders(n):
+    t = 0
+    acc = []
+    for i in range(n):
+        h = Holder(i, acc)
+        h.items.append(i)
+        t += h.n + h.count + len(h.items) + len(h.kind)
+    return t, acc[-3:]
+
+def discarded(n, items):
+    t = 0
+    for i in range(n):
+        t += Holder(i, items).n
+    return t
+
+def returns(n):
+    t = 0
+    for i in range(n):
+        t += Returns(i % 8).v
+    return t
+
+def child(n):
+    t = 0.0
+    for i in range(n):
+        t += Child(i, 1.5).y + Super(i).x
+    return t
+
+def others(n):
+    t = 0
+    for i in range(n):
+        t += WithNew(i).v + Prop(i).v
+    return t
+
+def rebound(n):
+    Vec.bonus = 0.0
+    t = 0.0
+    for i in range(n):
+        if i == n // 2:
+            Vec.bonus = 1.0
+        t += Vec(i).x + Vec.bonus
+    return t
+"""
+
+
+def program(name: str):
+    namespace: dict = {}
+    return define(SOURCE, name, namespace), namespace
+
+
+def _inlined(f, name: str) -> bool:
+    text = jit_module.explain(f)
+    return "with the calls of" in text and name in text.split("with the calls of", 1)[1].split("inlined")[0]
+
+
+@pytest.fixture(autouse=True)
+def _new_instances_available():
+    if not instances.NEW_OK:
+        pytest.skip("this CPython's type layout is not the one native instance creation reads")
+
+
+def test_instances_made_in_a_loop_are_made_natively():
+    f, _ = program("walk")
+    jitted = check(f, (3000,), (5,), native=True)
+    assert _inlined(jitted, "Vec.__init__"), jit_module.explain(jitted)
+    uops = jit_module.dump(jitted, "uops")
+    assert "_NEW_INSTANCE" in uops and "_STORE_ATTR_FRESH" in uops and "_CALL_GENERIC" not in uops, uops
+
+
+def test_instances_kept_in_a_list_and_keywords():
+    f, _ = program("points")
+    jitted = check(f, (3000,), (3,), native=True)
+    assert _inlined(jitted, "Vec.__init__"), jit_module.explain(jitted)
+
+
+def test_slotted_instances():
+    f, _ = program("slotted")
+    jitted = check(f, (3000,), native=True)
+    assert "_NEW_INSTANCE" in jit_module.dump(jitted, "uops")
+
+
+def test_an_exit_after_the_new_instances_stores_makes_the_call_again():
+    # (100 // d raises ZeroDivisionError at i == at, after self.v is stored: CPython makes that call)
+    f, _ = program("checked")
+    jitted = check(f, (3000, 5000), (3000, 2000), (50, -1), native=True)
+    assert _inlined(jitted, "Checked.__init__"), jit_module.explain(jitted)
+
+
+def test_init_reading_back_what_it_stored():
+    f, _ = program("holders")
+    jitted = check(f, (3000,), native=True)
+    assert _inlined(jitted, "Holder.__init__"), jit_module.explain(jitted)
+    g = jit(program("discarded")[0])
+    items = [3.5]
+    for _ in range(3):
+        g(2000, items)
+    held = sys.getrefcount(items)
+    for _ in range(3):
+        assert g(2000, items) == 2000 * 1999 // 2
+    assert sys.getrefcount(items) == held
+    assert jit_module.stats(g)["native_iterations"] > 5000
+
+
+def test_init_returning_a_value_raises_cpythons_type_error():
+    f, _ = program("returns")
+    check(f, (3000,), (5,))
+
+
+def test_subclasses_and_classes_left_generic():
+    f, _ = program("child")
+    jitted = check(f, (3000,), native=True)
+    assert _inlined(jitted, "Vec.__init__"), jit_module.explain(jitted)
+    text = jit_module.explain(jitted)
+    assert "Super.__init__" in text and "super()" in text, text
+    g, _ = program("others")
+    check(g, (3000,), native=True)
+
+
+def test_a_class_changed_mid_loop():
+    f, _ = program("rebound")
+    check(f, (3000,), (7,), native=True)
+
+
+def test_instances_made_natively_are_freed():
+    f, namespace = program("walk")
+    jitted = jit(f)
+    for _ in range(3):
+        jitted(2000)
+    gc.collect()
+    vec = namespace["Vec"]
+    before = sum(type(o) is vec for o in gc.get_objects())
+    refs = sys.getrefcount(vec)
+    for _ in range(5):
+        jitted(2000)
+    gc.collect()
+    assert sum(type(o) is vec for o in gc.get_objects()) == before
+    assert sys.getrefcount(vec) == refs
+    assert jit_module.stats(jitted)["native_iterations"] > 10_000
