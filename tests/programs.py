@@ -15,7 +15,8 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``enumerate`` and ``zip``)/the dict's values, bounded
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
-early returns, calls of ``h`` with keyword arguments and of ``hg``, which updates a global ``f`` does not name, lists made, copied and swapped between locals ``box`` and
+early returns, calls of ``h`` with keyword arguments and of ``hg``, which updates a global ``f`` does not name,
+instances of a class ``Pt`` made in loops, lists made, copied and swapped between locals ``box`` and
 ``keep`` (and appended to), ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
@@ -78,6 +79,8 @@ HELPER_GLOBAL = (
     "HG = 0\n\n\ndef hg(p):\n    global HG\n    HG = (HG + p) % 1000 if p > 0 else HG - 1\n    return HG\n\n\n"
     "def hg0():\n    global HG\n    HG = 0\n"
 )
+# a class whose instances f makes in its loops (made natively, its __init__ inlined on the new instance)
+POINT = "class Pt:\n    def __init__(self, a, b):\n        self.a = a\n        self.b = b - a\n"
 # a class whose truth is Python code (`if Truthy(e):`: its __bool__ runs in the loop)
 TRUTHY = "class Truthy:\n    def __init__(self, v):\n        self.v = v\n\n    def __bool__(self):\n        return self.v > 0\n"
 DATA_MAX = 6  # longest `data` list arguments() draws
@@ -327,6 +330,11 @@ class _Gen:
         if kind == "shift":
             left = self.int_expr(sc, d, growth)
             return E(f"{left.p()} << {self.shift_count(sc, depth, growth).p()}")
+        if kind == "global_helper":
+            return _atom(f"hg({self.num_expr(sc, d, growth).text})")
+        if kind == "instance":
+            p, q = self.num_expr(sc, d, growth).text, self.num_expr(sc, d, growth).text
+            return _atom(f"Pt({p}, {q}).b")
         assert kind == "pow"
         return E(f"{self.int_expr(sc, d, growth).p()} ** {self.int_(0, 3)}")
 
@@ -341,6 +349,7 @@ class _Gen:
         kind = self.pick(
             (5, "leaf"), (8, "binop"), (3, "int"), (2, "unary"), (3, "call"), (2, "math"), (1, "ifexp"),
             (1, "boolop"), (1, "data"), (1, "sqrtabs"), (self.wide, "comprehension"), (self.wide, "helper"),
+            (self.wide and not self.held, "global_helper"), (self.wide, "instance"),
             (1 if growth else 0, "pow"), (self.walrus_weight(sc, sc.num_write, growth), "walrus"),
         )  # fmt: skip
         d = depth - 1
@@ -391,10 +400,13 @@ class _Gen:
         if kind == "helper":
             name = "held_h" if self.held else "h"
             p, q = self.num_expr(sc, d, growth).text, self.num_expr(sc, d, growth).text
-            if not self.held and self.flag(30):
-                return _atom(f"hg({p})")
             form = self.one(("{p}, {q}", "{p}, q={q}", "q={q}, p={p}"))  # (keywords too: CALL_KW)
             return _atom(f"{name}({form.format(p=p, q=q)})")
+        if kind == "global_helper":
+            return _atom(f"hg({self.num_expr(sc, d, growth).text})")
+        if kind == "instance":
+            p, q = self.num_expr(sc, d, growth).text, self.num_expr(sc, d, growth).text
+            return _atom(f"Pt({p}, {q}).b")
         assert kind == "pow"
         exponent = self.one(("2", "3", "-1", "0", "(-2)", "0.5"))
         return E(f"{self.num_expr(sc, d, growth).p()} ** {exponent}")
@@ -858,6 +870,8 @@ class _Gen:
             prelude += ("\n\n" if prelude else "") + HELPER
         if "hg(" in func:
             prelude += ("\n\n" if prelude else "") + HELPER_GLOBAL
+        if "Pt(" in func:
+            prelude += ("\n\n" if prelude else "") + POINT
         if "Truthy(" in func:
             prelude += ("\n\n" if prelude else "") + TRUTHY
         return f"{prelude}\n\n{func}" if prelude else func
