@@ -256,9 +256,8 @@ def _build_list(r: Recorder, frame: Frame, n: int) -> None:
 
 
 def _build(r: Recorder, n: int, uop: str) -> None:
-    """A new list or tuple (uop) of the top n stack values."""
-    if r.inlined:
-        raise Abort(Reason.NOT_COMPILED, instruction=f"{uop[1:]} in an inlined call")
+    """A new list or tuple (uop) of the top n stack values (in an inlined call too: nothing else holds it yet, and
+    an exit before the call's return, which makes the call again, releases it)."""
     items = [r.pop(stored=True) for _ in range(n)][::-1]
     for item in items:
         if item.kind not in _BUILT_ITEM_KINDS:

@@ -128,6 +128,40 @@ def discarded(n, items):
         t += Holder(i, items).n
     return t
 
+class Stack:
+    def __init__(self, first):
+        self.items = [first]
+        self.size = 1
+
+    def push(self, v):
+        self.items.append(v)
+        self.size += 1
+
+def make_pair(i):
+    return [i, i + 1]
+
+def make_tuple(i):
+    return (i, -i, 2.5)
+
+def built(n):
+    t = 0
+    for i in range(n):
+        p = make_pair(i)
+        q = make_tuple(i)
+        st = Stack(i)
+        st.push(q[1])
+        t += p[0] * p[1] + q[1] + len(st.items) + st.size + st.items[-1]
+    return t, st.items
+
+def pair_of(v):
+    return [v, (v, v)]
+
+def wrapped(n, v):
+    t = 0
+    for i in range(n):
+        t += len(pair_of(v)) + len(Stack(v).items)
+    return t
+
 def returns(n):
     t = 0
     for i in range(n):
@@ -212,6 +246,27 @@ def test_init_reading_back_what_it_stored():
     for _ in range(3):
         assert g(2000, items) == 2000 * 1999 // 2
     assert sys.getrefcount(items) == held
+    assert jit_module.stats(g)["native_iterations"] > 5000
+
+
+def test_lists_and_tuples_built_in_inlined_calls():
+    f, _ = program("built")
+    jitted = check(f, (3000,), (4,), native=True)
+    text = jit_module.explain(jitted)
+    for name in ("make_pair", "make_tuple", "Stack.__init__", "Stack.push"):
+        assert _inlined(jitted, name), text
+    assert "_CALL_GENERIC" not in jit_module.dump(jitted, "uops")
+
+
+def test_lists_built_in_inlined_calls_are_freed():
+    g = jit(program("wrapped")[0])
+    v = float("2.5")
+    for _ in range(3):
+        g(2000, v)
+    held = sys.getrefcount(v)
+    for _ in range(3):
+        assert g(2000, v) == 2000 * 3
+    assert sys.getrefcount(v) == held
     assert jit_module.stats(g)["native_iterations"] > 5000
 
 
