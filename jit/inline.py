@@ -22,6 +22,11 @@ such a guard. So a body changes memory only after its last way out:
   likewise (``_CHECK_STORE_GLOBAL`` where they are, ``_STORE_GLOBAL_CHECKED`` at the return); every trace of
   the function reads such a global at each use from then on (the monitor's ``volatile_globals``), and one that had
   pinned it by a guard is recorded again. A helper of another module storing its own globals is not inlined;
+* what it makes is no change Python code could see until the call returns: a list or tuple it builds, and an
+  instance of an ordinary class (`Vec(x, y)`: ``jit.instances.find_constructor``), which native code makes
+  through the class's tp_new (``_NEW_INSTANCE``) before inlining its ``__init__`` on it; stores into such an
+  instance (``Recorder.fresh``) are made where they are (``_STORE_ATTR_FRESH``), with exits after them (the
+  instance is released there);
 * any other change is one uop of `ONE_EFFECT` (a list item or instance attribute store, whose own checks come
   before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave (another
   check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1` is one

@@ -187,7 +187,7 @@ def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], ke
     and the callee can be inlined (``jit.inline``); else one generic method call. keywords: the names of the
     last len(keywords) arguments, given by keyword."""
     pending = r.pending_methods[method.id]
-    found = None if r.inlined else instances.find_method(pending.actual, pending.name)
+    found = instances.find_method(pending.actual, pending.name)
     if found is None:
         return generic.call_method(r, method, args, keywords)
     where, function = found

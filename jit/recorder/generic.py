@@ -364,12 +364,7 @@ def _in_type(t: type, name: str) -> Any:
 
 def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
     what = f"attribute .{name}"
-    if (
-        not r.inlined
-        and r.pending_subscript() is None
-        and r.pc not in r.code.unfused_methods
-        and _is_method(actual, name)
-    ):
+    if r.pending_subscript() is None and r.pc not in r.code.unfused_methods and _is_method(actual, name):
         method = r.trace.new_value(Kind.OBJECT)
         pending = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
         pending.descriptor = _fixed_method(obj.kind, actual, name)
