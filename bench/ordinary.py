@@ -376,6 +376,54 @@ def filtered_squares(n: int) -> int:
     return total
 
 
+# --- objects made in a loop, a helper updating a global ---------------------------------------------------------
+
+
+class Vec:
+    def __init__(self, x: float, y: float) -> None:
+        self.x = x
+        self.y = y
+
+    def add(self, o: Vec) -> Vec:
+        return Vec(self.x + o.x, self.y + o.y)
+
+    def scale(self, k: float) -> Vec:
+        return Vec(self.x * k, self.y * k)
+
+    def dot(self, o: Vec) -> float:
+        return self.x * o.x + self.y * o.y
+
+
+def vector_walk(n: int) -> tuple[float, float, float]:
+    """Small immutable vectors: two new objects an iteration, methods calling methods."""
+    p = Vec(0.0, 0.0)
+    step = Vec(0.5, -0.25)
+    total = 0.0
+    for i in range(n):
+        p = p.add(step.scale(1 + i % 3))
+        total += p.dot(step)
+    return round(total, 6), p.x, p.y
+
+
+CALLS = 0
+
+
+def _count_call(k: int) -> int:
+    global CALLS
+    CALLS += k
+    return CALLS
+
+
+def global_counter(n: int) -> int:
+    """A helper that counts its calls in a module global (the loop itself never names it)."""
+    global CALLS
+    CALLS = 0
+    total = 0
+    for i in range(n):
+        total += _count_call(1 + i % 2) & 7
+    return total + CALLS
+
+
 def _run(f: Callable[[int], Any], n: int) -> Any:
     return f(n)
 
@@ -412,4 +460,6 @@ ORDINARY: dict[str, Case] = {
     "integrate": Case(integrate, 100_000, 2000, _integrate_both, "a function passed in: Python's, then math.cos"),
     "hyphenated": Case(hyphenated, 200_000, 2000, what="a str built with += on two ways"),
     "filtered_squares": Case(filtered_squares, 8000, 200, what="comprehensions in a loop, one with a filter"),
+    "vector_walk": Case(vector_walk, 50_000, 1000, what="objects made in a loop, methods calling methods"),
+    "global_counter": Case(global_counter, 200_000, 4000, what="a helper updating a module global"),
 }
