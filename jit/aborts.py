@@ -90,6 +90,11 @@ class Reason(enum.Enum):
     UFUNC_OPERANDS = "numpy.{name}() of {kinds} (a {result} result, or operands not native)"
     DICT_GET_KEY = ("dict.get() with a key of kind {kind} (recorded again, as a generic method call)", True)
     METHOD_NOT_CALLED = ("method .{name} bound and not called right away (recorded again, bound apart)", True)
+    CLASS_CHANGED = (
+        "class {name} changed while the loop was recorded (recorded again, not specialized on it: its version"
+        " would fail at every entry)",
+        True,
+    )
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
 
     # --- operators -----------------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ class RecordingHost(Protocol):
     site_classes: dict[tuple[int, int], dict[int, weakref.ref[type]] | None]
     # globals of the function rebound as a rule: traces read them from the dict at each use (jit.recorder.names)
     volatile_globals: set[str]
+    unstable_classes: weakref.WeakSet[type]
 
     def recording_aborted(self, recorder: Any, abort: Abort) -> None:
         """The recording stopped without a trace (the recorder has unhooked itself)."""

@@ -118,6 +118,10 @@ class Monitor:
         # rule, read from the dict at each use by later traces (_count_rebinding)
         self.rebindings: Counter[str] = Counter()
         self.volatile_globals: set[str] = set()
+        # classes whose version guards invalidated trees (by id), and those that did so more than once: changed as
+        # a rule, never specialized on by later traces (_count_class_change)
+        self.class_changes: Counter[int] = Counter()
+        self.unstable_classes: weakref.WeakSet[type] = weakref.WeakSet()
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -231,7 +235,12 @@ class Monitor:
             return
         globals_ = self.function.globals
         for uop in exit.trace.trace.hoisted:
-            if uop.exit is None or uop.exit.id != exit.id or uop.name != "_GUARD_GLOBAL":
+            if uop.exit is None or uop.exit.id != exit.id:
+                continue
+            if uop.name == "_GUARD_CLASS_VERSION":
+                self._count_class_change(uop.operand.klass)
+                return
+            if uop.name != "_GUARD_GLOBAL":
                 continue
             binding = uop.operand
             if binding.namespace not in (None, globals_) or type(globals_.get(binding.name)) not in _VOLATILE_TYPES:
@@ -240,6 +249,15 @@ class Monitor:
             if self.rebindings[binding.name] >= 2:
                 self.volatile_globals.add(binding.name)
             return
+
+    def _count_class_change(self, klass: type) -> None:
+        """A class whose version guard invalidated a tree: where it did so before, the class is changed as a rule
+        (a counter kept on it, `Money.calls += 1`, which gives it a new version tag each time): from now on traces
+        do not specialize on it (``unstable_classes``: its loads, stores, method calls and instances take the
+        generic path, which guards no version), instead of guarding a version that fails at every entry."""
+        self.class_changes[id(klass)] += 1
+        if self.class_changes[id(klass)] >= 2:
+            self.unstable_classes.add(klass)
 
     # --- a root tree for a state no tree takes --------------------------------------------------------
     def wants_root(self, exit: ExitDescriptor) -> None:

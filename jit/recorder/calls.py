@@ -43,6 +43,8 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if held is not None:
         target = held.function
     constructor = instances.find_constructor(fn) if handler is None and type(fn) is type else None
+    if constructor is not None and not r.may_specialize(fn):
+        constructor = None
     if constructor is not None:
         target = constructor[1]
     if target is not None:
@@ -225,7 +227,7 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
         return
     fn, held = _held_callee(r, frame, callee, n, builtins=False)
     target = held.function if held is not None else inline.target_of(fn)
-    constructor = instances.find_constructor(fn) if type(fn) is type else None
+    constructor = instances.find_constructor(fn) if type(fn) is type and r.may_specialize(fn) else None
     if constructor is not None:
         target = constructor[1]
     if target is not None and callee.kind not in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):

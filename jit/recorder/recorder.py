@@ -10,12 +10,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from jit import inline, specialize
+from jit import inline, instances, specialize
 from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend import instructions as I
 from jit.frontend.instructions import LoopInfo, LoopKind
-from jit.instances import ClassAttr
 from jit.interfaces import ExitView, RecordingHost, TreeView
 from jit.kinds import MAY_BE_OWNED, Kind, kind_of
 from jit.resume import FrameState, Hold, Snapshots, exit_resume, prewritten
@@ -204,6 +203,14 @@ class Recorder:
         self.host.recording_aborted(self, abort)
 
     def finish(self, frame: Frame) -> None:
+        changed = [
+            u.operand.klass
+            for u in self.trace.uops
+            if u.name == "_GUARD_CLASS_VERSION" and instances.version_of(u.operand.klass) != u.operand.version
+        ]
+        if changed:  # (a class the loop changes at every iteration: `Money.calls += 1` in a method it runs)
+            self.host.unstable_classes.update(changed)
+            raise Abort(Reason.CLASS_CHANGED, name=changed[0].__qualname__)
         self.finished = True
         frame.trace_hook = None
         self.host.recording_finished(self, self.trace)
@@ -219,7 +226,7 @@ class Recorder:
         receiver: Any = NO_CONST,
         specialize_receiver: Callable[[Value], Value] | None = None,
         keywords: tuple[str, ...] = (),
-        constructs: ClassAttr | None = None,
+        constructs: instances.ClassAttr | None = None,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -401,6 +408,8 @@ class Recorder:
         gone). A function that makes its classes at each call (a ``class`` statement in it, ``namedtuple(...)``)
         meets a new class there at each call: without this, each call recorded and compiled a trace anew, 8 to 10
         times slower than plain CPython; counting classes only, its first MAX_SITE_CLASSES calls still did."""
+        if klass in self.host.unstable_classes:  # (its version guards kept failing: Monitor._count_class_change)
+            return False
         frame = self.frame
         code = frame.code if frame is not None else self.code  # (an inlined callee's code, or the function's)
         sites = self.host.site_classes

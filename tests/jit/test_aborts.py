@@ -48,7 +48,8 @@ def test_only_bad_timing_retries():
     away is bound apart by the next recording, a dict.get of a key native lookups do not take is a generic call
     in the next; an inner loop with no tree yet records first, or is being recorded or compiled meanwhile; an
     unrolled inner loop whose bound the outer loop changes is called as a tree in the next; a helper storing a
-    global the trace pinned is inlined in the next, which reads that global at each use."""
+    global the trace pinned is inlined in the next, which reads that global at each use; a class changed while the
+    loop was recorded is not specialized on by the next."""
     assert [reason for reason in Reason if reason.retry] == [
         Reason.LOOP_ENDED,
         Reason.RETURN_IN_LOOP,
@@ -60,6 +61,7 @@ def test_only_bad_timing_retries():
         Reason.RANGE_STEP_ZERO,
         Reason.DICT_GET_KEY,
         Reason.METHOD_NOT_CALLED,
+        Reason.CLASS_CHANGED,
         Reason.RAISES,
         Reason.INLINED_STORES_PINNED_GLOBAL,
         Reason.MATH_RAISES,

@@ -72,7 +72,9 @@ def one_field_only(n):
 def test_fields_of_every_kind_run_natively():
     jitted = check(fields_of_every_kind, 40, 3, native=True)
     stats = jit_module.stats(jitted)
-    assert stats["aborts_total"] == 0, stats["aborts"]
+    # (Money.__format__ counts its calls on the class: the first recording, which made Money(i) natively under a
+    # guard of the class's version, is recorded again calling Money generically)
+    assert set(stats["aborts_by_code"]) <= {"CLASS_CHANGED"}, stats["aborts"]
     listing = jit_module.dump(jitted, "uops")
     assert "_FORMAT_VALUE" in listing and "_BUILD_STRING" in listing
 

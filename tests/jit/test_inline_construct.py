@@ -180,6 +180,20 @@ def others(n):
         t += WithNew(i).v + Prop(i).v
     return t
 
+class Counted:
+    made = 0
+
+    def __init__(self, v):
+        self.v = v
+
+def counted(n):
+    Counted.made = 0
+    t = 0
+    for i in range(n):
+        Counted.made += 1
+        t += Counted(i).v
+    return t, Counted.made
+
 def rebound(n):
     Vec.bonus = 0.0
     t = 0.0
@@ -288,6 +302,15 @@ def test_subclasses_and_classes_left_generic():
 def test_a_class_changed_mid_loop():
     f, _ = program("rebound")
     check(f, (3000,), (7,), native=True)
+
+
+def test_a_class_changed_at_every_iteration_is_not_specialized_on():
+    # (its version guard fails at every iteration: after two trees invalidated so, the class is not specialized on,
+    # Monitor.unstable_classes; Money in test_fstrings changes while recorded: CLASS_CHANGED at once)
+    f, _ = program("counted")
+    jitted = check(f, (3000,), (5,), native=True)
+    stats = jit_module.stats(jitted)
+    assert stats["invalidated_trees"] <= 2 and stats["native_iterations"] > 4000, stats
 
 
 def test_instances_made_natively_are_freed():
