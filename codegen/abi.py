@@ -198,7 +198,8 @@ def _check_builtin_iterators() -> bool:
             if _read_ssize(id(iterator) + DICT_ITERATOR_USED) != 3 or _read_ssize(id(mapping) + DICT_USED) != 3:
                 return False
         members = {1, 2}
-        if _read_pointer(id(iter(members)) + CONTAINER_ITERATOR_CONTAINER) != id(members):
+        walker = iter(members)  # (alive while read: a temporary's memory is freed at once)
+        if _read_pointer(id(walker) + CONTAINER_ITERATOR_CONTAINER) != id(members):
             return False
         for text, kind in (("abc", 1), ("é", 1), ("€", 2), ("\U0001f600", 4)):
             expected = hash(text)  # (computed first: then the str holds it)
@@ -209,7 +210,8 @@ def _check_builtin_iterators() -> bool:
                 return False
             if (state >> STR_ASCII_BIT) & 1 != (text == "abc") or _read_ssize(id(text) + STR_LENGTH) != len(text):
                 return False
-            if _read_pointer(id(iter(text)) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):
+            walker = iter(text)
+            if _read_pointer(id(walker) + SEQUENCE_ITERATOR_SEQUENCE) != id(text):
                 return False
         return True
     except Exception:
