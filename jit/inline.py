@@ -27,7 +27,7 @@ such a guard. So a body changes memory only after its last way out:
   through the class's tp_new (``_NEW_INSTANCE``) before inlining its ``__init__`` on it; stores into such an
   instance (``Recorder.fresh``) are made where they are (``_STORE_ATTR_FRESH``), with exits after them (the
   instance is released there);
-* any other change is one uop of `ONE_EFFECT` (a list item or instance attribute store, whose own checks come
+* any other change is one uop of `ONE_EFFECT` (a list item or instance attribute store, a list's pop, whose own checks come
   before its effect, as every DEOPT guard's), after which nothing in the inlined calls may leave (another
   check, an overflow check, a guard of any kind): `row[i] = x` is inlined, `row[i] = x; return x + 1` is one
   generic call.
@@ -118,6 +118,7 @@ ONE_EFFECT = frozenset(
         "_STORE_SUBSCR_LIST_INT",
         "_STORE_SUBSCR_LIST_OBJECT",
         "_STORE_ATTR_INSTANCE",
+        "_LIST_POP",
     }
 )
 

@@ -186,12 +186,29 @@ def find_method(obj: Any, name: str) -> tuple[ClassAttr, types.FunctionType] | N
     that native code can tell no instance attribute hides: where instances have no dict at all (``__slots__``
     only), or hold their attributes in values whose shared keys (append-only) do not name it. Then the class's
     version, the instance's values (no real dict) and the number of shared keys, guarded, keep it so."""
+    return _on_class(obj, name, (types.FunctionType,))
+
+
+#: the types of class attributes read through an instance as constants (``find_class_value``): immutable, and no
+#: descriptor
+CLASS_VALUE_TYPES = (int, float, bool, str, type(None))
+
+
+def find_class_value(obj: Any, name: str) -> tuple[ClassAttr, Any] | None:
+    """`obj.name` where CPython finds a class attribute holding a number, str or None (`self.fee`, `self.LIMIT`),
+    which no instance attribute can hide (as ``find_method`` says): a constant while the class's version, the
+    instance's values and its shared keys, guarded, stay as they are."""
+    return _on_class(obj, name, CLASS_VALUE_TYPES)
+
+
+def _on_class(obj: Any, name: str, types_: tuple[type, ...]) -> tuple[ClassAttr, Any] | None:
+    """What find_method and find_class_value find: name on obj's class, of one of types_ exactly."""
     klass = type(obj)
     if not LAYOUT_OK or not klass.__flags__ & HEAPTYPE or not _plain_lookup(klass):
         return None
     found = _lookup(klass, name)
     version = version_of(klass)
-    if type(found) is not types.FunctionType or not version:
+    if type(found) not in types_ or not version:
         return None
     if not klass.__flags__ & MANAGED_DICT:
         if klass.__dictoffset__:  # (a dict of its own at an offset: not looked into natively)

@@ -1025,8 +1025,9 @@ _uop(
     None,
     DEOPT,
     operand=Operand.CLASS_ATTR,
-    doc="an inlined method's instance holds no attribute of its name: its values (no real dict) are indexed by "
-    "the class's shared keys, as many as when recorded (append-only, and the name was not among them)",
+    doc="the instance holds no attribute of the name (an inlined method's, a class attribute read through it): its "
+    "values (no real dict) are indexed by the class's shared keys, as many as when recorded (append-only, and the "
+    "name was not among them)",
 )
 _uop(
     "_STORE_ATTR_INSTANCE",
@@ -1170,6 +1171,16 @@ _uop(
     RAISE,
     mutates=True,
     doc="inputs: an exact set, an int, float, bool or str: PySet_Add (no Python code; fails only on memory)",
+)
+_uop(
+    "_LIST_POP",
+    (L,),
+    O,
+    DEOPT,
+    mutates=True,
+    owns=True,
+    doc="list.pop() of an exact list: its last item, with the reference the list gives up (its length one less, its "
+    "allocation kept); leaves where the list is empty (the interpreter raises CPython's IndexError)",
 )
 _uop(
     "_KEEP_ALIVE",

@@ -207,3 +207,20 @@ def _build_list(ctx: LowerContext, uop: Uop) -> ir.Value:
         for index, obj in enumerate(references):
             b.store(obj, b.gep(items, [_i64(index)], inbounds=True))
     return made
+
+
+@lowers("_LIST_POP")
+def _list_pop(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """list.pop(): leave where the list is empty (the interpreter raises IndexError), else its last item, whose
+    reference the list gives up with its length one less. Its allocation stays (CPython's pop shrinks it below
+    half full: the same items either way, only the memory held differs)."""
+    b = ctx.builder
+    sequence = ctx.value(uop.args[0])
+    size_address = b.bitcast(b.gep(sequence, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer())
+    size = b.load(size_address)
+    ctx.guard(b.icmp_signed(">", size, _i64(0)), uop)
+    last = b.sub(size, _i64(1))
+    items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
+    item = b.load(b.gep(items, [last], inbounds=True))
+    b.store(last, size_address)
+    return item

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from jit import instances
+from jit import instances, specialize
 from jit.aborts import Abort, Reason
 from jit.kinds import Kind
 from jit.recorder import generic
@@ -65,11 +65,28 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
         if stored:
             return stored[0][1]
     where = instances.find(actual, name)
-    if where is None or not r.may_specialize(where.klass):
+    if where is None:
+        return _class_value(r, obj, name, actual)
+    if not r.may_specialize(where.klass):
         return None
     guard_class(r, obj, where)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
     return generic._typed(r, loaded, instances.value_of(actual, where))
+
+
+def _class_value(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
+    """`self.fee`: a class attribute holding a number, str or None, read through an instance no attribute of which
+    can hide it (``jit.instances.find_class_value``): a constant of the trace while the class's version and the
+    instance's shared keys, guarded as for an inlined method (``_GUARD_NO_INSTANCE_ATTR``), stay as recorded."""
+    found = instances.find_class_value(actual, name)
+    if found is None or not r.may_specialize(found[0].klass):
+        return None
+    where, value = found
+    guard_class(r, obj, where)
+    r.emit("_GUARD_NO_INSTANCE_ATTR", (obj,), operand=where)
+    if type(value) is int and not specialize.fits_int64(value):
+        return r.const(value, Kind.INT_OBJECT)
+    return r.const(value)
 
 
 def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool:

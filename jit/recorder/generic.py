@@ -220,12 +220,14 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
     seen (unboxing a number), leaving here with the result on the stack where either fails."""
     pending = r.after_barrier
     r.after_barrier = None
+    ran_code, r.ran_no_code = not r.ran_no_code, False
     if r.pending_next is not None:
         _next_outcome(r)
     if r.pending_branch is not None:
         _branch_outcome(r, frame)
-    r.emit("_CHECK_BARRIER")
-    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
+    if ran_code:
+        r.emit("_CHECK_BARRIER")
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
     if isinstance(pending, Value) and pending.kind == Kind.OBJECT and frame.stack:
         made = type(frame.stack[-1])
         if getattr(made, "__del__", None) is not None and not _generator_expression(frame.stack[-1]):
@@ -386,11 +388,32 @@ def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[st
                 return r.const(None)
         finally:
             r.resume_override = None
+    if pending.name == "pop" and not args and not kwnames and type(pending.actual) is list:
+        return _list_pop(r, pending)
     inputs = (pending.obj, *(argument(r, v, what) for v in args))
     if pending.descriptor is not None:
         operand = (pending.descriptor, *kwnames)
         return barrier(r, "_CALL_METHOD_DESCRIPTOR", inputs, operand=operand, resume=pending.snapshot)
     return barrier(r, "_CALL_METHOD_GENERIC", inputs, operand=(pending.name, *kwnames), resume=pending.snapshot)
+
+
+def _list_pop(r: Recorder, pending: PendingMethod) -> Value:
+    """`lst.pop()` of an exact list: ``_LIST_POP``, no barrier (it runs no Python code: the item's reference goes
+    to the trace). Its guard leaves at the method's LOAD_ATTR (the interpreter binds it again, and raises the
+    IndexError of an empty list). The item is typed at the next instruction, where a guard leaves after the call
+    with the item on the stack (``after_barrier``, with no check of the hoisted guards); in an inlined call, at
+    the caller's, after the outermost call returns (no guard may follow a change there)."""
+    obj = pending.obj
+    r.resume_override = pending.snapshot
+    try:
+        if obj.kind != Kind.LIST:
+            obj = r.emit("_GUARD_TYPE", (obj,), operand=Kind.LIST, kind=Kind.LIST)
+        popped = r.emit("_LIST_POP", (obj,))
+    finally:
+        r.resume_override = None
+    if not r.inlined:
+        r.after_barrier, r.ran_no_code = popped, True
+    return popped
 
 
 def store_attr(r: Recorder, obj: Value, value: Value, name: str) -> None:

@@ -111,6 +111,8 @@ class Recorder:
         # a barrier was recorded (jit.recorder.generic): its result (a Value), or True if it has none; checked
         # at the start of the next instruction
         self.after_barrier: Value | bool | None = None
+        # the value after_barrier types ran no Python code (a list's pop): no check of the hoisted guards
+        self.ran_no_code = False
         self.pending_next: Any = None  # a generic FOR_ITER's next(), its outcome unseen (jit.recorder.generic)
         self.pending_branch: Any = None  # a branch on a Python __bool__'s answer, unseen (jit.recorder.generic)
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
@@ -334,7 +336,14 @@ class Recorder:
         result = call.result if constructs is None else args[0]
         if not self.inlined:
             self._store_deferred(call)
+            if result.kind == Kind.OBJECT and self._popped(result):
+                # (an item a list's pop gave the call: typed at the caller's next instruction, jit.recorder.generic)
+                self.after_barrier, self.ran_no_code = result, True
         return result
+
+    def _popped(self, value: Value) -> bool:
+        """Was value made by a list's pop (``_LIST_POP``), untyped (in an inlined call: no guard after it)?"""
+        return any(u.name == "_LIST_POP" and u.out is value for u in self.trace.uops)
 
     def _read_stored_globals(self, target: types.FunctionType, code: Any) -> None:
         """The globals of the trace's function that target, to be inlined, stores (a helper's `global count`):
@@ -465,9 +474,14 @@ class Recorder:
                 self.unfuse()
             if pending is None and self.pending_methods:  # (the interpreter binds the method again)
                 pending = next(iter(self.pending_methods.values())).snapshot
-            # (a barrier checks for itself: jit.recorder.generic.barrier; it and _SET_ADD may resume at a method's
+            # (a barrier checks for itself: jit.recorder.generic.barrier; it, _SET_ADD and _LIST_POP may resume at a method's
             # binding, jit.recorder.generic.call_method)
-            if pending is not None and op.mutates and name not in ("_ARRAY_STORE", "_SET_ADD") and not op.barrier:
+            if (
+                pending is not None
+                and op.mutates
+                and name not in ("_ARRAY_STORE", "_SET_ADD", "_LIST_POP")
+                and not op.barrier
+            ):
                 raise Abort(Reason.ARRAY_INDEX_MUTATES, name=name)
             if op.is_guard:
                 snapshot = pending if pending is not None else self.snapshots.take()
