@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from collections.abc import Callable
 from typing import Any
 
 from jit import arrays, specialize, specialize_numpy
@@ -33,6 +34,7 @@ from jit.frontend.operators import BinOp, CompareOp
 from jit.kinds import Kind
 from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
+from jit.resume import FrameState
 from jit.trace import FrameSnapshot, Snapshot, TraceKind, Value, WhenHot
 from runtime.frame import UNBOUND, Frame
 
@@ -176,6 +178,12 @@ def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
     trace's, but for those its parent's exit left borrowed (``ExitView.borrowed_slots``, inherited along a chain
     of side traces: ``Trace.entry_borrowed``). (Keeping those alive too would make them owned slots, which a
     side trace can hand to its tree only where the tree reads them.)"""
+    _keep_frame(r, r.abstract, _keeper(r), trace_frame=True)
+    del args
+
+
+def _keeper(r: Recorder) -> Callable[[Value], Value]:
+    """v, or where v is a borrowed pointer, a reference of the trace's own to it (``_KEEP_ALIVE``, one per value)."""
     kept: dict[int, Value] = {}
 
     def keep(v: Value) -> Value:
@@ -186,19 +194,43 @@ def _keep_alive(r: Recorder, args: tuple[Value, ...]) -> None:
             k = kept[v.id] = r.emit("_KEEP_ALIVE", (v,), kind=v.kind)
         return k
 
+    return keep
+
+
+def _keep_frame(r: Recorder, frame: FrameState, keep: Callable[[Value], Value], trace_frame: bool) -> None:
+    """keep every value in frame's slots and stack (trace_frame: the trace's own frame, whose slots the trace has
+    not assigned are left alone, as _keep_alive says; an inlined callee's frame holds only the trace's values)."""
     trace = r.trace
-    for slot, v in list(r.abstract.slots().items()):
-        if slot not in trace.written and (trace.kind is TraceKind.ROOT or slot not in trace.entry_borrowed):
-            continue
+    for slot, v in list(frame.slots().items()):
+        if trace_frame and slot not in trace.written:
+            if trace.kind is TraceKind.ROOT or slot not in trace.entry_borrowed:
+                continue
         k = keep(v)
         if k is not v:
-            r.abstract.set(slot, k)
-            trace.written.add(slot)  # (a side trace's slot it had not assigned: it holds k now)
-    stack = r.abstract.stack()
+            frame.set(slot, k)
+            if trace_frame:
+                trace.written.add(slot)  # (a side trace's slot it had not assigned: it holds k now)
+    stack = frame.stack()
     new = [keep(v) for v in stack]
     if any(a is not b for a, b in zip(new, stack)):
-        r.abstract.replace_stack(new)
-    del args
+        frame.replace_stack(new)
+
+
+def keep_alive_everywhere(r: Recorder) -> None:
+    """_keep_alive in every frame the trace holds values in (in an inlined call, its callers' frames too, saved
+    while its body is recorded) and in the changes the outermost inlined call defers: before a uop that may free
+    an object no barrier stands before (a list's pop, whose item's reference goes to the trace and is released
+    after its last use: `top = stack[-1]; stack.pop()` left top borrowed from nothing)."""
+    keep = _keeper(r)
+    frames = [call.saved[1] for call in r.inlined] + [r.abstract]
+    for depth, frame in enumerate(frames):
+        _keep_frame(r, frame, keep, trace_frame=depth == 0)
+    if r.inlined:
+        deferred = r.inlined[0].deferred
+        for key, (name, args, operand) in list(deferred.items()):
+            new = tuple(keep(a) for a in args)
+            if any(a is not b for a, b in zip(new, args)):
+                deferred[key] = (name, new, operand)
 
 
 def keep_carried(r: Recorder) -> None:
@@ -403,6 +435,7 @@ def _list_pop(r: Recorder, pending: PendingMethod) -> Value:
     IndexError of an empty list). The item is typed at the next instruction, where a guard leaves after the call
     with the item on the stack (``after_barrier``, with no check of the hoisted guards); in an inlined call, at
     the caller's, after the outermost call returns (no guard may follow a change there)."""
+    keep_alive_everywhere(r)
     obj = pending.obj
     r.resume_override = pending.snapshot
     try:

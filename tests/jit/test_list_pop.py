@@ -89,3 +89,63 @@ def test_popped_objects_keep_their_counts():
         assert g(keep, 2000)[1] == 1
     assert sys.getrefcount(first) == held  # (a name: pytest's rewritten assert keeps no temporary of it)
     assert "_LIST_POP" in jit_module.dump(jitted, "uops")
+
+
+SOURCE_BORROWED = """
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, v):
+        self.items.append(v)
+
+    def drop(self):
+        self.items.pop()
+
+def peek_then_pop(stack, n):
+    t = 0
+    for i in range(n):
+        stack.append((i, str(i)))
+        top = stack[-1]
+        stack.pop()
+        t += top[0] + len(top[1])
+    return t
+
+def peek_then_drop(n):
+    s = Stack()
+    t = 0
+    for i in range(n):
+        s.push((i, str(i)))
+        top = s.items[-1]
+        s.drop()
+        t += top[0] + len(top[1])
+    return t
+"""
+
+
+BORROWED_SCRIPT = """
+import sys
+sys.path.append({tests!r})  # (after the project: tests/jit is not jit)
+from helpers import check, define
+import jit
+SOURCE = {source!r}
+check(define(SOURCE, "peek_then_pop", {{}}), ([], 3000), native=True)
+jitted = check(define(SOURCE, "peek_then_drop", {{}}), (3000,), native=True)
+assert "_LIST_POP" in jit.dump(jitted, "uops")
+print("done", flush=True)
+"""
+
+
+def test_an_item_read_before_the_pop_stays_alive():
+    """The pop's item is the trace's, released after its last use: a pointer read out of the list before it, in
+    this frame or an inlined call's caller, gets a reference of its own first (``keep_alive_everywhere``). A
+    subprocess with glibc's allocator filling freed memory, so that a use after free crashes every time."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = BORROWED_SCRIPT.format(tests=str(Path(__file__).resolve().parents[1]), source=SOURCE_BORROWED)
+    env = {**os.environ, "PYTHONMALLOC": "malloc", "MALLOC_PERTURB_": "85", "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-3000:])
+    assert done.stdout.split("\n")[-2] == "done", done.stdout
