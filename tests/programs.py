@@ -17,7 +17,7 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
 early returns, calls of ``h`` with keyword arguments and of ``hg``, which updates a global ``f`` does not name,
 instances of a class ``Pt`` made in loops, lists made, copied and swapped between locals ``box`` and
-``keep`` (and appended to), ``acc.append(...)`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
+``keep`` (and appended to), ``acc.append(...)`` and ``acc.pop()`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
 again at once), ``for`` over a range object kept in a variable, ``is``/``is not`` of a number or a comparison and
@@ -222,6 +222,8 @@ class _Gen:
         if kind == "tuple":
             return _atom(f"tup[{self.int_leaf(sc).p()} % 3]" if self.flag(70) else "tup[-1]")
         if kind == "last":
+            if self.flag(30):  # (the last item taken out: a list's pop, after a read of it)
+                return E("acc.pop() if acc else 0.5")
             return E("acc[-1] if acc else 0.5")
         if kind == "int":
             return self.int_leaf(sc)
