@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
+import linecache
 import types
 import weakref
 from typing import Any
@@ -136,6 +138,58 @@ def target_of(fn: Any) -> types.FunctionType | None:
             return None  # (rare: defaults reassigned on the wrapper; not worth a copy of the function)
         return inner
     return fn
+
+
+# dataclass -> the stand-in of its generated __init__ (``dataclass_init``)
+_stand_ins: weakref.WeakKeyDictionary[type, types.FunctionType | None] = weakref.WeakKeyDictionary()
+_stand_in_count = itertools.count()
+
+
+def dataclass_init(klass: type) -> types.FunctionType | None:
+    """A stand-in for the ``__init__`` dataclasses generated for klass, whose source (an ``exec`` of a text they do
+    not keep) the front end cannot read: the same parameters and defaults and the same stores, `self.f = f` for
+    each field in order, written where ``linecache`` finds it, so that a call of klass is made natively and this
+    ``__init__`` inlined (the class's version guard keeps klass's own ``__init__`` the generated one). Only where
+    every field is taken by the ``__init__`` as it is: by position, no default_factory, no ``InitVar``, no
+    ``__post_init__``, not frozen; else None (a generic call)."""
+    if klass in _stand_ins:
+        return _stand_ins[klass]
+    made = None
+    params = getattr(klass, "__dataclass_params__", None)
+    init = klass.__dict__.get("__init__")
+    if params is not None and params.init and not params.frozen and type(init) is types.FunctionType:
+        code = init.__code__
+        fields = dataclasses.fields(klass)
+        names = tuple(f.name for f in fields)
+        plain = all(f.init and not f.kw_only and f.default_factory is dataclasses.MISSING for f in fields)
+        if (
+            plain
+            and code.co_filename == "<string>"
+            and code.co_kwonlyargcount == 0
+            and code.co_varnames[1 : code.co_argcount] == names
+            and len(code.co_varnames) == code.co_argcount
+            and not hasattr(klass, "__post_init__")
+            and all(name.isidentifier() and not name.startswith("__") for name in names)
+        ):
+            made = _stand_in(klass, init, names)
+    _stand_ins[klass] = made
+    return made
+
+
+def _stand_in(klass: type, init: types.FunctionType, names: tuple[str, ...]) -> types.FunctionType:
+    defaults = init.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    signature = ", ".join(["self", *(name if i < first_default else f"{name}=None" for i, name in enumerate(names))])
+    body = "".join(f"    self.{name} = {name}\n" for name in names) or "    pass\n"
+    text = f"def __init__({signature}):\n{body}"
+    filename = f"<tracejit: {klass.__qualname__}.__init__ of a dataclass, {next(_stand_in_count)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), namespace)
+    stand_in = namespace["__init__"]
+    stand_in.__defaults__ = init.__defaults__
+    stand_in.__qualname__ = f"{klass.__qualname__}.__init__"
+    return stand_in
 
 
 def parameters(fn: types.FunctionType, nargs: int, keywords: tuple[str, ...] = ()) -> tuple[int | None, ...]:

@@ -42,9 +42,7 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     target = inline.target_of(fn) if handler is None and not bound else None
     if held is not None:
         target = held.function
-    constructor = instances.find_constructor(fn) if handler is None and type(fn) is type else None
-    if constructor is not None and not r.may_specialize(fn):
-        constructor = None
+    constructor = _constructor(r, fn) if handler is None else None
     if constructor is not None:
         target = constructor[1]
     if target is not None:
@@ -92,6 +90,17 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
             raise
         generic.roll_back(r, mark)  # (arguments the builtin's uops do not take: CPython's builtin does it)
         r.push(generic.call(r, callee, args))
+
+
+def _constructor(r: Recorder, fn: Any) -> tuple[instances.ClassAttr, types.FunctionType] | None:
+    """Where a call of fn makes an instance natively (``jit.instances.find_constructor``): its class's version
+    and the ``__init__`` to inline (a dataclass's generated one: its stand-in, ``jit.inline.dataclass_init``)."""
+    if type(fn) is not type:
+        return None
+    found = instances.find_constructor(fn)
+    if found is None or not r.may_specialize(fn):
+        return None
+    return found[0], inline.dataclass_init(fn) or found[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,7 +236,7 @@ def _call_kw(r: Recorder, frame: Frame, arg: tuple[int, tuple[str, ...]]) -> Non
         return
     fn, held = _held_callee(r, frame, callee, n, builtins=False)
     target = held.function if held is not None else inline.target_of(fn)
-    constructor = instances.find_constructor(fn) if type(fn) is type and r.may_specialize(fn) else None
+    constructor = _constructor(r, fn)
     if constructor is not None:
         target = constructor[1]
     if target is not None and callee.kind not in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):

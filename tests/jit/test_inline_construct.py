@@ -18,6 +18,39 @@ import jit as jit_module
 from jit import instances, jit
 
 SOURCE = """
+import dataclasses
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    y: float = 0.0
+    label: str = "p"
+
+@dataclasses.dataclass(slots=True)
+class SlottedPoint:
+    x: int
+    y: int = 2
+
+@dataclasses.dataclass
+class WithFactory:
+    x: int
+    items: list = dataclasses.field(default_factory=list)
+
+@dataclasses.dataclass
+class WithPostInit:
+    x: int
+    def __post_init__(self):
+        self.x *= 2
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    x: int
+
+@dataclasses.dataclass
+class KeywordOnly:
+    x: int
+    y: int = dataclasses.field(default=1, kw_only=True)
+
 class Vec:
     def __init__(self, x, y=0.0):
         self.x = x
@@ -121,6 +154,20 @@ def holders(n):
         h.items.append(i)
         t += h.n + h.count + len(h.items) + len(h.kind)
     return t, acc[-3:]
+
+def dataclasses_made(n):
+    t = 0.0
+    for i in range(n):
+        p = Point(i, y=i * 0.5)
+        q = SlottedPoint(i)
+        t += p.x + p.y + len(p.label) + q.x * q.y
+    return t, p.label
+
+def dataclasses_left_generic(n):
+    t = 0
+    for i in range(n):
+        t += WithFactory(i).x + WithPostInit(i).x + Frozen(i).x + KeywordOnly(i, y=2).y
+    return t
 
 def discarded(n, items):
     t = 0
@@ -282,6 +329,19 @@ def test_lists_built_in_inlined_calls_are_freed():
         assert g(2000, v) == 2000 * 3
     assert sys.getrefcount(v) == held
     assert jit_module.stats(g)["native_iterations"] > 5000
+
+
+def test_dataclasses_generated_init_is_inlined_through_a_stand_in():
+    f, _ = program("dataclasses_made")
+    jitted = check(f, (3000,), (4,), native=True)
+    assert _inlined(jitted, "Point.__init__") and _inlined(jitted, "SlottedPoint.__init__"), jit_module.explain(jitted)
+    assert "_CALL_GENERIC" not in jit_module.dump(jitted, "uops")
+
+
+def test_dataclasses_beyond_plain_fields_are_made_generically():
+    f, _ = program("dataclasses_left_generic")
+    jitted = check(f, (3000,), native=True)
+    assert not _inlined(jitted, "WithFactory.__init__"), jit_module.explain(jitted)
 
 
 def test_init_returning_a_value_raises_cpythons_type_error():
