@@ -140,8 +140,8 @@ def target_of(fn: Any) -> types.FunctionType | None:
     return fn
 
 
-# dataclass -> the stand-in of its generated __init__ (``dataclass_init``)
-_stand_ins: weakref.WeakKeyDictionary[type, types.FunctionType | None] = weakref.WeakKeyDictionary()
+# dataclass -> (the __init__ it had, the stand-in made for it or None) (``dataclass_init``)
+_stand_ins: weakref.WeakKeyDictionary[type, tuple[Any, types.FunctionType | None]] = weakref.WeakKeyDictionary()
 _stand_in_count = itertools.count()
 
 
@@ -152,11 +152,12 @@ def dataclass_init(klass: type) -> types.FunctionType | None:
     ``__init__`` inlined (the class's version guard keeps klass's own ``__init__`` the generated one). Only where
     every field is taken by the ``__init__`` as it is: by position, no default_factory, no ``InitVar``, no
     ``__post_init__``, not frozen; else None (a generic call)."""
-    if klass in _stand_ins:
-        return _stand_ins[klass]
+    init = klass.__dict__.get("__init__")
+    cached = _stand_ins.get(klass)
+    if cached is not None and cached[0] is init:  # (another __init__ assigned to the class since: looked at anew)
+        return cached[1]
     made = None
     params = getattr(klass, "__dataclass_params__", None)
-    init = klass.__dict__.get("__init__")
     if params is not None and params.init and not params.frozen and type(init) is types.FunctionType:
         code = init.__code__
         fields = dataclasses.fields(klass)
@@ -172,7 +173,7 @@ def dataclass_init(klass: type) -> types.FunctionType | None:
             and all(name.isidentifier() and not name.startswith("__") for name in names)
         ):
             made = _stand_in(klass, init, names)
-    _stand_ins[klass] = made
+    _stand_ins[klass] = (init, made)
     return made
 
 

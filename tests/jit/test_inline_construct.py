@@ -338,6 +338,24 @@ def test_dataclasses_generated_init_is_inlined_through_a_stand_in():
     assert "_CALL_GENERIC" not in jit_module.dump(jitted, "uops")
 
 
+def test_an_init_assigned_to_a_dataclass_later_replaces_its_stand_in():
+    # (the stand-in of the generated __init__ is made again for the class's __init__ of the moment)
+    f, namespace = program("dataclasses_made")
+    check(f, (3000,), native=True)
+    point = namespace["Point"]
+
+    def doubled(self, x, y=0.0, label="p"):
+        self.x = x * 2
+        self.y = y
+        self.label = label
+
+    point.__init__ = doubled
+    g, _ = program("dataclasses_made")
+    g.__globals__["Point"] = point
+    jitted = check(g, (3000,), native=True)
+    assert _inlined(jitted, "doubled"), jit_module.explain(jitted)
+
+
 def test_dataclasses_beyond_plain_fields_are_made_generically():
     f, _ = program("dataclasses_left_generic")
     jitted = check(f, (3000,), native=True)
