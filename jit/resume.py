@@ -389,8 +389,8 @@ def written_with_reference(trace: Trace, slot: int, value: Value) -> bool:
     a looping root, is not the slot's phi, which holds what an iteration before stored unless the loop never
     assigns the slot): native code may go on from that state (a side trace linked to the exit, the tree a side
     trace jumps into, an inner tree) and release what kept it alive before the interpreter takes the state (`last
-    = s` in a side trace, then `s = [i]` in the tree). Whoever reads such a slot back (an outer trace after an
-    inner tree's call, a side trace from the exit) must not count it borrowed (``ExitView.borrowed_slots``)."""
+    = s` in a side trace, then `s = [i]` in the tree). An outer trace that reads such a slot back after an inner
+    tree's call leaves that reference to the slot (``codegen.context.LowerContext.take_back``)."""
     if value.kind not in MAY_BE_OWNED or value.is_const:
         return False
     if trace.entry_slots.get(slot) is not value:

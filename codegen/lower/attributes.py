@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from codegen.capi import I8, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _box, _load_at, _same_object, _store_number, _type_is
+from codegen.lower.objects import _load_at, _same_object, _store_boxed, _store_number, _type_is
 from codegen.lower.table import _i64, lowers
 from jit import instances
 from jit.trace import Uop
@@ -38,18 +38,9 @@ def _store_attr_fresh(ctx: LowerContext, uop: Uop) -> None:
     """obj.name = value on an instance the inlined call made (``jit.recorder.attributes``), through
     PyObject_SetAttr, which runs no Python code there (``jit.instances.stores_plainly``, the class's version
     guarded); leave where boxing or storing fails (the interpreter makes the call again)."""
-    b = ctx.builder
     value, obj = uop.args
-    native = ctx.value(value)
-    new = native if value.kind.is_pointer else _same_object(ctx, value)
-    boxed_here = new is None
-    if new is None:
-        new = _box(ctx, value.kind, native)
-        ctx.guard(b.icmp_unsigned("!=", new, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
-    status = ctx.capi("PyObject_SetAttr", ctx.value(obj), ctx.pointer(sys.intern(uop.operand)), new)
-    if boxed_here:
-        ctx.decref(new)
-    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    instance, name = ctx.value(obj), ctx.pointer(sys.intern(uop.operand))
+    _store_boxed(ctx, uop, value, ctx.value(value), lambda new: ctx.capi("PyObject_SetAttr", instance, name, new))
 
 
 @lowers("_GUARD_CLASS_VERSION")

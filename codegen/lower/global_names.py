@@ -9,7 +9,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _box, _load_at, _on_failure, _same_object, _type_is
+from codegen.lower.objects import _load_at, _store_boxed, _type_is
 from codegen.lower.table import (
     _args,
     lowers,
@@ -153,17 +153,7 @@ def _dict_set(
 ) -> None:
     """mapping[key] = v (native: its lowered value), boxed if it is a number; leave if that fails (raising: with
     the MemoryError, else without it, for the interpreter to make the store)."""
-    b = ctx.builder
-    clear = _on_failure(ctx, raising)
-    new = native if v.kind.is_pointer else _same_object(ctx, v)
-    boxed_here = new is None
-    if new is None:
-        new = _box(ctx, v.kind, native)
-        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=clear)
-    status = ctx.capi("PyDict_SetItem", mapping, key, new)  # (takes its own references)
-    if boxed_here:
-        ctx.decref(new)
-    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=clear)
+    _store_boxed(ctx, uop, v, native, lambda new: ctx.capi("PyDict_SetItem", mapping, key, new), raising)
 
 
 def _field(ctx: LowerContext, obj: ir.Value, in_place: bool, offset: int, getter: str) -> ir.Value:

@@ -7,7 +7,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I32, I64, PTR
 from codegen.context import LowerContext
-from codegen.lower.loops import _item
+from codegen.lower.loops import _item, _store_at
 from codegen.lower.objects import _box, _load_at, _on_failure, _same_object, _store_number
 from codegen.lower.table import (
     _args,
@@ -216,11 +216,9 @@ def _list_pop(ctx: LowerContext, uop: Uop) -> ir.Value:
     half full: the same items either way, only the memory held differs)."""
     b = ctx.builder
     sequence = ctx.value(uop.args[0])
-    size_address = b.bitcast(b.gep(sequence, [_i64(abi.OB_SIZE)], inbounds=True), I64.as_pointer())
-    size = b.load(size_address)
+    size = _load_at(ctx, sequence, abi.OB_SIZE, I64)
     ctx.guard(b.icmp_signed(">", size, _i64(0)), uop)
     last = b.sub(size, _i64(1))
-    items = b.bitcast(_load_at(ctx, sequence, abi.LIST_ITEMS, PTR), PTR.as_pointer())
-    item = b.load(b.gep(items, [last], inbounds=True))
-    b.store(last, size_address)
+    item = _item(ctx, sequence, last, True)
+    _store_at(ctx, sequence, abi.OB_SIZE, last)
     return item

@@ -267,6 +267,30 @@ def _on_failure(ctx: LowerContext, raising: bool) -> Callable[[], None] | None:
     return None if raising else (lambda: ctx.capi("PyErr_Clear"))
 
 
+def _store_boxed(
+    ctx: LowerContext,
+    uop: Uop,
+    v: Value,
+    native: ir.Value,
+    store: Callable[[ir.Value], ir.Value],
+    raising: bool = False,
+) -> None:
+    """store(obj), a C-API store that takes its own reference to obj and returns 0 where it succeeds, of v (native:
+    its lowered value), boxed if it is a number; leave where boxing or the store fails (raising: with the
+    MemoryError, else without it, for the interpreter to make the store)."""
+    b = ctx.builder
+    clear = _on_failure(ctx, raising)
+    new = native if v.kind.is_pointer else _same_object(ctx, v)
+    boxed_here = new is None
+    if new is None:
+        new = _box(ctx, v.kind, native)
+        ctx.guard(b.icmp_unsigned("!=", new, ir.Constant(PTR, None)), uop, before_exit=clear)
+    status = store(new)
+    if boxed_here:
+        ctx.decref(new)
+    ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=clear)
+
+
 def _sole_reference(ctx: LowerContext, obj: ir.Value) -> ir.Value:
     b = ctx.builder
     return b.icmp_signed("==", b.load(b.bitcast(obj, I64.as_pointer())), _i64(1))

@@ -149,8 +149,7 @@ def guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
     """obj is of where's class, and that class's version is as recorded (once per class: hoisted)."""
     if not _class_known(r, obj, where.klass):
         r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
-    if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is where.klass for u in r.trace.uops):
-        r.emit("_GUARD_CLASS_VERSION", operand=where)  # (one per class: hoisted, checked again after barriers)
+    r.guard_class_version(where)
 
 
 def _class_known(r: Recorder, obj: Value, klass: type) -> bool:

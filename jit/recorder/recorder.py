@@ -292,9 +292,7 @@ class Recorder:
                 held = call.held = self.emit("_METHOD_FUNCTION", (held,))
                 args = [specialize_receiver(bound_to), *args]
             if constructs is not None:
-                klass = constructs.klass
-                if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is klass for u in self.trace.uops):
-                    self.emit("_GUARD_CLASS_VERSION", operand=constructs)
+                self.guard_class_version(constructs)
                 instance = self.emit("_NEW_INSTANCE", operand=constructs)
                 self.fresh[instance.id] = {}
                 args = [instance, *args]
@@ -340,6 +338,12 @@ class Recorder:
                 # (an item a list's pop gave the call: typed at the caller's next instruction, jit.recorder.generic)
                 self.after_barrier, self.ran_no_code = result, True
         return result
+
+    def guard_class_version(self, where: instances.ClassAttr) -> None:
+        """where.klass's version tag is as recorded: once per class (hoisted, checked again after barriers)."""
+        klass = where.klass
+        if not any(u.name == "_GUARD_CLASS_VERSION" and u.operand.klass is klass for u in self.trace.uops):
+            self.emit("_GUARD_CLASS_VERSION", operand=where)
 
     def _popped(self, value: Value) -> bool:
         """Was value made by a list's pop (``_LIST_POP``), untyped (in an inlined call: no guard after it)?"""

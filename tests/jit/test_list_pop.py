@@ -23,6 +23,9 @@ class Stack:
     def pop(self):
         return self.items.pop()
 
+    def drop(self):
+        self.items.pop()
+
 def rpn(n):
     t = 0
     for i in range(n):
@@ -47,6 +50,25 @@ def pops_past_the_end(items, n):
     t = 0
     for i in range(n):
         t += items.pop()
+    return t
+
+def peek_then_pop(stack, n):
+    t = 0
+    for i in range(n):
+        stack.append((i, str(i)))
+        top = stack[-1]
+        stack.pop()
+        t += top[0] + len(top[1])
+    return t
+
+def peek_then_drop(n):
+    s = Stack()
+    t = 0
+    for i in range(n):
+        s.push((i, str(i)))
+        top = s.items[-1]
+        s.drop()
+        t += top[0] + len(top[1])
     return t
 
 def objects(items, n):
@@ -91,38 +113,6 @@ def test_popped_objects_keep_their_counts():
     assert "_LIST_POP" in jit_module.dump(jitted, "uops")
 
 
-SOURCE_BORROWED = """
-class Stack:
-    def __init__(self):
-        self.items = []
-
-    def push(self, v):
-        self.items.append(v)
-
-    def drop(self):
-        self.items.pop()
-
-def peek_then_pop(stack, n):
-    t = 0
-    for i in range(n):
-        stack.append((i, str(i)))
-        top = stack[-1]
-        stack.pop()
-        t += top[0] + len(top[1])
-    return t
-
-def peek_then_drop(n):
-    s = Stack()
-    t = 0
-    for i in range(n):
-        s.push((i, str(i)))
-        top = s.items[-1]
-        s.drop()
-        t += top[0] + len(top[1])
-    return t
-"""
-
-
 BORROWED_SCRIPT = """
 import sys
 sys.path.append({tests!r})  # (after the project: tests/jit is not jit)
@@ -144,7 +134,7 @@ def test_an_item_read_before_the_pop_stays_alive():
     import subprocess
     from pathlib import Path
 
-    script = BORROWED_SCRIPT.format(tests=str(Path(__file__).resolve().parents[1]), source=SOURCE_BORROWED)
+    script = BORROWED_SCRIPT.format(tests=str(Path(__file__).resolve().parents[1]), source=SOURCE)
     env = {**os.environ, "PYTHONMALLOC": "malloc", "MALLOC_PERTURB_": "85", "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-3000:])
