@@ -15,6 +15,7 @@ Lowering = Callable[[LowerContext, Uop], "ir.Value | None"]
 LOWERINGS: dict[str, Lowering] = {}
 
 INT_MIN = -(2**63)
+INT_MAX = 2**63 - 1
 TWO_53 = 2**53
 TWO_63 = 9.223372036854775808e18
 DBL_MIN = 2.2250738585072014e-308

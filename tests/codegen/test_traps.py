@@ -96,6 +96,34 @@ def test_int_overflow_mid_loop(func, args):
     assert stats(jitted)["exits_to_interpreter"] >= 1
 
 
+CONSTANT_FACTORS = (2, 3, 7, 1000, 2**31 + 1, 2**62, INT64_MAX, -2, -3, -7, -(2**62), INT64_MIN + 1, INT64_MIN)
+
+
+@pytest.mark.parametrize("factor", CONSTANT_FACTORS)
+@pytest.mark.parametrize("constant_first", [False, True])
+def test_product_by_a_constant_crosses_its_bounds(factor, constant_first):
+    """x * c with c a constant checks x against the interval where the product fits (not the overflow flag):
+    x walks across both ends of that interval, the products past 64 bits leave to the interpreter exactly."""
+    product = f"{factor} * x" if constant_first else f"x * {factor}"
+    source = f"""
+def f(start, n, step):
+    acc = 0
+    x = start
+    for i in range(n):
+        acc ^= {product}
+        x += step
+    return acc
+"""
+    f = define(source, "f")
+    hi, lo = INT64_MAX // abs(factor), -(INT64_MIN // -abs(factor))  # (the bounds, for a positive factor)
+    for edge in (hi, lo, -hi, -lo):
+        check(f, (edge - 1500, 3000, 1), (edge + 1500, 3000, -1), native=True)
+    inside = check(f, (-1500, 3000, 1), native=True)  # (no product leaves i64: no exit but the loop's end)
+    before = stats(inside)["exits_to_interpreter"]
+    inside(-1500, 3000, 1)
+    assert stats(inside)["exits_to_interpreter"] - before <= 1
+
+
 def test_overflow_result_is_exact_python_int():
     jitted = check(sum_past_int64, (INT64_MAX - 100_000, 1000), native=True)
     result = jitted(INT64_MAX - 100_000, 1000)
