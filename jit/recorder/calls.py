@@ -184,7 +184,9 @@ def _inlined_or_generic(
         # interpreter makes the call once, for real; native code makes it through the C-API
         generic.roll_back(r, mark)
         _not_inlined(r, target, exc)
-    return generic.call(r, callee, args, keywords)
+    # (callee is target itself, not a class nor a bound method: where it makes generators, its code is guarded)
+    itself = constructs is None and (held is None or held.receiver is NO_CONST)
+    return generic.call(r, callee, args, keywords, target if itself else None)
 
 
 def _not_inlined(r: Recorder, target: types.FunctionType, why: Abort) -> None:

@@ -36,6 +36,7 @@ from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers fi
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
 from jit.resume import FrameState
 from jit.trace import FrameSnapshot, Snapshot, TraceKind, Value, WhenHot
+from jit.uops import Callee
 from runtime.frame import UNBOUND, Frame
 
 #: kinds an argument of a generic operation may have: boxed by the lowering, or a pointer passed as it is
@@ -262,7 +263,8 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
         r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
     if isinstance(pending, Value) and pending.kind == Kind.OBJECT and frame.stack:
         made = type(frame.stack[-1])
-        if getattr(made, "__del__", None) is not None and not _generator_expression(frame.stack[-1]):
+        plain = _generator_expression(frame.stack[-1]) or pending.id in r.plain_generators
+        if getattr(made, "__del__", None) is not None and not plain:
             # (native code releases the object after its last use, where the interpreter would not run its
             # finalizer, and checks no hoisted guard after it: a global the finalizer rebinds would go unseen)
             raise Abort(Reason.FINALIZER, name=made.__qualname__)
@@ -284,6 +286,22 @@ def _generator_expression(obj: Any) -> bool:
     """A generator expression's generator: its finalizer closes it, which unwinds a frame that has no try, with
     or finally statement (an expression's): it runs no Python code of its own, as a list's freeing does not."""
     return type(obj) is types.GeneratorType and obj.gi_code.co_name == "<genexpr>"
+
+
+#: the code flags of the functions whose calls make something other than a plain generator
+_NOT_PLAIN_GENERATOR = 0x80 | 0x100 | 0x200  # CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR
+
+
+def plain_generator_function(fn: Any) -> bool:
+    """Is fn a generator function (`def` with `yield`) whose code has no exception handler (no try, with or
+    finally: an empty exception table)? Closing its generator, as its finalizer does, unwinds the frame where it
+    waits without running a line of it, as a generator expression's does. (From CPython 3.12 on, every generator's
+    code has a handler of its own: none qualifies there.)"""
+    if type(fn) is not types.FunctionType:
+        return False
+    code = fn.__code__
+    generator = code.co_flags & 0x20 and not code.co_flags & _NOT_PLAIN_GENERATOR  # (0x20: CO_GENERATOR)
+    return bool(generator) and getattr(code, "co_exceptiontable", None) == b""
 
 
 def _typed(r: Recorder, value: Value, actual: Any) -> Value:
@@ -316,11 +334,19 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
 # --- the operations ------------------------------------------------------------------------------------------
 
 
-def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...] = ()) -> Value:
-    """callee(*args) (the last len(kwnames) arguments by keyword) through PyObject_Vectorcall."""
+def call(r: Recorder, callee: Value, args: list[Value], kwnames: tuple[str, ...] = (), target: Any = None) -> Value:
+    """callee(*args) (the last len(kwnames) arguments by keyword) through PyObject_Vectorcall. target: the function
+    the callee is, as recorded, where the caller knows it: a plain generator function's code is guarded, so that
+    its generators may be released where native code is done with them (``after_barrier``)."""
     what = "a call"
     inputs = (argument(r, callee, what), *(argument(r, v, what) for v in args))
-    return barrier(r, "_CALL_GENERIC", inputs, operand=kwnames or ())
+    plain = target is not None and plain_generator_function(target)
+    if plain:
+        r.emit("_GUARD_CALLEE_VALUE", (inputs[0],), operand=Callee(target, target.__code__, None))
+    out = barrier(r, "_CALL_GENERIC", inputs, operand=kwnames or ())
+    if plain:
+        r.plain_generators.add(out.id)
+    return out
 
 
 @dataclasses.dataclass

@@ -113,6 +113,9 @@ class Recorder:
         self.after_barrier: Value | bool | None = None
         # the value after_barrier types ran no Python code (a list's pop): no check of the hoisted guards
         self.ran_no_code = False
+        # results of calls of a generator function whose code, guarded, has no try, with or finally
+        # (jit.recorder.generic.call): releasing such a generator runs no Python code of its own
+        self.plain_generators: set[int] = set()
         self.pending_next: Any = None  # a generic FOR_ITER's next(), its outcome unseen (jit.recorder.generic)
         self.pending_branch: Any = None  # a branch on a Python __bool__'s answer, unseen (jit.recorder.generic)
         # some trace of the function has a barrier: borrowed pointers slots carry into a tree are given
