@@ -203,7 +203,9 @@ def range_exhausted(slots: list[Any], base: int) -> bool:
 @internal
 def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]] | None = None) -> Any:
     """Interpret frame's code from pc until it returns; return its value or raise its exception.
-    view: the instructions and arguments to run instead of the code's own (see run_loop)."""
+    view: the instructions and arguments to run instead of the code's own (see run_loop). No local of this loop
+    keeps an object after its instruction (an operand, argument or item is cleared once used): an object lives as
+    long as CPython's stack would keep it, so its finalizer runs where CPython's does."""
     function = frame.function
     code = frame.code
     ops, args = (code.ops, function.exec_args) if view is None else view
@@ -227,10 +229,10 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             arg = args[pc]
             pc += 1
             if op == LOAD_FAST:
-                value = slots[arg]
-                if value is UNBOUND:
+                push(slots[arg])
+                if stack[-1] is UNBOUND:
+                    pop()
                     raise messages.unbound_local(code.slot_names[arg], pc - 1 in code.comprehension_loads)
-                push(value)
             elif op == LOAD_CONST:
                 push(arg)
             elif op == STORE_FAST:
@@ -238,9 +240,11 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             elif op == BINARY_OP:
                 right = pop()
                 stack[-1] = arg(stack[-1], right)
+                right = None
             elif op == COMPARE_OP:
                 right = pop()
                 stack[-1] = arg(stack[-1], right)
+                right = None
             elif op == POP_JUMP_IF_FALSE:
                 if not pop():
                     pc = arg
@@ -290,6 +294,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     if value is _MISSING:
                         raise messages.name_error(arg)
                 push(value)
+                value = None
             elif op == LOAD_FREE:  # (an inlined callee's: jit.inline.CalleeFunction.closure)
                 try:
                     push(function.closure[arg[0]].cell_contents)
@@ -300,16 +305,19 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             elif op == BINARY_SUBSCR:
                 key = pop()
                 stack[-1] = stack[-1][key]
+                key = None
             elif op == CALL:
                 if arg == 0:
                     stack[-1] = stack[-1]()
                 elif arg == 1:
                     a0 = pop()
                     stack[-1] = stack[-1](a0)
+                    a0 = None
                 else:
                     call_args = stack[-arg:]
                     del stack[-arg:]
                     stack[-1] = stack[-1](*call_args)
+                    call_args = None
             elif op == UNARY_OP:
                 stack[-1] = arg(stack[-1])
             elif op == FOR_ITER:
@@ -350,9 +358,11 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 key = pop()
                 container = pop()
                 container[key] = pop()
+                key = container = None
             elif op == STORE_ATTR:
                 obj = pop()
                 setattr(obj, arg, pop())
+                obj = None
             elif op == CALL_KW:
                 n, names = arg
                 call_args = stack[len(stack) - n :]
@@ -360,6 +370,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 npos = n - len(names)
                 kwargs = dict(zip(names, call_args[npos:]))
                 stack[-1] = stack[-1](*call_args[:npos], **kwargs)
+                call_args = kwargs = None
             elif op == RANGE_SETUP:
                 r = pop()
                 if type(r) is range:
@@ -370,6 +381,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 else:
                     slots[arg] = slots[arg + 1] = slots[arg + 2] = None
                     slots[arg + 3] = iter(r)
+                r = None
             elif op == GET_ITER:
                 if by_index(stack[-1]):
                     slots[arg] = pop()
@@ -380,16 +392,12 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     slots[arg + 2] = iter(pop())
             elif op == BUILD_TUPLE:
                 if arg:
-                    items = tuple(stack[-arg:])
-                    del stack[-arg:]
-                    push(items)
+                    stack[-arg:] = (tuple(stack[-arg:]),)
                 else:
                     push(())
             elif op == BUILD_LIST:
                 if arg:
-                    items = stack[-arg:]
-                    del stack[-arg:]
-                    push(items)
+                    stack[-arg:] = (stack[-arg:],)
                 else:
                     push([])
             elif op == LIST_APPEND:
@@ -400,6 +408,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     stack.extend(value[::-1])
                 else:
                     stack.extend(messages.unpacker(arg)(value)[::-1])
+                value = None
             elif op == LOAD_FAST_AND_CLEAR:
                 push(slots[arg])
                 slots[arg] = UNBOUND
@@ -419,10 +428,12 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     step = pop()
                     upper = pop()
                     stack[-1] = slice(stack[-1], upper, step)
+                upper = step = None
             elif op == BUILD_SET:
                 items = stack[len(stack) - arg :]
                 del stack[len(stack) - arg :]
                 push(set(items))
+                items = None
             elif op == BUILD_MAP:
                 items = stack[len(stack) - 2 * arg :]
                 del stack[len(stack) - 2 * arg :]
@@ -430,12 +441,14 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 for i in range(0, len(items), 2):
                     mapping[items[i]] = items[i + 1]
                 push(mapping)
+                items = mapping = None
             elif op == SET_ADD:
                 slots[arg].add(pop())
             elif op == MAP_ADD:
                 value = pop()
                 key = pop()
                 slots[arg][key] = value
+                value = key = None
             elif op == FORMAT_VALUE:
                 conversion, has_spec = arg
                 spec = pop() if has_spec else ""
@@ -447,10 +460,12 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 elif conversion == "a":
                     value = ascii(value)
                 stack[-1] = format(value, spec)
+                value = spec = None
             elif op == BUILD_STRING:
                 items = stack[len(stack) - arg :]
                 del stack[len(stack) - arg :]
                 push("".join(items))
+                items = None
             elif op == STORE_GLOBAL:
                 globals_[arg] = pop()
             elif op == DELETE_GLOBAL:
@@ -463,6 +478,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 key = pop()
                 del stack[-1][key]
                 pop()
+                key = None
             elif op == RAISE:
                 if arg == 2:
                     cause = pop()

@@ -597,3 +597,78 @@ def test_run_loop_error_pc():
     # raise_at adds no frame at the user's line: the loop driver points the user's own frame there instead
     files = {entry.filename for entry in traceback.extract_tb(info.value.__traceback__)}
     assert state.code.filename not in files
+
+
+LIFETIMES = """
+DIED = []
+
+
+class Mortal:
+    def __init__(self, name):
+        self.name = name
+
+    def __del__(self):
+        DIED.append(self.name)
+
+    def __add__(self, other):
+        return 1
+
+    def __format__(self, spec):
+        return "m"
+
+
+class Holder:
+    pass
+
+
+def idem(x, y=None):
+    return 0
+
+
+def f():
+    log = []
+    t = (1, Mortal("tuple"))
+    t = None
+    log.append(list(DIED))
+    l = [Mortal("list"), 2]
+    l = None
+    log.append(list(DIED))
+    n = idem(Mortal("one argument"))
+    log.append(list(DIED))
+    n = idem(Mortal("two arguments"), 3)
+    log.append(list(DIED))
+    n = idem(Mortal("keyword"), y=3)
+    log.append(list(DIED))
+    h = Holder()
+    h.x = Mortal("attribute")
+    h.x = None
+    log.append(list(DIED))
+    d = {}
+    d["k"] = Mortal("item")
+    d["k"] = None
+    log.append(list(DIED))
+    m = Mortal("local")
+    n = m
+    del m
+    n = None
+    log.append(list(DIED))
+    n = Mortal("operand") + 1
+    log.append(list(DIED))
+    a, b = (Mortal("unpacked"), 1)
+    a = None
+    log.append(list(DIED))
+    s = f"{Mortal('formatted')}"
+    log.append(list(DIED))
+    return log
+"""
+
+
+def test_an_object_lives_as_long_as_under_cpython():
+    """The interpreter keeps no reference of its own after an instruction (a local of its loop holding the last
+    operand, argument or item): an object's finalizer runs where CPython's does. (A tuple built, then dropped, kept
+    alive until the next tuple was built made a finalizer run one iteration late: a wrong result.)"""
+    namespace: dict = {}
+    func = define(LIFETIMES, "f", namespace)
+    expected = func()
+    namespace["DIED"].clear()
+    assert jit(func, **INTERPRET)() == expected
