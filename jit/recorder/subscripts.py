@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jit import specialize, specialize_numpy
+from jit import instances, specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind, kind_of
@@ -158,7 +158,7 @@ def _build_tuple(r: Recorder, frame: Frame, n: int) -> None:
         or r.abstract.peek(n + 1).kind != Kind.ARRAY
         or any(v.kind not in (Kind.INT, Kind.NP_INT64) for v in items)
     ):
-        _build(r, n, "_BUILD_TUPLE")
+        _build(r, frame, n, "_BUILD_TUPLE")
         return
     snapshot = _subscript_snapshot(r)
     for _ in range(n):
@@ -252,14 +252,36 @@ _BUILT_ITEM_KINDS = frozenset(
 @_handles(I.BUILD_LIST)
 def _build_list(r: Recorder, frame: Frame, n: int) -> None:
     """`[]`, `[a, b]`: a new list, owned by the trace (codegen.ownership) until it is handed over or freed."""
-    _build(r, n, "_BUILD_LIST")
+    _build(r, frame, n, "_BUILD_LIST")
 
 
-def _build(r: Recorder, n: int, uop: str) -> None:
+def _build(r: Recorder, frame: Frame, n: int, uop: str) -> None:
     """A new list or tuple (uop) of the top n stack values (in an inlined call too: nothing else holds it yet, and
     an exit before the call's return, which makes the call again, releases it)."""
+    actual = frame.stack[len(frame.stack) - n :] if n else []
     items = [r.pop(stored=True) for _ in range(n)][::-1]
-    for item in items:
+    for item, observed in zip(items, actual):
+        if item.kind == Kind.OBJECT and _freed_plainly(r, item, observed):
+            continue
         if item.kind not in _BUILT_ITEM_KINDS:
             raise Abort(Reason.BUILD_ITEM, container=uop[7:].lower(), kind=item.kind.short)
     r.push(r.emit(uop, tuple(items)))
+
+
+def _freed_plainly(r: Recorder, item: Value, observed: Any) -> bool:
+    """May a list or tuple the trace builds hold item, an object of observed's class, guarded here (`(it.w, it)`,
+    `[name, obj]`)? Releasing such a container releases its reference to item, which may be the last one: that
+    runs no finalizer of the item's class where the class defines no ``__del__`` (a class of Python's, whose
+    version tag is guarded: no ``__del__`` can be added to it unseen; or a static type, which cannot get one), as
+    for the generic path's own results. A class the site must not be specialized on (``Recorder.may_specialize``)
+    keeps the abort."""
+    klass = type(observed)
+    if getattr(klass, "__del__", None) is not None or not r.may_specialize(klass):
+        return False
+    if klass.__flags__ & instances.HEAPTYPE:
+        version = instances.version_of(klass)
+        if not version:
+            return False
+        r.guard_class_version(instances.ClassAttr(klass, version, "__del__"))
+    r.emit("_GUARD_CLASS", (item,), operand=klass)
+    return True
