@@ -128,8 +128,9 @@ def _load_global(r: Recorder, frame: Frame, name: str) -> None:
     r.push(r.const(value))
 
 
-#: what a closure's cell may hold for the trace to read it (the kinds _LOAD_GLOBAL_VALUE reads, None, and a
-#: function: a helper defined in the enclosing function, inlined where it is called, _GUARD_CALLEE_VALUE)
+#: what a closure's cell may hold for the trace to read it (the kinds _LOAD_GLOBAL_VALUE reads, None, a function:
+#: a helper defined in the enclosing function, inlined where it is called, _GUARD_CALLEE_VALUE; and, where the
+#: class is one the site may be specialized on, any object, guarded as a list's item is: ``subscripts._unbox``)
 _FREE_TYPES = (int, float, bool, list, tuple, type(None), types.FunctionType, types.BuiltinFunctionType)
 
 
@@ -144,7 +145,7 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
         value = frame.function.closure[index].cell_contents
     except ValueError:  # (the interpreter raises NameError: the call is made for real)
         raise Abort(Reason.RAISES, what=f"free variable {name!r}", exception="NameError") from None
-    if type(value) not in _FREE_TYPES:
+    if type(value) not in _FREE_TYPES and not r.may_specialize(type(value)):
         if call is None:
             raise Abort(Reason.FREE_VARIABLE, name=name, type=type(value).__name__)
         why = f"it reads {name!r} of an enclosing function, a {type(value).__name__}"
