@@ -158,6 +158,15 @@ def assert_native(jitted: Any, expected: bool = True) -> None:
         raise AssertionError(f"expected {'native' if expected else 'no native'} execution; {detail}")
 
 
+def warm_call(jitted: Any, *args: Any) -> tuple[Any, int, int]:
+    """One call of jitted: its result, the native entries it made and its exits to the interpreter (jit.stats)."""
+    before = jit_module.stats(jitted)
+    result = jitted(*args)
+    after = jit_module.stats(jitted)
+    entries = after["native_entries"] - before["native_entries"]
+    return result, entries, after["exits_to_interpreter"] - before["exits_to_interpreter"]
+
+
 _counter = itertools.count()
 
 

@@ -6,7 +6,7 @@ for the generators of a generator function with no try, with or finally, whose c
 
 from __future__ import annotations
 
-from helpers import define
+from helpers import define, warm_call
 
 import jit as jit_module
 from jit import jit
@@ -107,17 +107,6 @@ def either(n, makers):
 """
 
 
-def _warm_call(f, *args):
-    before = jit_module.stats(f)
-    result = f(*args)
-    after = jit_module.stats(f)
-    return (
-        result,
-        after["native_entries"] - before["native_entries"],
-        after["exits_to_interpreter"] - before["exits_to_interpreter"],
-    )
-
-
 def test_a_plain_generator_function_called_in_a_loop_runs_natively():
     for name in ("nested", "broken_off", "summed"):
         namespace: dict = {}
@@ -126,7 +115,7 @@ def test_a_plain_generator_function_called_in_a_loop_runs_natively():
         f = jit(threshold=2, side_exit_threshold=2)(func)
         for _ in range(3):
             assert f(2000) == expected
-        result, entries, exits = _warm_call(f, 2000)
+        result, entries, exits = warm_call(f, 2000)
         assert result == expected
         assert (entries, exits) == (1, 1), (name, entries, exits)
         assert not jit_module.stats(f)["aborts_by_code"], jit_module.stats(f)["aborts"]
