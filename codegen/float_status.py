@@ -18,6 +18,15 @@ condition of a select); the others keep their marks. x86-64 only (its MXCSR; els
 The flags are cleared, not saved and restored: nothing reads them across a Python-level call (NumPy clears
 them before each operation it checks), and the checked copy's exits leave NumPy to raise its own.
 
+A run with guards (``codegen.function._guarded_run``: a branch, an overflow check, int() of a float) reads them
+also where a guard fails, before its exit: set, the run so far had an event (or something raised a flag) and is
+rolled back instead; the operations of the guard's own iteration, which LLVM may compute after the guard's branch,
+are checked there by their marks, computed on that way out (``LowerContext.note_covered``). There int() of a float
+(``CONVERSIONS``) is covered too: x86-64's truncating conversion raises the invalid operation flag for a NaN, an
+infinity or a value past 64 bits, exactly where int() leaves, and gives the "integer indefinite" (INT64_MIN),
+which the iteration goes on with until the run's end or a guard rolls the run back. Uops that set or clear the
+flags themselves on a result Python or NumPy accepts (``OWN_FLAGS``) never run in such a run.
+
 Why the clear stays where the function starts, although its read costs an inner loop's tree about 2 ns a call
 (a stencil's row: each read waits for the float operations in flight): clearing them instead where a first
 run's end finds one set, and running that run again, was measured (the same process, Numba beside it): a
@@ -38,6 +47,13 @@ from jit.trace import Trace, Uop, Value
 _ALL_FLAGS = 0x3F
 #: the four NumPy reports (its "invalid", "divide", "over", "under"); not precision, not a denormal operand
 _REPORTED = 0x01 | 0x04 | 0x08 | 0x10
+#: uops whose code handles the status flags itself: a NumPy inner loop clears and tests them (as NumPy does), libm
+#: may raise them for a result Python accepts (math.exp's underflow to a denormal: a rollback at every run); never
+#: in a run with guards whose end reads them (codegen.function._checks_only)
+OWN_FLAGS = frozenset({"_NP_UFUNC_LOOP", "_CALL_MATH_UNARY", "_BINARY_OP_POWER_FLOAT"})
+#: conversions whose check is the invalid operation flag: x86-64's truncation of a double to an i64 (cvttsd2si)
+#: raises it for a NaN, an infinity and a value past 64 bits, exactly where int() leaves (``_CALL_FLOAT_TO_INT``)
+CONVERSIONS = frozenset({"_CALL_FLOAT_TO_INT"})
 #: uops of which only the first argument (the condition) is surely computed: LLVM may branch on a select
 _CONDITION_ONLY = frozenset({"_SELECT", "_SELECT_INT_OBJECT"})
 

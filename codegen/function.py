@@ -33,18 +33,21 @@ from codegen.versions import conditions_hold, trips_left
 from jit.kinds import DIRTY, Kind
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, TraceKind, Uop, Value
-from jit.uops import Lowering
+from jit.uops import Guard, Lowering
 
 
 def build(
     ctx: LowerContext,
     fast_copy: bool = True,
     enter: tuple[ir.Function, ir.GlobalVariable, dict[int, Kind]] | None = None,
+    warm: tuple[ir.Function, ir.GlobalVariable] | None = None,
 ) -> None:
     """Lower ctx's trace into ctx's function, from the builder's block on; fast_copy: a versioned loop gets its
     fast copy (not a copy of the loop joined with side traces: ``codegen.joined``); enter: (such a copy) the
     function of a vectorized fast copy of the loop, its ``refused`` and the kinds of the slots it reads that
-    the loop does not, entered from the loop's entry (``_enter_fast``)."""
+    the loop does not, entered from the loop's entry (``_enter_fast``); warm: (such a copy) the function of a
+    fast copy of the loop built already, with the side traces joined in it too, and its ``refused``: the
+    checked loop goes on there after its warm-up, as a root's goes on in its own fast copy."""
     trace = ctx.trace
     b = ctx.builder
     ctx.load_fuel()
@@ -95,6 +98,9 @@ def build(
             _enter_fast(ctx, fast, refused)
             entry_end = b.block
             _build_call_entry(ctx, fast, refused)
+    elif warm is not None:
+        assert ctx.fuel is not None
+        warm_up = (ctx.fuel, *warm)
     if enter is not None:
         # (its fast copy hands an entry back to the root's function, which comes here again after an iteration
         # or two where the loop takes both ways: not again for a while)
@@ -183,7 +189,9 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
     ctx.builder.ret(ctx.builder.call(main.function, [ctx.buf], tail="musttail"))
 
 
-def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
+def _build_fast(
+    main: LowerContext, join: Callable[[LowerContext], None] | None = None, sides: tuple[Trace, ...] = ()
+) -> tuple[ir.Function, ir.GlobalVariable]:
     """A versioned loop's fast copy (jit.versions), in a function of its own: the trace's function goes on in
     it (a tail call, the state at the loop's top in the buffer) after WARM_UP iterations of an entry, if
     CHEAP_TRIPS are left (a guess), so that the trace's function keeps the registers of the loop as recorded.
@@ -192,10 +200,21 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     so that this entry goes on there (it would fail again). A range loop's fast copy is counted: it runs the
     iterations left, at most until the next periodic check is due, with neither the range's guard nor the
     periodic check (its first two uops), then the conditions are checked again (where the periodic check
-    is due, the trace's function runs it)."""
+    is due, the trace's function runs it). join: (a loop joined with side traces: ``codegen.joined``) puts them
+    into the fast copy's context, each lowered where its guard fails, in the fast copy's iteration; sides: their
+    traces.
+
+    A counted copy whose iteration has NumPy float operations and guards that only check (a branch, an overflow,
+    a conversion: ``_checks_only``), with or without logged stores, is checked once per run too: where a guard
+    fails, ``_exit_check`` first looks at the run so far (its marks, the status flags, and the marks of the
+    iteration's covered operations, computed there): nothing happened, the guard's exit is exact and taken (the
+    stores so far stand); an event, the run is rolled back (every store it made so far: its log is compact, an
+    entry per store that ran, ``_logger``) and the checked copy redoes it, leaving where the event is."""
     trace = main.trace
     ctx = LowerContext(trace, main.layout, f"{main.symbol}_fast", "", "", sibling_of=main)
     ctx.globals, ctx.builtins = main.globals, main.builtins
+    if join is not None:
+        join(ctx)
     refused = ir.GlobalVariable(ctx.module, I64, f"{main.symbol}_refused")
     refused.linkage = "internal"
     refused.initializer = ir.Constant(I64, 1)  # (never a fuel the trace's function enters with)
@@ -207,13 +226,15 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
     counted = _counted(trace)
     # (a counted copy that only computes values, or also stores them into arrays: the checks of floating-point
     # events of a whole run are one flag, tested at its end; stores are logged, to be undone where it is set)
-    stores = _undoable_stores(trace) if counted else None
-    run_checked = counted and (_effect_free(trace) or stores is not None)
+    # (guards that only check: where the iteration has NumPy float operations, whose marks a run's flag saves)
+    guarded = counted and _guarded_run(trace, sides)
+    stores = _undoable_stores(trace, guarded) if counted else None
+    run_checked = counted and (_effect_free(trace, guarded) or stores is not None)
     if run_checked and any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
         # (a run checked at its end: the processor's flags check the NumPy float operations every iteration surely
         # computes; cleared here, before any hoisted operation, and read where each run ends; a loop with none
         # reads nothing: an inner loop entered at every outer iteration would pay for it, nested3 4%)
-        ctx.status_covered = float_status.covered(trace, DEFERRING)
+        ctx.status_covered = float_status.covered(trace, DEFERRING | (float_status.CONVERSIONS if guarded else set()))
         ctx.status_word = b.alloca(I32, name="mxcsr")
         float_status.clear(b, ctx.module, ctx.status_word)
     ctx.load_fuel()
@@ -290,23 +311,30 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
         undo = (b.alloca(ir.ArrayType(I64, size), name="undo_at"), b.alloca(ir.ArrayType(I64, size), name="undo_old"))
         b.position_at_end(here)
         invariant = trace.same_throughout()
-        affine = [_affine(uop, counter[1], invariant) for uop in stores]
+        # (a run with guards: a store may not run at every iteration, so its log is compact, every address in it)
+        affine = [not guarded and _affine(uop, counter[1], invariant) for uop in stores]
     if run_checked:
         # the events of a whole run of the fast copy are checked at its end: where one happened, back to the
         # trace's function at the run's start (nothing has changed but the loop-carried values, which are the
         # dispatch's phis there, and the elements the run stored, whose old values its log restores), which
         # redoes the run checking each iteration, for this entry (refused)
-        rollback = ctx.function.append_basic_block("rollback")
-        b.position_at_end(rollback)
-        if undo is not None:
-            assert left is not None and stores is not None and counter is not None
-            start = dispatch.values[_slot_of(trace, counter[1])]
-            _restore(ctx, *undo, left, _first_addresses(ctx, stores, affine, counter, start))
-        _store_top(ctx, dispatch)
-        ctx.fuel = dispatch.fuel
-        ctx.store_fuel()
-        b.store(dispatch.fuel, refused)
-        b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
+        assert left is not None
+        rollback = _rollback(ctx, main, dispatch, refused, left, "rollback", stores, undo, affine, guarded)
+        if guarded:
+            # (a guard failing after an event in the run: what the run stored so far undone; made where the first
+            # guard needs it)
+            made: list[ir.Block] = []
+
+            def within() -> ir.Block:
+                if not made:
+                    fuel = ctx.fuel
+                    made.append(
+                        _rollback(ctx, main, dispatch, refused, left, "rollback_within", stores, undo, affine, True)
+                    )
+                    ctx.fuel = fuel
+                return made[0]
+
+            ctx.exit_check = functools.partial(_exit_check, ctx, within)
     b.position_at_end(fast)
     b.store(b.add(b.load(runs), ir.Constant(I64, 1)), runs)
     steps: list[ir.Value | None] = [None]
@@ -333,16 +361,87 @@ def _build_fast(main: LowerContext) -> tuple[ir.Function, ir.GlobalVariable]:
             counted=counted,
             rollback=rollback,
             undo=None if undo is None else (*undo, affine),
+            compact=guarded,
         )
         unchecked.add_incoming(dataclasses.replace(dispatch, left=left), entered)
-        if unchecked.mark is not None:
-            unchecked.mark.add_incoming(ir.Constant(I64, 0), entered)  # type: ignore[attr-defined]
+        for phi in (unchecked.mark, unchecked.logged):
+            if phi is not None:
+                phi.add_incoming(ir.Constant(I64, 0), entered)  # type: ignore[attr-defined]
         if step is not None:
             assert counter is not None
             ctx.values[counter[3].id] = general
             b.position_at_end(other)
+    ctx.exit_check = None
     hoist_invariants(ctx.function, entry_end, dispatch_block)
     return ctx.function, refused
+
+
+def _rollback(
+    ctx: LowerContext,
+    main: LowerContext,
+    dispatch: _Top,
+    refused: ir.GlobalVariable,
+    left: ir.Value,
+    name: str,
+    stores: list[Uop] | None,
+    undo: tuple[ir.Value, ir.Value] | None,
+    affine: list[bool],
+    compact: bool,
+) -> ir.Block:
+    """(A counted fast copy checked once per run: _build_fast) the block that undoes a run and goes back to the
+    trace's function at its start, for this entry (refused): the elements its log holds put back, the state at
+    the loop's top the dispatch's. left: the run's iterations, each of which logged its stores; compact: (a run
+    with guards) the block starts with a phi of the number of entries its log holds (``_logger``), which the
+    ways into it fill in."""
+    b = ctx.builder
+    trace = ctx.trace
+    here = b.block
+    rollback = ctx.function.append_basic_block(name)
+    b.position_at_end(rollback)
+    entries = b.phi(I64, name="undo_entries") if compact else None
+    if undo is not None and entries is not None:
+        _restore_compact(ctx, *undo, entries)
+    elif undo is not None:
+        counter = trace.range_counter()
+        assert stores is not None and counter is not None
+        start = dispatch.values[_slot_of(trace, counter[1])]
+        _restore(ctx, *undo, left, _first_addresses(ctx, stores, affine, counter, start))
+    _store_top(ctx, dispatch)
+    ctx.fuel = dispatch.fuel
+    ctx.store_fuel()
+    b.store(dispatch.fuel, refused)
+    b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
+    b.position_at_end(here)
+    return rollback
+
+
+def _exit_check(ctx: LowerContext, rollback: Callable[[], ir.Block]) -> None:
+    """LowerContext.exit_check of a counted fast copy whose run is checked at its end and whose body has guards
+    (_build_fast): at a failing guard, before its exit, did the run so far have a floating-point event? Its marks
+    so far (the iterations before, and this one's deferred), the status flags (every covered operation of the
+    iterations before ran), and the marks of this iteration's covered operations, computed here (the flags
+    cannot say whether they ran yet). If so, the run is rolled back (rollback: makes, once, the block that undoes
+    what its compact log holds, the stores so far); else on to the exit, exact: nothing before it had an event."""
+    b = ctx.builder
+    assert ctx.loop_top is not None
+    here = ctx.loop_top[0]
+    assert here.mark is not None
+    events = here.mark
+    if ctx.deferred is not None:
+        events = b.or_(events, b.bitcast(ctx.deferred[0], I64))
+    happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
+    marks = [mark() for mark in ctx.covered_marks or []]
+    if marks:
+        total = functools.reduce(b.fadd, marks)
+        happened = b.or_(happened, b.fcmp_unordered("!=", total, ir.Constant(total.type, 0.0)))
+    if ctx.status_word is not None:
+        happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
+    exact = ctx.function.append_basic_block("exit_exact")
+    block = b.block
+    target = rollback()
+    target.instructions[0].add_incoming(ctx.log_position, block)  # type: ignore[attr-defined]
+    b.cbranch(happened, target, exact)
+    b.position_at_end(exact)
 
 
 #: the exponent's bits of a double: all set in a NaN, none in a zero of either sign
@@ -357,10 +456,45 @@ UNDO_RUN = 256
 MAX_UNDO_STORES = 4
 
 
-def _undoable_stores(trace: Trace) -> list[Uop] | None:
+def _checks_only(uop: Uop) -> bool:
+    """Is uop (as a fast copy lowers it) a guard that only checks, computing numbers from numbers: a branch, an
+    overflow check, a conversion that may leave (no effect, nothing owned, no call that may run Python code or
+    that sets or clears the floating-point status flags itself: ``float_status.OWN_FLAGS``)?"""
+    op = uop.fast if uop.fast is not None else uop.op
+    if op.guard is not Guard.DEOPT or op.mutates or op.owns or op.barrier or op.drops or uop.name in _NOT_CHECKS:
+        return False
+    if op.lowering is not Lowering.TABLE or uop.name in float_status.OWN_FLAGS:
+        return False
+    return all(_plain_number(v.kind) for v in uop.args) and (uop.out is None or _plain_number(uop.out.kind))
+
+
+#: guards that are no check of a value: the end of a trace, an inner tree's exit
+_NOT_CHECKS = frozenset({"_EXIT_TRACE", "_GUARD_TREE_EXIT"})
+
+
+def _guarded_run(trace: Trace, sides: tuple[Trace, ...] = ()) -> bool:
+    """May a counted fast copy with guards in its iteration be checked once per run (_build_fast): it has NumPy
+    float operations (whose marks the run's flag saves), guards that only check (_checks_only), and side traces
+    joined in it (sides) whose bodies have no effect either (only the root's stores are logged)?"""
+    body = [uop for uop in trace.uops[2:] if uop.name not in _COUNTED_PURE]
+    guards = [uop for uop in body if uop.name not in DEFERRING and _checks_only(uop)]
+    if not guards or not any(uop.name in DEFERRING for uop in body):
+        return False
+    for side in sides:
+        for uop in (*side.hoisted, *side.uops):
+            op = uop.op
+            if uop.name in DEFERRING or uop.name == "_JUMP_TO_TREE" or (op.pure and not op.owns):
+                continue
+            if not _checks_only(uop):
+                return False
+    return True
+
+
+def _undoable_stores(trace: Trace, guards: bool = False) -> list[Uop] | None:
     """The stores of a counted fast copy's iteration (as _effect_free, but for element stores) whose run can be
     undone: each stores a float into a float64 array or an int into an int64 array (a conversion that never
-    leaves), and nothing else has an effect, a guard or an owned value; None if there are none or others. Such a
+    leaves), and nothing else has an effect, a guard (guards: but those that only check, ``_guarded_run``) or an
+    owned value; None if there are none or others. Such a
     run logs the old value of each element before storing it (``_loop``: undo) and tests the floating-point
     events of the whole run at its end; where there was one, ``_restore`` puts every logged value back, last
     first, and the checked copy redoes the run from its start (so that NumPy's error state decides, and no
@@ -370,6 +504,8 @@ def _undoable_stores(trace: Trace) -> list[Uop] | None:
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
         if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
+            continue
+        if guards and _checks_only(uop):  # (_guarded_run)
             continue
         if uop.name != "_ARRAY_STORE":
             return None
@@ -448,6 +584,26 @@ def _restore(
     b.position_at_end(done)
 
 
+def _restore_compact(ctx: LowerContext, at: ir.Value, old: ir.Value, entries: ir.Value) -> None:
+    """(A rollback of a run with guards) store back the values its compact log holds (``_logger``: entries of
+    them, one per store that ran, in order), the last first."""
+    b = ctx.builder
+    zero = ir.Constant(I64, 0)
+    before = b.block
+    restore = ctx.function.append_basic_block("undo")
+    done = ctx.function.append_basic_block("undone")
+    b.cbranch(b.icmp_signed(">", entries, zero), restore, done)
+    b.position_at_end(restore)
+    e = b.phi(I64, name="undo_e")
+    e.add_incoming(entries, before)
+    entry = b.sub(e, ir.Constant(I64, 1))
+    address = b.load(b.gep(at, [zero, entry]))
+    b.store(b.load(b.gep(old, [zero, entry])), b.inttoptr(address, I64.as_pointer()), align=8)
+    e.add_incoming(entry, b.block)
+    b.cbranch(b.icmp_signed(">", entry, zero), restore, done)
+    b.position_at_end(done)
+
+
 def _counted(trace: Trace) -> bool:
     """Is a range loop's fast copy counted (``_build_fast``): its range's guard right after the periodic check?"""
     counter = trace.range_counter()
@@ -460,13 +616,16 @@ def _guard_free(trace: Trace) -> bool:
     return _counted(trace) and (_effect_free(trace) or bool(_undoable_stores(trace)))
 
 
-def _effect_free(trace: Trace) -> bool:
+def _effect_free(trace: Trace, guards: bool = False) -> bool:
     """Does a counted fast copy's iteration (the uops after the periodic check and the range's guard, each in
-    its fast form) do nothing but compute values: no effect, no guard, no owned value, but the deferred
-    checks of NumPy float operations (a loop that only reads arrays: a dot product, a sum)?"""
+    its fast form) do nothing but compute values: no effect, no guard (guards: but those that only check,
+    ``_guarded_run``), no owned value, but the deferred checks of NumPy float operations (a loop that only reads
+    arrays: a dot product, a sum)?"""
     for uop in trace.uops[2:]:
         op = uop.fast if uop.fast is not None else uop.op
         if uop.name in _COUNTED_PURE or uop.name in DEFERRING or (op.pure and not op.owns):
+            continue
+        if guards and _checks_only(uop):  # (_guarded_run)
             continue
         return False
     return True
@@ -600,6 +759,8 @@ class _Top:
     # (a counted fast copy with a rollback) the or of the bits of its run's marks so far: exponent bits set where
     # a floating-point event happened
     mark: ir.Value | None = None
+    # (a counted fast copy with guards that logs its stores) the entries of its run's compact log so far
+    logged: ir.Value | None = None
     # (a loop joined with side traces that may go back to the root's function: codegen.joined) the fuel when a
     # joined side trace last ran (or the loop was entered)
     quiet: ir.Value | None = None
@@ -654,6 +815,7 @@ def _loop(
     counted: bool = False,
     rollback: ir.Block | None = None,
     undo: tuple[ir.Value, ir.Value, list[bool]] | None = None,
+    compact: bool = False,
 ) -> _Top:
     """One copy of the loop at block loop (its phis, of like's types, are returned for the caller to fill in).
     fast: each uop with a fast form lowered as that form. dispatch: the phis and block where a versioned loop
@@ -667,7 +829,8 @@ def _loop(
     flag (a phi, ``mark``, of the returned phis), tested once at its end: set, it goes to rollback instead of
     the dispatch; undo: (such a copy that stores into arrays: ``_undoable_stores``) its log (the addresses, the
     old values) and, per store of an iteration, whether its address is affine in the counter (not logged: the
-    rollback computes it): each store logs the element's old value first."""
+    rollback computes it): each store logs the element's old value first; compact: (a run with guards) the log is
+    compact (``_logger``), its entries so far a phi the loop carries (``_Top.logged``), which the rollback takes."""
     trace = ctx.trace
     b = ctx.builder
     b.position_at_end(loop)
@@ -677,6 +840,10 @@ def _loop(
     ctx.loop_top = (here, loop)  # (side traces joined with the loop come back here: codegen.joined)
     if rollback is not None:
         here.mark = b.phi(I64, name="events")
+    ctx.log_position = ir.Constant(I64, 0)
+    if compact and undo is not None:  # (the entries of its compact log so far: _logger)
+        here.logged = b.phi(I64, name="logged")
+        ctx.log_position = here.logged
     for slot, phi in here.values.items():
         ctx.values[trace.entry_slots[slot].id] = phi
     ctx.valid.clear()
@@ -687,7 +854,8 @@ def _loop(
     ctx.state_writers.clear()  # (in the loop, a snapshot's values are the phis, not the entry's loads)
     if undo is not None:
         assert here.left is not None
-        ctx.undo = _logger(ctx, here.left, *undo)
+        ctx.undo = _logger(ctx, here.left, *undo, compact=compact)
+    ctx.covered_marks = [] if ctx.exit_check is not None else None
 
     def back_to_dispatch(cont: ir.Block) -> None:
         """(after the periodic check) to the conditions, once the slots assigned late are assigned (every way
@@ -702,6 +870,46 @@ def _loop(
         dispatch[0].add_incoming(dataclasses.replace(here, fuel=ctx.fuel, left=None), b.block)
         b.branch(dispatch[1])
 
+    def next_iteration(after: _Top) -> None:
+        """The iteration's end, from the builder's block, the next one's state in after: on at the loop's top,
+        or (a counted copy) at the run's end to the dispatch. The loop's own end, and that of each side trace
+        joined with it (codegen.joined: ``LowerContext.loop_latch``)."""
+        latch = b.block
+        if counted and dispatch is not None and rollback is not None:
+            assert here.left is not None and here.mark is not None
+            # (the iteration's marks, summed, as a flag: an or of their bits per iteration carried, not a
+            # sum of doubles, whose additions would chain the iterations)
+            events = here.mark
+            if ctx.deferred is not None:  # (+0, -0 or NaN: its exponent's bits are 0 where there was no event)
+                events = b.or_(events, b.bitcast(ctx.deferred[0], I64))
+                ctx.deferred = None
+            latch = b.block
+            left = b.sub(here.left, ir.Constant(I64, 1))
+            here.add_incoming(dataclasses.replace(after, left=left), latch)
+            here.mark.add_incoming(events, latch)  # type: ignore[attr-defined]
+            if here.logged is not None:
+                here.logged.add_incoming(ctx.log_position, latch)  # type: ignore[attr-defined]
+            end = ctx.function.append_basic_block("run_end")
+            b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, end)
+            b.position_at_end(end)
+            dispatch[0].add_incoming(after, end)
+            happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
+            if ctx.status_word is not None:
+                happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
+            if compact:  # (the entries its log holds: _rollback's phi)
+                rollback.instructions[0].add_incoming(ctx.log_position, end)  # type: ignore[attr-defined]
+            b.cbranch(happened, rollback, dispatch[1]).set_weights([1, 1000])
+        elif counted and dispatch is not None:
+            assert here.left is not None
+            left = b.sub(here.left, ir.Constant(I64, 1))
+            here.add_incoming(dataclasses.replace(after, left=left), latch)
+            dispatch[0].add_incoming(after, latch)
+            b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, dispatch[1])
+        else:
+            here.add_incoming(after, latch)
+            b.branch(loop)
+
+    ctx.loop_latch = next_iteration
     for position, uop in enumerate(trace.uops):
         # (the deferred checks: before the iteration ends, and anything that may leave; not before a check this
         # copy lowers as its proven form, nor the fuel an unrolled loop's header counts in a counted copy)
@@ -714,42 +922,9 @@ def _loop(
             for value, count in ctx.ownership.latch_references():
                 for _ in range(count):
                     ctx.incref(ctx.value(value))
-            latch = b.block
             carried = {slot: ctx.value(end[slot]) for slot in here.values}
             flags = {slot: (ir.Constant(I1, 1), ctx.value(end[slot])) for slot in here.flags}
-            after = _Top(carried, flags, ctx.fuel, quiet=here.quiet)  # type: ignore[arg-type]
-            if dispatch is None:
-                here.add_incoming(after, latch)
-                b.branch(loop)
-            elif counted and rollback is not None:
-                assert here.left is not None and here.mark is not None
-                # (the iteration's marks, summed, as a flag: an or of their bits per iteration carried, not a
-                # sum of doubles, whose additions would chain the iterations)
-                events = here.mark
-                if ctx.deferred is not None:  # (+0, -0 or NaN: its exponent's bits are 0 where there was no event)
-                    events = b.or_(events, b.bitcast(ctx.deferred[0], I64))
-                    ctx.deferred = None
-                latch = b.block
-                left = b.sub(here.left, ir.Constant(I64, 1))
-                here.add_incoming(dataclasses.replace(after, left=left), latch)
-                here.mark.add_incoming(events, latch)  # type: ignore[attr-defined]
-                end = ctx.function.append_basic_block("run_end")
-                b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, end)
-                b.position_at_end(end)
-                dispatch[0].add_incoming(after, end)
-                happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
-                if ctx.status_word is not None:
-                    happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
-                b.cbranch(happened, rollback, dispatch[1]).set_weights([1, 1000])
-            elif counted:
-                assert here.left is not None
-                left = b.sub(here.left, ir.Constant(I64, 1))
-                here.add_incoming(dataclasses.replace(after, left=left), latch)
-                dispatch[0].add_incoming(after, latch)
-                b.cbranch(b.icmp_signed(">", left, ir.Constant(I64, 0)), loop, dispatch[1])
-            else:
-                here.add_incoming(after, latch)
-                b.branch(loop)
+            next_iteration(_Top(carried, flags, ctx.fuel, quiet=here.quiet))  # type: ignore[arg-type]
         elif counted and position < 2:
             continue
         elif counted and uop.name == "_UNROLLED_HEADER":  # (the run is sized so that no check falls due in it)
@@ -773,31 +948,39 @@ def _loop(
         else:
             _lower(ctx, uop, position)
     ctx.undo = None
+    ctx.covered_marks = None
     return here
 
 
 def _logger(
-    ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, affine: list[bool]
-) -> Callable[[ir.Value], None]:
+    ctx: LowerContext, left: ir.Value, at: ir.Value, old: ir.Value, affine: list[bool], compact: bool = False
+) -> Callable[..., None]:
     """LowerContext.undo for one iteration of a logged run (left: the iterations the run has left, this one
     included, at most UNDO_RUN): the s-th store of the iteration logs its address and old bits at
     (UNDO_RUN - left) * per + s, so that the run fills its log upwards, in the order of its stores (a
     vectorized loop stores its log's vectors as they are, not reversed), and going down from the top undoes
-    them last first (``_restore``); the address only of a store not affine in the counter (affine: per store)."""
+    them last first (``_restore``); the address only of a store not affine in the counter (affine: per store).
+    compact: (a run with guards, whose stores may not all run at every iteration) each store that runs logs its
+    address and old bits at the next entry, ``ctx.log_position``, a value the loop carries (``_Top.logged``), and
+    a rollback undoes that many entries (``_restore_compact``); known: the element's old bits, loaded already."""
     b = ctx.builder
     per = len(affine)
     base = b.mul(b.sub(ir.Constant(I64, UNDO_RUN), left), ir.Constant(I64, per))
     count = [0]
 
-    def log(address: ir.Value) -> None:
+    def log(address: ir.Value, known: ir.Value | None = None) -> None:
         assert count[0] < per
-        entry = b.add(base, ir.Constant(I64, count[0]))
+        entry = ctx.log_position if compact else b.add(base, ir.Constant(I64, count[0]))
         computed = affine[count[0]]
         count[0] += 1
         zero = ir.Constant(I64, 0)
-        if not computed:
+        if compact or not computed:
             b.store(b.ptrtoint(address, I64), b.gep(at, [zero, entry]))
-        b.store(b.load(b.bitcast(address, I64.as_pointer()), align=8), b.gep(old, [zero, entry]))
+        # (known: the bits a read of the element loaded earlier in the iteration)
+        bits = known if known is not None else b.load(b.bitcast(address, I64.as_pointer()), align=8)
+        b.store(bits, b.gep(old, [zero, entry]))
+        if compact:
+            ctx.log_position = b.add(entry, ir.Constant(I64, 1))
 
     return log
 

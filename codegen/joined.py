@@ -10,12 +10,17 @@ every other iteration, and LLVM never saw the two ways of the loop together.
 So such a side trace's function (its symbol is where the parent exit's link points) is built as::
 
     entry:       the side trace as compiled apart (its state from the buffer), whose end, instead of the
-                 tail-jump, writes its state to the buffer and goes on at
+                 tail-jump, writes its state to the buffer and tail-calls the loop's function (``<symbol>_loop``,
+                 of the same module), which is
     root_entry:  the root trace's entry (the fuel and slots from the buffer, its hoisted guards), then
-    loop:        a copy of the root's loop (without its fast copy), in which the guard whose exit the side trace
-                 hangs from branches, when it fails, to a copy of the side trace's body that starts from the
-                 loop's values (SSA: no buffer) and ends by branching to the loop's top, its values flowing into
-                 the loop's phis.
+    loop:        a copy of the root's loop, in which the guard whose exit the side trace hangs from branches,
+                 when it fails, to a copy of the side trace's body that starts from the loop's values (SSA: no
+                 buffer) and ends where the loop's iteration ends (``LowerContext.loop_latch``: at its top, its
+                 values flowing into the loop's phis);
+    fast copy:   (``_joined_fast``, ``<symbol>_fast``) where the root's loop has a fast copy that checks its
+                 iterations, the same loop again as that fast copy, each side trace's body where its guard fails;
+                 the loop's function goes on in it after a warm-up, and it hands an entry back to the loop's
+                 function (not the side trace's entry: the state at the loop's top is in the buffer).
 
 The parent exit is taken once per entry of the tree at most (from the root's function into this one); then both
 ways of the loop run in one CFG, with the values in registers. The side traces of the same tree that were
@@ -36,15 +41,22 @@ them from there), reads slots whose values the loop has at the exit with the kin
 trace owns a reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else
 is compiled apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
 
-The copy has no fast copy (``codegen.function``: the root's loop without overflow or bounds checks while
-conditions hold); where the root has one, the copy goes back to the root's function after ``QUIET`` iterations
-without a joined side trace (``codegen.function._check_quiet``): a way taken at every few iterations stays
-joined, one taken once in a while costs an exit each time, as apart, and the loop runs in its fast copy between.
+The fast copy (``codegen.function``: the root's loop without overflow or bounds checks while conditions hold; a
+counted one with NumPy float operations checked once per run, ``codegen.function._guarded_run``) runs both ways of
+the loop in one run: a histogram's loop (one value in seven out of range) ran in the checked copy alone before,
+and went there at every call (257 us, Numba 118 us; now 166 us, with the runs checked at their end). Where the
+root's loop has no fast copy with guards (none at all; or one with no guard, which the root's function enters
+at once, or a merged one: ``_merged_fast``), the copy has none either, and goes back to the root's function
+after ``QUIET`` iterations without a joined side trace (``codegen.function._check_quiet``): a way taken at every
+few iterations stays joined, one taken once in a while costs an exit each time, as apart, and the loop runs in
+its fast copy between.
 
 Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
-``jit.stats``: ``compile_phases_ms``), once per side trace joined. Measured in one process (median of 3, loaded
-machine): LLVM's time for the side traces of collatz 64 -> 122 ms, nested2_branchy 65 -> 239 ms, the histogram's
-two 118 -> 571 ms; the whole function's compile time +12%, +17% and +51%.
+``jit.stats``: ``compile_phases_ms``), once per side trace joined, and a second copy, its fast copy, where it has
+one. Measured in one process (median of 3, loaded machine): LLVM's time for the side traces of collatz 64 -> 122
+ms, nested2_branchy 65 -> 239 ms, the histogram's two 118 -> 571 ms; the whole function's compile time +12%, +17%
+and +51%. The joined fast copy, in one process on the histogram: its whole compile time 160 -> 324 ms (its two
+side traces 24 and 24 -> 87 and 126 ms, its root 42 -> 67 ms: its fast copy's runs checked at their end).
 """
 
 from __future__ import annotations
@@ -55,7 +67,7 @@ from collections.abc import Callable
 from llvmlite import ir
 
 from codegen.context import LowerContext
-from codegen.function import _build_fast, _lower, _Top, build, vectorizable
+from codegen.function import _build_fast, _guard_free, _lower, _Top, build, vectorizable
 from codegen.ownership import Ownership
 from jit.kinds import Kind
 from jit.optimizer.merge import merged
@@ -166,31 +178,70 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     """Lower ctx's side trace as the entry of its tree's loop joined with plan's side traces (see the module's
     docstring); return the symbols of the side traces joined (ctx's own among them)."""
     b = ctx.builder
-    root_entry = ctx.function.append_basic_block("root_entry")
     side = ctx.trace
+    # the loop's own function, which the side trace's end goes on in, and which the loop's fast copy hands an
+    # entry back to (its state at the loop's top in the buffer, as the side trace's end writes it)
+    holder = LowerContext(side, ctx.layout, f"{ctx.symbol}_loop", "", "", sibling_of=ctx)
+    holder.globals, holder.builtins = ctx.globals, ctx.builtins
 
     def into_loop(uop: Uop) -> None:  # (the end of the side trace as it is: its state to the buffer)
         assert side.end_snapshot is not None
         ctx.hand_over_end(side.end_snapshot)
         ctx.store_fuel()
-        b.branch(root_entry)
+        b.ret(b.call(holder.function, [ctx.buf], tail="musttail"))
 
     ctx.rejoin = into_loop
     build(ctx)
     ctx.rejoin = None
-    loop = LowerContext(plan.root, ctx.layout, plan.root_symbol, "", "", host=ctx)
-    joined = []
+    loop = LowerContext(plan.root, ctx.layout, plan.root_symbol, "", "", host=holder)
+    joined: list[tuple[JoinedSide, ExitPoint, Uop]] = []
     for part in plan.sides:
         point = parent_point(plan.root, part.parent)
         if point is not None and joinable(plan.root, part.trace, part.parent):
             guard = next(uop for uop in plan.root.uops if uop.exit is point)
-            loop.joined[id(point)] = _joined_side(ctx, loop, part, point, guard)
-            joined.append(part.symbol)
-    if plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
+            loop.joined[id(point)] = _joined_side(holder, loop, part, point, guard)
+            joined.append((part, point, guard))
+    symbols = [part.symbol for part, _, _ in joined]
+    enter = _merged_fast(ctx, plan, symbols)
+    warm = _joined_fast(ctx, holder, plan, joined) if enter is None else None
+    if warm is None and plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
         loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
-    b.position_at_end(root_entry)
-    build(loop, fast_copy=False, enter=_merged_fast(ctx, plan, joined))
-    return joined
+    build(loop, fast_copy=False, enter=enter, warm=warm)
+    if ctx.vectorized is not None:  # (declared in the vectorized copy's module: codegen.function.module_texts)
+        holder.function.linkage = ""
+    return symbols
+
+
+def _joined_fast(
+    ctx: LowerContext, holder: LowerContext, plan: JoinPlan, joined: list[tuple[JoinedSide, ExitPoint, Uop]]
+) -> tuple[ir.Function, ir.GlobalVariable] | None:
+    """Where the root's loop has a fast copy that checks each iteration (its body has guards: a branch the side
+    traces hang from), a fast copy of the loop joined with them: the root's fast copy (``codegen.function.
+    _build_fast``: its range's checks and the proven ones left out), each joined side trace lowered where its
+    guard fails, as in the checked loop, and ending where an iteration of the fast copy ends (a counted run goes
+    on). A function of ctx's module (its globals named after ctx's function: ``jit.stats`` counts its runs as the
+    side trace's ``fast_runs``), whose exits are the root's, and which hands an entry back to the loop's function
+    (holder's). The loop's function goes on in it after a warm-up, as a root's in its own fast copy, instead of
+    going back to the root's function where no joined side trace ran for a while: a loop whose branch goes
+    each way often (a histogram's values out of range, one in seven) ran in the checked copy alone before.
+    None where the root has no such fast copy (none at all, or one with no guard, entered at once)."""
+    root = plan.root
+    if not joined or root.versioning is None or not any(uop.fast is not None for uop in root.uops):
+        return None
+    if _guard_free(root):
+        return None
+    main = LowerContext(root, ctx.layout, plan.root_symbol, "", "", host=holder)  # (the root's counters and links)
+    main.symbol = ctx.symbol
+
+    def join(fast: LowerContext) -> None:
+        fast.recorded_way = True
+        for part, point, guard in joined:
+            fast.joined[id(point)] = _joined_side(fast, fast, part, point, guard)
+
+    fast, refused = _build_fast(main, join=join, sides=tuple(part.trace for part, _, _ in joined))
+    if main.vectorized is not None:  # (its own module: codegen.function.module_texts)
+        ctx.vectorized = main.vectorized
+    return fast, refused
 
 
 def _merged_fast(
@@ -235,8 +286,7 @@ def _joined_side(
 
     def lower() -> None:
         side = part.trace
-        b = loop.builder
-        here, top = loop.loop_top  # type: ignore[misc]
+        here, _ = loop.loop_top  # type: ignore[misc]
         body = LowerContext(side, ctx.layout, part.symbol, "", "", host=ctx)
         holds = _holds(loop.trace, point)
 
@@ -285,8 +335,8 @@ def _joined_side(
             body.store_loop_state({slot: (end[slot].kind, body.value(end[slot])) for slot in outside})
             assert body.fuel is not None
             quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
-            here.add_incoming(_Top(values, flags, body.fuel, quiet=quiet), b.block)
-            b.branch(top)
+            assert loop.loop_latch is not None  # (on as the loop's own iteration ends: a counted run counts it)
+            loop.loop_latch(_Top(values, flags, body.fuel, quiet=quiet))
 
         body.rejoin = back
         for uop in side.hoisted:  # (checked at each entry of the side trace compiled apart: here too)

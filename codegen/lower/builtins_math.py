@@ -37,12 +37,15 @@ def _abs_float(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.intrinsic("llvm.fabs.f64", DOUBLE, ctx.value(uop.args[0]))
 
 
+def _fits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """Is the double x's truncation an i64 (not nan, inf, nor past 64 bits)?"""
+    return b.and_(b.fcmp_ordered(">=", x, _f64(-TWO_63)), b.fcmp_ordered("<", x, _f64(TWO_63)))
+
+
 def _to_int(ctx: LowerContext, uop: Uop, rounded: ir.Value) -> ir.Value:
     """An integral double to i64, leaving for nan, inf and values past 64 bits (CPython makes a big int)."""
-    b = ctx.builder
-    fits = b.and_(b.fcmp_ordered(">=", rounded, _f64(-TWO_63)), b.fcmp_ordered("<", rounded, _f64(TWO_63)))
-    ctx.guard(fits, uop)
-    return b.fptosi(rounded, I64)
+    ctx.guard(_fits(ctx.builder, rounded), uop)
+    return ctx.builder.fptosi(rounded, I64)
 
 
 def _rounding(intrinsic: str) -> Lowering:
@@ -56,8 +59,17 @@ def _rounding(intrinsic: str) -> Lowering:
 def _float_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     """int(x): fptosi truncates toward zero itself, and a double is within [-2**63, 2**63) exactly where its
     truncation is (no double lies strictly between -2**63 - 1 and -2**63): no rounding instruction on the way
-    to the index it often is (``counts[int(x * scale)]``)."""
-    return _to_int(ctx, uop, ctx.value(uop.args[0]))
+    to the index it often is (``counts[int(x * scale)]``). Where the processor's status flags check the run
+    (``codegen.float_status``: CONVERSIONS), no check either: x86-64's truncating conversion raises the invalid
+    operation flag exactly where the check would fail (giving the "integer indefinite", INT64_MIN: an
+    iteration that goes on with it is rolled back at its run's end, or where a guard fails after it)."""
+    x = ctx.value(uop.args[0])
+    if ctx.status_covers(uop):
+        b = ctx.builder
+        ctx.note_covered(lambda: b.select(_fits(b, x), _f64(0.0), _f64(float("nan"))))
+        vector = b.insert_element(ir.Constant(ir.VectorType(DOUBLE, 2), ir.Undefined), x, ir.Constant(I32, 0))
+        return ctx.intrinsic("llvm.x86.sse2.cvttsd2si64", I64, vector)
+    return _to_int(ctx, uop, x)
 
 
 LOWERINGS["_CALL_ROUND_FLOAT"] = _rounding("llvm.roundeven.f64")  # round(): half to even

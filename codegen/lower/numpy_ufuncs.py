@@ -30,10 +30,15 @@ def _np_sqrt(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x = ctx.value(uop.args[0])
     result = ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
+
+    def mark() -> ir.Value:
+        below = b.fcmp_ordered("<", x, ir.Constant(x.type, 0.0))
+        return b.select(below, ir.Constant(DOUBLE, float("nan")), ir.Constant(DOUBLE, 0.0))
+
     if ctx.status_covers(uop):
+        ctx.note_covered(mark)
         return result
-    below = b.fcmp_ordered("<", x, ir.Constant(x.type, 0.0))
-    ctx.check_deferred(b.select(below, ir.Constant(DOUBLE, float("nan")), ir.Constant(DOUBLE, 0.0)), uop)
+    ctx.check_deferred(mark(), uop)
     return result
 
 

@@ -245,8 +245,29 @@ def _array_store(ctx: LowerContext, uop: Uop) -> None:
     converted = _store_conversion(ctx, uop, value, spec.dtype)
     address = element_address(ctx, spec, [ctx.value(v) for v in inputs])
     if ctx.undo is not None:  # (the old value, for a rollback of the run)
-        ctx.undo(address)
+        ctx.undo(address, _loaded_before(ctx, uop))
     b.store(converted, address, align=spec.item.itemsize)
+
+
+def _loaded_before(ctx: LowerContext, store: Uop) -> ir.Value | None:
+    """(A logged store: its old value) the element's bits as a read of the same element earlier in the
+    iteration loaded them (``a[k] += 1``), with nothing stored since: the log takes them rather than a second
+    load of the element, which LLVM, its store to the log between, would not see is the same (the trace
+    pipeline has no value numbering across memory)."""
+    position = ctx.position
+    uops = ctx.trace.uops
+    if position is None or not 0 <= position < len(uops) or uops[position] is not store:
+        return None
+    for uop in reversed(uops[:position]):
+        if uop.op.mutates or uop.name == "_JUMP_TO_TOP":
+            return None
+        same = len(uop.args) == len(store.args) - 1 and all(a is b for a, b in zip(uop.args, store.args[1:]))
+        if uop.name == "_ARRAY_LOAD" and uop.operand == store.operand and same:
+            loaded = ctx.values.get(uop.out.id) if uop.out is not None else None
+            if loaded is None or loaded.type not in (I64, DOUBLE):
+                return None
+            return loaded if loaded.type == I64 else ctx.builder.bitcast(loaded, I64)
+    return None
 
 
 @lowers("_NP_CAST")
@@ -354,6 +375,7 @@ def _np_float_op(op: str) -> Lowering:
         x, y = _args(ctx, uop)
         result = getattr(ctx.builder, op)(x, y)
         if ctx.status_covers(uop):
+            ctx.note_covered(lambda: _event_mark(ctx, op, x, y, result))
             return result
         # (the operation has no other effect: its check may wait, with the next ones', for one guard)
         finite = not _finite_checked_later(ctx, uop)

@@ -366,3 +366,48 @@ def test_sigint_in_a_loop_whose_callee_runs_through_a_side_trace_of_its_entry(tm
     assert code == 0, (code, out, err)
     words = out.split("interrupted")[-1].split()
     assert int(words[0]) >= 10_000 and int(words[1]) >= 10_000, out  # (it ran natively when interrupted)
+
+
+GUARDED_RUNS = """
+import numpy as np
+
+DATA = (np.arange(4096, dtype=np.float64) * 0.6180339887498949) % 1.0 * 12.0 - 1.0
+EXPECT_JOINED = True
+
+@jit(threshold=2, side_exit_threshold=2)
+def spin(n, data, counts):
+    for i in range(n):
+        k = int((data[i & 4095] - 0.0) * 6.4)
+        if 0 <= k < 64:
+            counts[k] += 1
+        counts[64] = i
+    return counts[64]
+
+for _ in range(3):
+    spin(5000, DATA, np.zeros(65, dtype=np.int64))
+ready(spin)
+counts = np.zeros(65, dtype=np.int64)
+try:
+    spin(10**18, DATA, counts)
+except KeyboardInterrupt:
+    s = jit.stats(spin)
+    runs = sum(t["fast_runs"] for tree in s["trees"] for t in tree["traces"] if t["kind"] == "side")
+    print("interrupted", counts[64], counts[:64].sum(), runs, flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+def test_sigint_in_a_histograms_joined_fast_copy(tmp_path):
+    """A histogram's loop runs in its side traces' joined fast copy (codegen.joined: both ways in one run, the runs
+    checked at their end: codegen.function._guarded_run); Ctrl-C stops it between two runs, where every store of
+    the iterations done stands: the counts are those of the values up to the last index stored."""
+    np = pytest.importorskip("numpy")
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + GUARDED_RUNS)
+    assert code == 0, (code, out, err)
+    last, total, runs = (int(word) for word in out.split("interrupted")[-1].split())
+    assert 10_000 < last < 10**18 and runs > 0, out
+    data = (np.arange(4096, dtype=np.float64) * 0.6180339887498949) % 1.0 * 12.0 - 1.0
+    inside = [0 <= int((x - 0.0) * 6.4) < 64 for x in data]
+    done = last + 1  # (iterations 0 to last)
+    assert total == sum(inside) * (done // 4096) + sum(inside[: done % 4096]), out
