@@ -47,8 +47,6 @@ class Reason(enum.Enum):
 
     # --- locals and ranges ---------------------------------------------------------------------------------
     UNBOUND_READ = "read of an unbound local"
-    RANGE_USED = "a range object used other than by a for loop"
-    RANGE_STORED = "a range object stored in a local"
     RANGE_REBOUND = "`range` is rebound to something else"
     RANGE_BEYOND_64_BITS = "range bounds beyond 64 bits"
     RANGE_ELSEWHERE = "for over a range built elsewhere"
@@ -65,7 +63,6 @@ class Reason(enum.Enum):
     MODULE_ATTRIBUTE = "attribute .{name} not in module {module}"
 
     # --- lists and tuples ----------------------------------------------------------------------------------
-    ELEMENT_TYPE = "element of type {type}"
     SUBSCRIPT = "subscript of {container} by {index}"
     INDEX_OUT_OF_RANGE = "index out of range while recording"
     ITEM_ASSIGNMENT = "item assignment on {container}"
@@ -105,7 +102,6 @@ class Reason(enum.Enum):
     OPERAND_KIND = "{what} on {kind}"
     MATMUL = "operator @ on numbers"
     NEGATIVE_INT_POWER = "int ** negative int (a float result)"
-    BIG_INT_DIVISION = "int / int beyond 2**53 (CPython divides exactly)"
     FLOAT_BITWISE = "operator {op} on a float (TypeError)"
     FLOAT_POWER = "float ** outside the cases compiled natively (inf, nan, underflow)"
     OPERATOR = "operator {op}"
@@ -137,7 +133,6 @@ class Reason(enum.Enum):
     LEN_OF = "len() of {kind}"
     CONVERSION_OF = "{name}() of {kind}"
     MATH_RAISES = ("math.{name}() raises {exception}", True)
-    MATH_NOT_FLOAT = "math.{name}() result is not a float"
 
     def __init__(self, template: str, retry: bool = False) -> None:
         self.template = template

@@ -72,7 +72,6 @@ OPERATOR_FALLBACK = frozenset(
         Reason.OPERATOR,
         Reason.MATMUL,
         Reason.NEGATIVE_INT_POWER,
-        Reason.BIG_INT_DIVISION,
         Reason.FLOAT_POWER,
         Reason.RESULT_TYPE,
         Reason.NUMPY_OPERATOR,  # (`//`, `%`, `**` of NumPy scalars, numpy.bool with bool: NumPy's own operators)
@@ -89,10 +88,8 @@ BUILTIN_FALLBACK = frozenset(
         Reason.OPERAND_KIND,
         Reason.TRUTH,
         Reason.NEGATIVE_INT_POWER,
-        Reason.BIG_INT_DIVISION,
         Reason.FLOAT_POWER,
         Reason.RESULT_TYPE,
-        Reason.MATH_NOT_FLOAT,
         Reason.INT_RESULT_TOO_BIG,
         Reason.UFUNC_OPERANDS,  # (a NumPy ufunc of an array, or with a result kind native code has not: NumPy's)
         Reason.NUMPY_OPERATOR,  # (abs() of a numpy.int32 or numpy.uint8)

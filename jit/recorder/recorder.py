@@ -553,8 +553,8 @@ class Recorder:
         `stored` into a local and does not fit in 64 bits as recorded: then it is an int object there (owned:
         codegen.ownership), which a guard narrows again where it is next used as an int."""
         value = self.abstract.pop()
-        if value.kind == Kind.RANGE:
-            raise Abort(Reason.RANGE_USED)
+        # (a virtual range is pushed only right before the RANGE_SETUP that takes it: calls._call; else it is made)
+        assert value.kind != Kind.RANGE, "a virtual range used as a value"
         if value.id in self.pending_methods:
             self.unfuse()
         if value.kind in specialize.BEYOND_64_BITS and not objects:
@@ -631,8 +631,7 @@ class Recorder:
         return kind
 
     def write_slot(self, slot: int, value: Value) -> None:
-        if value.kind == Kind.RANGE:
-            raise Abort(Reason.RANGE_STORED)
+        assert value.kind != Kind.RANGE, "a virtual range stored"  # (RANGE_SETUP stores its parts)
         if value.kind == Kind.ARRAY_INDEX:
             raise Abort(Reason.ARRAY_VIEW_USED)
         trace = self.trace

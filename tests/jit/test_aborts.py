@@ -1,8 +1,10 @@
 """Abort reasons are declared once (jit/aborts.py): each has a stable code and a message template, and
 ``jit.stats(f)`` counts aborts both by message (``aborts``) and by code (``aborts_by_code``)."""
 
+import re
 import string
 import textwrap
+from pathlib import Path
 
 import pytest
 from helpers import define
@@ -141,3 +143,37 @@ def test_stats_states_are_plain_strings():
     (trace,) = tree["traces"]
     assert type(trace["kind"]) is str and trace["kind"] == "root"
     assert type(trace["ends_with"]) is str and trace["ends_with"] == "loop"
+
+
+_README = Path(__file__).resolve().parents[2] / "README.md"
+_TABLE_TITLE = "### Why a loop may still run as CPython: the abort reasons"
+_CATEGORIES = {"limit", "retry", "exactness", "NumPy", "not compiled yet", "exception", "fallback", "bug"}
+
+
+def _readme_reason_rows():
+    """The README's table of abort reasons: {code: (message, category)}, from the rows of its section."""
+    text = _README.read_text(encoding="utf-8")
+    assert text.count(_TABLE_TITLE) == 1
+    section = text.split(_TABLE_TITLE, 1)[1].split("\n#", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        match = re.match(r"\| `([A-Z0-9_]+)` \| (.+?) \| ([^|]+?) \| .+ \|$", line)
+        if match:
+            code, message, category = match.groups()
+            assert code not in rows, f"{code} has two rows"
+            rows[code] = (message.strip().strip("`").strip(), category)
+    return rows
+
+
+def test_the_readme_documents_every_abort_reason_and_no_other():
+    """Every Reason has one row in the README's table (its code, its message, a category), and every row names a
+    Reason: the documentation of why a loop may still run as CPython cannot drift from jit/aborts.py."""
+    rows = _readme_reason_rows()
+    codes = {reason.code for reason in Reason}
+    assert not codes - set(rows), f"abort reasons missing from the README's table: {sorted(codes - set(rows))}"
+    assert not set(rows) - codes, f"the README's table names reasons that do not exist: {sorted(set(rows) - codes)}"
+    for reason in Reason:
+        message, category = rows[reason.code]
+        assert message == reason.template, (reason.code, message)
+        assert category in _CATEGORIES, (reason.code, category)
+        assert (category == "retry") == reason.retry, (reason.code, category)
