@@ -112,7 +112,9 @@ class Reason(enum.Enum):
     # --- calls ---------------------------------------------------------------------------------------------
     CALL = "call to {name}"
     NOT_INLINED = "call to {name} not inlined: {why}"
-    FREE_VARIABLE = "variable {name!r} of an enclosing function holds a {type} (a class this site met with too many others)"
+    FREE_VARIABLE = (
+        "variable {name!r} of an enclosing function holds a {type} (a class this site met with too many others)"
+    )
     INLINED_MUTATES = (
         "call to {name}: an inlined function may not change a global or run Python code (its exits call it again)"
     )
