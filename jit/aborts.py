@@ -56,7 +56,12 @@ class Reason(enum.Enum):
 
     # --- globals and attributes ----------------------------------------------------------------------------
     GLOBALS_NOT_DICT = "globals are not a plain dict"
-    GLOBAL_STORE_KIND = "storing a {kind} into the global {name}"
+    GLOBAL_STORE_KIND = "storing a {kind} into the global {name} in an inlined call (only a number or None is native)"
+    GLOBAL_NOT_NUMBER = (
+        "storing a {kind} into the global {name}, which the trace guarded to hold a number (recorded again, not"
+        " guarded)",
+        True,
+    )
     GLOBAL_DELETED = "del of the global {name} holding a {kind} (freeing it could run Python code)"
     MODULE_ATTRIBUTE_STORED = "attribute .{name} of module {module}, a global this function stores"
     ATTRIBUTE = "attribute .{name} of {kind}"
@@ -66,7 +71,6 @@ class Reason(enum.Enum):
     SUBSCRIPT = "subscript of {container} by {index}"
     INDEX_OUT_OF_RANGE = "index out of range while recording"
     ITEM_ASSIGNMENT = "item assignment on {container}"
-    UNPACK = "unpacking a {kind} into {count} names (only a list or tuple of that length is compiled)"
     STORE_KIND = "storing a {kind} into a list"
     OVERWRITE_TYPE = "overwriting a list element of type {type}"
     APPEND_ARGUMENTS = "list.append() with other than one argument"

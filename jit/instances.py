@@ -246,6 +246,21 @@ def find_constructor(klass: Any) -> tuple[ClassAttr, types.FunctionType] | None:
     return (ClassAttr(klass, version, "__init__"), init) if version else None
 
 
+def iterated_as_tuple(klass: type) -> ClassAttr | None:
+    """Where CPython unpacks an instance of klass, a subclass of tuple (a namedtuple, a structseq), exactly as it
+    unpacks a tuple: its ``__iter__`` is tuple's own (so ``tp_iter`` is tuple's iterator, which reads the object's
+    size and items in place, as a tuple's; its ``__len__`` and ``__getitem__`` play no part). The class's version tag
+    (a ``ClassAttr`` named "__iter__") keeps that so: assigning ``__iter__`` to it or to a base changes it. None:
+    unpacked generically."""
+    if not LAYOUT_OK or klass is tuple or tuple not in klass.__mro__:
+        return None
+    if _lookup(klass, "__iter__") is not tuple.__dict__["__iter__"]:
+        return None
+    type.__getattribute__(klass, "__iter__")  # (CPython's lookup gives klass a version tag if it has none)
+    version = version_of(klass)
+    return ClassAttr(klass, version, "__iter__") if version else None
+
+
 def stores_plainly(klass: type, name: str) -> bool:
     """Does `obj.name = value` on an instance of klass (whose lookups and stores are object's) store into the
     instance (its values or dict, or a ``__slots__`` member) without running Python code: no data descriptor of

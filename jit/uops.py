@@ -71,7 +71,8 @@ class GlobalBinding:
 @dataclasses.dataclass(frozen=True, eq=False)
 class GlobalName:
     """_LOAD_GLOBAL_VALUE, _STORE_GLOBAL: a global the function stores, in its globals. over_number: (a store)
-    the trace has read or stored an int, float or bool there since anything could change it."""
+    the trace has read an int, float or bool there, or stored one, or None or a str, since anything could change
+    it (what the store replaces frees running no Python code)."""
 
     name: str
     over_number: bool = False
@@ -290,7 +291,7 @@ _uop(
     operand=Operand.GLOBAL_NAME,
     hoistable=True,
     transient=True,
-    doc="a global the function stores is an int, float or bool (native code stores nothing else)",
+    doc="a global the function stores is an int, float or bool (the trace stores nothing else there)",
 )
 _uop("_CHECK_GLOBAL", (), None, DEOPT, operand=Operand.GLOBAL, doc="_GUARD_GLOBAL of a name stored: not hoisted")
 _uop("_LOAD_GLOBAL_VALUE", (), O, DEOPT, operand=Operand.GLOBAL_NAME, doc="a global the loop stores (borrowed)")
@@ -302,7 +303,8 @@ _uop(
     mutates=True,
     drops=True,
     operand=Operand.GLOBAL_NAME,
-    doc="box it into the globals",
+    doc="box it into the globals (a number, None or a str); what it replaces must be a number, None or a str too "
+    "(freed running no Python code), unless the trace knows it is (operand.over_number), else leave",
 )
 _uop(
     "_CHECK_STORE_GLOBAL",
@@ -1083,6 +1085,15 @@ _uop(
     "else holds yet: PyObject_SetAttr, no Python code (jit.instances.stores_plainly); leaves where it fails",
 )
 _uop("_STORE_ATTR_GENERIC", (ANY, ANY), None, operand=Operand.NAME, doc="inputs: object, value", **_GENERIC)
+_uop(
+    "_STORE_GLOBAL_GENERIC",
+    (ANY,),
+    None,
+    operand=Operand.GLOBAL_NAME,
+    doc="globals[name] = the value (a list, a tuple, a dict, any object; or one replacing such an object), whose "
+    "replaced value's freeing may run Python code (a __del__ of it or of an item): PyDict_SetItem",
+    **_GENERIC,
+)
 _uop(
     "_BINARY_OP_GENERIC",
     (ANY, ANY),

@@ -81,6 +81,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     T1Code,
 )
 from jit.kinds import by_index
+from jit.unpacking import unpacker
 from runtime import messages
 from runtime.errors import internal, raise_at
 from runtime.frame import UNBOUND, Frame
@@ -407,7 +408,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 if type(value) is tuple and len(value) == arg:
                     stack.extend(value[::-1])
                 else:
-                    stack.extend(messages.unpacker(arg)(value)[::-1])
+                    stack.extend(unpacker(arg)(value)[::-1])
                 value = None
             elif op == LOAD_FAST_AND_CLEAR:
                 push(slots[arg])

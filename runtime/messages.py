@@ -3,7 +3,6 @@ tracejit's messages match it on every supported version."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 
@@ -79,17 +78,3 @@ def name_error(name: str) -> NameError:
 
 def unbound_free(name: str) -> NameError:
     return NameError(UNBOUND_FREE.format(name=name), name=name)
-
-
-_unpackers: dict[int, Callable[[Any], tuple[Any, ...]]] = {}
-
-
-def unpacker(n: int) -> Callable[[Any], tuple[Any, ...]]:
-    """A function doing CPython's own `a, b, ... = value` for n targets, so the errors are its errors."""
-    fn = _unpackers.get(n)
-    if fn is None:
-        names = "(" + ", ".join(f"v{i}" for i in range(n)) + ("," if n == 1 else "") + ")"
-        namespace: dict[str, Any] = {}
-        exec(f"def unpack(value):\n    {names} = value\n    return {names}\n", namespace)
-        fn = _unpackers[n] = namespace["unpack"]
-    return fn

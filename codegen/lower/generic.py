@@ -187,6 +187,16 @@ def _store_attr(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
 
 
+@lowers("_STORE_GLOBAL_GENERIC")
+def _store_global(ctx: LowerContext, uop: Uop) -> None:
+    """globals[name] = value, whatever it replaces: the dict takes its own reference, and releases the old value's
+    (whose freeing may run a finalizer: a barrier, the hoisted guards checked again after it)."""
+    refs = _references(ctx, uop, uop.args)
+    status = ctx.capi("PyDict_SetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name), refs[0])
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
 @lowers("_BINARY_SUBSCR_GENERIC")
 def _subscript(ctx: LowerContext, uop: Uop) -> ir.Value:
     refs = _references(ctx, uop, uop.args)

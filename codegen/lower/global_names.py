@@ -103,14 +103,15 @@ def _guard_global_number(ctx: LowerContext, uop: Uop) -> None:
 
 @lowers("_STORE_GLOBAL", "_STORE_GLOBAL_CHECKED")
 def _store_global(ctx: LowerContext, uop: Uop) -> None:
-    """globals[name] = the value, boxed. The value it replaces must free without running Python code (an
-    int, float, bool or None), else the interpreter makes the store (checked here, unless the trace read or
-    stored a number there since anything could change it, or an inlined call checked it: then it leaves only
-    where memory runs out, with the MemoryError)."""
+    """globals[name] = the value, boxed (a number, None or a str: any other object is stored by a barrier,
+    ``_STORE_GLOBAL_GENERIC``). The value it replaces must free without running Python code (an int, float,
+    bool, None or str), else the interpreter makes the store (checked here, unless the trace read a number there
+    or stored a number, None or a str since anything could change it, or an inlined call checked it: then it
+    leaves only where memory runs out, with the MemoryError)."""
     namespace, key = ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name)
     checked = uop.name == "_STORE_GLOBAL_CHECKED"
     if not checked and not uop.operand.over_number:
-        _guard_entry_drops_plainly(ctx, uop, namespace, key)
+        _guard_entry_drops_plainly(ctx, uop, namespace, key, strs=True)
     (value,) = _args(ctx, uop)
     _dict_set(ctx, uop, namespace, key, uop.args[0], value, raising=checked)
 
@@ -136,14 +137,18 @@ def _delete_global(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(b.icmp_signed("==", status, ir.Constant(I32, 0)), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
 
 
-def _guard_entry_drops_plainly(ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value) -> None:
-    """Leave unless mapping[key] is missing or holds a number or None: replacing it then runs no Python code."""
+def _guard_entry_drops_plainly(
+    ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, strs: bool = False
+) -> None:
+    """Leave unless mapping[key] is missing or holds a number or None (or, strs, a str): replacing it then runs no
+    Python code. (A str only where the recorder kept the trace's borrowed pointers alive before the uop: the
+    dict's reference may have been the str's last.)"""
     b = ctx.builder
     old = ctx.capi("PyDict_GetItem", mapping, key)
     missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
     old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
     plain = missing
-    for cls in (int, float, bool, type(None)):
+    for cls in (int, float, bool, type(None), *((str,) if strs else ())):
         plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
     ctx.guard(plain, uop)
 

@@ -204,6 +204,9 @@ class T1Code:
     # (jit.recorder) pcs of LOAD_ATTRs of `d.get` called with a key native lookups do not take (not a str):
     # recorded as a generic method call from then on
     generic_dict_gets: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
+    # (jit.recorder.names) globals a trace of the function stored another value than a number or None into (a
+    # str, a list, ...): no trace guards them to hold a number at its entry (_GUARD_GLOBAL_NUMBER)
+    object_globals: set[str] = dataclasses.field(default_factory=set, compare=False, repr=False)
     # loops (indices) not to unroll into an outer trace: their range's bound changed in the outer loop
     not_unrolled: set[int] = dataclasses.field(default_factory=set, compare=False, repr=False)
 

@@ -5,9 +5,11 @@ Inside a trace nothing can rebind a global, since native code calls no Python co
 ``_STORE_GLOBAL``; the only other way is a signal handler run by the periodic check, which re-checks the
 hoisted guards after it runs. The names a function stores are never guarded by identity with a hoistable
 guard (the recorder reads them from the dict every time: ``_LOAD_GLOBAL_VALUE``, ``_CHECK_GLOBAL``), so no
-hoisted guard is about a name a store could change, except ``_GUARD_GLOBAL_NUMBER``, which every store
-keeps true (native code stores only numbers). These guards are checked once per entry instead of once
-per iteration; the same guard twice is checked once.
+hoisted guard is about a name a store could change, except ``_GUARD_GLOBAL_NUMBER``, which the trace's own stores
+keep true (a trace storing another value there is recorded without it: ``Reason.GLOBAL_NOT_NUMBER``; another
+trace's native store puts only a number, None or a str there, none of which a store over it frees running Python
+code, and anything else is stored by a barrier, after which the hoisted guards are checked again). These guards
+are checked once per entry instead of once per iteration; the same guard twice is checked once.
 
 A hoistable guard with inputs (an array's spec, its WRITEABLE flag) moves only when its inputs are the same
 at the entry as everywhere in the trace: constants, or slots the trace reads and never assigns. Only Python

@@ -247,7 +247,8 @@ def keep_carried(r: Recorder) -> None:
 
 def after_barrier(r: Recorder, frame: Frame) -> None:
     """At the instruction after a barrier: check the hoisted guards again, and guard the result's type as
-    seen (unboxing a number), leaving here with the result on the stack where either fails."""
+    seen (unboxing a number), leaving here with the result on the stack where either fails. (Several results,
+    an unpacking's items: each where it is on the stack, the first on top.)"""
     pending = r.after_barrier
     r.after_barrier = None
     ran_code, r.ran_no_code = not r.ran_no_code, False
@@ -258,21 +259,24 @@ def after_barrier(r: Recorder, frame: Frame) -> None:
     if ran_code:
         r.emit("_CHECK_BARRIER")
         r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]
-    if isinstance(pending, Value) and pending.kind == Kind.OBJECT and frame.stack:
-        made = type(frame.stack[-1])
-        plain = _generator_expression(frame.stack[-1]) or pending.id in r.plain_generators
+    results = pending if isinstance(pending, tuple) else (pending,) if isinstance(pending, Value) else ()
+    objects = [(depth, v) for depth, v in enumerate(results, 1) if v.kind == Kind.OBJECT and depth <= len(frame.stack)]
+    for depth, value in objects:
+        made = type(frame.stack[-depth])
+        plain = _generator_expression(frame.stack[-depth]) or value.id in r.plain_generators
         if getattr(made, "__del__", None) is not None and not plain:
             # (native code releases the object after its last use, where the interpreter would not run its
             # finalizer, and checks no hoisted guard after it: a global the finalizer rebinds would go unseen)
             raise Abort(Reason.FINALIZER, name=made.__qualname__)
-    if not isinstance(pending, Value) or pending.kind != Kind.OBJECT or not r.abstract.stack():
-        return
-    if r.abstract.peek() is not pending or not frame.stack or r.code.ops[r.pc] == I.POP_TOP:
-        return
-    typed = _typed(r, pending, frame.stack[-1])
-    if typed is not pending:
-        r.abstract.pop()
-        r.abstract.push(typed)
+    for depth, result in objects:
+        stack = r.abstract.stack()
+        if len(stack) < depth or stack[-depth] is not result or (depth == 1 and r.code.ops[r.pc] == I.POP_TOP):
+            continue
+        typed = _typed(r, result, frame.stack[-depth])
+        if typed is not result:
+            retyped = list(stack)
+            retyped[-depth] = typed
+            r.abstract.replace_stack(retyped)
 
 
 _AFTER_BARRIER.append(after_barrier)

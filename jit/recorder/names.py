@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from jit import specialize
+from jit import instances, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
@@ -16,22 +16,47 @@ from jit.trace import NO_CONST, Value
 from jit.uops import GlobalBinding, GlobalName, ModuleAttr
 from runtime.frame import Frame
 
+#: the kinds of values whose freeing runs no Python code (numbers, None, a str): a store of one natively
+#: (``_STORE_GLOBAL``), where what it replaces is one too, runs none either
+_PLAIN_KINDS = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.NONE, Kind.STR})
+_NUMBERS = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.NONE})
+
 
 @_handles(I.STORE_GLOBAL)
 def _store_global(r: Recorder, frame: Frame, name: str) -> None:
+    """`g = value` of a global the function declares `global`: into the module's dict at once, which takes its
+    own reference. A number, None or a str replacing one (as recorded, checked where it is unless the trace knows
+    it) is stored natively (``_STORE_GLOBAL``: nothing it frees runs Python code); any other store (a list, a
+    tuple, an instance, or anything replacing one, whose freeing may run a finalizer) is a barrier
+    (``_STORE_GLOBAL_GENERIC``). Reads of the global later in the trace get the value stored (after a barrier,
+    what the dict holds then)."""
     value = r.pop(stored=True)  # (an int past 64 bits as recorded: stored as the int object, like a local)
-    if type(frame.function.globals) is not dict:
+    globals_ = frame.function.globals
+    if type(globals_) is not dict:
         raise Abort(Reason.GLOBALS_NOT_DICT)
-    if value.kind not in (Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.NONE):
-        raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
     if r.inlined:
+        if value.kind not in _NUMBERS:
+            raise Abort(Reason.GLOBAL_STORE_KIND, kind=value.kind.short, name=name)
         _defer_store(r, frame, name, value)
         return
-    _number_throughout(r, frame, name)
+    if value.kind not in _NUMBERS:
+        # (a trace guarding it to hold a number at its entry would fail that guard wherever it is checked again)
+        r.code.object_globals.add(name)
+        if name in r.numbers_throughout:
+            raise Abort(Reason.GLOBAL_NOT_NUMBER, kind=value.kind.short, name=name)
+    else:
+        _number_throughout(r, frame, name)
     over_number = name in r.number_globals or name in r.numbers_throughout
-    r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=over_number))
-    r.global_values[name] = value
-    r.number_globals.add(name)
+    old = globals_.get(name)
+    if value.kind in _PLAIN_KINDS and (over_number or type(old) in instances.FREED_PLAINLY):
+        if not over_number:  # (a str it replaces may be freed: a pointer the trace borrowed from it would dangle)
+            generic.keep_alive_everywhere(r)
+        r.emit("_STORE_GLOBAL", (value,), operand=GlobalName(name, over_number=over_number))
+        r.global_values[name] = value
+        r.number_globals.add(name)
+        return
+    stored = generic.argument(r, value, f"a store into the global {name}")
+    generic.barrier(r, "_STORE_GLOBAL_GENERIC", (stored,), operand=GlobalName(name), result=False)
 
 
 def _defer_store(r: Recorder, frame: Frame, name: str, value: Value) -> None:
@@ -69,6 +94,8 @@ def _number_throughout(r: Recorder, frame: Frame, name: str) -> None:
     stored one: then the guard only leaves more often than needed)."""
     if name in r.numbers_throughout or r.inlined or frame.function.globals is not r.globals:
         return
+    if name in r.code.object_globals:  # (a trace of the function stores other values there)
+        return
     if type(frame.function.globals.get(name)) in (int, float, bool):
         r.emit("_GUARD_GLOBAL_NUMBER", operand=GlobalName(name))
         r.numbers_throughout.add(name)
@@ -85,7 +112,7 @@ def _load_stored_global(r: Recorder, frame: Frame, name: str) -> None:
         raise Abort(Reason.GLOBALS_NOT_DICT)
     _number_throughout(r, frame, name)
     value = function.globals.get(name, NO_CONST)
-    if value is NO_CONST or type(value) not in (int, float, bool, list, tuple):
+    if value is NO_CONST or type(value) not in (int, float, bool, list, tuple, str, dict):
         # a builtin until the function stores the name, a function, a module...: that very object, checked at
         # every read (the store may come before the next one)
         if value is NO_CONST:

@@ -108,9 +108,10 @@ class Recorder:
         # (jit.recorder.generic) `obj.m` not bound yet, to be called as one method call: value id -> PendingMethod
         self.pending_methods: dict[int, Any] = {}
         self.pending_tree: TreeView | None = None
-        # a barrier was recorded (jit.recorder.generic): its result (a Value), or True if it has none; checked
-        # at the start of the next instruction
-        self.after_barrier: Value | bool | None = None
+        # a barrier was recorded (jit.recorder.generic): its result (a Value), or the values it left on the stack
+        # (an unpacking's items, the first on top), or True if it has none; checked at the start of the next
+        # instruction
+        self.after_barrier: Value | tuple[Value, ...] | bool | None = None
         # the value after_barrier types ran no Python code (a list's pop): no check of the hoisted guards
         self.ran_no_code = False
         # results of calls of a generator function whose code, guarded, has no try, with or finally
@@ -142,11 +143,13 @@ class Recorder:
         # (and those rebound as a rule by code it calls: read from the dict at each use like those it stores)
         self.stored_globals = _stored_globals(self.code) | host.volatile_globals
         self.global_values: dict[str, Value] = {}
-        # globals whose value in the dict the trace knows is an int, float or bool (it read or stored one):
-        # storing over it needs no check that freeing the old value runs no Python code
+        # globals whose value in the dict the trace knows frees running no Python code (it read an int, float or
+        # bool there, or stored a number, None or a str): storing over it needs no check of the old value
         self.number_globals: set[str] = set()
-        # globals a hoisted _GUARD_GLOBAL_NUMBER keeps a number while the trace runs (native code stores only
-        # numbers, and checks them again after running signal handlers): every store over them is over a number
+        # globals a hoisted _GUARD_GLOBAL_NUMBER keeps a number while the trace runs (checked again after barriers
+        # and signal handlers; a trace storing anything else there is recorded without it, and native code stores
+        # nothing there but numbers, None and strs without a barrier): every store over them frees running no
+        # Python code
         self.numbers_throughout: set[str] = set()
         self.pc = start_pc
         self.frame: Frame | None = None  # the frame whose instruction is being recorded

@@ -1,4 +1,5 @@
-"""Handlers of the operand stack and the frame's slots: loads, stores, deletes, constants, unpacking."""
+"""Handlers of the operand stack and the frame's slots: loads, stores, deletes, constants (unpacking:
+``jit.recorder.unpacking``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,8 @@ from typing import Any
 from jit import specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
-from jit.frontend.operators import CompareOp
 from jit.kinds import Kind
 from jit.recorder.recorder import Recorder, _handles
-from jit.recorder.subscripts import _unbox
 from runtime.frame import UNBOUND, Frame
 
 
@@ -81,25 +80,3 @@ def _copy(r: Recorder, frame: Frame, n: int) -> None:
 @_handles(I.SWAP)
 def _swap(r: Recorder, frame: Frame, n: int) -> None:
     r.abstract.swap(n)
-
-
-@_handles(I.UNPACK_SEQUENCE)
-def _unpack_sequence(r: Recorder, frame: Frame, n: int) -> None:
-    """`x, y = pair` or `for x, y in pairs` over a list or tuple: a guard on its length (else the interpreter
-    raises CPython's ValueError), then its items, as reads of items 0 to n - 1 (the first on top)."""
-    sequence = r.pop()
-    items = r.virtual_tuples.pop(sequence.id, None)
-    if items is not None:  # an enumerate's or a zip's items: only ever unpacked (the first on top)
-        for item in reversed(items):
-            r.push(item)
-        return
-    actual = frame.stack[-1]
-    if sequence.kind not in (Kind.LIST, Kind.TUPLE) or len(actual) != n:
-        raise Abort(Reason.UNPACK, kind=sequence.kind.short, count=n)
-    is_list = sequence.kind == Kind.LIST
-    size = r.emit("_LEN_LIST" if is_list else "_LEN_TUPLE", (sequence,))
-    same = r.emit("_COMPARE_OP_INT", (size, r.const(n)), operand=CompareOp.EQ)
-    r.emit("_GUARD_IS_TRUE_POP", (same,))
-    name = "_BINARY_SUBSCR_LIST_INT" if is_list else "_BINARY_SUBSCR_TUPLE_INT"
-    for k in reversed(range(n)):
-        r.push(_unbox(r, r.emit(name, (sequence, r.const(k))), actual[k]))

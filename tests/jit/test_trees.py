@@ -301,7 +301,8 @@ def test_a_blacklisted_loop_compiles_once_what_failed_is_gone():
         for x in data:
             if x:
                 s += x * 2.5
-            _LAST_SEEN = x  # (an object stored into a global: not compiled; a float: compiled)
+            _LAST_SEEN = x
+            del _LAST_SEEN  # (a global holding an object deleted: not compiled; holding a float: compiled)
         return s
 
     class Number:
