@@ -680,6 +680,28 @@ _with_fallback(I.BINARY_SUBSCR, 2, _subscript)
 _with_fallback(I.STORE_SUBSCR, 3, _store_subscript)
 
 
+@_handles(I.MAP_ADD)
+def _map_add(r: Recorder, frame: Frame, slot: int) -> None:
+    """A dict comprehension's `key: value`, into the dict it builds (a hidden slot): PyObject_SetItem on that exact
+    dict, which is CPython's MAP_ADD (PyDict_SetItem); hashing and comparing the key may run Python code: a
+    barrier, as a dict display's."""
+    value = r.pop(stored=True)
+    key = r.pop(objects=True)
+    _store_subscript(r, value, r.read_slot(frame, slot), key)
+
+
+@_handles(I.SET_ADD)
+def _set_add(r: Recorder, frame: Frame, slot: int) -> None:
+    """A set comprehension's item, into the set it builds (a hidden slot): PySet_Add where the item is an int, float,
+    bool or str (no Python code runs: ``_SET_ADD``); another item, whose hash may run Python code, is not compiled."""
+    item = r.pop(objects=True)
+    target = r.read_slot(frame, slot)
+    if not _plain_set(r, target, frame.slots[slot], item):
+        raise Abort(Reason.NOT_COMPILED, instruction=f"SET_ADD of a {item.kind.short}")
+    r.emit("_SET_ADD", (target, item))
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising: MemoryError)
+
+
 @_handles(I.BUILD_SLICE)
 def _build_slice(r: Recorder, frame: Frame, n: int) -> None:
     """`a[i:j]`, `a[::k]`: a new slice object (PySlice_New; runs no Python code), or one made now where every

@@ -120,7 +120,7 @@ def test_warm_call_stays_native(func, args, monkeypatch):
 def unsupported_inside(data, n):
     total = 0
     for i in range(n):
-        row = [x for x in {v % 3 for v in data}]  # a set comprehension: BUILD_SET aborts its recording
+        row = [x for x in {(v % 3, v) for v in data}]  # a set comprehension of tuples: SET_ADD is not compiled
         total += len(row) + i
     return total
 
@@ -131,3 +131,69 @@ def test_inner_loop_that_cannot_compile_does_not_hold_the_outer_forever():
     jitted = check(unsupported_inside, ([1, 2, 3, 4, 5, 6], 500), ([1], 500))
     stats = jit.stats(jitted)
     assert stats["aborts_total"] < 60, stats["aborts"]
+
+
+class Key:
+    """A key whose hash and equality are Python code (a dict comprehension's MAP_ADD runs them: a barrier)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __hash__(self):
+        return hash(self.v % 4)
+
+    def __eq__(self, other):
+        return isinstance(other, Key) and self.v % 4 == other.v % 4
+
+
+def dict_comprehensions(words, n):
+    total = 0
+    for i in range(n):
+        lengths = {w: len(w) + i for w in words}
+        squares = {k: k * k for k in range(i % 9)}
+        total += lengths[words[i % len(words)]] + len(squares) + squares.get(3, -1)
+    return total
+
+
+def set_comprehensions(words, n):
+    total = 0
+    for i in range(n):
+        residues = {k % 5 for k in range(i % 13)}
+        initials = {w[0] for w in words}
+        total += len(residues) + len(initials) + (2 in residues)
+    return total
+
+
+def keys_run_python(n):
+    total = 0
+    for i in range(n):
+        d = {Key(k): k for k in range(i % 7)}
+        total += len(d) + sum(d.values())
+    return total
+
+
+def unhashable_key(n, at):
+    total = 0
+    for i in range(n):
+        d = {(k if i != at else [k]): k for k in range(3)}
+        total += len(d)
+    return total
+
+
+@pytest.mark.parametrize(
+    "func, calls",
+    [
+        (dict_comprehensions, [(["a", "bb", "ccc", "bb"], 2000), ([""], 50)]),
+        (set_comprehensions, [(["apple", "avocado", "banana"], 2000), (["x"], 50)]),
+        (keys_run_python, [(2000,)]),
+        (unhashable_key, [(2000, 1500), (200, 5000)]),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_dict_and_set_comprehensions_in_a_loop_run_natively(func, calls):
+    """MAP_ADD through PyObject_SetItem on the dict the comprehension builds (a barrier: the key's hash and
+    equality may be Python code; an unhashable key raises CPython's TypeError at its line), SET_ADD of ints,
+    floats, bools and strs through PySet_Add: NOT_COMPILED stopped the outer loop's recording before."""
+    jitted = check(func, *calls, native=True)
+    for variant in (jitted, jitted.cpython_baseline):
+        assert not any("is not compiled" in message for message in jit.stats(variant)["aborts"])
