@@ -69,7 +69,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
         return _class_value(r, obj, name, actual)
     if not r.may_specialize(where.klass):
         return None
-    guard_class(r, obj, where)
+    r.guard_class(obj, where.klass, where)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
     return generic._typed(r, loaded, instances.value_of(actual, where))
 
@@ -82,7 +82,7 @@ def _class_value(r: Recorder, obj: Value, name: str, actual: Any) -> Value | Non
     if found is None or not r.may_specialize(found[0].klass):
         return None
     where, value = found
-    guard_class(r, obj, where)
+    r.guard_class(obj, where.klass, where)
     r.emit("_GUARD_NO_INSTANCE_ATTR", (obj,), operand=where)
     if type(value) is int and not specialize.fits_int64(value):
         return r.const(value, Kind.INT_OBJECT)
@@ -103,7 +103,7 @@ def store(r: Recorder, obj: Value, value: Value, name: str, actual: Any) -> bool
     old = instances.value_of(actual, where)
     if _frees_unknown(old) or not r.may_specialize(where.klass):
         return False
-    guard_class(r, obj, where)
+    r.guard_class(obj, where.klass, where)
     if r.inlined and value.kind in _DEFERRED and type(old) in instances.FREED_PLAINLY:
         # (checked here, stored at the outermost inlined call's return, after its last exit: jit.inline; what
         # each deferred store replaces there, the value checked or one an earlier one stored, frees plainly)
@@ -143,23 +143,3 @@ def _frees_unknown(old: Any) -> bool:
     generic path, a barrier: native code leaves before such a store (see codegen.lower.attributes), and a side
     trace from there would meet the same. (Three references: the instance's, this frame's and the argument's.)"""
     return type(old) not in instances.FREED_PLAINLY and sys.getrefcount(old) <= 3
-
-
-def guard_class(r: Recorder, obj: Value, where: instances.ClassAttr) -> None:
-    """obj is of where's class, and that class's version is as recorded (once per class: hoisted)."""
-    if not _class_known(r, obj, where.klass):
-        r.emit("_GUARD_CLASS", (obj,), operand=where.klass)
-    r.guard_class_version(where)
-
-
-def _class_known(r: Recorder, obj: Value, klass: type) -> bool:
-    """Is obj guarded to be of klass since the last uop that may have run Python code (which may assign its
-    `__class__`)?"""
-    for uop in reversed(r.trace.uops):
-        if uop.op.barrier:
-            return False
-        if uop.name == "_GUARD_CLASS" and uop.operand is klass and uop.args[0].id == obj.id:
-            return True
-        if uop.name == "_NEW_INSTANCE" and uop.operand.klass is klass and uop.out.id == obj.id:  # type: ignore[union-attr]
-            return True
-    return False

@@ -12,7 +12,7 @@ from jit import inline, instances, specialize, specialize_array_new, specialize_
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import attributes, generic, iteration
+from jit.recorder import generic, iteration
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get, _unbox
 from jit.trace import NO_CONST, Value
@@ -208,7 +208,7 @@ def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], ke
         return generic.call_method(r, method, args, keywords)
     mark = generic.rolled_back(r)
     try:
-        attributes.guard_class(r, pending.obj, where)  # (their exits resume at the LOAD_ATTR: it is pending)
+        r.guard_class(pending.obj, where.klass, where)  # (their exits resume at the LOAD_ATTR: it is pending)
         r.emit("_GUARD_NO_INSTANCE_ATTR", (pending.obj,), operand=where)
         del r.pending_methods[method.id]
         return r.inline_call(frame, function, [pending.obj, *args], len(args), method=pending, keywords=keywords)

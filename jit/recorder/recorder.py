@@ -345,6 +345,25 @@ class Recorder:
                 self.after_barrier, self.ran_no_code = result, True
         return result
 
+    def guard_class(self, obj: Value, klass: type, where: instances.ClassAttr | None = None) -> None:
+        """obj is exactly of klass (unless a guard since the last uop that may have run Python code, which may assign
+        its `__class__`, says so already), and, where given, that class's version is as recorded (once per class:
+        hoisted)."""
+        if not self._class_known(obj, klass):
+            self.emit("_GUARD_CLASS", (obj,), operand=klass)
+        if where is not None:
+            self.guard_class_version(where)
+
+    def _class_known(self, obj: Value, klass: type) -> bool:
+        for uop in reversed(self.trace.uops):
+            if uop.op.barrier:
+                return False
+            if uop.name == "_GUARD_CLASS" and uop.operand is klass and uop.args[0].id == obj.id:
+                return True
+            if uop.name == "_NEW_INSTANCE" and uop.operand.klass is klass and uop.out.id == obj.id:  # type: ignore[union-attr]
+                return True
+        return False
+
     def guard_class_version(self, where: instances.ClassAttr) -> None:
         """where.klass's version tag is as recorded: once per class (hoisted, checked again after barriers)."""
         klass = where.klass

@@ -278,10 +278,11 @@ def _freed_plainly(r: Recorder, item: Value, observed: Any) -> bool:
     klass = type(observed)
     if getattr(klass, "__del__", None) is not None or not r.may_specialize(klass):
         return False
+    where = None
     if klass.__flags__ & instances.HEAPTYPE:
         version = instances.version_of(klass)
         if not version:
             return False
-        r.guard_class_version(instances.ClassAttr(klass, version, "__del__"))
-    r.emit("_GUARD_CLASS", (item,), operand=klass)
+        where = instances.ClassAttr(klass, version, "__del__")
+    r.guard_class(item, klass, where)
     return True

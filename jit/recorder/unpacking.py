@@ -25,7 +25,7 @@ from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import CompareOp
 from jit.kinds import Kind
-from jit.recorder import attributes, generic
+from jit.recorder import generic
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
 from jit.trace import Value
@@ -56,7 +56,7 @@ def _as_tuple(r: Recorder, sequence: Value, actual: Any) -> bool:
     where = instances.iterated_as_tuple(type(actual))
     if where is None or not r.may_specialize(where.klass):
         return False
-    attributes.guard_class(r, sequence, where)
+    r.guard_class(sequence, where.klass, where)
     return True
 
 
