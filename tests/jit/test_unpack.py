@@ -11,7 +11,7 @@ import sys
 import traceback
 
 import pytest
-from helpers import check
+from helpers import check, warm_call
 
 import jit
 
@@ -123,17 +123,6 @@ def warm(func, *args):
     return f
 
 
-def one_warm_call(f, *args):
-    """What one more call did: (native entries, exits to the interpreter)."""
-    before = jit.stats(f)
-    f(*args)
-    after = jit.stats(f)
-    return (
-        after["native_entries"] - before["native_entries"],
-        after["exits_to_interpreter"] - before["exits_to_interpreter"],
-    )
-
-
 def test_a_namedtuple_unpacks_natively():
     pts = [Point(i, i + 1) for i in range(50)]
     f = check(products, (pts, 1000), native=True)
@@ -141,7 +130,7 @@ def test_a_namedtuple_unpacks_natively():
     assert "_GUARD_CLASS_VERSION" in jit.dump(f, "uops")  # (its __iter__ could be assigned: hoisted)
     assert "_CALL_GENERIC" not in jit.dump(f, "uops")
     f = warm(products, pts, 1000)
-    entries, exits = one_warm_call(f, pts, 1000)
+    _, entries, exits = warm_call(f, pts, 1000)
     assert entries == 1 and exits <= 2
 
 
