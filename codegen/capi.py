@@ -68,6 +68,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyObject_RichCompareBool": (I32, (PTR, PTR, I32)),
     "PyNumber_Negative": (PTR, (PTR,)),
     "PyNumber_Invert": (PTR, (PTR,)),
+    "PyNumber_Positive": (PTR, (PTR,)),
     "PyLong_FromUnsignedLongLong": (PTR, (I64,)),
     "PyLong_AsDouble": (DOUBLE, (PTR,)),
     "PyLong_FromDouble": (PTR, (DOUBLE,)),

@@ -110,7 +110,6 @@ class Reason(enum.Enum):
     FLOAT_POWER = "float ** outside the cases compiled natively (inf, nan, underflow)"
     OPERATOR = "operator {op}"
     IDENTITY = "identity ({op}) of {kind} values"
-    INVERT = "~ on {kind}"
     TRUTH = "truth of {kind}"
 
     # --- calls ---------------------------------------------------------------------------------------------

@@ -388,7 +388,7 @@ def unary(r: Emitter, op: UnaryOp, v: Value, actual: Any) -> Value:
     _number(v, f"unary {op}")
     if op == UnaryOp.INVERT:
         if v.kind != I:
-            raise Abort(Reason.INVERT, kind=v.kind.short)
+            raise Abort(Reason.OPERAND_KIND, what="unary ~", kind=v.kind.short)  # (CPython's operator instead)
         return r.emit("_UNARY_INVERT_INT", (v,))
     v = as_int(r, v)
     if op == UnaryOp.POS:

@@ -1105,6 +1105,15 @@ _uop(
 )
 _uop("_COMPARE_OP_GENERIC", (ANY, ANY), O, owns=True, operand=CMP, doc="PyObject_RichCompare", **_GENERIC)
 _uop(
+    "_UNARY_OP_GENERIC",
+    (ANY,),
+    O,
+    owns=True,
+    operand=Operand.CONST,
+    doc="PyNumber_Negative, PyNumber_Positive or PyNumber_Invert (the operand: the UnaryOp)",
+    **_GENERIC,
+)
+_uop(
     "_TO_BOOL_OBJECT",
     (O,),
     B,

@@ -305,6 +305,18 @@ def _compare_op(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+#: the C-API function of each unary operator on objects
+_UNARY = {"-": "PyNumber_Negative", "+": "PyNumber_Positive", "~": "PyNumber_Invert"}
+
+
+@lowers("_UNARY_OP_GENERIC")
+def _unary_op(ctx: LowerContext, uop: Uop) -> ir.Value:
+    refs = _references(ctx, uop, uop.args)
+    result = ctx.capi(_UNARY[uop.operand.symbol], *refs)
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
 @lowers("_CONTAINS_GENERIC")
 def _contains(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder

@@ -30,7 +30,7 @@ from typing import Any
 from jit import arrays, specialize, specialize_numpy
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
-from jit.frontend.operators import BinOp, CompareOp
+from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 from jit.kinds import Kind
 from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
@@ -77,6 +77,9 @@ OPERATOR_FALLBACK = frozenset(
         Reason.NUMPY_OPERATOR,  # (`//`, `%`, `**` of NumPy scalars, numpy.bool with bool: NumPy's own operators)
     }
 )
+
+#: the specializer's reasons that a unary operator goes through the generic path for (no uop for its operand)
+UNARY_FALLBACK = frozenset({Reason.OPERAND_KIND})
 
 #: the reasons a builtin's specialized handler gives up for which the builtin itself is called instead
 BUILTIN_FALLBACK = frozenset(
@@ -479,6 +482,11 @@ def _list_pop(r: Recorder, pending: PendingMethod) -> Value:
 def store_attr(r: Recorder, obj: Value, value: Value, name: str) -> None:
     what = f"attribute .{name}"
     barrier(r, "_STORE_ATTR_GENERIC", (argument(r, obj, what), argument(r, value, what)), operand=name, result=False)
+
+
+def unary(r: Recorder, op: UnaryOp, v: Value) -> Value:
+    """-v, +v or ~v through CPython's own operator (an object's __neg__, ~ of a bool), a barrier."""
+    return barrier(r, "_UNARY_OP_GENERIC", (argument(r, v, f"unary {op}"),), operand=op)
 
 
 def binary(r: Recorder, op: BinOp, a: Value, b: Value) -> Value:

@@ -69,4 +69,11 @@ def _unary_op(r: Recorder, frame: Frame, op: Any) -> None:
     if v.kind.is_numpy_scalar:
         r.push(specialize_numpy.unary(r, op, v, frame.stack[-1]))
         return
-    r.push(specialize.unary(r, op, v, frame.stack[-1]))
+    mark = generic.rolled_back(r)
+    try:
+        r.push(specialize.unary(r, op, v, frame.stack[-1]))
+    except Abort as exc:
+        if exc.reason not in generic.UNARY_FALLBACK:
+            raise
+        generic.roll_back(r, mark)  # (an object's __neg__, ~ of a bool: the C-API's operator, on objects)
+        r.push(generic.unary(r, op, v))
