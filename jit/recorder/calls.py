@@ -12,7 +12,7 @@ from jit import inline, instances, specialize, specialize_array_new, specialize_
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import generic, iteration
+from jit.recorder import generic, iteration, type_checks
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get, _unbox
 from jit.trace import NO_CONST, Value
@@ -30,6 +30,8 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     fn, held = _held_callee(r, frame, callee, n, builtins=True)
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
+        return
+    if type_checks.fold(r, frame, fn, n):  # (isinstance() or type() of a value whose class the trace knows)
         return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
     made = specialize_array_new.constructor_named(fn) if handler is None and fn is not None else None
@@ -293,7 +295,9 @@ def _list_append(r: Recorder, frame: Frame, slot: int) -> None:
 
 
 def _append(r: Recorder, target: Value, item: Value) -> None:
-    if item.kind in (Kind.UNBOUND, Kind.RANGE, Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+    if item.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+        r.bind_apart(item)  # (appended as a value: `handlers.append(d.get)`)
+    if item.kind in (Kind.UNBOUND, Kind.RANGE):
         raise Abort(Reason.APPEND_VALUE, kind=item.kind.short)
     if r.inlined:  # (made at the outermost inlined call's return, after its last exit: jit.inline)
         call = r.inlined[0]

@@ -105,6 +105,8 @@ def argument(r: Recorder, v: Value, what: str) -> Value:
     bound method native code holds as its list) abort."""
     if v.kind == Kind.WIDE_INT:
         return specialize.as_int_object(r, v)
+    if v.kind in (Kind.APPEND_METHOD, Kind.DICT_GET_METHOD):
+        r.bind_apart(v)
     if v.kind not in _PASSED:
         raise Abort(Reason.OPERAND_KIND, what=what, kind=v.kind.short)
     return v

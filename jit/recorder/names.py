@@ -189,13 +189,20 @@ def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if iteration.made_dict_view(r, frame, name):  # (`for k, v in d.items()` in a loop)
         return
     obj = r.pop()
-    if obj.kind == Kind.LIST and name == "append" and type(frame.stack[-1]) is list:
-        r.push(r.emit("_BIND_APPEND", (obj,)))
+    if (
+        obj.kind == Kind.LIST
+        and name == "append"
+        and type(frame.stack[-1]) is list
+        and r.pc not in r.code.unfused_methods
+    ):
+        bound = r.emit("_BIND_APPEND", (obj,))
+        r.bound_method_sites[bound.id] = r.pc
+        r.push(bound)
         return
     if obj.kind == Kind.DICT and name == "get" and r.pc not in r.code.generic_dict_gets:
         bound = r.emit("_BIND_DICT_GET", (obj,))
         r.bound_dicts[bound.id] = obj
-        r.dict_get_sites[bound.id] = r.pc
+        r.bound_method_sites[bound.id] = r.pc
         r.push(bound)
         return
     if obj.kind == Kind.ARRAY:

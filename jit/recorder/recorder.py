@@ -78,7 +78,7 @@ class Recorder:
         self.plain_entries: set[tuple[int, int]] = set()
         self.entry_objects: dict[tuple[int, int], Value] = {}  # (likewise) the int or float object read there
         self.bound_dicts: dict[int, Value] = {}  # `d.get` value id -> d
-        self.dict_get_sites: dict[int, int] = {}  # `d.get` value id -> the pc of its LOAD_ATTR
+        self.bound_method_sites: dict[int, int] = {}  # `d.get` or `lst.append` value id -> the pc of its LOAD_ATTR
         # the items of an enumerate or a zip, about to be unpacked (value id -> the items): never built
         self.virtual_tuples: dict[int, tuple[Value, ...]] = {}
         # iterators the trace made for an inner loop (jit.recorder.iteration): before their GET_ITER, and (a dict
@@ -541,6 +541,16 @@ class Recorder:
         pending = next(iter(self.pending_methods.values()))
         self.code.unfused_methods.add(pending.pc)
         raise Abort(Reason.METHOD_NOT_CALLED, name=pending.name)
+
+    def bind_apart(self, value: Value) -> NoReturn:
+        """A `lst.append` or `d.get` held natively as its list or dict (``_BIND_APPEND``, ``_BIND_DICT_GET``) used
+        as a value rather than called (`max(d, key=d.get)`, `map(out.append, xs)`): this recording aborts, and the
+        next binds it where it is loaded as CPython does, a bound method object."""
+        site = self.bound_method_sites[value.id]
+        self.code.unfused_methods.add(site)
+        if value.kind == Kind.DICT_GET_METHOD:
+            self.code.generic_dict_gets.add(site)
+        raise Abort(Reason.METHOD_NOT_CALLED, name=value.kind.short.rpartition(".")[2])
 
     def pending_subscript(self) -> Snapshot | None:
         """While an array subscript is being evaluated (a virtual `a[i]` or `(i, j)` on the stack), the state

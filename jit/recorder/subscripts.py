@@ -107,7 +107,7 @@ def _dict_get(r: Recorder, frame: Frame, mapping: Value, args: list[Value], actu
         raise Abort(Reason.ARITY, name="dict.get", count=len(args))
     key = args[0]
     if key.kind != Kind.STR:
-        r.code.generic_dict_gets.add(r.dict_get_sites[mapping.id])  # (the next recording: a generic call)
+        r.code.generic_dict_gets.add(r.bound_method_sites[mapping.id])  # (the next recording: a generic call)
         raise Abort(Reason.DICT_GET_KEY, kind=key.kind.short)
     actual_mapping = frame.stack[len(frame.stack) - len(args) - 1].__self__
     found = r.emit("_DICT_LOOKUP_STR", (mapping, key))
