@@ -424,6 +424,32 @@ def global_counter(n: int) -> int:
     return total + CALLS
 
 
+def type_dispatch(n: int) -> tuple[int, float, int, int]:
+    """A loop over mixed values that dispatches on their types with isinstance."""
+    values: list[Any] = [i if i % 3 == 0 else i * 0.5 if i % 3 == 1 else f"v{i}" for i in range(n)]
+    values[::97] = [None] * len(values[::97])
+    ints, floats, chars, others = 0, 0.0, 0, 0
+    for v in values:
+        if isinstance(v, int):
+            ints += v
+        elif isinstance(v, float):
+            floats += v
+        elif isinstance(v, str):
+            chars += len(v)
+        else:
+            others += 1
+    return ints, floats, chars, others
+
+
+def word_index(n: int) -> tuple[int, int]:
+    """An index of words to their positions: dict.setdefault, a str method, list.append, in one line."""
+    text = " ".join(f"w{i % 97}" for i in range(n))
+    index: dict[str, list[int]] = {}
+    for pos, word in enumerate(text.split()):
+        index.setdefault(word.upper(), []).append(pos)
+    return len(index), sum(len(v) for v in index.values())
+
+
 def _run(f: Callable[[int], Any], n: int) -> Any:
     return f(n)
 
@@ -462,4 +488,6 @@ ORDINARY: dict[str, Case] = {
     "filtered_squares": Case(filtered_squares, 8000, 200, what="comprehensions in a loop, one with a filter"),
     "vector_walk": Case(vector_walk, 50_000, 1000, what="objects made in a loop, methods calling methods"),
     "global_counter": Case(global_counter, 200_000, 4000, what="a helper updating a module global"),
+    "type_dispatch": Case(type_dispatch, 200_000, 4000, what="isinstance dispatch over mixed values"),
+    "word_index": Case(word_index, 100_000, 2000, what="dict.setdefault(str method, []).append"),
 }

@@ -224,6 +224,20 @@ def _on_class(obj: Any, name: str, types_: tuple[type, ...]) -> tuple[ClassAttr,
     return ClassAttr(klass, version, name, keys=keys, nentries=nentries), found
 
 
+def find_property(obj: Any, name: str) -> tuple[ClassAttr, types.FunctionType] | None:
+    """`obj.name` where CPython finds a property on obj's class whose getter is a plain Python function: the
+    getter, called on obj. A property is a data descriptor, so no instance attribute can hide it: the class's
+    version, guarded, keeps it so (replacing or deleting it on the class changes the version)."""
+    klass = type(obj)
+    if not LAYOUT_OK or not klass.__flags__ & HEAPTYPE or not _plain_lookup(klass):
+        return None
+    found = _lookup(klass, name)
+    version = version_of(klass)
+    if type(found) is not property or type(found.fget) is not types.FunctionType or not version:
+        return None
+    return ClassAttr(klass, version, name), found.fget
+
+
 def find_constructor(klass: Any) -> tuple[ClassAttr, types.FunctionType] | None:
     """Where `klass(...)` can be made natively as CPython's type call makes it: klass an ordinary class (a heap
     type whose metaclass is type, not abstract) whose instances object.__new__ makes (its ``tp_new`` slot is

@@ -77,6 +77,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.recorder.operators",
         "jit.recorder.control",
         "jit.recorder.iteration",
+        "jit.recorder.type_checks",
         "jit.recorder.calls",
         "jit.recorder",
         "jit.lifecycle",

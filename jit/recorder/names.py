@@ -188,6 +188,8 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
 def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if iteration.made_dict_view(r, frame, name):  # (`for k, v in d.items()` in a loop)
         return
+    if attributes.load_property(r, frame, name):  # (a property's getter, inlined)
+        return
     obj = r.pop()
     if (
         obj.kind == Kind.LIST
