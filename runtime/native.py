@@ -313,7 +313,12 @@ def handoff_function(
 
     address = support().addresses[HANDOFF]
     if not _handoff_definition:
-        _handoff_definition.append(_MethodDef(HANDOFF.encode(), address, _METH_FASTCALL, None))
+        definition = _MethodDef(HANDOFF.encode(), address, _METH_FASTCALL, None)
+        # Never freed: a builtin made from it reads it when it is freed itself (``meth_dealloc``), which at the
+        # interpreter's exit may come after this module's globals are cleared (a Tree in a cycle, collected by
+        # the last garbage collection): it read freed memory there and crashed.
+        _incref(definition)
+        _handoff_definition.append(definition)
     params = struct.pack(HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts)
     return _new_builtin(_handoff_definition[0], params, None)
 

@@ -422,3 +422,36 @@ def test_an_invalidated_tree_is_not_entered_again():
     for _ in range(5):
         assert f(10) == sum(i * 5 for i in range(10))
     assert jit_module.stats(f)["handoff_entries"] == entries + 5
+
+
+_EXIT_AFTER_HANDOFFS = """
+import gc
+from jit import jit
+
+def summed(n):
+    items = list(range(n))
+    total = 0
+    for i in range(n):
+        total += items[i]
+    return total
+
+g = jit(summed)
+for _ in range(3):
+    assert g(100_000) == summed(100_000)
+    gc.collect()
+print("done")
+"""
+
+
+def test_interpreter_exit_after_handoffs(tmp_path):
+    """The hand-off builtins' shared method definition outlives them: at the interpreter's exit a tree (holding
+    its hand-off builtin) may be freed by the last garbage collection after runtime.native's globals are
+    cleared, and freeing the builtin reads its definition (this program crashed there, reading freed memory)."""
+    import subprocess
+
+    program = tmp_path / "exit_after_handoffs.py"  # (a file: the front end reads the function's source)
+    program.write_text(_EXIT_AFTER_HANDOFFS)
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", str(program)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-2000:]
