@@ -99,6 +99,9 @@ class InlinedCall:
     deferred: dict[tuple[Any, Any], tuple[str, tuple[Value, ...], Any]] = dataclasses.field(default_factory=dict)
     # the value of the trace holding the function, where a variable holds it (else the function is a constant)
     held: Value | None = None
+    # (the outermost call) may its body change nothing at all (an operator method: jit.recorder.operator_methods)?
+    # Then a change aborts the recording before it is made, and the dry run has changed nothing
+    pure: bool = False
 
     @property
     def changed(self) -> bool:
@@ -109,6 +112,8 @@ class InlinedCall:
     def defer(self, key: tuple[Any, Any], uop: str, args: tuple[Value, ...], operand: Any = None) -> None:
         """Make a change (uop on args) at the call's return, after the changes deferred so far: key names what it
         changes (the same key again moves that change last: of two stores there, the later stands)."""
+        if self.pure:
+            raise Abort(Reason.NOT_INLINED, name=self.function.__qualname__, why="it changes memory")
         self.deferred.pop(key, None)
         self.deferred[key] = (uop, args, operand)
 

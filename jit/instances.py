@@ -224,6 +224,25 @@ def _on_class(obj: Any, name: str, types_: tuple[type, ...]) -> tuple[ClassAttr,
     return ClassAttr(klass, version, name, keys=keys, nentries=nentries), found
 
 
+def lookup_in_class(klass: type, name: str) -> Any:
+    """What CPython's type lookup finds for name along klass's MRO (None if nothing)."""
+    found = _lookup(klass, name)
+    return None if found is _MISSING else found
+
+
+def find_operator(klass: type, name: str) -> tuple[ClassAttr, types.FunctionType] | None:
+    """The plain Python function an operator's special method name (`__add__`) finds on klass, an ordinary class
+    (special methods are looked up on the type, never the instance), with klass's version: guarded, it keeps the
+    method so."""
+    if not LAYOUT_OK or not klass.__flags__ & HEAPTYPE or type(klass) is not type:
+        return None
+    found = _lookup(klass, name)
+    version = version_of(klass)
+    if type(found) is not types.FunctionType or not version:
+        return None
+    return ClassAttr(klass, version, name), found
+
+
 def find_property(obj: Any, name: str) -> tuple[ClassAttr, types.FunctionType] | None:
     """`obj.name` where CPython finds a property on obj's class whose getter is a plain Python function: the
     getter, called on obj. A property is a data descriptor, so no instance attribute can hide it: the class's

@@ -74,6 +74,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.recorder.stack_and_slots",
         "jit.recorder.unpacking",
         "jit.recorder.names",
+        "jit.recorder.operator_methods",
         "jit.recorder.operators",
         "jit.recorder.control",
         "jit.recorder.iteration",

@@ -8,13 +8,15 @@ from jit import specialize, specialize_numpy
 from jit.aborts import Abort
 from jit.frontend import instructions as I
 from jit.frontend.operators import CompareOp, UnaryOp
-from jit.recorder import generic
+from jit.recorder import generic, operator_methods
 from jit.recorder.recorder import Recorder, _handles
 from runtime.frame import Frame
 
 
 @_handles(I.BINARY_OP)
 def _binary_op(r: Recorder, frame: Frame, op: Any) -> None:
+    if operator_methods.inline_binary(r, frame, op):  # (a Python class's `__add__`, inlined)
+        return
     b = r.pop(objects=True)
     a = r.pop(objects=True)
     # (a NumPy scalar operand: NumPy's rules; operators native code has not for it, `//`, `%`, `**`, are NumPy's

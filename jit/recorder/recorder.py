@@ -235,6 +235,7 @@ class Recorder:
         specialize_receiver: Callable[[Value], Value] | None = None,
         keywords: tuple[str, ...] = (),
         constructs: instances.ClassAttr | None = None,
+        pure: bool = False,
     ) -> Value:
         """Record the body of a call of target (the interpreter is at the caller's CALL, with target's
         arguments on the stack) into the trace; the call's result. The callee runs here, once (jit.inline).
@@ -249,7 +250,7 @@ class Recorder:
         constructs: (a call `klass(...)`: ``jit.instances.find_constructor``, target klass's __init__) the new
         instance, made by ``_NEW_INSTANCE``, is target's first argument and the call's result; until the
         outermost inlined call returns, nothing else holds it (``fresh``: its stores are no change Python code
-        could see)."""
+        could see). pure: the body may change nothing (``inline.InlinedCall.pure``)."""
         options = self.host.options
         name = target.__qualname__
         if len(self.inlined) >= options.max_inline_depth:
@@ -287,6 +288,7 @@ class Recorder:
             site_line=where[2],
             saved=(self.code, self.abstract, self.pc, self.line),
             held=held,
+            pure=pure and site is None,
         )
         self.inlined.append(call)
         self.code, self.abstract = code, callee_frame
@@ -481,6 +483,8 @@ class Recorder:
         if self.inlined:  # (jit.inline) every exit of an inlined body makes the outermost call again
             site = self.inlined[0]
             callee = self.inlined[-1].function.__qualname__
+            if op.mutates and site.pure:
+                raise Abort(Reason.NOT_INLINED, name=site.function.__qualname__, why="it changes memory")
             if op.mutates and (name not in inline.ONE_EFFECT or op.barrier):
                 raise Abort(Reason.INLINED_MUTATES, name=callee)
             if (op.is_guard or op.mutates) and site.effect is not None:  # (the call again would redo the effect)

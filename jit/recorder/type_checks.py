@@ -44,6 +44,17 @@ def _plain_classes(spec: Any) -> bool:
     return type(spec) is type
 
 
+def _constant_classes(r: Recorder, spec: Value) -> Any:
+    """What spec is, where the trace knows it: a constant, or a tuple built of constants (`(int, float)`, whose
+    names are globals the trace guards); else None."""
+    if spec.is_const:
+        return spec.const
+    built = next((u for u in reversed(r.trace.uops) if u.out is spec), None)
+    if built is None or built.name != "_BUILD_TUPLE" or not all(a.is_const for a in built.args):
+        return None
+    return tuple(a.const for a in built.args)
+
+
 def _known_class(r: Recorder, value: Value, actual: Any) -> tuple[type | None, bool]:
     """value's exact class, if the trace can know it, and whether a class guard must make it known (an object of
     a class the site may specialize on); (None, False) where the trace cannot know it."""
@@ -66,11 +77,11 @@ def fold(r: Recorder, frame: Frame, fn: Any, n: int) -> bool:
     pushed); False, recording nothing, otherwise."""
     stack = frame.stack
     if fn is builtins.isinstance and n == 2:
-        spec, value, actual = r.abstract.peek(1), r.abstract.peek(2), stack[-2]
-        if not spec.is_const or not _plain_classes(spec.const):
+        classes, value, actual = _constant_classes(r, r.abstract.peek(1)), r.abstract.peek(2), stack[-2]
+        if classes is None or not _plain_classes(classes):
             return False
     elif fn is builtins.type and n == 1:
-        spec, value, actual = None, r.abstract.peek(1), stack[-1]
+        classes, value, actual = None, r.abstract.peek(1), stack[-1]
     else:
         return False
     if value.id in r.pending_methods:
@@ -78,15 +89,15 @@ def fold(r: Recorder, frame: Frame, fn: Any, n: int) -> bool:
     klass, guarded = _known_class(r, value, actual)
     if klass is None:
         return False
-    if spec is None:
+    if classes is None:
         result = r.const(klass, Kind.OBJECT)
     else:
         # (its class's subclass test first: where that fails, CPython reads x.__class__, which only a class
         # defining it could make run code)
-        answer = issubclass(klass, spec.const)
+        answer = issubclass(klass, classes)
         if not answer and _defines_class_attribute(klass):
             return False
-        result = r.const(isinstance(actual, spec.const))
+        result = r.const(isinstance(actual, classes))
         assert result.const == answer
     if guarded:
         r.guard_class(value, klass)
