@@ -17,7 +17,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
+from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _still_alive, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
 from jit import arrays
 from jit.frontend.operators import BinOp, CompareOp
@@ -58,17 +58,6 @@ def _reference(ctx: LowerContext, v: Value, uop: Uop) -> ir.Value:
         ctx.incref(same)
         return same
     return _box(ctx, v.kind, ctx.value(v))
-
-
-def _still_alive(ctx: LowerContext, boxed: Value, uop: Uop) -> bool:
-    """Is the object boxed (a number's object, read out of a container) certainly alive at uop: made by a uop of
-    the trace before it, with no uop between that may free an object (``drops``: a barrier, a list store)?"""
-    uops = ctx.trace.uops
-    end = next((i for i, u in enumerate(uops) if u is uop), None)
-    if end is None:
-        return False
-    start = next((i for i in range(end - 1, -1, -1) if uops[i].out is not None and uops[i].out.id == boxed.id), None)
-    return start is not None and not any(u.op.drops for u in uops[start + 1 : end])
 
 
 def _references(ctx: LowerContext, uop: Uop, values: tuple[Value, ...]) -> list[ir.Value]:

@@ -166,17 +166,31 @@ def _bool_to_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     return ctx.builder.zext(ctx.value(uop.args[0]), I64)
 
 
-def _same_object(ctx: LowerContext, v: Value) -> ir.Value | None:
+def _same_object(ctx: LowerContext, v: Value, uop: Uop | None = None) -> ir.Value | None:
     """A borrowed pointer to the object CPython would have at hand for v, if v was not computed: a
-    constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items:
-    or globals: that could have freed the object.)"""
+    constant, or a number just read out of a list or tuple. (Not when the trace also overwrites list items
+    or globals, which could have freed the object; where given uop, the store of v that takes a reference of its
+    own before it drops what it replaces: not when a uop between the read and uop may free an object.)"""
     if v.kind == Kind.NONE:
         return ctx.pointer(None)
     if v.is_const and v.kind.is_number:
         return ctx.pointer(v.const)
-    if v.boxed is not None and not any(u.op.drops for u in ctx.trace.uops):
+    if v.boxed is not None and (
+        not any(u.op.drops for u in ctx.trace.uops) or (uop is not None and _still_alive(ctx, v.boxed, uop))
+    ):
         return ctx.value(v.boxed)
     return None
+
+
+def _still_alive(ctx: LowerContext, boxed: Value, uop: Uop) -> bool:
+    """Is the object boxed (a number's object, read out of a container) certainly alive at uop: made by a uop of
+    the trace before it, with no uop between that may free an object (``drops``: a barrier, a list store)?"""
+    uops = ctx.trace.uops
+    end = next((i for i, u in enumerate(uops) if u is uop), None)
+    if end is None:
+        return False
+    start = next((i for i in range(end - 1, -1, -1) if uops[i].out is not None and uops[i].out.id == boxed.id), None)
+    return start is not None and not any(u.op.drops for u in uops[start + 1 : end])
 
 
 def _box(ctx: LowerContext, kind: Kind, value: ir.Value) -> ir.Value:
@@ -280,7 +294,7 @@ def _store_boxed(
     MemoryError, else without it, for the interpreter to make the store)."""
     b = ctx.builder
     clear = _on_failure(ctx, raising)
-    new = native if v.kind.is_pointer else _same_object(ctx, v)
+    new = native if v.kind.is_pointer else _same_object(ctx, v, uop)  # (the store takes its own reference first)
     boxed_here = new is None
     if new is None:
         new = _box(ctx, v.kind, native)

@@ -251,11 +251,13 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     None), else the interpreter makes the store (checked here, unless the trace read it since, or an inlined
     call checked it: then it leaves only where memory runs out, with the MemoryError)."""
     value, mapping, key = _args(ctx, uop)[:3]
+    old = None
     if uop.name == "_STORE_SUBSCR_DICT_STR":
-        _guard_entry_drops_plainly(ctx, uop, mapping, key)
+        old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys; one lookup for both)
+        _guard_entry_drops_plainly(ctx, uop, mapping, key, old=old)
     raising = uop.name == "_STORE_SUBSCR_DICT_STR_CHECKED"
     v = uop.args[0]
-    if v.kind.is_pointer or _same_object(ctx, v) is not None:
+    if v.kind.is_pointer or _same_object(ctx, v, uop) is not None:
         _dict_set(ctx, uop, mapping, key, v, value, raising)
         return
     # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
@@ -263,7 +265,7 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
         old = ctx.value(uop.args[3])  # (what the dict holds still: NULL if d.get found nothing)
-    else:
+    elif old is None:
         old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys)
     found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))

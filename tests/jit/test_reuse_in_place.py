@@ -183,3 +183,30 @@ def test_a_value_read_stays_its_old_self_after_the_store():
 def test_a_store_to_another_key_than_the_one_read():
     keys = [f"k{k % 5}" for k in range(300)]
     check(into_another_key, ({**{f"k{k}": 10**6 + k for k in range(5)}, "total": 10**6}, keys), native=True)
+
+
+def pair_up(keys, vals):
+    d = {}
+    for k, v in zip(keys, vals):
+        d[k] = v
+    return [d[k] is v for k, v in zip(keys, vals)].count(True), len(d)
+
+
+def pair_up_replacing(keys, vals, d):
+    for i in range(len(keys)):
+        d[keys[i]] = vals[i]
+    return [d[k] is v for k, v in zip(keys, vals)].count(True)
+
+
+def test_a_number_read_from_a_list_is_stored_in_a_dict_as_itself():
+    """`d[k] = v` of an int or float read from a list stores that very object, as CPython does (the store takes
+    its own reference before it drops what it replaces), not a new one: the identity test shows it, and no
+    object is made per store."""
+    keys = [f"k{i}" for i in range(300)]
+    vals = [10**6 + i for i in range(150)] + [i * 0.5 for i in range(150)]
+    check(pair_up, (keys, vals), native=True)
+    check(pair_up_replacing, (keys, vals, {k: 1.5 for k in keys[::2]}), native=True)
+    before = [sys.getrefcount(v) for v in vals]
+    jitted = jit.jit(threshold=2)(pair_up)
+    assert jitted(keys, vals) == (300, 300)
+    assert [sys.getrefcount(v) for v in vals] == before
