@@ -115,6 +115,13 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
 # (int / int past 2**53: codegen.lower.int_objects; the generic object path declares it too)
 SIGNATURES.setdefault("PyNumber_TrueDivide", (PTR, (PTR, PTR)))
 
+# `"".join` of an array of strs, with no tuple made (an f-string's parts: CPython's own BUILD_STRING calls it): a
+# private function CPython 3.11 and 3.12 export; where it is missing, the parts go through a tuple and PyUnicode_Join
+JOIN_ARRAY = "_PyUnicode_JoinArray"
+HAS_JOIN_ARRAY = hasattr(ctypes.pythonapi, JOIN_ARRAY)
+if HAS_JOIN_ARRAY:
+    SIGNATURES[JOIN_ARRAY] = (PTR, (PTR, PTR.as_pointer(), I64))
+
 # i128 division: LLVM compiles it to calls of the C compiler's runtime (libgcc, or compiler-rt's equivalents),
 # which ctypes finds in the process or in libgcc_s; without them the lowering goes through CPython's ints
 WIDE_DIVISION = {"__divti3": (I128, (I128, I128)), "__modti3": (I128, (I128, I128))}

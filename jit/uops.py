@@ -1166,6 +1166,16 @@ _uop(
     **_GENERIC,
 )
 _uop(
+    "_FORMAT_NUMBER",
+    "n",
+    S,
+    RAISE,
+    owns=True,
+    doc="an f-string field of an int, float or bool, inputs: the number[, a constant format spec]: PyObject_Str "
+    "(any conversion, no spec: the same str), or PyObject_Format with the spec (their C code: no Python code runs; "
+    "fails on memory, or on a spec the type refuses)",
+)
+_uop(
     "_BUILD_STRING",
     "n",
     S,

@@ -14,7 +14,7 @@ import sys
 
 from llvmlite import ir
 
-from codegen import abi
+from codegen import abi, capi
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _still_alive, _type_is
@@ -259,11 +259,29 @@ def _format_value(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+@lowers("_FORMAT_NUMBER")
+def _format_number(ctx: LowerContext, uop: Uop) -> ir.Value:
+    refs = _references(ctx, uop, uop.args)  # (the number's own object where the trace read one: no box made)
+    if len(refs) == 2:
+        result = ctx.capi("PyObject_Format", refs[0], refs[1])
+    else:
+        result = ctx.capi("PyObject_Str", refs[0])
+    _release(ctx, refs)
+    return _made(ctx, uop, result)
+
+
 @lowers("_BUILD_STRING")
 def _build_string(ctx: LowerContext, uop: Uop) -> ir.Value:
-    """A tuple of the parts (borrowed: the tuple is freed before anything else runs), joined by ''."""
+    """The parts joined by '': from an array of them, as CPython's BUILD_STRING (``capi.JOIN_ARRAY``), else a
+    tuple of them (borrowed: the tuple is freed before anything else runs) given to PyUnicode_Join."""
     b = ctx.builder
     parts = [ctx.value(v) for v in uop.args]
+    if capi.HAS_JOIN_ARRAY:
+        array = _entry_alloca(ctx, ir.ArrayType(PTR, len(parts)))
+        for index, part in enumerate(parts):
+            b.store(part, b.gep(array, [_i64(0), _i64(index)], inbounds=True))
+        first = b.gep(array, [_i64(0), _i64(0)], inbounds=True)
+        return _made(ctx, uop, ctx.capi(capi.JOIN_ARRAY, ctx.pointer(""), first, _i64(len(parts))))
     joined = ctx.capi("PyTuple_New", _i64(len(parts)))
     ctx.guard(b.icmp_unsigned("!=", joined, _NULL), uop)
     items = b.bitcast(b.gep(joined, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())

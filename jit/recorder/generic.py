@@ -731,6 +731,10 @@ def _build_set(r: Recorder, frame: Frame, n: int) -> None:
     r.push(barrier(r, "_BUILD_SET", tuple(items)))
 
 
+#: the kinds of f-string fields formatted by their type's C code (``_FORMAT_NUMBER``)
+_FORMATTED_PLAINLY = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INT_OBJECT, Kind.WIDE_INT})
+
+
 @_handles(I.FORMAT_VALUE)
 def _format_value(r: Recorder, frame: Frame, arg: tuple[str | None, bool]) -> None:
     """An f-string's field `{x!r:spec}`: the conversion, then PyObject_Format (both may run the object's Python
@@ -742,6 +746,13 @@ def _format_value(r: Recorder, frame: Frame, arg: tuple[str | None, bool]) -> No
         r.push(value)
         return
     args = (argument(r, value, "an f-string field"), *((spec,) if spec is not None else ()))
+    if value.kind in _FORMATTED_PLAINLY and (spec is None or (spec.is_const and conversion is None)):
+        # (an int's, float's or bool's str, repr and ascii are one str, their __format__ with an empty spec that
+        # str too, and with a spec their C code: no Python code runs, no barrier)
+        formatted = r.emit("_FORMAT_NUMBER", args)
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves raising)
+        r.push(formatted)
+        return
     r.push(barrier(r, "_FORMAT_VALUE", args, operand=conversion or ""))
 
 

@@ -1,6 +1,7 @@
 """f-strings in native loops (jit.recorder.generic: FORMAT_VALUE is ``_FORMAT_VALUE``, the conversion and then
-PyObject_Format, a barrier since ``__format__``, ``__str__`` and ``__repr__`` may be Python code; BUILD_STRING
-is ``_BUILD_STRING``, PyUnicode_Join of parts known to be str). Each checked against CPython (results, types,
+PyObject_Format, a barrier since ``__format__``, ``__str__`` and ``__repr__`` may be Python code, or for an int,
+float or bool ``_FORMAT_NUMBER``, their C code; BUILD_STRING is ``_BUILD_STRING``, the join of parts known to be
+str). Each checked against CPython (results, types,
 exceptions and their messages, side effects) and through jit.stats that the loop ran natively."""
 
 import gc
@@ -90,7 +91,9 @@ def test_a_str_field_is_the_str_itself():
     jitted = check(one_field_only, 200, native=True)
     first = one_field_only.__code__.co_firstlineno
     lines = {
-        line.rsplit("# line ", 1)[1] for line in jit_module.dump(jitted, "uops").splitlines() if "_FORMAT_VALUE" in line
+        line.rsplit("# line ", 1)[1]
+        for line in jit_module.dump(jitted, "uops").splitlines()
+        if "_FORMAT_VALUE" in line or "_FORMAT_NUMBER" in line
     }
     assert lines == {str(first + 3)}  # (`{i * 2}` only; `{s}` is s)
 
@@ -185,3 +188,45 @@ def test_no_reference_is_leaked_by_fstrings_over_100000_iterations():
     assert end - start < 100_000  # (100,000 leaked strings would be megabytes)
     stats = jit_module.stats(f)
     assert stats["native_iterations"] >= 100_000 and "_BUILD_STRING" in jit_module.dump(f, "uops")
+
+
+def numbers_formatted(n):
+    out = []
+    big = 2**70
+    for i in range(n):
+        x = i * 0.37 - 3.0
+        b = i % 2 == 0
+        out.append(f"{i}|{i!r}|{x}|{x!s}|{x!a}|{b}|{b!r}|{x:.2f}|{i:>6,}|{i:#x}|{big + i}|{-x:+.3e}|{i * i}")
+    return out
+
+
+def odd_floats(values):
+    return [f"{v}|{v:g}|{v!r}" for v in values] + [f"{v:>9.1f}" for v in values]
+
+
+def odd_floats_loop(values):
+    out = []
+    for v in values:
+        out.append(f"{v}|{v:g}|{v!r}|{v:>9.1f}")
+    return out
+
+
+def spec_refused(n, k):
+    out = []
+    for i in range(n):
+        v = i if i != k else i * 0.5
+        out.append(f"{v:d}")  # (a float refuses `d`: ValueError from float.__format__, in native code)
+    return out
+
+
+def test_numbers_are_formatted_by_their_c_code_with_no_barrier():
+    """An f-string field of an int, float or bool, with any conversion and no spec, or a constant spec and no
+    conversion, is ``_FORMAT_NUMBER``: their C code, no barrier; its errors are CPython's."""
+    jitted = check(numbers_formatted, 0, 3, 80, native=True)
+    check(odd_floats_loop, [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e300, 5e-324, 0.1] * 10)
+    check(spec_refused, (60, 100), (60, 40), native=True)
+    f = jit(threshold=2)(numbers_formatted)
+    f(50)
+    uops = jit_module.dump(f, "uops")
+    assert "_FORMAT_NUMBER" in uops and "_FORMAT_VALUE" not in uops and "_CHECK_BARRIER" not in uops
+    assert jit_module.stats(jitted)["native_iterations"] > 0
