@@ -90,6 +90,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyObject_IsTrue": (I32, (PTR,)),
     "PyObject_GetItem": (PTR, (PTR, PTR)),
     "PyObject_SetItem": (I32, (PTR, PTR, PTR)),
+    "PyObject_DelItem": (I32, (PTR, PTR)),
     "PySlice_New": (PTR, (PTR, PTR, PTR)),
     "PySet_New": (PTR, (PTR,)),
     "PySet_Add": (I32, (PTR, PTR)),

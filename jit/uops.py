@@ -1136,6 +1136,21 @@ _uop(
     **_GENERIC,
 )
 _uop(
+    "_DELETE_SUBSCR_GENERIC",
+    (ANY, ANY),
+    None,
+    doc="inputs: container, key: PyObject_DelItem (`del d[k]`)",
+    **_GENERIC,
+)
+_uop(
+    "_DELETE_ATTR_GENERIC",
+    (ANY,),
+    None,
+    operand=Operand.NAME,
+    doc="`del obj.name`: PyObject_SetAttr with no value",
+    **_GENERIC,
+)
+_uop(
     "_BUILD_SLICE",
     "n",
     O,

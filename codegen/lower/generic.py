@@ -202,6 +202,22 @@ def _store_subscript(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
 
 
+@lowers("_DELETE_SUBSCR_GENERIC")
+def _delete_subscript(ctx: LowerContext, uop: Uop) -> None:
+    refs = _references(ctx, uop, uop.args)
+    status = ctx.capi("PyObject_DelItem", *refs)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
+@lowers("_DELETE_ATTR_GENERIC")
+def _delete_attr(ctx: LowerContext, uop: Uop) -> None:
+    refs = _references(ctx, uop, uop.args)
+    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), _NULL)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
 @lowers("_BUILD_SLICE")
 def _build_slice(ctx: LowerContext, uop: Uop) -> ir.Value:
     refs = _references(ctx, uop, uop.args)

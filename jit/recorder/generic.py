@@ -686,6 +686,22 @@ def _store_subscript(r: Recorder, value: Value, container: Value, key: Value) ->
     barrier(r, "_STORE_SUBSCR_GENERIC", args, result=False)
 
 
+@_handles(I.DELETE_SUBSCR)
+def _delete_subscript(r: Recorder, frame: Frame, arg: Any) -> None:
+    """`del container[key]`: PyObject_DelItem (a `__delitem__`, or freeing what goes, may run Python code)."""
+    key = r.pop(objects=True)
+    container = r.pop(objects=True)
+    what = "a del of an item"
+    barrier(r, "_DELETE_SUBSCR_GENERIC", (argument(r, container, what), argument(r, key, what)), result=False)
+
+
+@_handles(I.DELETE_ATTR)
+def _delete_attr(r: Recorder, frame: Frame, name: str) -> None:
+    """`del obj.name` (a `__delattr__`, a descriptor, or freeing what goes, may run Python code)."""
+    obj = r.pop(objects=True)
+    barrier(r, "_DELETE_ATTR_GENERIC", (argument(r, obj, f"a del of .{name}"),), operand=name, result=False)
+
+
 _with_fallback(I.BINARY_SUBSCR, 2, _subscript)
 _with_fallback(I.STORE_SUBSCR, 3, _store_subscript)
 
