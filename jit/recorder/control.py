@@ -89,5 +89,12 @@ def _return_value(r: Recorder, frame: Frame, arg: Any) -> None:
 
 
 @_handles(I.RAISE)
-def _not_compiled(r: Recorder, frame: Frame, arg: Any) -> None:
-    raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[r.code.ops[r.pc]].name)
+def _raise(r: Recorder, frame: Frame, arg: Any) -> None:
+    """A `raise` statement: a side trace ends here, leaving to the interpreter, which raises (a validation that
+    fails often, caught by the caller, stays one exit of native code); a root trace whose iteration raises has no
+    loop to compile: it is recorded again at the next chance (RAISES, a retry, not counted towards blacklisting)."""
+    if r.inlined:  # (an inlined body that raises: the call is made for real)
+        raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why="it raises")
+    if r.trace.kind is TraceKind.ROOT:
+        raise Abort(Reason.RAISES, what="a raise statement", exception="its exception")
+    r.end_with_exit(frame)
