@@ -190,3 +190,50 @@ def test_body_inlined():
     uops = jit_module.dump(jitted, "uops")
     assert "_BINARY_OP_GENERIC" not in uops and "_NEW_INSTANCE" in uops
     assert "Vec.__add__" in jit_module.explain(jitted)
+
+
+class Num:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        if isinstance(other, Num):
+            return Num(self.v + other.v)
+        return Num(self.v + other)
+
+    def __mul__(self, other):
+        return Num(self.v * other.v)
+
+    def __truediv__(self, other):
+        return Num(self.v / other.v)
+
+    def __eq__(self, other):
+        return type(other) is Num and self.v == other.v
+
+    def __repr__(self):
+        return f"Num({self.v!r})"
+
+
+def accumulate(values):
+    total = Num(0)
+    for v in values:
+        total = total + Num(v) * Num(v) + 1
+    return total
+
+
+def divide(pairs):
+    out = []
+    for a, b in pairs:
+        out.append(Num(a) / Num(b))
+    return out
+
+
+def test_exits_inside_the_inlined_bodies():
+    """Guards inside the inlined methods fail mid-loop (an attribute's type changes from int to float to an int
+    past 64 bits; a division by zero): the exit leaves at the BINARY_OP and the interpreter makes it again."""
+    values = list(range(40)) + [0.5, 1.5] + [2**40, 2**62, 7] + list(range(20))
+    check(accumulate, values, list(range(60)), native=True)
+    pairs = [(i, i % 7 + 1) for i in range(40)] + [(1, 0)] + [(3, 4)] * 10
+    check(divide, pairs, [(1.5, 2)] * 30 + [(2, 0.0)])
