@@ -24,10 +24,11 @@ from typing import Any
 
 from jit import inline, instances
 from jit.aborts import Abort, Reason
+from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp
 from jit.kinds import Kind
 from jit.recorder import generic
-from jit.recorder.recorder import Recorder
+from jit.recorder.recorder import _HANDLERS, Recorder
 from runtime.frame import Frame
 
 #: the method name of each operator (`__add__` for ADD): ** is left out (its third argument, the modulus)
@@ -134,4 +135,72 @@ def inline_binary(r: Recorder, frame: Frame, op: BinOp) -> bool:
     return True
 
 
-__all__ = ["OperatorResult", "inline_binary"]
+class ItemResult:
+    """Stands in for the container on the caller's stack once the dry run of its `__getitem__` computed
+    `container[key]` (done: its ``Returns`` or ``Raises``): the caller's BINARY_SUBSCR subscripts it and gets that
+    result (or the exception), so the method runs once."""
+
+    __slots__ = ("done",)
+
+    def __init__(self, done: inline.Returns | inline.Raises) -> None:
+        self.done = done
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.done()
+
+
+def inline_getitem(r: Recorder, frame: Frame) -> bool:
+    """Record `container[key]` (both on the stack) of an instance of a Python class whose `__getitem__` is a plain
+    Python function (CPython calls `type(container).__getitem__(container, key)`) as its inlined body, as a
+    method call `container.get(key)` is (its effects as an inlined method's may have); False, with nothing
+    recorded, where it is not one or cannot be inlined (then the specialized or generic subscript)."""
+    container_value, key_value = r.abstract.peek(2), r.abstract.peek(1)
+    if container_value.kind != Kind.OBJECT or r.pending_subscript() is not None:
+        return False
+    if container_value.id in r.pending_methods or key_value.id in r.pending_methods:
+        return False
+    container = frame.stack[-2]
+    found = instances.find_operator(type(container), "__getitem__")
+    if found is None or not r.may_specialize(found[0].klass):
+        return False
+    where, method = found
+    site = generic.PendingMethod(container_value, method.__name__, r.snapshots.take(), r.pc, container)
+    mark = generic.rolled_back(r)
+    try:
+        r.guard_class(container_value, where.klass, where)
+        r.abstract.pop()
+        r.abstract.pop()
+        try:
+            result = r.inline_call(frame, method, [container_value, key_value], 1, method=site)
+        finally:
+            done = frame.stack[-2]
+            if isinstance(done, (inline.Returns, inline.Raises)):  # (the method ran: BINARY_SUBSCR takes its result)
+                frame.stack[-2] = ItemResult(done)
+    except Abort as exc:
+        if isinstance(frame.stack[-2], ItemResult):
+            raise  # (after its effect: the method ran, once)
+        generic.roll_back(r, mark)
+        r.abstract.push(container_value)
+        r.abstract.push(key_value)
+        r.trace.generic_calls.setdefault(method.__qualname__, f"line {r.line}: {exc}")  # (for jit.explain)
+        return False
+    r.push(result)
+    return True
+
+
+def _with_getitem_inlined() -> None:
+    """BINARY_SUBSCR's handler (specialized, with the generic fallback: jit.recorder.generic) tries
+    ``inline_getitem`` first."""
+    subscript = _HANDLERS[I.BINARY_SUBSCR]
+
+    def handler(r: Recorder, frame: Frame, arg: Any) -> None:
+        if not inline_getitem(r, frame):
+            subscript(r, frame, arg)
+
+    _HANDLERS[I.BINARY_SUBSCR] = handler
+
+
+_with_getitem_inlined()
+
+
+__all__ = ["ItemResult", "OperatorResult", "inline_binary", "inline_getitem"]

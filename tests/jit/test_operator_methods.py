@@ -237,3 +237,67 @@ def test_exits_inside_the_inlined_bodies():
     check(accumulate, values, list(range(60)), native=True)
     pairs = [(i, i % 7 + 1) for i in range(40)] + [(1, 0)] + [(3, 4)] * 10
     check(divide, pairs, [(1.5, 2)] * 30 + [(2, 0.0)])
+
+
+class Grid:
+    def __init__(self, w, cells):
+        self.w = w
+        self.cells = cells
+        self.reads = 0
+
+    def __getitem__(self, pos):
+        x, y = pos
+        return self.cells[y * self.w + x]
+
+
+class Counting(Grid):
+    def __getitem__(self, i):  # (an effect: counted, as an inlined method's store)
+        self.reads += 1
+        return self.cells[i]
+
+
+class Strict(dict):
+    def __getitem__(self, key):
+        if key not in self:
+            raise KeyError(f"no {key!r} here")
+        return dict.__getitem__(self, key) * 2
+
+
+def grid_sum(g, w, h):
+    total = 0
+    for y in range(h):
+        for x in range(w):
+            total += g[x, y]
+    return total
+
+
+def counted_reads(c, n):
+    total = 0
+    for i in range(n):
+        total += c[i % len(c.cells)]
+    return total, c.reads
+
+
+def strict_lookups(d, keys):
+    out = []
+    for k in keys:
+        out.append(d[k])
+    return out
+
+
+def test_getitem_of_a_python_class_inlined():
+    """`c[k]` of an instance whose class defines `__getitem__` in Python: its body inlined (effects as a method's),
+    the class guarded; its KeyError raised mid-loop; a subclass of dict with its own `__getitem__`."""
+    cells = list(range(48))
+    check(grid_sum, (Grid(8, cells), 8, 6), (Grid(8, cells[:40] + [0.5] * 8), 8, 6), native=True)
+    check(counted_reads, (Counting(4, list(range(20))), 100))
+    d = Strict(a=1, b=2, c=3)
+    check(strict_lookups, (d, list("abc") * 20), (d, list("abc") * 20 + ["z"]))
+    # (check() deep-copies its arguments, whose instances then keep their attributes in a dict of their own, read
+    # generically: an inlined body may not, so the subscript stays generic there; an ordinary instance here)
+    jitted = jit(threshold=2, side_exit_threshold=2)(grid_sum)
+    grid = Grid(8, cells)
+    for _ in range(3):
+        assert jitted(grid, 8, 6) == grid_sum(grid, 8, 6)
+    assert "Grid.__getitem__" in jit_module.explain(jitted)
+    assert "_BINARY_SUBSCR_GENERIC" not in jit_module.dump(jitted, "uops")
