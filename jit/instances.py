@@ -77,8 +77,12 @@ class ClassAttr:
     # (a method of klass: ``find_method``) the class's shared keys and their entries, where no instance holds name
     keys: int = 0
     nentries: int = -1
+    # (``find_in_dict``) in the dict the instance holds its attributes in (a real dict: no values array)
+    in_dict: bool = False
 
     def where(self) -> str:
+        if self.in_dict:
+            return "its dict"
         if self.index >= 0:
             return f"values[{self.index}]"
         if self.offset >= 0:
@@ -170,6 +174,29 @@ def find(obj: Any, name: str) -> ClassAttr | None:
     if not values or index < 0 or not _pointer(values + WORD * index):
         return None  # (a real dict, or no such instance attribute: a class attribute, or AttributeError)
     return ClassAttr(klass, version, name, index=index)
+
+
+def find_in_dict(obj: Any, name: str) -> ClassAttr | None:
+    """Where obj.name is, for an instance whose attributes a real dict holds (its values array given up: a deep
+    copy's, an unpickled one's, one whose `__dict__` was updated): found in that dict, as CPython finds it there
+    where its class has no data descriptor of that name (else None: ``find``, or the generic path). The dict's
+    pointer is the word 3 before the object on every layout this knows (3.11's managed dict, 3.12's untagged
+    dict-or-values, 3.13's managed dict)."""
+    klass = type(obj)
+    if not LAYOUT_OK or not isinstance(name, str) or not klass.__flags__ & HEAPTYPE or not _plain_lookup(klass):
+        return None
+    if not klass.__flags__ & MANAGED_DICT or VALUES is None or values_address(obj):
+        return None
+    word = _pointer(id(obj) + DICT_OR_VALUES)
+    if not word or word & 1 or type(_object(word)) is not dict:
+        return None
+    found = _lookup(klass, name)
+    if found is not _MISSING and (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
+        return None  # (a data descriptor: it decides)
+    version = version_of(klass)
+    if not version or name not in _object(word):
+        return None
+    return ClassAttr(klass, version, name, in_dict=True)
 
 
 def find_store(obj: Any, name: str) -> ClassAttr | None:
@@ -308,7 +335,9 @@ def stores_plainly(klass: type, name: str) -> bool:
 
 
 def value_of(obj: Any, where: ClassAttr) -> Any:
-    """obj's attribute as native code reads it (found by ``find``)."""
+    """obj's attribute as native code reads it (found by ``find`` or ``find_in_dict``)."""
+    if where.in_dict:
+        return _object(_pointer(id(obj) + DICT_OR_VALUES))[where.name]
     if where.index >= 0:
         return _object(_pointer(values_address(obj) + WORD * where.index))
     return _object(_pointer(id(obj) + where.offset))

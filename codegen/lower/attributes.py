@@ -12,6 +12,7 @@ from llvmlite import ir
 from codegen.capi import I8, I32, I64, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _load_at, _same_object, _store_boxed, _store_number, _type_is
+from codegen.lower.strs_dicts import _lookup
 from codegen.lower.table import _i64, lowers
 from jit import instances
 from jit.trace import Uop
@@ -99,7 +100,13 @@ def _load_attr_instance(ctx: LowerContext, uop: Uop) -> ir.Value:
     # (the version again, though hoisted: an inner tree called before may have run Python code that changed
     # the class, and nothing checks the hoisted guards after a tree call; a load of a constant word)
     ctx.guard(_same_version(ctx, where), uop)
-    if where.index >= 0:
+    if where.in_dict:  # (the instance's real dict, the word 3 before it: jit.instances.find_in_dict)
+        b = ctx.builder
+        word = _load_at(ctx, obj, instances.DICT_OR_VALUES, I64)
+        is_dict = b.and_(b.icmp_unsigned("!=", word, _i64(0)), b.icmp_unsigned("==", b.and_(word, _i64(1)), _i64(0)))
+        ctx.guard(is_dict, uop)
+        value = _lookup(ctx, b.inttoptr(word, PTR), ctx.pointer(sys.intern(where.name)))
+    elif where.index >= 0:
         value = _load_at(ctx, _values(ctx, uop, obj, where.index), instances.WORD * where.index, PTR)
     else:
         value = _load_at(ctx, obj, where.offset, PTR)

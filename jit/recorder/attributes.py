@@ -65,7 +65,7 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
             raise Abort(Reason.NOT_INLINED, name=r.inlined[-1].function.__qualname__, why=why)
         if stored:
             return stored[0][1]
-    where = instances.find(actual, name)
+    where = instances.find(actual, name) or instances.find_in_dict(actual, name)
     if where is None:
         return _class_value(r, obj, name, actual)
     if not r.may_specialize(where.klass):

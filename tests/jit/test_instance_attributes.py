@@ -438,3 +438,81 @@ def test_a_few_classes_at_one_site_stay_specialized():
     """Polymorphism below MAX_SITE_CLASSES: each class keeps its own specialized load."""
     jitted = check(sums_over_three_classes, N, native=True)
     _specialized(jitted)
+
+
+# --- instances whose attributes a real dict holds (jit.instances.find_in_dict) -------------------------------
+
+
+class Rec:
+    kind = "rec"  # (a class attribute an instance's dict may shadow, or not)
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+
+class Loose:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def products(items):
+    total = 0.0
+    for it in items:
+        total += it.x * it.y
+    return total
+
+
+def kinds(items):
+    out = []
+    for it in items:
+        out.append(it.kind)
+    return out
+
+
+def changing(items, k):
+    total = 0
+    for i, it in enumerate(items):
+        if i == k:
+            del it.x  # (the dict loses it: the next read raises AttributeError)
+        total += it.x
+    return total
+
+
+def property_added(items, k):
+    total = 0
+    for i, it in enumerate(items):
+        if i == k:
+            Rec.y = property(_thousand)  # (a data descriptor: the class decides from here on)
+        total += it.y
+    del Rec.y
+    return total
+
+
+def _thousand(self):
+    return 1000
+
+
+def _deep_copied(n):
+    import copy
+
+    return copy.deepcopy([Rec(i, i * 0.5) for i in range(n)])
+
+
+def test_instances_holding_a_real_dict():
+    """Deep copies and `__dict__.update` give instances a real dict: their attributes are read from it natively
+    (its str-keyed lookup), not generically; checked against CPython with attributes deleted, shadowed class
+    attributes, a property added to the class, and fresh instances mixed in."""
+    copies = _deep_copied(N)
+    jitted = check(products, copies, native=True)
+    listing = _uops(jitted)
+    assert "_LOAD_ATTR_INSTANCE" in listing and "its dict" in listing and "_LOAD_ATTR_GENERIC" not in listing
+    check(products, [Loose(x=i, y=2) for i in range(N)], [Loose(x=1.5, y=i) for i in range(N)] + [Loose(x=1)])
+    mixed = [Rec(i, 1) if i % 3 else c for i, c in enumerate(_deep_copied(N))]
+    check(products, mixed)
+    shadowing = _deep_copied(N)
+    for c in shadowing[::7]:
+        c.kind = "own"
+    check(kinds, shadowing)
+    check(changing, (_deep_copied(N), N // 2), (_deep_copied(N), N + 5))
+    check(property_added, (_deep_copied(N), N // 2))
