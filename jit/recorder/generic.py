@@ -333,7 +333,7 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
     if scalar is not None:
         return scalar
     if t is not int and r.may_specialize(t):  # (an int past 64 bits stays an object of any kind: never narrowed)
-        r.emit("_GUARD_CLASS", (value,), operand=t)
+        r.guard_class(value, t)
     return value
 
 
@@ -510,7 +510,7 @@ def _plain_set(r: Recorder, container: Value, actual: Any, item: Value) -> bool:
     no barrier (it runs no Python code), with the container's class guarded."""
     if container.kind != Kind.OBJECT or type(actual) not in (set, frozenset) or item.kind not in _PLAIN_KEYS:
         return False
-    r.emit("_GUARD_CLASS", (container,), operand=type(actual))
+    r.guard_class(container, type(actual))
     return True
 
 
@@ -547,7 +547,7 @@ def truth(r: Recorder, v: Value, actual: Any) -> Value:
     if not plain or (v.kind == Kind.OBJECT and not r.may_specialize(t)):
         return barrier(r, "_TO_BOOL_GENERIC", (argument(r, v, "a truth test"),))
     if v.kind == Kind.OBJECT:
-        r.emit("_GUARD_CLASS", (v,), operand=t)
+        r.guard_class(v, t)  # (unless a guard since the last barrier made it known: a result typed as it came)
     return r.emit("_TO_BOOL_OBJECT", (v,))
 
 
