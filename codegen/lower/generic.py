@@ -171,6 +171,56 @@ def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+@lowers("_CALL_METHOD_PURE")
+def _call_method_pure(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A str method that runs no Python code (jit.recorder.pure_methods), called as _CALL_METHOD_DESCRIPTOR calls
+    its descriptor; where boxing an argument or the call fails, the exception is cleared and the trace leaves
+    (before the method's binding: the interpreter makes the call again and raises what CPython raises)."""
+    b = ctx.builder
+    refs = [_reference(ctx, v, uop) for v in uop.args]  # (obj first: the method's self)
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, len(refs)))
+    for index, ref in enumerate(refs):
+        b.store(ref, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
+    descriptor, *names = uop.operand
+    kwnames = ctx.pointer(tuple(names)) if names else _NULL
+    boxed = [ref for v, ref in zip(uop.args, refs) if not v.kind.is_pointer and not v.is_const and v.kind != Kind.NONE]
+    first = b.bitcast(array, PTR.as_pointer())
+    if boxed:  # (a box that could not be made: no call)
+        ok: ir.Value = ir.Constant(I1, 1)
+        for ref in boxed:
+            ok = b.and_(ok, b.icmp_unsigned("!=", ref, _NULL))
+
+        def unboxed() -> None:
+            _release(ctx, refs, null_safe=True)
+            ctx.capi("PyErr_Clear")
+
+        ctx.guard(ok, uop, before_exit=unboxed)
+    result = ctx.capi("PyObject_Vectorcall", ctx.pointer(descriptor), first, _i64(len(refs) - len(names)), kwnames)
+    _release(ctx, refs)
+    ctx.guard(b.icmp_unsigned("!=", result, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return result
+
+
+@lowers("_BINARY_SUBSCR_STR")
+def _subscript_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An exact str's item or slice (jit.recorder.generic: no Python code runs); leaves, the exception cleared,
+    where boxing the index or the subscript fails (the interpreter makes it again and raises CPython's error)."""
+    b = ctx.builder
+    refs = [_reference(ctx, v, uop) for v in uop.args]
+    index = uop.args[1]
+    if not index.kind.is_pointer and not index.is_const:  # (an int boxed: a box that could not be made)
+
+        def unboxed() -> None:
+            _release(ctx, refs, null_safe=True)
+            ctx.capi("PyErr_Clear")
+
+        ctx.guard(b.icmp_unsigned("!=", refs[1], _NULL), uop, before_exit=unboxed)
+    result = ctx.capi("PyObject_GetItem", *refs)
+    _release(ctx, refs)
+    ctx.guard(b.icmp_unsigned("!=", result, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return result
+
+
 @lowers("_LOAD_ATTR_GENERIC")
 def _load_attr(ctx: LowerContext, uop: Uop) -> ir.Value:
     (obj,) = _references(ctx, uop, uop.args)
