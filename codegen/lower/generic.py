@@ -17,7 +17,7 @@ from llvmlite import ir
 from codegen import abi
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _type_is
+from codegen.lower.objects import _TYPE_OF_KIND, _box, _load_at, _same_object, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
 from jit import arrays
 from jit.frontend.operators import BinOp, CompareOp
@@ -195,10 +195,40 @@ def _call_method_pure(ctx: LowerContext, uop: Uop) -> ir.Value:
             ctx.capi("PyErr_Clear")
 
         ctx.guard(ok, uop, before_exit=unboxed)
-    result = ctx.capi("PyObject_Vectorcall", ctx.pointer(descriptor), first, _i64(len(refs) - len(names)), kwnames)
+    result = _direct_call(ctx, descriptor, refs, array) if not names else None
+    if result is None:
+        result = ctx.capi("PyObject_Vectorcall", ctx.pointer(descriptor), first, _i64(len(refs) - len(names)), kwnames)
     _release(ctx, refs)
     ctx.guard(b.icmp_unsigned("!=", result, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     return result
+
+
+def _direct_call(ctx: LowerContext, descriptor: object, refs: list[ir.Value], array: ir.Value) -> ir.Value | None:
+    """descriptor's C function called on refs (self first, positional arguments only) in its own convention, as
+    CPython's specialized CALL of a method descriptor calls it (the receiver is an exact str: no type check is
+    due), where it is METH_NOARGS, METH_O or METH_FASTCALL (with or without METH_KEYWORDS) and takes that many
+    arguments; else None (PyObject_Vectorcall, whose checks raise CPython's TypeError)."""
+    flags = abi.method_flags(descriptor)
+    if flags is None:
+        return None
+    b = ctx.builder
+    convention = flags & (abi.METH_VARARGS | abi.METH_KEYWORDS | abi.METH_NOARGS | abi.METH_O | abi.METH_FASTCALL)
+    self_, args = refs[0], refs[1:]
+    if convention == abi.METH_NOARGS and not args:
+        params, values = [PTR, PTR], [self_, _NULL]
+    elif convention == abi.METH_O and len(args) == 1:
+        params, values = [PTR, PTR], [self_, args[0]]
+    elif convention in (abi.METH_FASTCALL, abi.METH_FASTCALL | abi.METH_KEYWORDS):
+        rest = b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, 1)], inbounds=True)
+        params, values = [PTR, PTR.as_pointer(), ir.IntType(64)], [self_, rest, _i64(len(args))]
+        if convention & abi.METH_KEYWORDS:
+            params.append(PTR)
+            values.append(_NULL)
+    else:
+        return None
+    definition = _load_at(ctx, ctx.pointer(descriptor), abi.DESCRIPTOR_METHOD, PTR)
+    function = _load_at(ctx, definition, abi.METHOD_DEF_FUNCTION, ir.FunctionType(PTR, params).as_pointer())
+    return b.call(function, values)
 
 
 @lowers("_BINARY_SUBSCR_STR")

@@ -294,3 +294,27 @@ def test_str_subscripts_run_no_python_code_and_raise_as_cpython():
         f(words + ["a", "a"], 4)
     jitted = check(sliced_by_an_object, (words, Index(2)), native=True)
     assert "_BINARY_SUBSCR_GENERIC" in jit_module.dump(jitted.cpython_baseline, "uops")
+
+
+def conventions(words, fill, more):
+    out = []
+    for w in words:
+        a, sep, b = w.partition(",")  # (METH_O)
+        out.append((w.upper(), w.strip(), w.strip(" w"), w.replace("w", "v", 1), w.zfill(6)))  # NOARGS, FASTCALL
+        out.append((w.split(), w.split(",", 1), w.split(sep=","), w.splitlines(True), "+".join([a, b])))  # KEYWORDS
+        out.append((w.startswith(" w"), w.endswith((",", "x")), w.find("w", 1), w.count(" ") + w.rfind(sep)))
+        out.append(w.center(10, fill, more) if more else w.center(10, fill))  # (TypeError: a fill of 2, 3 arguments)
+    return out
+
+
+def test_every_calling_convention_of_str_methods_is_cpythons():
+    words = [f" w{i % 7}," if i % 2 else f"w{i}\nx" for i in range(200)]
+    jitted = check(conventions, (words, "*", ""), (words, "**", ""), (words, "*", "!"), native=True)
+    listing = jit_module.dump(jitted.cpython_baseline, "uops")
+    assert "_CALL_METHOD_PURE" in listing and "_CALL_METHOD_DESCRIPTOR" not in listing, listing
+    f = jit(threshold=2)(conventions)
+    f(words, "*", "")
+    with pytest.raises(TypeError, match=r"center expected at most 2 arguments, got 3"):
+        f(words, "*", "!")  # (the wrong arity: not called directly, PyObject_Vectorcall's TypeError)
+    with pytest.raises(TypeError, match=r"The fill character must be exactly one character long"):
+        f(words, "**", "")
