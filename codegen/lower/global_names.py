@@ -138,13 +138,15 @@ def _delete_global(ctx: LowerContext, uop: Uop) -> None:
 
 
 def _guard_entry_drops_plainly(
-    ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, strs: bool = False
+    ctx: LowerContext, uop: Uop, mapping: ir.Value, key: ir.Value, strs: bool = False, old: ir.Value | None = None
 ) -> None:
     """Leave unless mapping[key] is missing or holds a number or None (or, strs, a str): replacing it then runs no
     Python code. (A str only where the recorder kept the trace's borrowed pointers alive before the uop: the
-    dict's reference may have been the str's last.)"""
+    dict's reference may have been the str's last.) old: mapping[key] (borrowed, NULL if missing) where the
+    caller looked it up already."""
     b = ctx.builder
-    old = ctx.capi("PyDict_GetItem", mapping, key)
+    if old is None:
+        old = ctx.capi("PyDict_GetItem", mapping, key)
     missing = b.icmp_unsigned("==", old, ir.Constant(PTR, None))
     old_type = _load_at(ctx, b.select(missing, ctx.pointer(None), old), abi.OB_TYPE, PTR)
     plain = missing

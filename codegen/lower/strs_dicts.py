@@ -237,7 +237,7 @@ def _check_store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """An inlined call's d[key] = value, checked where it is (jit.inline): made at the call's return, nothing that
     runs Python code in between, where what it replaces is what was checked or a number a deferred store put."""
     mapping, key = _args(ctx, uop)
-    _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    _guard_entry_drops_plainly(ctx, uop, mapping, key, old=_lookup(ctx, mapping, key))
 
 
 @lowers(
@@ -251,8 +251,10 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     None), else the interpreter makes the store (checked here, unless the trace read it since, or an inlined
     call checked it: then it leaves only where memory runs out, with the MemoryError)."""
     value, mapping, key = _args(ctx, uop)[:3]
-    if uop.name == "_STORE_SUBSCR_DICT_STR":
-        _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    looked_up = None
+    if uop.name == "_STORE_SUBSCR_DICT_STR":  # (the str key's own probe: PyDict_GetItem only where it is no help)
+        looked_up = _lookup(ctx, mapping, key)
+        _guard_entry_drops_plainly(ctx, uop, mapping, key, old=looked_up)
     raising = uop.name == "_STORE_SUBSCR_DICT_STR_CHECKED"
     v = uop.args[0]
     if v.kind.is_pointer or _same_object(ctx, v) is not None:
@@ -263,8 +265,8 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     if uop.name == "_STORE_SUBSCR_DICT_STR_OVER_READ":
         old = ctx.value(uop.args[3])  # (what the dict holds still: NULL if d.get found nothing)
-    else:
-        old = _lookup(ctx, mapping, key)  # (borrowed; no Python code runs: exact str keys)
+    else:  # (borrowed; no Python code runs: exact str keys)
+        old = looked_up if looked_up is not None else _lookup(ctx, mapping, key)
     found = b.icmp_unsigned("!=", old, ir.Constant(PTR, None))
     reusable = _reusable(ctx, v.kind, value, b.select(found, old, ctx.pointer(None)))
     if reusable is None:
