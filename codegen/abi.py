@@ -381,6 +381,42 @@ def _check_methods() -> bool:
 
 METHODS_OK = LAYOUT_OK and _check_methods()
 
+# a method descriptor (PyMethodDescrObject: PyDescr_COMMON, then d_method) and its PyMethodDef's ml_meth and
+# ml_flags (3.11 to 3.13; checked below): native code calls a str method's C function as CPython's specialized
+# CALL of a method descriptor does (jit.recorder.pure_methods), without PyObject_Vectorcall's dispatch
+DESCRIPTOR_METHOD, METHOD_DEF_FUNCTION, METHOD_DEF_FLAGS = 40, 8, 16
+METH_VARARGS, METH_KEYWORDS, METH_NOARGS, METH_O, METH_FASTCALL = 0x1, 0x2, 0x4, 0x8, 0x80
+
+
+def method_flags(descriptor: object) -> int | None:
+    """A method descriptor's ml_flags (None where the layout was not confirmed at import)."""
+    if not DESCRIPTORS_OK:
+        return None
+    definition = _read_pointer(id(descriptor) + DESCRIPTOR_METHOD)
+    return ctypes.c_int.from_address(definition + METHOD_DEF_FLAGS).value
+
+
+def _check_descriptors() -> bool:
+    """Compare the offsets above with str.upper (METH_NOARGS) and str.partition (METH_O): their names, flags, and
+    the C function str.upper's PyMethodDef gives, which ctypes calls as CPython would."""
+    try:
+        for descriptor, flag in ((str.upper, METH_NOARGS), (str.partition, METH_O)):
+            definition = _read_pointer(id(descriptor) + DESCRIPTOR_METHOD)
+            name = ctypes.c_char_p.from_address(definition).value
+            flags = ctypes.c_int.from_address(definition + METHOD_DEF_FLAGS).value
+            if name != descriptor.__name__.encode() or flags & ~(METH_KEYWORDS | 0x10) != flag:  # (0x10: METH_CLASS)
+                return False
+        definition = _read_pointer(id(str.upper) + DESCRIPTOR_METHOD)
+        function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object, ctypes.c_void_p)(
+            _read_pointer(definition + METHOD_DEF_FUNCTION)
+        )
+        return function("probe", None) == "PROBE"
+    except Exception:
+        return False
+
+
+DESCRIPTORS_OK = LAYOUT_OK and _check_descriptors()
+
 
 BYTES_DATA = bytes.__basicsize__ - 1  # offset of PyBytesObject.ob_sval
 RANGE_FIELDS = (16, 24, 32)  # offsets of a range object's start, stop and step (int objects)

@@ -1218,6 +1218,28 @@ _uop(
     doc="inputs: an exact set, an int, float, bool or str: PySet_Add (no Python code; fails only on memory)",
 )
 _uop(
+    "_CALL_METHOD_PURE",
+    "n",
+    VARIES,
+    DEOPT,
+    owns=True,
+    operand=Operand.METHOD,
+    doc="`s.upper()`, `s.split(sep)`, ...: a method descriptor of str (jit.recorder.pure_methods) on an exact str "
+    "and arguments of kinds it reads without running Python code, called with obj first (PyObject_Vectorcall); "
+    "no barrier: where it fails, its exception is cleared and the trace leaves before the call's LOAD_ATTR (or "
+    "the pending method call around it: the interpreter makes both again, and raises what CPython raises)",
+)
+_uop(
+    "_BINARY_SUBSCR_STR",
+    (S, ANY),
+    S,
+    DEOPT,
+    owns=True,
+    doc="`s[i]`, `s[i:j:k]` of an exact str, inputs: the str, an int or a slice of ints and None: PyObject_GetItem "
+    "(runs no Python code); where it fails (an index out of range), its exception is cleared and the trace leaves "
+    "before the subscript, which the interpreter makes again",
+)
+_uop(
     "_LIST_POP",
     (L,),
     O,

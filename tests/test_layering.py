@@ -67,6 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.specialize_array_new",
         "jit.inline",
         "jit.recorder.recorder",
+        "jit.recorder.pure_methods",
         "jit.recorder.generic",
         "jit.recorder.attributes",
         "jit.recorder.array_access",

@@ -17,7 +17,7 @@ from llvmlite import ir
 from codegen import abi, capi
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _TYPE_OF_KIND, _box, _same_object, _still_alive, _type_is
+from codegen.lower.objects import _TYPE_OF_KIND, _box, _load_at, _same_object, _still_alive, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
 from jit import arrays
 from jit.frontend.operators import BinOp, CompareOp
@@ -158,6 +158,86 @@ def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
         result = ctx.capi("PyObject_VectorcallMethod", ctx.pointer(sys.intern(name)), first, _i64(positional), kwnames)
     _release(ctx, refs)
     return _made(ctx, uop, result)
+
+
+@lowers("_CALL_METHOD_PURE")
+def _call_method_pure(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """A str method that runs no Python code (jit.recorder.pure_methods), called as _CALL_METHOD_DESCRIPTOR calls
+    its descriptor; where boxing an argument or the call fails, the exception is cleared and the trace leaves
+    (before the method's binding: the interpreter makes the call again and raises what CPython raises)."""
+    b = ctx.builder
+    refs = [_reference(ctx, v, uop) for v in uop.args]  # (obj first: the method's self)
+    array = _entry_alloca(ctx, ir.ArrayType(PTR, len(refs)))
+    for index, ref in enumerate(refs):
+        b.store(ref, b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
+    descriptor, *names = uop.operand
+    kwnames = ctx.pointer(tuple(names)) if names else _NULL
+    boxed = [ref for v, ref in zip(uop.args, refs) if not v.kind.is_pointer and not v.is_const and v.kind != Kind.NONE]
+    first = b.bitcast(array, PTR.as_pointer())
+    if boxed:  # (a box that could not be made: no call)
+        ok: ir.Value = ir.Constant(I1, 1)
+        for ref in boxed:
+            ok = b.and_(ok, b.icmp_unsigned("!=", ref, _NULL))
+
+        def unboxed() -> None:
+            _release(ctx, refs, null_safe=True)
+            ctx.capi("PyErr_Clear")
+
+        ctx.guard(ok, uop, before_exit=unboxed)
+    result = _direct_call(ctx, descriptor, refs, array) if not names else None
+    if result is None:
+        result = ctx.capi("PyObject_Vectorcall", ctx.pointer(descriptor), first, _i64(len(refs) - len(names)), kwnames)
+    _release(ctx, refs)
+    ctx.guard(b.icmp_unsigned("!=", result, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return result
+
+
+def _direct_call(ctx: LowerContext, descriptor: object, refs: list[ir.Value], array: ir.Value) -> ir.Value | None:
+    """descriptor's C function called on refs (self first, positional arguments only) in its own convention, as
+    CPython's specialized CALL of a method descriptor calls it (the receiver is an exact str: no type check is
+    due), where it is METH_NOARGS, METH_O or METH_FASTCALL (with or without METH_KEYWORDS) and takes that many
+    arguments; else None (PyObject_Vectorcall, whose checks raise CPython's TypeError)."""
+    flags = abi.method_flags(descriptor)
+    if flags is None:
+        return None
+    b = ctx.builder
+    convention = flags & (abi.METH_VARARGS | abi.METH_KEYWORDS | abi.METH_NOARGS | abi.METH_O | abi.METH_FASTCALL)
+    self_, args = refs[0], refs[1:]
+    if convention == abi.METH_NOARGS and not args:
+        params, values = [PTR, PTR], [self_, _NULL]
+    elif convention == abi.METH_O and len(args) == 1:
+        params, values = [PTR, PTR], [self_, args[0]]
+    elif convention in (abi.METH_FASTCALL, abi.METH_FASTCALL | abi.METH_KEYWORDS):
+        rest = b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, 1)], inbounds=True)
+        params, values = [PTR, PTR.as_pointer(), ir.IntType(64)], [self_, rest, _i64(len(args))]
+        if convention & abi.METH_KEYWORDS:
+            params.append(PTR)
+            values.append(_NULL)
+    else:
+        return None
+    definition = _load_at(ctx, ctx.pointer(descriptor), abi.DESCRIPTOR_METHOD, PTR)
+    function = _load_at(ctx, definition, abi.METHOD_DEF_FUNCTION, ir.FunctionType(PTR, params).as_pointer())
+    return b.call(function, values)
+
+
+@lowers("_BINARY_SUBSCR_STR")
+def _subscript_str(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An exact str's item or slice (jit.recorder.generic: no Python code runs); leaves, the exception cleared,
+    where boxing the index or the subscript fails (the interpreter makes it again and raises CPython's error)."""
+    b = ctx.builder
+    refs = [_reference(ctx, v, uop) for v in uop.args]
+    index = uop.args[1]
+    if not index.kind.is_pointer and not index.is_const:  # (an int boxed: a box that could not be made)
+
+        def unboxed() -> None:
+            _release(ctx, refs, null_safe=True)
+            ctx.capi("PyErr_Clear")
+
+        ctx.guard(b.icmp_unsigned("!=", refs[1], _NULL), uop, before_exit=unboxed)
+    result = ctx.capi("PyObject_GetItem", *refs)
+    _release(ctx, refs)
+    ctx.guard(b.icmp_unsigned("!=", result, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return result
 
 
 @lowers("_LOAD_ATTR_GENERIC")

@@ -142,8 +142,8 @@ def _guard_entry_drops_plainly(
 ) -> None:
     """Leave unless mapping[key] is missing or holds a number or None (or, strs, a str): replacing it then runs no
     Python code. (A str only where the recorder kept the trace's borrowed pointers alive before the uop: the
-    dict's reference may have been the str's last.) old: mapping[key] looked up already (borrowed, NULL if
-    missing)."""
+    dict's reference may have been the str's last.) old: mapping[key] (borrowed, NULL if missing) where the
+    caller looked it up already."""
     b = ctx.builder
     if old is None:
         old = ctx.capi("PyDict_GetItem", mapping, key)

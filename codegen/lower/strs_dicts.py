@@ -237,7 +237,7 @@ def _check_store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
     """An inlined call's d[key] = value, checked where it is (jit.inline): made at the call's return, nothing that
     runs Python code in between, where what it replaces is what was checked or a number a deferred store put."""
     mapping, key = _args(ctx, uop)
-    _guard_entry_drops_plainly(ctx, uop, mapping, key)
+    _guard_entry_drops_plainly(ctx, uop, mapping, key, old=_lookup(ctx, mapping, key))
 
 
 @lowers(

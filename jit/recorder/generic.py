@@ -32,7 +32,7 @@ from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 from jit.kinds import Kind
-from jit.recorder import iteration, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
+from jit.recorder import iteration, pure_methods, subscripts  # noqa: F401  (their handlers first: some are wrapped here)
 from jit.recorder.recorder import _AFTER_BARRIER, _AT_END, _HANDLERS, Recorder, _handles
 from jit.resume import FrameState
 from jit.trace import FrameSnapshot, Snapshot, TraceKind, Value, WhenHot
@@ -372,6 +372,7 @@ class PendingMethod:
     pc: int
     actual: Any  # (what obj was when recorded)
     descriptor: Any = None  # (the method itself where the receiver's kind fixes it: ``_fixed_method``)
+    code: Any = None  # (the tier-1 code of the LOAD_ATTR: the function's, or an inlined callee's)
 
 
 def _is_method(actual: Any, name: str) -> bool:
@@ -434,6 +435,7 @@ def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
         method = r.trace.new_value(Kind.OBJECT)
         pending = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
         pending.descriptor = _fixed_method(obj.kind, actual, name)
+        pending.code = r.code
         r.pending_methods[method.id] = pending
         return method
     return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, what),), operand=name)
@@ -456,6 +458,10 @@ def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[st
         return _list_pop(r, pending)
     inputs = (pending.obj, *(argument(r, v, what) for v in args))
     if pending.descriptor is not None:
+        # (`w.upper()`: C code only, no barrier; a method bound around it stays pending)
+        out = pure_methods.call(r, pending.descriptor, pending.obj, list(inputs[1:]), kwnames, pending.snapshot)
+        if out is not None:
+            return out
         operand = (pending.descriptor, *kwnames)
         return barrier(r, "_CALL_METHOD_DESCRIPTOR", inputs, operand=operand, resume=pending.snapshot)
     return barrier(r, "_CALL_METHOD_GENERIC", inputs, operand=(pending.name, *kwnames), resume=pending.snapshot)
@@ -633,6 +639,7 @@ _ROLLED_BACK = (
     "dependent_values",
     "shared_values",
     "wide_bounds",
+    "pending_methods",  # (an inlined call that gave up halfway may have left a method of its own pending)
 )
 
 
@@ -677,7 +684,49 @@ def _with_fallback(op: int, depth: int, generic_handler: Any) -> None:
 
 def _subscript(r: Recorder, container: Value, key: Value) -> None:
     what = "a subscript"
+    if container.kind == Kind.STR and _plain_index(r, key) and r.pending_subscript() is None:
+        r.push(_str_subscript(r, container, key))
+        return
     r.push(barrier(r, "_BINARY_SUBSCR_GENERIC", (argument(r, container, what), argument(r, key, what))))
+
+
+def _plain_index(r: Recorder, key: Value) -> bool:
+    """Is key an int, or a slice of ints and None (a constant one, or one _BUILD_SLICE makes), which a str's
+    subscript reads in C (no `__index__` of a user's class)?"""
+    if key.kind in (Kind.INT, Kind.BOOL):
+        return True
+    if key.is_const:
+        part = key.const
+        return type(part) is slice and all(type(p) in (int, type(None)) for p in (part.start, part.stop, part.step))
+    made = next((u for u in reversed(r.trace.uops) if u.out is key), None)
+    return (
+        made is not None
+        and made.name == "_BUILD_SLICE"
+        and all(a.kind in (Kind.INT, Kind.BOOL, Kind.NONE) for a in made.args)
+    )
+
+
+def _str_subscript(r: Recorder, container: Value, key: Value) -> Value:
+    """`w[:2]`, `w[i]` of an exact str: ``_BINARY_SUBSCR_STR``, no barrier (in an inlined helper too, `key(x)`:
+    `return x[:2]`). Its exit leaves before the subscript, its operands on the stack again (or before the binding
+    of a method waiting for its call around it: jit.recorder.generic.PendingMethod)."""
+    if r.inlined:  # (its exits make the outermost inlined call again)
+        out = r.emit("_BINARY_SUBSCR_STR", (container, key))
+    else:
+        before = r.method_resume()
+        if before is None:
+            r.push(container)
+            r.push(key)
+            before = r.snapshots.take()
+            r.abstract.pop()
+            r.abstract.pop()
+        r.resume_override = before
+        try:
+            out = r.emit("_BINARY_SUBSCR_STR", (container, key))
+        finally:
+            r.resume_override = None
+    r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves where it raises)
+    return out
 
 
 def _store_subscript(r: Recorder, value: Value, container: Value, key: Value) -> None:

@@ -29,10 +29,13 @@ OWNED_SLOT_KINDS = frozenset({Kind.INT_OBJECT})
 #: MAY_BE_OWNED: a str or dict the trace carries across the back-edge goes into an inner tree's call owned too)
 LINKED_OWNED_KINDS = MAY_BE_OWNED
 #: what may run while a method is bound and not called yet (jit.recorder.generic.PendingMethod): its arguments'
-#: loads and pure operations (a barrier, a store or a branch among them: recorded again without fusing)
+#: loads and pure operations, calls that run no Python code (a str method: jit.recorder.pure_methods; a builtin's
+#: uops; an inlined function), slices and f-strings (a barrier, a change, a store or a branch among them: recorded
+#: again without fusing)
 _WHILE_METHOD_PENDING = frozenset(
     {I.LOAD_FAST, I.LOAD_CONST, I.LOAD_GLOBAL, I.LOAD_ATTR, I.BINARY_OP, I.UNARY_OP, I.COMPARE_OP}
     | {I.BINARY_SUBSCR, I.BUILD_TUPLE, I.BUILD_LIST, I.CALL, I.CALL_KW, I.NOP}
+    | {I.BUILD_SLICE, I.FORMAT_VALUE, I.BUILD_STRING}
 )
 
 
@@ -273,8 +276,11 @@ class Recorder:
         slots = inline.initial_slots(target, code, actual, given)
         site = self.inlined[0] if self.inlined else None
         callee_frame = FrameState(0)
+        outer = self.method_resume() if site is None else None
         if site is not None:
             where = (site.site, site.site_pc, site.site_line)
+        elif outer is not None:  # (a call computing an argument of a method not bound yet: before the binding)
+            where = (outer, outer.pc, self.code.lines[outer.pc])
         elif method is not None:
             where = (method.snapshot, method.pc, self.code.lines[method.pc])
         else:
@@ -434,7 +440,9 @@ class Recorder:
         handler = _HANDLERS.get(op)
         if handler is None:
             raise Abort(Reason.NOT_COMPILED, instruction=I.OPS[op].name)
-        if self.pending_methods and op not in _WHILE_METHOD_PENDING:
+        if self.pending_methods and op not in _WHILE_METHOD_PENDING and not self.inlined:
+            # (an inlined callee's instructions: its locals are the trace's only, its exits resume before the
+            # binding, and what it may not do there, a barrier, a change, aborts it: jit.inline)
             self.unfuse()
         handler(self, frame, self.code.args[pc])
 
@@ -506,7 +514,7 @@ class Recorder:
             if self.pending_methods and (op.mutates or any(a.id in self.pending_methods for a in args)):
                 self.unfuse()
             if pending is None and self.pending_methods:  # (the interpreter binds the method again)
-                pending = next(iter(self.pending_methods.values())).snapshot
+                pending = self.method_resume()
             # (a barrier checks for itself: jit.recorder.generic.barrier; it, _SET_ADD and _LIST_POP may resume at a method's
             # binding, jit.recorder.generic.call_method)
             if (
@@ -543,7 +551,7 @@ class Recorder:
         """A method bound by a LOAD_ATTR not called right away as one (``jit.recorder.generic.PendingMethod``):
         this recording aborts, and the next one binds it there."""
         pending = next(iter(self.pending_methods.values()))
-        self.code.unfused_methods.add(pending.pc)
+        (pending.code or self.code).unfused_methods.add(pending.pc)
         raise Abort(Reason.METHOD_NOT_CALLED, name=pending.name)
 
     def bind_apart(self, value: Value) -> NoReturn:
@@ -555,6 +563,15 @@ class Recorder:
         if value.kind == Kind.DICT_GET_METHOD:
             self.code.generic_dict_gets.add(site)
         raise Abort(Reason.METHOD_NOT_CALLED, name=value.kind.short.rpartition(".")[2])
+
+    def method_resume(self) -> Snapshot | None:
+        """While methods are bound and not called yet (``jit.recorder.generic.PendingMethod``), the state before
+        the outermost one's LOAD_ATTR: every guard until its call resumes there (the instructions since computed
+        its arguments, changing nothing anyone can see: the interpreter binds the method and computes them again).
+        None where no method waits."""
+        if not self.pending_methods:
+            return None
+        return min(self.pending_methods.values(), key=lambda pending: pending.pc).snapshot
 
     def pending_subscript(self) -> Snapshot | None:
         """While an array subscript is being evaluated (a virtual `a[i]` or `(i, j)` on the stack), the state
