@@ -395,7 +395,8 @@ def _is_method(actual: Any, name: str) -> bool:
         return False
     if isinstance(found, types.FunctionType):
         return type(bound) is types.MethodType and bound.__func__ is found and bound.__self__ is actual
-    return type(bound) is types.BuiltinMethodType and bound.__self__ is actual
+    # (a subclass too: `builtin_method`, a C method of a heap type with METH_METHOD, as re.Pattern.match)
+    return isinstance(bound, types.BuiltinMethodType) and bound.__self__ is actual
 
 
 #: kinds whose values are exactly of a builtin type (no subclass) that cannot be given attributes, nor its

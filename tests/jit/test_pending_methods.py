@@ -318,3 +318,26 @@ def test_every_calling_convention_of_str_methods_is_cpythons():
         f(words, "*", "!")  # (the wrong arity: not called directly, PyObject_Vectorcall's TypeError)
     with pytest.raises(TypeError, match=r"The fill character must be exactly one character long"):
         f(words, "**", "")
+
+
+PATTERN = __import__("re").compile(r"(\d+)-(\d+)")
+
+
+def regex_sums(strs):
+    total = 0
+    for s in strs:
+        m = PATTERN.match(s)
+        if m:
+            total += int(m.group(1))
+    return total
+
+
+def test_methods_of_c_heap_types_are_one_call():
+    """A C method of a heap type (METH_METHOD: `re.Pattern.match` binds as a `builtin_method`, a subclass of
+    builtin_function_or_method) is a method call too, not a bound method made at every iteration."""
+    strs = [f"{i}-{i * 2}" if i % 3 else "x" for i in range(300)]
+    check(regex_sums, strs, native=True)
+    jitted = jit(threshold=2, side_exit_threshold=2)(regex_sums)
+    for _ in range(3):
+        assert jitted(strs) == regex_sums(strs)
+    assert "_LOAD_ATTR_GENERIC" not in jit_module.dump(jitted, "uops")
