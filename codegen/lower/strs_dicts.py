@@ -257,8 +257,16 @@ def _store_subscr_dict_str(ctx: LowerContext, uop: Uop) -> None:
         _guard_entry_drops_plainly(ctx, uop, mapping, key, old=old)
     raising = uop.name == "_STORE_SUBSCR_DICT_STR_CHECKED"
     v = uop.args[0]
-    if v.kind.is_pointer or _same_object(ctx, v, uop) is not None:
-        _dict_set(ctx, uop, mapping, key, v, value, raising)
+    same = value if v.kind.is_pointer else _same_object(ctx, v, uop)
+    if same is not None:
+        if old is None:
+            _dict_set(ctx, uop, mapping, key, v, value, raising)
+            return
+        # the very object the entry holds already (`seen[w] = True` again): nothing changes, as in CPython's
+        # insertdict, which neither writes it nor moves the dict's version then
+        b = ctx.builder
+        with b.if_then(b.icmp_unsigned("!=", old, same)):
+            _dict_set(ctx, uop, mapping, key, v, value, raising)
         return
     # a number over the int or float object only the dict holds (`d[k] = d.get(k, 0) + 1`): that object takes
     # the value (codegen.lower.objects._reusable), no new one is made, and the dict does not change

@@ -210,3 +210,19 @@ def test_a_number_read_from_a_list_is_stored_in_a_dict_as_itself():
     jitted = jit.jit(threshold=2)(pair_up)
     assert jitted(keys, vals) == (300, 300)
     assert [sys.getrefcount(v) for v in vals] == before
+
+
+def mark_seen(words, seen):
+    for w in words:
+        seen[w] = True
+        seen["last"] = w
+    return list(seen.items())
+
+
+def test_storing_the_object_an_entry_holds_changes_nothing():
+    """`seen[w] = True` over an entry holding True already: nothing to write (CPython's insertdict writes nothing
+    then either); other entries, new keys and other values as CPython leaves them."""
+    words = [f"w{i % 40}" for i in range(400)]
+    check(
+        mark_seen, (words, {}), (words, dict.fromkeys(words[:20], True)), (words, dict.fromkeys(words, 1)), native=True
+    )
