@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from codegen import abi
 from codegen.cache import CodeCache
 from codegen.compile import LoweredTrace, compile_lowered, lower_trace
-from jit import background, environment
+from jit import background, environment, tiering
 from jit.aborts import Abort, Reason
 from jit.dumps import dump_trace, trees_text
 from jit.frontend.instructions import T1Code
@@ -103,6 +103,8 @@ class Monitor:
         self.limits_hit: Counter[str] = Counter()
         self.dump_kinds = environment.dump_kinds()
         self.sync_compile = self.options.sync_compile
+        # tiered compilation (option tier_up_threshold): traces compiled cheaply first, hot trees again
+        self.tiering = tiering.Tiering(self) if tiering.first_level(self.options) != self.options.opt_level else None
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
         self._pending_lock = threading.Lock()
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
@@ -194,6 +196,8 @@ class Monitor:
                 if tree.entry is not None:
                     exit = runner.enter(frame, tree)
                     if exit is not None:
+                        if self.tiering is not None:
+                            self.tiering.entered(tree)
                         return exit
                     tried = True
             if tried and count:
@@ -203,7 +207,10 @@ class Monitor:
     @internal
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         """Run tree (buffer: frame packed); then act on the exit it took: grow a side trace or invalidate."""
-        return self.exited(frame, self.runner.call(frame, tree, buffer))
+        exit = self.runner.call(frame, tree, buffer)
+        if self.tiering is not None:
+            self.tiering.entered(tree)
+        return self.exited(frame, exit)
 
     def exited(self, frame: Frame, exit: ExitDescriptor) -> int:
         """Act on the exit native code took: grow a side trace or invalidate; the pc to go on from."""
@@ -593,7 +600,8 @@ class Monitor:
         registry = self.registry
         try:
             try:
-                native = compile_lowered(lowered, self.options.opt_level, self.cache)  # LLVM releases the GIL
+                level = self.tiering.level_for(trace) if self.tiering is not None else self.options.opt_level
+                native = compile_lowered(lowered, level, self.cache)  # LLVM releases the GIL
             except Exception as exc:
                 self._compiler_error(recorder, exc)
                 return

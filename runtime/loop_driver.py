@@ -75,6 +75,7 @@ class _Plan:
         "base",
         "ended",
         "not_ended",
+        "tiering",
     )
 
 
@@ -253,6 +254,8 @@ class LoopRuntime:
                     exit.taken += 1
                     if plan.graveyard:
                         plan.runner.free_graveyard()
+                    if plan.tiering is not None:
+                        plan.tiering.entered(tree)
                     if how == _AT_END:
                         if ended is None:  # (native code could not tell)
                             ended = plan.ended(slots, plan.base)
@@ -327,6 +330,10 @@ class LoopRuntime:
         plan.runner = runner = monitor.runner
         plan.spill = runner.spill
         plan.calls = runner.handoff_calls(index)
+        # (jit.tiering: told of each hand-off while code its trees may run is below the top optimization level;
+        # a swap drops the plan, and the next one has none once all of it is at the top)
+        tiering = monitor.tiering
+        plan.tiering = tiering if tiering is not None and any(tiering.wanted(tree) for _, tree in plan.calls) else None
         plan.ways = self.ways[index]
         plan.info = info
         plan.parent = info.parent
