@@ -193,11 +193,11 @@ class Monitor:
             runner = self.runner
             tried = False
             for tree in self.registry.trees[loop]:
+                if self.tiering is not None:
+                    self.tiering.before_entry(tree)
                 if tree.entry is not None:
                     exit = runner.enter(frame, tree)
                     if exit is not None:
-                        if self.tiering is not None:
-                            self.tiering.entered(tree)
                         return exit
                     tried = True
             if tried and count:
@@ -207,10 +207,9 @@ class Monitor:
     @internal
     def run(self, frame: Frame, tree: Tree, buffer: NativeBuffer) -> int:
         """Run tree (buffer: frame packed); then act on the exit it took: grow a side trace or invalidate."""
-        exit = self.runner.call(frame, tree, buffer)
         if self.tiering is not None:
-            self.tiering.entered(tree)
-        return self.exited(frame, exit)
+            self.tiering.before_entry(tree)
+        return self.exited(frame, self.runner.call(frame, tree, buffer))
 
     def exited(self, frame: Frame, exit: ExitDescriptor) -> int:
         """Act on the exit native code took: grow a side trace or invalidate; the pc to go on from."""

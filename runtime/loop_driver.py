@@ -231,6 +231,10 @@ class LoopRuntime:
                 plan = self.plan(index)
             if plan is not None:
                 for handoff, tree in plan.calls:
+                    if (
+                        plan.tiering is not None
+                    ):  # (a swap drops the plan: this hand-off's code, still linked, runs once more)
+                        plan.tiering.before_entry(tree)
                     try:
                         # (an exception from native code, a signal handler's, shows at the hand-off: the header)
                         out = handoff(values, it, iterable, plan.spill)
@@ -254,8 +258,6 @@ class LoopRuntime:
                     exit.taken += 1
                     if plan.graveyard:
                         plan.runner.free_graveyard()
-                    if plan.tiering is not None:
-                        plan.tiering.entered(tree)
                     if how == _AT_END:
                         if ended is None:  # (native code could not tell)
                             ended = plan.ended(slots, plan.base)
@@ -330,7 +332,7 @@ class LoopRuntime:
         plan.runner = runner = monitor.runner
         plan.spill = runner.spill
         plan.calls = runner.handoff_calls(index)
-        # (jit.tiering: told of each hand-off while code its trees may run is below the top optimization level;
+        # (jit.tiering: asked before each hand-off while code its trees may run is below the top optimization level;
         # a swap drops the plan, and the next one has none once all of it is at the top)
         tiering = monitor.tiering
         plan.tiering = tiering if tiering is not None and any(tiering.wanted(tree) for _, tree in plan.calls) else None

@@ -430,7 +430,8 @@ def test_sigint_with_tiered_compilation(tmp_path, loop, tier_up, level):
     assert "finished" not in out
     words = dict((line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip())
     assert "interrupted" in words and int(words["interrupted"][0]) > 100, out
-    assert words["levels"] == [str(level)], out
+    # (the swapped variant: a trace recorded after the interrupt, in the last call, may still be at level 0)
+    assert str(level) in words["levels"] and (level or words["levels"] == ["0"]), out
     if loop == "while-counter":
         count, total = map(int, words["interrupted"][:2])
         assert total == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
