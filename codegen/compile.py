@@ -33,6 +33,8 @@ class NativeCode:
     #: what it was compiled from: compiled again at another optimization level (``jit.tiering``) without lowering
     #: the trace again
     lowered: LoweredTrace | None = None
+    #: the JIT libraries it was linked against (its calls and jumps by symbol go there)
+    libraries: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(eq=False)
@@ -138,4 +140,5 @@ def compile_lowered(
         vectorized=lowered.vectorized,
         joined=lowered.joined,
         lowered=lowered,
+        libraries=tuple(libraries),
     )

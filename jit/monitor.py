@@ -600,7 +600,10 @@ class Monitor:
         try:
             try:
                 level = self.tiering.level_for(trace) if self.tiering is not None else self.options.opt_level
-                native = compile_lowered(lowered, level, self.cache)  # LLVM releases the GIL
+                # (the newest code of what it calls or jumps into: jit.tiering may have swapped some since it was
+                # lowered; a swap while it compiles is caught later, Tiering.wanted)
+                libraries = [registry.current_library(name) for name in lowered.dependencies]
+                native = compile_lowered(lowered, level, self.cache, libraries)  # LLVM releases the GIL
             except Exception as exc:
                 self._compiler_error(recorder, exc)
                 return

@@ -24,7 +24,10 @@ levels compile the same IR, so results, exits and reference counts cannot differ
 
 A side trace of a tree whose code is all at the top level is compiled at the top level directly; one compiled
 at level 0 meanwhile makes its tree's level 0 again (``Tree.opt_level``), and the tree's next hot entry
-compiles just that trace again. With ``sync_compile=False`` the compilation runs in the background compiler
+compiles just that trace again. So does a trace linked against a library that has a successor (lowered before
+a swap and compiled after it, or compiled while it happened): its jumps by symbol would reach the old code, whose
+link pointers no side trace installed since is in (measured: a side trace installed that way sent every other
+iteration of letter_stats back to the interpreter, and the loop was handed back to CPython as not paying). With ``sync_compile=False`` the compilation runs in the background compiler
 (``jit.background``) and the swap happens there; else on the thread that left the tree, between two native
 entries. A family that fails to compile, or whose trees are invalidated while it compiles, keeps its code.
 """
@@ -54,6 +57,7 @@ class Tiering:
         self.top: int = monitor.options.opt_level
         self.lock = threading.Lock()
         self.under_way: set[int] = set()  # trees (by id) whose family is being compiled again
+        self.settled: dict[int, int] = {}  # trees (by id) with nothing to compile again, as of that many changes
         self.failed: set[int] = set()  # trees (by id) whose family failed to compile: never tried again
         # every trace compiled again: (symbol, ms, code bytes); where that time went (jit.stats)
         self.recompiled: list[tuple[str, float, int]] = []
@@ -71,9 +75,25 @@ class Tiering:
         return FIRST_LEVEL
 
     def wanted(self, tree: Tree) -> bool:
-        """Does code a call of tree may run (its traces, those of the trees it calls or jumps into) run below
-        the top level?"""
-        return any(t.opt_level < self.top for t in tree.reached())
+        """Is code a call of tree may run (its traces, those of the trees it calls or jumps into) to be compiled
+        again (``needs``)? Remembered until the trees change (``TreeRegistry.plans_dropped`` counts changes)."""
+        registry = self.monitor.registry
+        changes = registry.plans_dropped
+        if self.settled.get(id(tree)) == changes:
+            return False
+        if any(self.needs(c) for t in tree.reached() for c in t.traces()):
+            return True
+        self.settled[id(tree)] = changes
+        return False
+
+    def needs(self, compiled: CompiledTrace) -> bool:
+        """Is compiled's code to be compiled again: below the top level, or linked against a library whose code
+        was compiled again since (a trace lowered or compiled while a swap happened: its calls and jumps by
+        symbol reach the old code, whose link pointers do not see side traces installed since)?"""
+        if compiled.opt_level < self.top:
+            return True
+        current = self.monitor.registry.current_library
+        return any(current(name) != name for name in compiled.libraries)
 
     def before_entry(self, tree: Tree) -> None:
         """tree is about to be entered from Python (no native frame of this entry yet: an interruption here
@@ -88,7 +108,7 @@ class Tiering:
                 return
             self.under_way.add(key)
         family = [t for t in tree.reached() if t.valid]
-        todo = _compile_order([c for t in family for c in t.traces() if c.opt_level < self.top], self.monitor)
+        todo = _compile_order([c for t in family for c in t.traces() if self.needs(c)], self.monitor)
         if any(c.lowered is None for c in todo):  # (not made by codegen.compile: nothing to compile again)
             todo = []
         if not todo:

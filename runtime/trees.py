@@ -59,6 +59,9 @@ class CompiledTrace:
     retired: list[CompiledModule] = dataclasses.field(default_factory=list)
     #: ms its compilation at a higher level took (``jit.tiering``; 0: never compiled again)
     tier_up_ms: float = 0.0
+    #: the JIT libraries its code was linked against (``jit.tiering`` compiles it again if one of them has a
+    #: successor: its calls and jumps by symbol still go to the old code)
+    libraries: tuple[str, ...] = ()
 
     @classmethod
     def install(cls, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
@@ -77,6 +80,7 @@ class CompiledTrace:
             joined=native.joined,
             opt_level=native.module.opt_level,
             lowered=native.lowered,
+            libraries=native.libraries,
         )
         for index, exit in enumerate(exits):
             exit.index = index
@@ -113,6 +117,7 @@ class CompiledTrace:
         self.links_address = native.links_address
         self.entry_address = native.entry_address
         self.opt_level = native.module.opt_level
+        self.libraries = native.libraries
         if counts:
             (ctypes.c_int64 * len(counts)).from_address(self.module.addresses[f"{self.symbol}_counts"])[:] = counts
         if runs:
@@ -200,8 +205,11 @@ class Tree:
         self.function = NATIVE_FUNCTION(root.address)
         # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
         self.entry: Any = entry_function(root.entry_address, root.symbol) if root.entry_address else None
-        # the hand-off from CPython (runtime.native.handoff_function), made at its first use; False: none
+        # the hand-off from CPython (runtime.native.handoff_function), made at its first use; False: none. Made
+        # for the entry stub at handoff_entry: one made while a swap replaced the stub (the background compiler
+        # swaps while the user's thread plans its hand-offs) is made again at its next plan
         self.handoff: Any = None
+        self.handoff_entry = 0
 
     @property
     def opt_level(self) -> int:

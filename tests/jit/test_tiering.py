@@ -438,3 +438,58 @@ def test_link_pointers_point_at_the_swapped_code(func, calls):
             assert f(*call) == func(*call)
     assert levels(f) == [2]
     assert assert_links_point_at_current_code(f) > 0
+
+
+def test_a_trace_linked_against_code_swapped_while_it_compiled_is_compiled_again(monkeypatch):
+    """A side trace lowered before its tree was swapped and linked after (forced here: the swap happens inside
+    its compilation, as the background compiler may do it) jumps by symbol into the old root, whose link pointers
+    do not see it: its next entry compiles it again against the new root."""
+    from jit import monitor as monitor_module
+
+    def f(n, flip):
+        total = 0
+        for i in range(n):
+            if flip and i % 2:
+                total -= i
+            else:
+                total += i
+        return total
+
+    jitted = jit(**TEST_OPTIONS, tier_up_threshold=10**12)(f)
+    for _ in range(2):
+        assert jitted(60, False) == f(60, False)
+    monitor = state_of(jitted).monitor
+    tiering = monitor.tiering
+    original = monitor_module.compile_lowered
+
+    during_swap = []
+
+    def swapped_meanwhile(lowered, level, cache=None, libraries=None):
+        if "_side" in lowered.symbol and tiering.swaps == 0:
+            during_swap.append(lowered.symbol)
+            tiering.threshold = 1
+            (tree,) = monitor.live_trees()
+            tiering.before_entry(tree)  # (the root, at level 2 now, in a new library)
+            assert tiering.swaps == 1
+        return original(lowered, level, cache, libraries)
+
+    monkeypatch.setattr(monitor_module, "compile_lowered", swapped_meanwhile)
+    monkeypatch.setattr(tiering, "level_for", lambda trace: tiering.top)
+    calls = 0
+    while jit.stats(jitted)["side_traces"] == 0:
+        assert jitted(60, True) == f(60, True)
+        calls += 1
+        assert calls < 5
+    for _ in range(2):
+        assert jitted(60, True) == f(60, True)
+    (tree,) = monitor.live_trees()
+    (stale,) = [side for side in tree.side_traces if side.symbol in during_swap]
+    # (compiled at level 2 against the old root, then again against the new one at the next entry)
+    assert stale.opt_level == 2 and stale.tier_up_ms > 0 and not tiering.needs(stale)
+    assert stale.libraries == (tree.library,) and stale.lowered.dependencies != [tree.library]
+    assert all(side.tier_up_ms == 0 for side in tree.side_traces if side is not stale)  # (compiled after the swap)
+    assert not tiering.wanted(tree)
+    assert assert_links_point_at_current_code(jitted) > 0
+    exits_before = jit.stats(jitted)["exits_to_interpreter"]
+    assert jitted(60, True) == f(60, True)
+    assert jit.stats(jitted)["exits_to_interpreter"] - exits_before <= 2  # (the loop's end: both ways native)
