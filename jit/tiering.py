@@ -28,7 +28,7 @@ compiles just that trace again. So does a trace linked against a library that ha
 a swap and compiled after it, or compiled while it happened): its jumps by symbol would reach the old code, whose
 link pointers no side trace installed since is in (measured: a side trace installed that way sent every other
 iteration of letter_stats back to the interpreter, and the loop was handed back to CPython as not paying). With ``sync_compile=False`` the compilation runs in the background compiler
-(``jit.background``) and the swap happens there; else on the thread that left the tree, between two native
+(``jit.background``), behind the first compilations of traces, and the swap happens there; else on the thread that left the tree, between two native
 entries. A family that fails to compile, or whose trees are invalidated while it compiles, keeps its code.
 """
 
@@ -117,7 +117,7 @@ class Tiering:
             return
         monitor = self.monitor
         if not monitor.sync_compile:
-            if background.compiler().submit(functools.partial(self._in_background, tree, todo)):
+            if background.compiler().submit(functools.partial(self._in_background, tree, todo), later=True):
                 return
         self._tier_up(tree, todo)
 
