@@ -663,6 +663,14 @@ class Monitor:
         return self.registry.traces
 
     @property
+    def growth(self) -> int:
+        """Recordings started plus traces compiled: the loop driver does not judge whether a hand-off's native
+        entries paid if either happened during it (its trees were growing: with the background compiler, a side
+        trace may arrive in a hand-off that did not record it, after many entries that left where it now
+        goes on; measured: histogram's loop sent back to CPython for good, 300 times slower)."""
+        return self.recordings + len(self.compiled)
+
+    @property
     def invalidated(self) -> int:
         return self.registry.invalidated
 

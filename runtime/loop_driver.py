@@ -272,7 +272,7 @@ class LoopRuntime:
                     function = self.function
                     monitor = plan.monitor
                     runner = plan.runner
-                    before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.recordings)
+                    before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
                     frame = Frame(function, self.t1, slots)
                     frame.error_pc = plan.info.header_pc
                     if len(result) > 2:
@@ -302,7 +302,7 @@ class LoopRuntime:
             how, value = self.run(frame, index, at_body, None)
             return self.finish(index, it, iterable, frame, how, value, None)
         runner = monitor.runner
-        before = (runner.native_entries, runner.native_iterations, monitor.recordings)
+        before = (runner.native_entries, runner.native_iterations, monitor.growth)
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
 
@@ -385,7 +385,7 @@ class LoopRuntime:
             entries = runner.native_entries - (before[0] if before is not None else 0)
             if before is not None and self.min_iterations:
                 iterations = runner.native_iterations - before[1]
-                self.judge(index, monitor, entries, iterations, monitor.recordings != before[2])
+                self.judge(index, monitor, entries, iterations, monitor.growth != before[2])
             if entries and info.parent is not None:
                 self.boost[info.parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
         slots = frame.slots
@@ -480,7 +480,7 @@ class LoopRuntime:
 
     def judge(self, index: int, monitor: Any, entries: int, iterations: int, recorded: bool) -> None:
         """Count one hand-off of loop `index` towards its window (the native entries it made, the iterations they
-        ran, whether anything was recorded meanwhile); at the window's end, send the loop back to CPython for a
+        ran, whether anything was recorded or compiled meanwhile: ``Monitor.growth``); at the window's end, send the loop back to CPython for a
         while if its native entries do not pay (the module docstring has the policy)."""
         window = self.windows[index]
         state = monitor.loops[index]
