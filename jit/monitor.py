@@ -104,7 +104,7 @@ class Monitor:
         self.dump_kinds = environment.dump_kinds()
         self.sync_compile = self.options.sync_compile
         # tiered compilation (option tier_up_threshold): traces compiled cheaply first, hot trees again
-        self.tiering = tiering.Tiering(self) if tiering.first_level(self.options) != self.options.opt_level else None
+        self.tiering = tiering.Tiering(self) if self.options.first_opt_level != self.options.opt_level else None
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
         self._pending_lock = threading.Lock()
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)

@@ -71,6 +71,12 @@ class Options:
     #: user's cache directory, or ``TRACEJIT_CACHE_DIR``
     cache: bool = False
 
+    @property
+    def first_opt_level(self) -> int:
+        """The optimization level traces are compiled at first: 0 with tiered compilation on (``jit.tiering``),
+        else opt_level."""
+        return 0 if self.tier_up_threshold and self.opt_level > 0 else self.opt_level
+
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from jit.function import JitFunction
-from jit.tiering import first_level
 from jit.trace import TraceEnd, TraceKind
 
 
@@ -50,7 +49,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         # at first (compile_ms is theirs), the tree families compiled again at opt_level and swapped in, families
         # compiled but not swapped (a tree invalidated meanwhile), and the traces compiled again: ms each, summed,
         # and where that time went (LLVM's phases; no lowering: the first compilation's IR is compiled again)
-        "first_opt_level": first_level(state.options),
+        "first_opt_level": state.options.first_opt_level,
         "tier_ups": 0,
         "tier_ups_dropped": 0,
         "tier_up_ms": 0.0,

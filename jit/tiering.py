@@ -24,12 +24,14 @@ levels compile the same IR, so results, exits and reference counts cannot differ
 
 A side trace of a tree whose code is all at the top level is compiled at the top level directly; one compiled
 at level 0 meanwhile makes its tree's level 0 again (``Tree.opt_level``), and the tree's next hot entry
-compiles just that trace again. So does a trace linked against a library that has a successor (lowered before
-a swap and compiled after it, or compiled while it happened): its jumps by symbol would reach the old code, whose
+compiles just that trace again. So does a trace linked against a library that has a successor (lowered before a
+swap and compiled after it, or compiled while it happened): its jumps by symbol would reach the old code, whose
 link pointers no side trace installed since is in (measured: a side trace installed that way sent every other
-iteration of letter_stats back to the interpreter, and the loop was handed back to CPython as not paying). With ``sync_compile=False`` the compilation runs in the background compiler
-(``jit.background``), behind the first compilations of traces, and the swap happens there; else on the thread that left the tree, between two native
-entries. A family that fails to compile, or whose trees are invalidated while it compiles, keeps its code.
+iteration of letter_stats back to the interpreter, and the loop was handed back to CPython as not paying); at
+most twice per trace (two roots jumping into each other would otherwise be compiled again in turn forever).
+With ``sync_compile=False`` the compilation runs in the background compiler (``jit.background``), behind the
+first compilations of traces, and the swap happens there; else on the thread about to enter the tree. A family
+that fails to compile, or whose trees are invalidated while it compiles, keeps its code.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ from jit import background, environment
 from jit.trace import Trace, TraceKind
 from runtime.trees import CompiledTrace, Tree
 
-#: the optimization level traces are compiled at first
+#: the optimization level traces are compiled at first (``jit.options.Options.first_opt_level``)
 FIRST_LEVEL = 0
+#: how many times a trace's code may be replaced (its first compilation again, then for a library swapped since)
+MAX_RELINKS = 2
 
 
 class Tiering:
@@ -92,6 +96,8 @@ class Tiering:
         symbol reach the old code, whose link pointers do not see side traces installed since)?"""
         if compiled.opt_level < self.top:
             return True
+        if len(compiled.retired) >= MAX_RELINKS:  # (a cycle of roots: see the module's docstring)
+            return False
         current = self.monitor.registry.current_library
         return any(current(name) != name for name in compiled.libraries)
 
@@ -179,8 +185,8 @@ def _compile_order(traces: list[CompiledTrace], monitor: Any) -> list[CompiledTr
     """traces in an order where each comes after those whose libraries it links against, where it can: roots
     (callees before callers, a root a bridge jumps into before the bridge), then side traces in the order
     they were installed (a joined side trace links against those before it). A cycle (two peer roots jumping
-    into each other) is cut: the later one's new code jumps into the other's old code until both are
-    compiled again."""
+    into each other) is cut: the first one's new code jumps into the other's old code until it is compiled
+    again (``Tiering.needs``)."""
     registry = monitor.registry
     roots = [c for c in traces if c.trace.kind is TraceKind.ROOT]
     sides = [c for c in traces if c.trace.kind is not TraceKind.ROOT]
@@ -201,9 +207,4 @@ def _compile_order(traces: list[CompiledTrace], monitor: Any) -> list[CompiledTr
     return ordered + sides
 
 
-def first_level(options: Any) -> int:
-    """The level traces are compiled at first under options: FIRST_LEVEL if tiering is on, else opt_level."""
-    return FIRST_LEVEL if options.tier_up_threshold and options.opt_level > FIRST_LEVEL else options.opt_level
-
-
-__all__ = ["Tiering", "FIRST_LEVEL", "first_level"]
+__all__ = ["Tiering", "FIRST_LEVEL"]
