@@ -1,6 +1,6 @@
 """Where a trace's compile time goes, in process (CPU) time, per benchmark kernel (issue 9: compile time).
 
-    python bench/compilesplit.py [--no-warm] [--profile FILE] [kernel ...]
+    python bench/compilesplit.py [--no-warm] [--profile FILE] [--opt-level N] [kernel ...]
 
 ``bench/compilephases.py`` prints ``jit.stats``'s ``compile_phases_ms``: wall-clock time, which on the shared
 2-core machine is often twice the CPU time, so the same code measures differently from one run to the next. This
@@ -75,10 +75,13 @@ def uninstrument() -> None:
         setattr(owner, name, original)
 
 
-def measure(name: str, profile: cProfile.Profile | None) -> tuple[int, float, dict[str, float]]:
-    """One fresh instance's first call: its traces, its wall time in ms and the CPU ms per trace of COLUMNS."""
+def measure(
+    name: str, profile: cProfile.Profile | None, options: dict[str, Any] | None = None
+) -> tuple[int, float, dict[str, float]]:
+    """One fresh instance's first call (options: of ``jit``): its traces, its wall time in ms and the CPU ms per
+    trace of COLUMNS."""
     func, _ = kernels.KERNELS[name]
-    instance = make_jit(func)
+    instance = make_jit(func, **(options or {}))
     _spent.clear()
     start, cpu = time.perf_counter(), time.process_time()
     if profile is not None:
@@ -100,6 +103,7 @@ def measure(name: str, profile: cProfile.Profile | None) -> tuple[int, float, di
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the first calls to FILE")
+    parser.add_argument("--opt-level", type=int, default=None, help="the jit option opt_level (default: its default)")
     parser.add_argument("kernels", nargs="*", help="kernel names (default: all of KERNELS)")
     args = parser.parse_args(argv)
     names = args.kernels or list(kernels.KERNELS)
@@ -111,7 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     instrument()
     try:
         for name in names:
-            traces, wall, split = measure(name, profile)
+            options = {} if args.opt_level is None else {"opt_level": args.opt_level}
+            traces, wall, split = measure(name, profile, options)
             per_trace.append(split["compile"])
             print(f"{name:16} {traces:6d} {wall:6.0f} " + " ".join(f"{split[c]:9.2f}" for c in COLUMNS), flush=True)
     finally:

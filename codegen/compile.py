@@ -30,6 +30,11 @@ class NativeCode:
     entry_address: int = 0
     vectorized: bool = False  # its loop's fast copy went through the vectorizing pipeline (codegen.engine)
     joined: tuple[str, ...] = ()  # a side trace's: the side traces joined with its tree's loop (codegen.joined)
+    #: what it was compiled from: compiled again at another optimization level (``jit.tiering``) without lowering
+    #: the trace again
+    lowered: LoweredTrace | None = None
+    #: the JIT libraries it was linked against (its calls and jumps by symbol go there)
+    libraries: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(eq=False)
@@ -113,10 +118,18 @@ def lower_trace(
     )
 
 
-def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | None = None) -> NativeCode:
+def compile_lowered(
+    lowered: LoweredTrace,
+    opt_level: int,
+    cache: ObjectCache | None = None,
+    dependencies: list[str] | None = None,
+) -> NativeCode:
     """Optimize, compile and link a lowered trace against the trees it calls or jumps into (LLVM: releases the
-    GIL); with a cache (``codegen.cache``), its object code is taken from there if it holds it."""
-    module = engine().compile(lowered.ir, lowered.exports, lowered.dependencies, opt_level, lowered.imports, cache)
+    GIL); with a cache (``codegen.cache``), its object code is taken from there if it holds it (the key has the
+    optimization level). dependencies: the JIT libraries to link against instead of ``lowered.dependencies``
+    (compiled again at another level: those libraries' newer code, which exports the same symbols)."""
+    libraries = lowered.dependencies if dependencies is None else dependencies
+    module = engine().compile(lowered.ir, lowered.exports, libraries, opt_level, lowered.imports, cache)
     return NativeCode(
         symbol=lowered.symbol,
         module=module,
@@ -126,4 +139,6 @@ def compile_lowered(lowered: LoweredTrace, opt_level: int, cache: ObjectCache | 
         entry_address=module.addresses[lowered.entry] if lowered.entry else 0,
         vectorized=lowered.vectorized,
         joined=lowered.joined,
+        lowered=lowered,
+        libraries=tuple(libraries),
     )

@@ -29,34 +29,29 @@ kernel: 23.5 ms per trace, of which code generation 10.7, the lowering in Python
 module's text, the passes 1.5 to 4 (12 on a trace whose fast copy is vectorized: instcombine, then the interleaved
 vector code), parsing 1, linking 0.85), and left as they are: codegen with fast instruction selection
 (``-fast-isel``: a quarter less codegen, the steady state of nested2_branchy 45% slower, of collatz, nested3 and
-letter_stats 12-19%), at level 1 (the same), at level 0 (five times faster to compile, two to six times slower
-code); the schedulers and DAG combiner options (within noise); no peeling (passes 2x faster, nested2_branchy 20%
+letter_stats 12-19%), at level 1 (the same), at level 0 (codegen five times faster, two to six times slower code
+at the time; 1.1 to 28 times measured since, on every kernel: the first tier of tiering, below); the schedulers and DAG combiner options (within noise); no peeling (passes 2x faster, nested2_branchy 20%
 slower); the vectorizer without interleaving, or interleaving 2 (8 ms or 4.5 ms less per vectorized trace,
 nested_int 60% or 16% slower); the exits' state writers, or a tree's entry stub, moved into a second module
 compiled at level 0 (the trace's function 17% smaller, but the second module costs what it saves: no gain). The
 IR's text cannot be avoided (llvmlite builds IR as text only); the target machines and the pass pipelines are made
 once, and every trace is one module linked into the one LLJIT as a JIT library.
 
-Tiering (issue 9, item 4: not built yet; the design and what blocks it). Level 0 compiles about five times
-faster, so a trace would first be compiled at level 0 and recompiled at the trace pipeline once hot (its native
-entries counted by the runtime, or a counter in the code), in the background compiler (``jit.background``), then
-swapped in. What blocks a plain swap: a tree calls another by symbol and a side trace ``musttail``-jumps into its
-tree's root by symbol, both resolved when the library is linked, so a recompiled root is not seen by the code
-already linked against the old one. Two ways out: (a) an indirection, a function-pointer slot per tree (one
-word in a table the runtime owns) that every caller and every side trace loads and calls through, so a swap is
-one store; it costs a load per tree call and turns the side traces' direct ``musttail`` into an indirect one
-(both to be measured against issue 9's nested-call figures); or (b) recompiling the whole tree family (root,
-side traces, joined copies, and the trees that call it) together at the higher level and switching the
-monitor's entry table to the new family at once. Either way the old libraries must stay linked while a frame
-can be in them: a native frame of the old code may be below the one that triggers the swap (a tree calling
-another), so the old library is dropped only when the runtime's count of native frames in flight for it is
-zero (``runtime.trees`` keeps the libraries' lifetimes already). Tests then force a tier-up threshold of 1 with
-every exit kind, nested trees, side traces, Ctrl-C and fork, and ``jit.stats`` reports which tier ran. Measured
-this session (``bench/compilesplit.py``, one run, CPU ms per trace on the benchmark kernels): median compile
-35.7 ms on the loaded machine, of which code generation 5 to 30, the passes 1 to 12.6, building llvmlite's IR
-objects 3 to 21 and printing its text 2 to 14; in the profile, the Python lowering's time is spread over
-llvmlite's object construction and name registration (``ir._utils.register``) and string formatting, with no
-single hot spot worth patching in llvmlite.
+Tiering (issue 9, item 4; ``jit.tiering``, option ``tier_up_threshold``, off by default). Measured in process
+time on the benchmark kernels' first calls (``bench/compilesplit.py --opt-level N``, one run each, median over
+kernels of the CPU ms per trace): 21.6 at level 2, 19.5 at level 1 (the trace passes, codegen at 1), 9.1 at level
+0 (no passes, fast instruction selection); no passes with codegen at 1 or 2 was 17.9 and 19.1 (codegen's cost is
+its instruction selection and register allocation, not what the passes leave it). So traces compile at level 0
+first, and a hot tree is compiled again at its opt_level. Of the two ways out of the symbol binding (a tree calls
+another by symbol, a side trace ``musttail``-jumps into its tree's root by symbol, both resolved at link time),
+the second was built, without a new indirection in the code (no load per tree call, no indirect ``musttail``:
+nested calls cost what they cost): a hot tree is compiled again with the trees its code may reach, each trace
+from the same IR text as a new JIT library that exports the same symbols and links against the newest
+library of each tree it depends on (``runtime.registry.TreeRegistry.current_library``), callees and roots first;
+then the registry swaps them in at once (entries, hand-offs, the link pointers patched at run time). The old
+libraries stay linked while their traces are held (``runtime.trees.CompiledTrace.retired``): a native frame may
+be in one, and code compiled before the swap still calls them by symbol until it is compiled again itself. The
+object cache's key has the optimization level, so each level's code is cached apart.
 
 Compiling releases the GIL (llvmlite calls LLVM through ctypes), so other Python threads keep running; a lock
 keeps one compilation at a time.

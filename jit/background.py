@@ -39,21 +39,25 @@ DRAIN_TIMEOUT = 30.0
 
 
 class BackgroundCompiler:
-    """A queue of compilation jobs run, in order, by one daemon thread (started with the first job)."""
+    """A queue of compilation jobs run, in order, by one daemon thread (started with the first job); jobs
+    submitted as ``later`` (``jit.tiering``'s compilations again at a higher level) run only when no other job
+    waits: a trace's first code, which the interpreter waits for, does not queue behind them."""
 
     def __init__(self) -> None:
         self._jobs: collections.deque[Callable[[], None]] = collections.deque()
+        self._later: collections.deque[Callable[[], None]] = collections.deque()
         self._cond = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._unfinished = 0  # queued or running
         self._closed = False
 
-    def submit(self, job: Callable[[], None]) -> bool:
-        """Queue job (it must not raise); False if the compiler is closed (the interpreter is exiting)."""
+    def submit(self, job: Callable[[], None], later: bool = False) -> bool:
+        """Queue job (it must not raise; later: behind every job not submitted so); False if the compiler is
+        closed (the interpreter is exiting)."""
         with self._cond:
             if self._closed:
                 return False
-            self._jobs.append(job)
+            (self._later if later else self._jobs).append(job)
             self._unfinished += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="tracejit-compiler", daemon=True)
@@ -75,8 +79,9 @@ class BackgroundCompiler:
         """Start no new job (queued ones are dropped) and wait for the one under way."""
         with self._cond:
             self._closed = True
-            dropped = len(self._jobs)
+            dropped = len(self._jobs) + len(self._later)
             self._jobs.clear()
+            self._later.clear()
             self._unfinished -= dropped
             self._cond.notify_all()
             self._cond.wait_for(lambda: self._unfinished == 0, timeout)
@@ -84,10 +89,10 @@ class BackgroundCompiler:
     def _work(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._jobs or self._closed)
-                if not self._jobs:
+                self._cond.wait_for(lambda: self._jobs or self._later or self._closed)
+                if not self._jobs and not self._later:
                     return
-                job = self._jobs.popleft()
+                job = self._jobs.popleft() if self._jobs else self._later.popleft()
             try:
                 job()
             finally:

@@ -45,6 +45,16 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         # in Python), then LLVM's (codegen.engine.PHASES)
         "compile_phases_ms": {},
         "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
+        # tiered compilation (option tier_up_threshold, jit.tiering): the optimization level traces were compiled
+        # at first (compile_ms is theirs), the tree families compiled again at opt_level and swapped in, families
+        # compiled but not swapped (a tree invalidated meanwhile), and the traces compiled again: ms each, summed,
+        # and where that time went (LLVM's phases; no lowering: the first compilation's IR is compiled again)
+        "first_opt_level": state.options.first_opt_level,
+        "tier_ups": 0,
+        "tier_ups_dropped": 0,
+        "tier_up_ms": 0.0,
+        "tier_up_ms_per_trace": [],
+        "tier_up_phases_ms": {},
         # traces whose object code LLVM made (the others came from the code cache: option cache)
         "llvm_compiles": 0,
         # the persistent code cache (option cache; codegen.cache): modules whose object code it held (hits), did
@@ -83,6 +93,14 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
     out["compile_phases_ms"] = {phase: round(ms, 3) for phase, ms in monitor.compile_phases.items()}
     out["compiles_pending"] = monitor.pending
+    tiering = monitor.tiering
+    if tiering is not None:
+        with tiering.lock:
+            out["tier_ups"] = tiering.swaps
+            out["tier_ups_dropped"] = tiering.dropped
+            out["tier_up_ms_per_trace"] = [round(ms, 3) for _, ms, _ in tiering.recompiled]
+            out["tier_up_ms"] = round(sum(ms for _, ms, _ in tiering.recompiled), 3)
+            out["tier_up_phases_ms"] = {phase: round(ms, 3) for phase, ms in tiering.phases.items()}
     out["llvm_compiles"] = monitor.llvm_compiles
     cache = monitor.cache
     if cache is not None:
@@ -118,6 +136,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "kind": compiled.trace.kind.value,
                     "uops": len(compiled.trace.uops),
                     "compile_ms": round(compiled.compile_ms, 3),
+                    "opt_level": compiled.opt_level,  # of the code it runs now (jit.tiering)
+                    "tier_up_ms": round(compiled.tier_up_ms, 3),
                     "code_bytes": compiled.module.code_bytes,
                     "exits": exits,
                     "fast_runs": compiled.fast_runs(),
@@ -137,6 +157,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
                     "native_iterations": tree.iterations,
                     "nested_calls": [c.symbol for c in tree.calls],
                     "depth": tree.depth,
+                    "opt_level": tree.opt_level,  # the lowest of its traces' (jit.tiering)
                     "side_traces": len(tree.side_traces),
                     "traces": traces_info,
                 }

@@ -75,6 +75,7 @@ class _Plan:
         "base",
         "ended",
         "not_ended",
+        "tiering",
     )
 
 
@@ -230,6 +231,10 @@ class LoopRuntime:
                 plan = self.plan(index)
             if plan is not None:
                 for handoff, tree in plan.calls:
+                    if (
+                        plan.tiering is not None
+                    ):  # (a swap drops the plan: this hand-off's code, still linked, runs once more)
+                        plan.tiering.before_entry(tree)
                     try:
                         # (an exception from native code, a signal handler's, shows at the hand-off: the header)
                         out = handoff(values, it, iterable, plan.spill)
@@ -267,7 +272,7 @@ class LoopRuntime:
                     function = self.function
                     monitor = plan.monitor
                     runner = plan.runner
-                    before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.recordings)
+                    before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
                     frame = Frame(function, self.t1, slots)
                     frame.error_pc = plan.info.header_pc
                     if len(result) > 2:
@@ -297,7 +302,7 @@ class LoopRuntime:
             how, value = self.run(frame, index, at_body, None)
             return self.finish(index, it, iterable, frame, how, value, None)
         runner = monitor.runner
-        before = (runner.native_entries, runner.native_iterations, monitor.recordings)
+        before = (runner.native_entries, runner.native_iterations, monitor.growth)
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
 
@@ -327,6 +332,10 @@ class LoopRuntime:
         plan.runner = runner = monitor.runner
         plan.spill = runner.spill
         plan.calls = runner.handoff_calls(index)
+        # (jit.tiering: asked before each hand-off while code its trees may run is below the top optimization level;
+        # a swap drops the plan, and the next one has none once all of it is at the top)
+        tiering = monitor.tiering
+        plan.tiering = tiering if tiering is not None and any(tiering.wanted(tree) for _, tree in plan.calls) else None
         plan.ways = self.ways[index]
         plan.info = info
         plan.parent = info.parent
@@ -376,7 +385,7 @@ class LoopRuntime:
             entries = runner.native_entries - (before[0] if before is not None else 0)
             if before is not None and self.min_iterations:
                 iterations = runner.native_iterations - before[1]
-                self.judge(index, monitor, entries, iterations, monitor.recordings != before[2])
+                self.judge(index, monitor, entries, iterations, monitor.growth != before[2])
             if entries and info.parent is not None:
                 self.boost[info.parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
         slots = frame.slots
@@ -471,7 +480,7 @@ class LoopRuntime:
 
     def judge(self, index: int, monitor: Any, entries: int, iterations: int, recorded: bool) -> None:
         """Count one hand-off of loop `index` towards its window (the native entries it made, the iterations they
-        ran, whether anything was recorded meanwhile); at the window's end, send the loop back to CPython for a
+        ran, whether anything was recorded or compiled meanwhile: ``Monitor.growth``); at the window's end, send the loop back to CPython for a
         while if its native entries do not pay (the module docstring has the policy)."""
         window = self.windows[index]
         state = monitor.loops[index]

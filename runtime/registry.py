@@ -45,6 +45,8 @@ class TreeRegistry:
         # traces being compiled: the code of invalidated trees, which they may link against, is not freed
         # meanwhile
         self.compiling = 0
+        # JIT libraries whose traces were compiled again (swap): each old library's name -> its successor's
+        self.successors: dict[str, str] = {}
 
     # --- installing ------------------------------------------------------------------------------------
     def number_exits(self, trace: Trace) -> list[ExitDescriptor]:
@@ -159,6 +161,42 @@ class TreeRegistry:
             # (and the exit no longer returns: a caller may have gone on from it)
             for caller in [caller for entered in owner.entered_from() for caller in entered.callers]:
                 self.invalidate(caller)
+            return True
+
+    def current_library(self, name: str) -> str:
+        """The JIT library that holds the newest code of the traces library name held (itself if they were
+        never compiled again): it exports the same symbols."""
+        while name in self.successors:
+            name = self.successors[name]
+        return name
+
+    def swap(self, natives: list[tuple[CompiledTrace, NativeCode]]) -> bool:
+        """Let each installed trace run its new code (the same trace compiled again at another level:
+        ``jit.tiering``), all at once: its trees' entries, and every link pointer into or out of it, then
+        point at the new code; the old code stays linked (``CompiledTrace.retired``). False (nothing swapped)
+        if one of them is no longer installed (its tree was invalidated while they compiled)."""
+        with self.lock:
+            for compiled, _ in natives:
+                tree = compiled.tree
+                if tree is None or not tree.valid or not any(t is compiled for t in tree.traces()):
+                    return False
+            swapped: set[int] = set()
+            for compiled, native in natives:
+                self.successors[compiled.module.library] = native.module.library
+                compiled.swap(native)
+                swapped.add(id(compiled))
+                assert compiled.tree is not None
+                if compiled.tree.root is compiled:
+                    compiled.tree.refresh()
+            for tree in self.live_trees():  # (the links are patched at run time, not by symbol)
+                for compiled in tree.traces():
+                    for exit in compiled.exits:
+                        target = exit.side if exit.side is not None else None
+                        if target is None and exit.linked_tree is not None:
+                            target = exit.linked_tree.root
+                        if target is not None and (id(compiled) in swapped or id(target) in swapped):
+                            compiled.patch(exit, target)
+            self.drop_plans()  # (the hand-offs from CPython: made again for the new entry stubs)
             return True
 
     def drop_plans(self) -> None:

@@ -206,9 +206,11 @@ class NativeRunner:
         hand-off raises. (For trees without one, see make_handoff: they are left out.)"""
         calls = []
         for tree in self.registry.trees[index]:
+            address = tree.root.entry_address  # (jit.tiering: a swap may have replaced the stub since)
             handoff = tree.handoff
-            if handoff is None:
-                handoff = tree.handoff = self.make_handoff(tree)
+            if handoff is None or tree.handoff_entry != address:
+                handoff = self.make_handoff(tree, address)
+                tree.handoff, tree.handoff_entry = handoff, address
             if handoff is not False:
                 calls.append((handoff, tree))
         return tuple(calls)
@@ -231,16 +233,17 @@ class NativeRunner:
                 return raised
         return None
 
-    def make_handoff(self, tree: Tree) -> Any:
-        """tree's hand-off builtin (``runtime.native.handoff_function``); False if it has none (no entry stub,
-        or hidden slots of a kind only ``runtime.handoff`` fills)."""
+    def make_handoff(self, tree: Tree, address: int) -> Any:
+        """tree's hand-off builtin (``runtime.native.handoff_function``) through the entry stub at address (its
+        root's); False if it has none (no entry stub, or hidden slots of a kind only ``runtime.handoff``
+        fills)."""
         info = tree.loop
         kind = _HANDOFF_KINDS.get(info.kind)
-        if tree.entry is None or kind is None or (kind != HANDOFF_WHILE) != bool(info.hidden):
+        if not address or kind is None or (kind != HANDOFF_WHILE) != bool(info.hidden):
             return False
         base = info.hidden[0] if info.hidden else 0
         return handoff_function(
-            tree.root.entry_address,
+            address,
             self.layout.nslots,
             self.nlocals,
             base,

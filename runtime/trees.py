@@ -49,6 +49,19 @@ class CompiledTrace:
     #: ms from its recording's end to its code: the trace optimizer, the lowering to LLVM IR, then LLVM
     #: (``module.compile_ms``)
     compile_ms: float = 0.0
+    #: the optimization level its code was compiled at (``jit.tiering``: 0 first, then the function's opt_level)
+    opt_level: int = 0
+    #: what it was compiled from (``codegen.compile.LoweredTrace``), to compile it again at another level
+    lowered: Any = None
+    #: the modules of its earlier code, replaced by ``swap``: kept linked as long as the trace is held, since a
+    #: native frame may still run in one (another thread, or a caller below), and code linked against it may
+    #: still call or jump into it by symbol (an outer tree compiled before this one was compiled again)
+    retired: list[CompiledModule] = dataclasses.field(default_factory=list)
+    #: ms its compilation at a higher level took (``jit.tiering``; 0: never compiled again)
+    tier_up_ms: float = 0.0
+    #: the JIT libraries its code was linked against (``jit.tiering`` compiles it again if one of them has a
+    #: successor: its calls and jumps by symbol still go to the old code)
+    libraries: tuple[str, ...] = ()
 
     @classmethod
     def install(cls, trace: Trace, native: NativeCode, exits: list[ExitDescriptor]) -> CompiledTrace:
@@ -65,6 +78,9 @@ class CompiledTrace:
             entry_address=native.entry_address,
             vectorized=native.vectorized,
             joined=native.joined,
+            opt_level=native.module.opt_level,
+            lowered=native.lowered,
+            libraries=native.libraries,
         )
         for index, exit in enumerate(exits):
             exit.index = index
@@ -87,9 +103,33 @@ class CompiledTrace:
         runs = self.module.addresses.get(f"{self.symbol}_fast_runs")
         return ctypes.c_int64.from_address(runs).value if runs is not None else 0
 
+    def swap(self, native: NativeCode) -> None:
+        """Run native from now on: the same trace compiled again (the same IR, symbols and exits) at another
+        optimization level. The old module stays linked (``retired``); its exit counters and fast-copy counter
+        carry over. Its exits' link pointers are patched again by the caller (``TreeRegistry.swap``), once the
+        traces they point to have their new code too."""
+        assert native.symbol == self.symbol and native.ir == self.ir
+        old = self.module
+        counts = self.exit_counts()
+        runs = self.fast_runs()
+        self.retired.append(old)  # (before the new code is visible: nothing is dropped if this is interrupted)
+        self.module = native.module
+        self.links_address = native.links_address
+        self.entry_address = native.entry_address
+        self.opt_level = native.module.opt_level
+        self.libraries = native.libraries
+        if counts:
+            (ctypes.c_int64 * len(counts)).from_address(self.module.addresses[f"{self.symbol}_counts"])[:] = counts
+        if runs:
+            ctypes.c_int64.from_address(self.module.addresses[f"{self.symbol}_fast_runs"]).value = runs
+
     def link(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
         """Patch exit's stub so that it jumps straight into target."""
         assert (exit.can_grow() or target.trace.parent_exit is None) and self.exits[exit.index] is exit
+        self.patch(exit, target)
+
+    def patch(self, exit: ExitDescriptor, target: CompiledTrace) -> None:
+        """Point exit's link pointer at target's code as it is now (linked before: ``link``)."""
         ctypes.c_void_p.from_address(self.links_address + 8 * exit.index).value = target.address
 
     def takes(self, exit: ExitDescriptor, tree: Tree) -> bool:
@@ -138,12 +178,7 @@ class Tree:
         # what an outer trace calls (_CALL_TREE): the root's tree call entry, where it has one (codegen.function)
         call_entry = call_entry_symbol(root.symbol)
         self.call_symbol = call_entry if call_entry in root.module.addresses else root.symbol
-        self.library = root.module.library
-        self.function = NATIVE_FUNCTION(root.address)
-        # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
-        self.entry: Any = entry_function(root.entry_address, root.symbol) if root.entry_address else None
-        # the hand-off from CPython (runtime.native.handoff_function), made at its first use; False: none
-        self.handoff: Any = None
+        self.refresh()
         self.side_traces: list[CompiledTrace] = []
         self.depth = depth  # 1 + the deepest tree it calls
         self.calls = calls
@@ -160,6 +195,26 @@ class Tree:
         for tree in calls:
             tree.callers.append(self)
         root.tree = self
+
+    def refresh(self) -> None:
+        """Take the root's code as it is now (made, or compiled again: ``CompiledTrace.swap``): the library later
+        traces link against, the function and entry stub Python enters, the hand-off (made again at its next
+        use)."""
+        root = self.root
+        self.library = root.module.library
+        self.function = NATIVE_FUNCTION(root.address)
+        # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
+        self.entry: Any = entry_function(root.entry_address, root.symbol) if root.entry_address else None
+        # the hand-off from CPython (runtime.native.handoff_function), made at its first use; False: none. Made
+        # for the entry stub at handoff_entry: one made while a swap replaced the stub (the background compiler
+        # swaps while the user's thread plans its hand-offs) is made again at its next plan
+        self.handoff: Any = None
+        self.handoff_entry = 0
+
+    @property
+    def opt_level(self) -> int:
+        """The lowest optimization level among its traces' code (``jit.tiering``)."""
+        return min(compiled.opt_level for compiled in self.traces())
 
     @property
     def entries(self) -> int:

@@ -386,3 +386,27 @@ def test_array_section_table():
         if HAS_NUMBA:
             assert "wrong" not in cells[5], cells  # (Numba's Python numbers compared by value)
     assert any(t.name == "arrays/matmul/numba" for t in timings) == HAS_NUMBA
+
+
+def test_tiering_compares_first_calls_compile_times_and_steady_state(capsys):
+    import tiering
+
+    tiering.main(["--quick", "--repeats", "1", "--threshold", "1", "--threshold", "1000000000", "collatz"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[1]: line.split() for line in lines if line.startswith("collatz")}
+    assert set(rows) == {"today", "T=1", "T=1000000000"}
+    for name, cells in rows.items():
+        first_cpu, first_wall, three, compile_ms, tier_up_ms, steady = map(float, cells[2:])
+        assert first_cpu > 0 and first_wall > 0 and three >= first_cpu and compile_ms > 0
+        assert (tier_up_ms > 0) is (name == "T=1")  # (never hot enough with the other threshold)
+    assert float(rows["today"][-1]) == 1.0
+
+
+def test_compilesplit_at_opt_level_0_runs_no_passes(capsys):
+    import compilesplit
+
+    compilesplit.main(["--opt-level", "0", "collatz"])
+    lines = capsys.readouterr().out.splitlines()
+    cells = next(line for line in lines if line.startswith("collatz")).split()
+    split = dict(zip(compilesplit.COLUMNS, map(float, cells[3:])))
+    assert split["passes"] == 0 and split["codegen"] > 0

@@ -66,6 +66,26 @@ def test_generated_programs(program: Program, calls: list[Args], opt_level: int)
     run_program(program, calls, {**TEST_OPTIONS, "opt_level": opt_level})
 
 
+@settings(
+    max_examples=max(EXAMPLES // 4, 1),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    program=programs(),
+    calls=st.lists(st.builds(as_call, arguments(), st.sampled_from([0, 0, 0, 1, 2])), min_size=1, max_size=3),
+)
+def test_generated_programs_tiered(program: Program, calls: list[Args]) -> None:
+    """Tiered compilation (jit.tiering) at its most eager: every tree compiled again at level 2 and swapped in at
+    its first native entry, so that calls run code of both levels, and code of one level linked to the other's."""
+    note(f"program:\n{program.source}")
+    note(f"calls: {calls!r}")
+    if LAST:
+        with open(LAST, "w") as last:
+            last.write(f"{program.source}\n# calls: {calls!r}\n# tier_up_threshold: 1\n")
+    run_program(program, calls, {**TEST_OPTIONS, "tier_up_threshold": 1})
+
+
 @given(program=programs())
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_programs_are_valid(program: Program) -> None:
@@ -214,6 +234,8 @@ NATIVE_REGRESSIONS = {
 }
 
 
+@pytest.mark.parametrize("tier_up", [0, 1], ids=["", "tiered"])
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
-def test_regression(name: str) -> None:
-    run_program(Program(REGRESSIONS[name].lstrip()), CALLS, native=True if name in NATIVE_REGRESSIONS else None)
+def test_regression(name: str, tier_up: int) -> None:
+    native = True if name in NATIVE_REGRESSIONS else None
+    run_program(Program(REGRESSIONS[name].lstrip()), CALLS, {**TEST_OPTIONS, "tier_up_threshold": tier_up}, native)

@@ -147,6 +147,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # policy and the public API: when to record, enter, grow, blacklist; what the user sees
     "policy": (
         "jit.background",
+        "jit.tiering",
         "jit.monitor",
         "jit.dumps",
         "jit.wrapper",

@@ -411,3 +411,28 @@ def test_sigint_in_a_histograms_joined_fast_copy(tmp_path):
     inside = [0 <= int((x - 0.0) * 6.4) < 64 for x in data]
     done = last + 1  # (iterations 0 to last)
     assert total == sum(inside) * (done // 4096) + sum(inside[: done % 4096]), out
+
+
+LEVELS = """
+print("levels", *sorted({t["opt_level"] for tree in jit.stats(spin)["trees"] for t in tree["traces"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("tier_up", "level"), [(1, 2), (10**15, 0)], ids=["swapped", "first-level"])
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_sigint_with_tiered_compilation(tmp_path, loop, tier_up, level):
+    """Ctrl-C in code compiled at the first level (jit.tiering: the tree is not hot enough yet), and in code
+    compiled again and swapped in at the first hot entry (the warm-up's): as without tiering."""
+    source = LOOPS[loop].replace("@jit(threshold=2", f"@jit(tier_up_threshold={tier_up}, threshold=2")
+    assert source != LOOPS[loop]
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + source + CAUGHT + LEVELS)
+    assert code == 0, (code, out, err)
+    assert "finished" not in out
+    words = dict((line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip())
+    assert "interrupted" in words and int(words["interrupted"][0]) > 100, out
+    # (the swapped variant: a trace recorded after the interrupt, in the last call, may still be at level 0)
+    assert str(level) in words["levels"] and (level or words["levels"] == ["0"]), out
+    if loop == "while-counter":
+        count, total = map(int, words["interrupted"][:2])
+        assert total == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
+        assert int(words["again"][0]) == sum(k & 7 for k in range(1000))

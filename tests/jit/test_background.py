@@ -236,3 +236,17 @@ def test_invalidated_code_is_not_freed_while_a_trace_compiles():
     registry.free_graveyard()
     assert not registry.graveyard and len(registry.traces) < held
     assert f(50) == two_loops(50)
+
+
+def test_jobs_submitted_later_run_after_the_others():
+    compiler = background.BackgroundCompiler()
+    gate = threading.Event()
+    order = []
+    assert compiler.submit(lambda: (gate.wait(10), order.append("first")))
+    assert compiler.submit(lambda: order.append("tier-up"), later=True)
+    assert compiler.submit(lambda: order.append("trace"))
+    assert compiler.unfinished == 3
+    gate.set()
+    assert compiler.drain(timeout=10)
+    assert order == ["first", "trace", "tier-up"]
+    compiler.close()

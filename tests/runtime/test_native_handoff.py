@@ -51,7 +51,7 @@ def _hand_over(f, values, it, iterable):
     monitor = state.monitor
     (tree,) = monitor.registry.trees[0]
     if not tree.handoff:
-        tree.handoff = monitor.runner.make_handoff(tree)
+        tree.handoff = monitor.runner.make_handoff(tree, tree.root.entry_address)
     out = tree.handoff(values, it, iterable, [])
     code = state.code
     slots = [*values, *(UNBOUND,) * (code.nslots - code.nlocals)]
