@@ -18,7 +18,7 @@ from typing import Any
 from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from codegen.entry import HANDOFF_COUNTS
-from codegen.function import call_entry_symbol
+from codegen.function import call_entry_symbol, proven_entry_symbol
 from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
@@ -138,6 +138,9 @@ class Tree:
         # what an outer trace calls (_CALL_TREE): the root's tree call entry, where it has one (codegen.function)
         call_entry = call_entry_symbol(root.symbol)
         self.call_symbol = call_entry if call_entry in root.module.addresses else root.symbol
+        # the entry that skips the guards of codegen.function.ENTRY_CHECKED, where it has one (codegen.python_epoch)
+        proven = proven_entry_symbol(root.symbol)
+        self.proven_call_symbol: str | None = proven if proven in root.module.addresses else None
         self.library = root.module.library
         self.function = NATIVE_FUNCTION(root.address)
         # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)
