@@ -14,7 +14,7 @@ from codegen.lower.table import (
     _i64,
     lowers,
 )
-from jit.trace import Trace, Uop, Value
+from jit.trace import Trace, TraceKind, Uop, Value
 
 # the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
 
@@ -39,7 +39,11 @@ def _call_tree(ctx: LowerContext, uop: Uop) -> None:
     tree = uop.operand.tree
     callee = ctx.tree_function(tree.call_symbol)
     proven = getattr(tree, "proven_call_symbol", None)
-    kept = None if proven is None else _same_objects(ctx.trace, uop.operand.snapshot.outer.slots, tree.root.trace)
+    kept = None
+    # (a root's loop: a side trace calls once per entry, and one joined into its loop's function (codegen.joined)
+    # takes as its entry values the loop's, which change from one iteration to the next)
+    if proven is not None and ctx.trace.kind is TraceKind.ROOT:
+        kept = _same_objects(ctx.trace, uop.operand.snapshot.outer.slots, tree.root.trace)
     if kept is None:
         ctx.call_result = ctx.builder.call(callee, [ctx.buf])
     else:
