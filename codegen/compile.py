@@ -10,7 +10,7 @@ from codegen import abi
 from codegen.context import LowerContext
 from codegen.engine import NO_PEEL, VECTOR_MODULE, CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
-from codegen.function import build, call_entry_symbol, module_texts
+from codegen.function import build, call_entry_symbol, module_texts, proven_entry_symbol
 from codegen.joined import JoinPlan, build_joined, joinable
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, TraceKind
@@ -84,6 +84,8 @@ def lower_trace(
         exports.append(f"{symbol}_fast_runs")
     if call_entry_symbol(symbol) in ctx.module.globals:  # (a root whose callers enter it there: codegen.function)
         exports.append(call_entry_symbol(symbol))
+    if proven_entry_symbol(symbol) in ctx.module.globals:  # (and the one callers enter where they know its guards hold)
+        exports.append(proven_entry_symbol(symbol))
     dependencies = []
     entry = ""
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):

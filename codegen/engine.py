@@ -68,7 +68,7 @@ from typing import Any, Protocol
 
 import llvmlite.binding as llvm
 
-from codegen import capi
+from codegen import capi, python_epoch
 
 #: the function passes of a trace, in order (llvmlite's new pass manager: ``add_<name>_pass``). loop_unroll
 #: unrolls nothing here (no trip count is known): it peels the first iteration of a loop whose phis only the
@@ -156,7 +156,7 @@ class Engine:
         self.target = target
         self.jit = llvm.create_lljit_compiler(self.machine(2))
         self.data_layout = str(self.machine(2).target_data)
-        self.imports = capi.addresses()
+        self.imports = {**capi.addresses(), **python_epoch.addresses()}
         self.lock = threading.Lock()
         self.builder: Any = None  # the pass builder and the trace pipeline, made at the first compilation
         self.trace_passes: Any = None

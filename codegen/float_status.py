@@ -9,6 +9,16 @@ rollback, so the checked copy, exact as ever, decides; a flag raised by somethin
 NaN, a Python float that overflows) only costs that run twice. So the loop does what Numba's does, plus one
 read of the flags per run, instead of computing a mark per operation (``codegen.lower.numpy_values``).
 
+Where they are cleared: not where the fast copy starts (each read waits for the float operations in flight: an
+inner loop's tree called per outer iteration paid it at every call, a matrix product 4%), but where a run is
+rolled back (``codegen.function._rollback``), the one place they are written. A flag left set before the fast
+copy (by Python code, an outer trace, NumPy's own warnings) sends its first run there too: cleared, the run is
+done again once by the fast copy entered anew, its hoisted operations computed again, so that an event of one of
+them (computed once, before the runs) sets the flags again; set again at that run's end, the event was the
+run's own, and the checked copy redoes it, leaving where the event is. (Clearing them and going on in the same
+function instead was measured before, a matrix product 15% slower, and is not exact: an operation LLVM computes
+before the first run would not raise its event again.)
+
 Exact only where the operation surely executes in the run: LLVM treats float arithmetic as having no effect,
 so it deletes an operation whose result is unused, computes once after the loop a value only the loop's exit
 reads, and sinks an operand of a select into the branch that takes it. ``covered`` keeps the operations whose
@@ -27,13 +37,9 @@ infinity or a value past 64 bits, exactly where int() leaves, and gives the "int
 which the iteration goes on with until the run's end or a guard rolls the run back. Uops that set or clear the
 flags themselves on a result Python or NumPy accepts (``OWN_FLAGS``) never run in such a run.
 
-Why the clear stays where the function starts, although its read costs an inner loop's tree about 2 ns a call
-(a stencil's row: each read waits for the float operations in flight): clearing them instead where a first
-run's end finds one set, and running that run again, was measured (the same process, Numba beside it): a
-stencil's rows got 1.5 ns cheaper at 40 columns and no faster at 250, a matrix product's inner tree, called
-3600 times a product, 15% slower (0.43x to 0.36x Numba's speed); and it is exact only where no operation the
-flags cover can be computed before the first run (LLVM computes an operation of loop-invariant operands once,
-there: an event the run again would not see again; tests/codegen/test_float_status.py has that case).
+A pathological case costs more than before: an outer loop that sets a flag before every call of an inner loop's
+tree (a Python float overflowing at each outer iteration) now runs each call's first run twice.
+tests/codegen/test_float_status.py has these cases.
 """
 
 from __future__ import annotations
@@ -77,8 +83,8 @@ def _read(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> ir.Value:
 
 def clear(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> None:
     """Clear the sticky flags (slot: an i32 alloca); the control bits (rounding, masks) stay as they are. The
-    write (which waits for the float operations in flight) happens only where a flag NumPy reports is set
-    (seldom): not for precision, which almost every run sets and ``raised`` ignores."""
+    write (which waits for the float operations in flight) happens only where a flag NumPy reports is set: not
+    for precision, which almost every run sets and ``raised`` ignores. (Where a run is rolled back.)"""
     word = _read(builder, module, slot)
     with builder.if_then(
         builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _REPORTED)), ir.Constant(I32, 0))

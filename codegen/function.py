@@ -23,7 +23,7 @@ from collections.abc import Callable, Container
 
 from llvmlite import ir
 
-from codegen import abi, float_status
+from codegen import abi, float_status, python_epoch
 from codegen.capi import I1, I32, I64
 from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
@@ -88,7 +88,7 @@ def build(
     warm_up = None
     if fast_copy and trace.versioning is not None and any(uop.fast is not None for uop in trace.uops):
         assert ctx.fuel is not None
-        fast, refused = _build_fast(ctx)
+        fast, refused = _build_fast(ctx, checked_before=python_epoch.ENTRY_CHECKED)
         # (nothing computed here: an entry that leaves after an iteration or two, as a loop whose side trace
         # jumps back at every other iteration does, pays nothing for the fast copy; but a fast copy with no guard,
         # vectorized or checked once per run, is entered at once where enough trips are left: an inner loop's
@@ -166,13 +166,22 @@ def call_entry_symbol(symbol: str) -> str:
     return f"{symbol}_call"
 
 
+def proven_entry_symbol(symbol: str) -> str:
+    """The name of the tree call entry of the root trace named symbol that skips the guards of
+    ``python_epoch.ENTRY_CHECKED`` (``_build_call_entry``), where it has one."""
+    return f"{symbol}_call_proven"
+
+
 def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable) -> None:
     """The entry an outer trace calls the tree by (``_CALL_TREE``) where the root's function would go on in its
     fast copy at once (``_enter_fast``): the same choice, made from the buffer alone, then a tail call of the fast
     copy or of the root's function. It saves what the root's function does before choosing, at every call of an
     inner loop's tree (issue 9: nested-call cost): its prologue, which saves the registers its loop uses, and
-    its loads and hoisted guards (the fast copy checks those again). Only where the choice needs nothing the
-    hoisted uops compute (the range's bounds are slots or constants) and the entry takes no reference."""
+    its loads and hoisted guards (the fast copy checks those again, but for the arrays' headers, which this
+    entry checks first: ``_build_fast_checks``). Only where the choice needs nothing the hoisted uops compute
+    (the range's bounds are slots or constants) and the entry takes no reference. A second entry, the proven
+    one, skips the arrays' headers too: an outer trace calls it where it knows they hold (codegen.python_epoch,
+    codegen.lower.structure)."""
     trace = main.trace
     counter = trace.range_counter()
     entry_ids = {value.id for value in trace.entry_slots.values()}
@@ -180,17 +189,43 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
         return
     if trace.kind is not TraceKind.ROOT or main.ownership.entry_slots or trace.entry_stack:
         return
-    ctx = LowerContext(trace, main.layout, call_entry_symbol(main.symbol), "", "", sibling_of=main)
-    ctx.function.linkage = ""  # (called by name from the modules of the trees that call this one)
+    skipped = [uop for uop in trace.hoisted if uop.name in python_epoch.ENTRY_CHECKED]
+    # (the fast copy leaves those guards to its callers: this entry checks them first, in _fast_checks; the proven
+    # entry, called where the caller knows they hold, goes straight to the fast copy)
+    entries = [(call_entry_symbol(main.symbol), _build_fast_checks(main, fast, skipped) if skipped else fast)]
+    if skipped and not abi.FREE_THREADED:  # (free-threaded: another thread may change an array at any time)
+        entries.append((proven_entry_symbol(main.symbol), fast))
+    for name, target in entries:
+        ctx = LowerContext(trace, main.layout, name, "", "", sibling_of=main)
+        ctx.function.linkage = ""  # (called by name from the modules of the trees that call this one)
+        ctx.load_fuel()
+        for slot, value in trace.entry_slots.items():  # (LLVM drops those the choice does not read)
+            ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+        _enter_fast(ctx, target, refused)
+        ctx.builder.ret(ctx.builder.call(main.function, [ctx.buf], tail="musttail"))
+
+
+def _build_fast_checks(main: LowerContext, fast: ir.Function, skipped: list[Uop]) -> ir.Function:
+    """The way into the fast copy from the tree call entry: the hoisted guards the fast copy leaves to whoever
+    enters it (skipped: those of ``python_epoch.ENTRY_CHECKED``), each leaving by its exit as the fast copy did,
+    then a tail call of the fast copy."""
+    ctx = LowerContext(main.trace, main.layout, f"{main.symbol}_fast_checks", "", "", sibling_of=main)
+    if main.vectorized is not None:  # (the vectorized copy's module declares every function of this one)
+        ctx.function.linkage = ""
     ctx.load_fuel()
-    for slot, value in trace.entry_slots.items():  # (LLVM drops those the choice does not read)
+    for slot, value in main.trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
-    _enter_fast(ctx, fast, refused)
-    ctx.builder.ret(ctx.builder.call(main.function, [ctx.buf], tail="musttail"))
+    for uop in skipped:
+        _lower(ctx, uop)
+    ctx.builder.ret(ctx.builder.call(fast, [ctx.buf], tail="musttail"))
+    return ctx.function
 
 
 def _build_fast(
-    main: LowerContext, join: Callable[[LowerContext], None] | None = None, sides: tuple[Trace, ...] = ()
+    main: LowerContext,
+    join: Callable[[LowerContext], None] | None = None,
+    sides: tuple[Trace, ...] = (),
+    checked_before: frozenset[str] = frozenset(),
 ) -> tuple[ir.Function, ir.GlobalVariable]:
     """A versioned loop's fast copy (jit.versions), in a function of its own: the trace's function goes on in
     it (a tail call, the state at the loop's top in the buffer) after WARM_UP iterations of an entry, if
@@ -209,7 +244,10 @@ def _build_fast(
     fails, ``_exit_check`` first looks at the run so far (its marks, the status flags, and the marks of the
     iteration's covered operations, computed there): nothing happened, the guard's exit is exact and taken (the
     stores so far stand); an event, the run is rolled back (every store it made so far: its log is compact, an
-    entry per store that ran, ``_logger``) and the checked copy redoes it, leaving where the event is."""
+    entry per store that ran, ``_logger``) and the checked copy redoes it, leaving where the event is.
+
+    checked_before: the hoisted guards (by name) the fast copy does not check again, left to whoever enters it
+    (the trace's function, at its own entry; the tree call entries: ``_build_call_entry``)."""
     trace = main.trace
     ctx = LowerContext(trace, main.layout, f"{main.symbol}_fast", "", "", sibling_of=main)
     ctx.globals, ctx.builtins = main.globals, main.builtins
@@ -232,16 +270,18 @@ def _build_fast(
     run_checked = counted and (_effect_free(trace, guarded) or stores is not None)
     if run_checked and any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
         # (a run checked at its end: the processor's flags check the NumPy float operations every iteration surely
-        # computes; cleared here, before any hoisted operation, and read where each run ends; a loop with none
-        # reads nothing: an inner loop entered at every outer iteration would pay for it, nested3 4%)
+        # computes; read where each run ends, cleared only where a run is rolled back (_rollback), not here: a
+        # flag left set before the call sends the first run there, which clears it and runs again
+        # (codegen.float_status); a loop with none reads nothing: an inner loop entered at every outer iteration
+        # would pay for it, nested3 4%)
         ctx.status_covered = float_status.covered(trace, DEFERRING | (float_status.CONVERSIONS if guarded else set()))
         ctx.status_word = b.alloca(I32, name="mxcsr")
-        float_status.clear(b, ctx.module, ctx.status_word)
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
-    for uop in trace.hoisted:  # (checked already: the values read at the entry are needed)
-        _lower(ctx, uop)
+    for uop in trace.hoisted:  # (the values read at the entry are needed; the guards checked again, but those
+        if uop.name not in checked_before:  # left to whoever enters: checked_before)
+            _lower(ctx, uop)
     assert trace.end_snapshot is not None and trace.versioning is not None
     end = trace.end_snapshot.outer.slots
     # (the trace's function comes here after whole iterations: the slots assigned late are assigned)
@@ -409,10 +449,40 @@ def _rollback(
     _store_top(ctx, dispatch)
     ctx.fuel = dispatch.fuel
     ctx.store_fuel()
+    if ctx.status_word is not None:
+        # (the flags are read where runs end, never cleared where the fast copy starts: a flag left set before the
+        # entry, by Python code or an outer trace, sends its first run here too. They are cleared here, the one
+        # place they are written, and the run is done again once, by the fast copy entered anew (its hoisted
+        # operations computed again: their events count); the flags set again at its end, the event was the
+        # run's own: the checked copy redoes it, and its marks find the event)
+        float_status.clear(b, ctx.module, ctx.status_word)
+        again = ctx.function.append_basic_block(f"{name}_again")
+        checked = ctx.function.append_basic_block(f"{name}_checked")
+        retried = _retried(ctx)
+        run = b.load(ctx.module.globals[f"{main.symbol}_fast_runs"])  # (this run's number: runs are counted)
+        b.cbranch(b.icmp_unsigned("!=", b.load(retried), run), again, checked)
+        b.position_at_end(again)
+        b.store(b.add(run, ir.Constant(I64, 1)), retried)
+        b.ret(b.call(ctx.function, [ctx.buf], tail="musttail"))
+        b.position_at_end(checked)
     b.store(dispatch.fuel, refused)
     b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     b.position_at_end(here)
     return rollback
+
+
+def _retried(ctx: LowerContext) -> ir.GlobalVariable:
+    """(A fast copy whose runs the status flags check: _rollback) the number (``fast_runs``) of the run that did
+    the last run rolled back again: that run rolled back too goes to the checked copy. (Not the fuel: every call
+    may start its first run with the same.)"""
+    name = f"{ctx.function.name}_retried"
+    retried = ctx.module.globals.get(name)
+    if retried is None:
+        retried = ir.GlobalVariable(ctx.module, I64, name)
+        # (internal, but where the fast copy is vectorized: its module declares what the trace's module defines)
+        retried.linkage = ctx.function.linkage
+        retried.initializer = ir.Constant(I64, 0)  # (no run has that number: the first is 1)
+    return retried
 
 
 def _exit_check(ctx: LowerContext, rollback: Callable[[], ir.Block]) -> None:
@@ -1232,6 +1302,7 @@ def _periodic(ctx: LowerContext, uop: Uop) -> None:
     b = ctx.builder
     pending = ctx.capi("PyErr_CheckSignals")
     ctx.guard(b.icmp_signed("==", pending, ir.Constant(pending.type, 0)), uop)
+    python_epoch.advance(b, ctx.module)  # (a handler may have run: trees called later check their guards again)
     for hoisted in ctx.trace.hoisted:
         if hoisted.op.is_guard:
             _lower(ctx, hoisted)

@@ -18,7 +18,7 @@ from typing import Any
 from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from codegen.entry import HANDOFF_COUNTS
-from codegen.function import call_entry_symbol
+from codegen.function import call_entry_symbol, proven_entry_symbol
 from codegen.joined import JoinedSide, JoinPlan
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
@@ -201,6 +201,9 @@ class Tree:
         traces link against, the function and entry stub Python enters, the hand-off (made again at its next
         use)."""
         root = self.root
+        # the entry that skips the guards of codegen.function.ENTRY_CHECKED, where it has one (codegen.python_epoch)
+        proven = proven_entry_symbol(root.symbol)
+        self.proven_call_symbol: str | None = proven if proven in root.module.addresses else None
         self.library = root.module.library
         self.function = NATIVE_FUNCTION(root.address)
         # the entry stub as a builtin: entry(slots) -> None (no match) or (exit, iterations, *stack)

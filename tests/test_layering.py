@@ -98,6 +98,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # traces to machine code (returns what it built; the layers above install it)
     "backend": (
         "codegen.capi",
+        "codegen.python_epoch",
         "codegen.abi",
         "codegen.symbols",
         "codegen.engine",

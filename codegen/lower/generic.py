@@ -14,7 +14,7 @@ import sys
 
 from llvmlite import ir
 
-from codegen import abi, capi
+from codegen import abi, capi, python_epoch
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
 from codegen.lower.objects import _TYPE_OF_KIND, _box, _load_at, _same_object, _still_alive, _type_is
@@ -495,6 +495,7 @@ def _check_barrier(ctx: LowerContext, uop: Uop) -> None:
     """Python code ran: every guard hoisted to the trace's entry again (a global rebound, an array's header
     changed), and every value read there (an array's data address) the same, else leave here. (A guard on a
     global or a module attribute costs two loads while its dicts are unchanged: codegen.lower.global_names.)"""
+    python_epoch.advance(ctx.builder, ctx.module)  # (trees called later from a loop check their guards again)
     for guard in ctx.trace.hoisted:
         _check_again(ctx, guard, uop)
 

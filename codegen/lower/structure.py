@@ -6,12 +6,15 @@ from collections import Counter
 
 from llvmlite import ir
 
+from codegen import python_epoch
+from codegen.capi import I64
 from codegen.context import LowerContext
 from codegen.lower.table import (
+    _entry_alloca,
     _i64,
     lowers,
 )
-from jit.trace import Uop
+from jit.trace import Trace, TraceKind, Uop, Value
 
 # the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
 
@@ -33,9 +36,78 @@ def _call_tree(ctx: LowerContext, uop: Uop) -> None:
     for value_id in ctx.call_handed:  # the trace keeps a reference of its own: the inner tree may drop the buffer's
         ctx.incref(ctx.value(ctx.ownership.values[value_id]))
     ctx.store_fuel()
-    callee = ctx.tree_function(uop.operand.tree.call_symbol)
-    ctx.call_result = ctx.builder.call(callee, [ctx.buf])
+    tree = uop.operand.tree
+    callee = ctx.tree_function(tree.call_symbol)
+    proven = getattr(tree, "proven_call_symbol", None)
+    kept = None
+    # (a root's loop: a side trace calls once per entry, and one joined into its loop's function (codegen.joined)
+    # takes as its entry values the loop's, which change from one iteration to the next)
+    if proven is not None and ctx.trace.kind is TraceKind.ROOT:
+        kept = _same_objects(ctx.trace, uop.operand.snapshot.outer.slots, tree.root.trace)
+    if kept is None:
+        ctx.call_result = ctx.builder.call(callee, [ctx.buf])
+    else:
+        ctx.call_result = _call_proven(ctx, callee, ctx.tree_function(proven), kept)  # type: ignore[arg-type]
     ctx.load_fuel()
+
+
+def _call_proven(
+    ctx: LowerContext, callee: ir.Function, proven: ir.Function, kept: list[tuple[int, Value]]
+) -> ir.Value:
+    """Call the tree at its proven entry (no check of the arrays' headers: codegen.python_epoch) where the epoch is
+    the one this call site read before its last call, which checked them on the same objects, and the slots the
+    call leaves as they are (kept: slot, and the value the outer trace entered with there) hold those still; else
+    at its entry."""
+    b = ctx.builder
+    seen = _entry_alloca(ctx, I64)  # (this call site's epoch, -1 where the function starts: a first call checks)
+    with b.goto_block(ctx.function.entry_basic_block):
+        b.store(ir.Constant(I64, python_epoch.UNSEEN), seen)
+    epoch = python_epoch.read(b, ctx.module)
+    same = b.icmp_signed("==", epoch, b.load(seen))
+    for slot, value in kept:  # (an inner tree's exit may have written another object there)
+        same = b.and_(same, b.icmp_unsigned("==", ctx.load_slot(slot, value.kind), ctx.value(value)))
+    with b.if_else(same) as (same, other):
+        with same:
+            known = b.call(proven, [ctx.buf])
+            known_block = b.block
+        with other:
+            checked = b.call(callee, [ctx.buf])
+            checked_block = b.block
+    result = b.phi(I64)
+    result.add_incoming(known, known_block)
+    result.add_incoming(checked, checked_block)
+    b.store(epoch, seen)  # (the call checked the guards, or they held: so they do while the epoch stays)
+    return result
+
+
+def _same_objects(caller: Trace, state: dict[int, Value], callee: Trace) -> list[tuple[int, Value]] | None:
+    """Does every guard the callee's proven entry skips (python_epoch.ENTRY_CHECKED: on an array, hoisted to
+    its entry) check an object the caller passes unchanged at every call? One the call writes to the buffer
+    (state: those slots) must be a constant or the value of a slot the caller reads at its entry and never
+    assigns; one it leaves there must be in a slot the caller reads at its entry and never assigns, and is
+    compared with that value at each call (returned: slot and value; an inner tree's exit may have written
+    another object there). None where some guard checks something else."""
+    unchanged = {value.id for slot, value in caller.entry_slots.items() if slot not in caller.written}
+    slot_of = {value.id: slot for slot, value in callee.entry_slots.items()}
+    kept: list[tuple[int, Value]] = []
+    for uop in callee.hoisted:
+        if uop.name not in python_epoch.ENTRY_CHECKED:
+            continue
+        for arg in uop.args:
+            if arg.is_const:
+                continue
+            slot = slot_of.get(arg.id)
+            if slot is None:
+                return None
+            passed = state.get(slot)
+            if passed is not None and not (passed.is_const or passed.id in unchanged):
+                return None
+            if passed is None:
+                entered = caller.entry_slots.get(slot)
+                if entered is None or entered.id not in unchanged:
+                    return None
+                kept.append((slot, entered))
+    return kept
 
 
 @lowers("_GUARD_TREE_EXIT")

@@ -1,9 +1,10 @@
 """codegen.float_status: the fast copy of a loop whose runs are checked at their end reads the processor's status
 flags instead of marking each NumPy float operation. What it must still see: an event of an operation whose
 result only the loop's exit reads (LLVM would compute it once, after the loop: it keeps its mark), flags left set
-before the call (cleared where the fast copy starts, so the fast copy still runs: a loop that stores, an inner
-loop's tree called per row), an event of an operation LLVM computes once, before the runs (the flags are
-cleared before it: an inner loop entered at its fast copy by its outer trace), and the events of ordinary runs;
+before the call (a run that finds them set is rolled back, clears them and runs again in the fast copy, so the
+fast copy still runs: a loop that stores, an inner loop's tree called per row, an outer loop that sets them
+before each call), an event of an operation LLVM computes once, before the runs (the run again computes it
+again: an inner loop entered at its fast copy by its outer trace), and the events of ordinary runs;
 the warnings, the FloatingPointError, the result and the arrays stored into are CPython's, and the fast copy ran
 (jit.stats)."""
 
@@ -74,6 +75,25 @@ def fast_runs(jitted):
 
 def outcome(f, args, state):
     return numpy_outcome(f, args, state, (FloatingPointError, IndexError))
+
+
+def test_the_fast_copy_clears_the_flags_only_where_a_run_is_rolled_back():
+    # (not where it starts: that read, at every call of an inner loop's tree, waited for the float operations in
+    # flight; the rollback clears them, then runs again in the fast copy entered anew)
+    f = jit(threshold=2)(define(SOURCE, "from_the_end", {}))
+    f(np.linspace(0.5, 2.0, N), N)
+    fast = [text for text in jit_module.dump(f, "ir").split("define ")[1:] if '_fast"' in text.split("\n")[0]]
+    assert fast
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    for text in fast:
+        lines = text.split("\n")
+        labels = [i for i, line in enumerate(lines) if line and not line.startswith(" ") and line.endswith(":")]
+        assert not any("mxcsr" in line for line in lines[: labels[0]])  # (the entry block)
+        rollback = next(i for i in labels if lines[i].startswith(("rollback", '"rollback')))
+        writes = [i for i, line in enumerate(lines) if "llvm.x86.sse.ldmxcsr" in line and "call" in line]
+        assert writes and all(i > rollback for i in writes)
+        assert any("_fast" in line and "musttail" in line for line in lines[rollback:])  # (the run again)
 
 
 def test_the_fast_copy_reads_the_status_flags_on_x86_64():
