@@ -96,6 +96,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PySet_Add": (I32, (PTR, PTR)),
     "PySet_Contains": (I32, (PTR, PTR)),
     "PyDict_New": (PTR, ()),
+    "PyFrozenSet_New": (PTR, (PTR,)),
     "PyNumber_TrueDivide": (PTR, (PTR, PTR)),
     "PyNumber_MatrixMultiply": (PTR, (PTR, PTR)),
     "PyNumber_InPlaceAdd": (PTR, (PTR, PTR)),

@@ -1218,6 +1218,17 @@ _uop(
     doc="inputs: an exact set, an int, float, bool or str: PySet_Add (no Python code; fails only on memory)",
 )
 _uop(
+    "_NEW_EMPTY",
+    (),
+    VARIES,
+    DEOPT,
+    owns=True,
+    operand=Operand.CONST,
+    doc="an empty list, dict, set, frozenset or tuple (the operand: its type): `set()`, `{}`, `dict()`, ... made by "
+    "the C-API's constructor, which runs no Python code (no barrier); where it fails (memory) the exception is "
+    "cleared and the trace leaves for the interpreter to make it again",
+)
+_uop(
     "_CALL_METHOD_PURE",
     "n",
     VARIES,

@@ -160,6 +160,21 @@ def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
+#: the C-API call that makes each empty container ``_NEW_EMPTY`` makes, and its arguments
+_EMPTY = {list: ("PyList_New", 0), tuple: ("PyTuple_New", 0), dict: ("PyDict_New", None)}
+_EMPTY[set] = ("PySet_New", _NULL)
+_EMPTY[frozenset] = ("PyFrozenSet_New", _NULL)
+
+
+@lowers("_NEW_EMPTY")
+def _new_empty(ctx: LowerContext, uop: Uop) -> ir.Value:
+    name, argument = _EMPTY[uop.operand]
+    args = () if argument is None else (argument if argument is _NULL else _i64(argument),)
+    made = ctx.capi(name, *args)
+    ctx.guard(ctx.builder.icmp_unsigned("!=", made, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+    return made
+
+
 @lowers("_CALL_METHOD_PURE")
 def _call_method_pure(ctx: LowerContext, uop: Uop) -> ir.Value:
     """A str method that runs no Python code (jit.recorder.pure_methods), called as _CALL_METHOD_DESCRIPTOR calls

@@ -33,6 +33,10 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
         return
     if type_checks.fold(r, frame, fn, n):  # (isinstance() or type() of a value whose class the trace knows)
         return
+    if n == 0 and type(fn) is type and fn in generic.EMPTY_KINDS:  # (`set()`, `dict()`, ...: C code, no barrier)
+        r.pop()
+        r.push(generic.new_empty(r, fn))
+        return
     handler = specialize.CALLS.get(fn) if fn is not None and _hashable(fn) else None
     made = specialize_array_new.constructor_named(fn) if handler is None and fn is not None else None
     if made is not None:

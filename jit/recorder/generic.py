@@ -790,9 +790,22 @@ def _build_slice(r: Recorder, frame: Frame, n: int) -> None:
     r.push(r.emit("_BUILD_SLICE", tuple(parts)))
 
 
+#: the kinds of the empty containers ``new_empty`` makes
+EMPTY_KINDS = {list: Kind.LIST, tuple: Kind.TUPLE, dict: Kind.DICT, set: Kind.OBJECT, frozenset: Kind.OBJECT}
+
+
+def new_empty(r: Recorder, klass: type) -> Value:
+    """An empty list, tuple, dict, set or frozenset (`set()`, `{}`): C code, no barrier (a method bound around it
+    stays fused: `groups.setdefault(key, set())`)."""
+    return r.emit("_NEW_EMPTY", kind=EMPTY_KINDS[klass], operand=klass)
+
+
 @_handles(I.BUILD_SET)
 def _build_set(r: Recorder, frame: Frame, n: int) -> None:
     """`{a, b}`: PySet_New and PySet_Add (hashing the items may run Python code: a barrier)."""
+    if n == 0:  # (never a display: `{}` is a dict; a starred `{*xs}` builds from an empty set)
+        r.push(new_empty(r, set))
+        return
     items = [argument(r, r.pop(), "a set display") for _ in range(n)][::-1]
     r.push(barrier(r, "_BUILD_SET", tuple(items)))
 
@@ -839,6 +852,9 @@ def _build_string(r: Recorder, frame: Frame, n: int) -> None:
 @_handles(I.BUILD_MAP)
 def _build_map(r: Recorder, frame: Frame, n: int) -> None:
     """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier)."""
+    if n == 0:
+        r.push(new_empty(r, dict))
+        return
     items = [argument(r, r.pop(), "a dict display") for _ in range(2 * n)][::-1]
     r.push(barrier(r, "_BUILD_MAP", tuple(items)))
 

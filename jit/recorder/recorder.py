@@ -370,6 +370,8 @@ class Recorder:
                 return True
             if uop.name == "_NEW_INSTANCE" and uop.operand.klass is klass and uop.out.id == obj.id:  # type: ignore[union-attr]
                 return True
+            if uop.name == "_NEW_EMPTY" and uop.operand is klass and uop.out.id == obj.id:  # type: ignore[union-attr]
+                return True
         return False
 
     def guard_class_version(self, where: instances.ClassAttr) -> None:
