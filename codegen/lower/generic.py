@@ -81,6 +81,14 @@ def _release(ctx: LowerContext, refs: list[ir.Value], null_safe: bool = False) -
             ctx.decref(ref)
 
 
+def _succeeds(ctx: LowerContext, uop: Uop, refs: list[ir.Value], name: str, *args: ir.Value) -> None:
+    """The C-API call name(*args), which returns 0 where it succeeds, on the new references refs (released after
+    it); leave with its exception where it fails."""
+    status = ctx.capi(name, *args)
+    _release(ctx, refs)
+    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+
+
 def _made(ctx: LowerContext, uop: Uop, obj: ir.Value) -> ir.Value:
     """Go on if a C-API call made an object, else leave with its exception."""
     ctx.guard(ctx.builder.icmp_unsigned("!=", obj, _NULL), uop)
@@ -266,9 +274,7 @@ def _load_attr(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_STORE_ATTR_GENERIC")
 def _store_attr(ctx: LowerContext, uop: Uop) -> None:
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), refs[1])
-    _release(ctx, refs)
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    _succeeds(ctx, uop, refs, "PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), refs[1])
 
 
 @lowers("_STORE_GLOBAL_GENERIC")
@@ -276,9 +282,7 @@ def _store_global(ctx: LowerContext, uop: Uop) -> None:
     """globals[name] = value, whatever it replaces: the dict takes its own reference, and releases the old value's
     (whose freeing may run a finalizer: a barrier, the hoisted guards checked again after it)."""
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyDict_SetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name), refs[0])
-    _release(ctx, refs)
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    _succeeds(ctx, uop, refs, "PyDict_SetItem", ctx.pointer(ctx.globals), ctx.pointer(uop.operand.name), refs[0])
 
 
 @lowers("_BINARY_SUBSCR_GENERIC")
@@ -291,26 +295,20 @@ def _subscript(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_STORE_SUBSCR_GENERIC")
 def _store_subscript(ctx: LowerContext, uop: Uop) -> None:
-    value, container, key = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyObject_SetItem", container, key, value)
-    _release(ctx, [value, container, key])
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    value, container, key = refs = _references(ctx, uop, uop.args)
+    _succeeds(ctx, uop, refs, "PyObject_SetItem", container, key, value)
 
 
 @lowers("_DELETE_SUBSCR_GENERIC")
 def _delete_subscript(ctx: LowerContext, uop: Uop) -> None:
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyObject_DelItem", *refs)
-    _release(ctx, refs)
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    _succeeds(ctx, uop, refs, "PyObject_DelItem", *refs)
 
 
 @lowers("_DELETE_ATTR_GENERIC")
 def _delete_attr(ctx: LowerContext, uop: Uop) -> None:
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), _NULL)
-    _release(ctx, refs)
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    _succeeds(ctx, uop, refs, "PyObject_SetAttr", refs[0], ctx.pointer(sys.intern(uop.operand)), _NULL)
 
 
 @lowers("_BUILD_SLICE")
@@ -459,9 +457,7 @@ def _contains_set(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_SET_ADD")
 def _set_add(ctx: LowerContext, uop: Uop) -> None:
     refs = _references(ctx, uop, uop.args)
-    status = ctx.capi("PySet_Add", *refs)
-    _release(ctx, refs)
-    ctx.guard(ctx.builder.icmp_signed("==", status, ir.Constant(I32, 0)), uop)
+    _succeeds(ctx, uop, refs, "PySet_Add", *refs)
 
 
 @lowers("_TO_BOOL_OBJECT")
