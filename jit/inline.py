@@ -299,20 +299,6 @@ class Raises:
         raise self.error
 
 
-class LoadsResult:
-    """Stands in for the object on the caller's stack once the dry run of a property's getter computed
-    `obj.name` (done: its ``Returns`` or ``Raises``): the caller's LOAD_ATTR reads the attribute of it and gets
-    that result (or the exception), so the getter runs once."""
-
-    __slots__ = ("_done",)
-
-    def __init__(self, done: Returns | Raises) -> None:
-        object.__setattr__(self, "_done", done)
-
-    def __getattribute__(self, name: str) -> Any:
-        return object.__getattribute__(self, "_done")()
-
-
 class CalleeFunction:
     """What the tier-1 interpreter needs of a function to run an inlined callee's code (it has no loops)."""
 

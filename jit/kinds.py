@@ -82,6 +82,18 @@ class Kind(enum.IntEnum):
         return _SHORT[self]
 
 
+#: the kinds whose values are exactly of one builtin class (no subclass): the class
+EXACT_TYPES: dict[Kind, type] = {
+    Kind.INT: int,
+    Kind.FLOAT: float,
+    Kind.BOOL: bool,
+    Kind.LIST: list,
+    Kind.TUPLE: tuple,
+    Kind.STR: str,
+    Kind.DICT: dict,
+    Kind.NONE: type(None),
+}
+
 POINTER_KINDS = frozenset(
     {
         Kind.LIST,

@@ -220,6 +220,10 @@ class Trace:
         self.next_value += 1
         return value
 
+    def made_by(self, value: Value) -> Uop | None:
+        """The recorded uop that made value (None for an entry value or a constant)."""
+        return next((uop for uop in reversed(self.uops) if uop.out is value), None)
+
     def insert_after(self, producer: Value, name: str, args: tuple[Value, ...]) -> Value | None:
         """A pure uop with one output, placed right after the uop that made producer (None if no recorded uop
         did: an entry value or a constant)."""

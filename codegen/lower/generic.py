@@ -17,11 +17,11 @@ from llvmlite import ir
 from codegen import abi, capi, python_epoch
 from codegen.capi import I1, I32, PTR
 from codegen.context import LowerContext
-from codegen.lower.objects import _TYPE_OF_KIND, _box, _load_at, _same_object, _still_alive, _type_is
+from codegen.lower.objects import _box, _load_at, _same_object, _still_alive, _type_is
 from codegen.lower.table import LOWERINGS, _entry_alloca, _i64, lowers
 from jit import arrays
 from jit.frontend.operators import BinOp, CompareOp
-from jit.kinds import Kind
+from jit.kinds import EXACT_TYPES, Kind
 from jit.trace import Uop, Value
 
 _NULL = ir.Constant(PTR, None)
@@ -169,15 +169,18 @@ def _call_method(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 
 #: the C-API call that makes each empty container ``_NEW_EMPTY`` makes, and its arguments
-_EMPTY = {list: ("PyList_New", 0), tuple: ("PyTuple_New", 0), dict: ("PyDict_New", None)}
-_EMPTY[set] = ("PySet_New", _NULL)
-_EMPTY[frozenset] = ("PyFrozenSet_New", _NULL)
+_EMPTY = {
+    list: ("PyList_New", (_i64(0),)),
+    tuple: ("PyTuple_New", (_i64(0),)),
+    dict: ("PyDict_New", ()),
+    set: ("PySet_New", (_NULL,)),
+    frozenset: ("PyFrozenSet_New", (_NULL,)),
+}
 
 
 @lowers("_NEW_EMPTY")
 def _new_empty(ctx: LowerContext, uop: Uop) -> ir.Value:
-    name, argument = _EMPTY[uop.operand]
-    args = () if argument is None else (argument if argument is _NULL else _i64(argument),)
+    name, args = _EMPTY[uop.operand]
     made = ctx.capi(name, *args)
     ctx.guard(ctx.builder.icmp_unsigned("!=", made, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
     return made
@@ -495,7 +498,7 @@ def _guard_class(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_GUARD_TYPE_OWNED")
 def _guard_type_owned(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])
-    expected = arrays.numpy_module().ndarray if uop.operand == Kind.ARRAY else _TYPE_OF_KIND[uop.operand]
+    expected = arrays.numpy_module().ndarray if uop.operand == Kind.ARRAY else EXACT_TYPES[uop.operand]
     ctx.guard(_type_is(ctx, obj, expected), uop)
     ctx.incref(obj)  # (the result's own reference: the object's is released after its last use)
     return obj

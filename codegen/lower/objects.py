@@ -16,19 +16,8 @@ from codegen.lower.table import (
 )
 from codegen.lower.wide_ints import _phi_if
 from jit import arrays
-from jit.kinds import NUMPY_SCALARS, Kind
+from jit.kinds import EXACT_TYPES, NUMPY_SCALARS, Kind
 from jit.trace import Uop, Value
-
-_TYPE_OF_KIND = {
-    Kind.INT: int,
-    Kind.FLOAT: float,
-    Kind.BOOL: bool,
-    Kind.LIST: list,
-    Kind.TUPLE: tuple,
-    Kind.STR: str,
-    Kind.DICT: dict,
-    Kind.NONE: type(None),
-}
 
 
 def _load_at(ctx: LowerContext, pointer: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
@@ -44,7 +33,7 @@ def _type_is(ctx: LowerContext, obj: ir.Value, pytype: type) -> ir.Value:
 @lowers("_GUARD_TYPE")
 def _guard_type(ctx: LowerContext, uop: Uop) -> ir.Value:
     obj = ctx.value(uop.args[0])
-    ctx.guard(_type_is(ctx, obj, _TYPE_OF_KIND[uop.operand]), uop)
+    ctx.guard(_type_is(ctx, obj, EXACT_TYPES[uop.operand]), uop)
     return obj
 
 

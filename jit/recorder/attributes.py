@@ -21,13 +21,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from jit import inline, instances, specialize
+from jit import instances, specialize
 from jit.aborts import Abort, Reason
 from jit.kinds import Kind
 from jit.recorder import generic
 from jit.recorder.recorder import Recorder
 from jit.trace import Value
-from runtime.frame import Frame
 
 #: the kinds of values a native store takes: objects (which it stores), and numbers (which it boxes, or writes into
 #: the object it replaces, as list stores do)
@@ -73,41 +72,6 @@ def load(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:
     r.guard_class(obj, where.klass, where)
     loaded = r.emit("_LOAD_ATTR_INSTANCE", (obj,), operand=where)
     return generic._typed(r, loaded, instances.value_of(actual, where))
-
-
-def load_property(r: Recorder, frame: Frame, name: str) -> bool:
-    """`obj.name` of a property whose getter is a plain Python function (``jit.instances.find_property``): the
-    getter's body inlined on obj (``Recorder.inline_call``, as a method call `obj.m()`: its exits resume at this
-    LOAD_ATTR, which runs the getter again), obj's class and version guarded; its result pushed. False, with
-    nothing recorded, where it is no such property or the getter cannot be inlined (then the generic path)."""
-    obj = r.abstract.peek(1)
-    if obj.kind != Kind.OBJECT or obj.id in r.pending_methods or r.pending_subscript() is not None:
-        return False
-    actual = frame.stack[-1]
-    found = instances.find_property(actual, name)
-    if found is None or not r.may_specialize(found[0].klass):
-        return False
-    where, getter = found
-    site = generic.PendingMethod(obj, name, r.snapshots.take(), r.pc, actual)
-    mark = generic.rolled_back(r)
-    try:
-        r.guard_class(obj, where.klass, where)
-        r.abstract.pop()
-        try:
-            result = r.inline_call(frame, getter, [obj], 0, method=site)
-        finally:
-            done = frame.stack[-1]
-            if isinstance(done, (inline.Returns, inline.Raises)):  # (the getter ran: LOAD_ATTR reads its result)
-                frame.stack[-1] = inline.LoadsResult(done)
-    except Abort as exc:
-        if isinstance(frame.stack[-1], inline.LoadsResult):
-            raise  # (after its effect: the getter ran, once)
-        generic.roll_back(r, mark)
-        r.abstract.push(obj)
-        r.trace.generic_calls.setdefault(getter.__qualname__, f"line {r.line}: {exc}")  # (for jit.explain)
-        return False
-    r.push(result)
-    return True
 
 
 def _class_value(r: Recorder, obj: Value, name: str, actual: Any) -> Value | None:

@@ -268,7 +268,7 @@ def _array_new(r: Recorder, frame: Frame, name: str, n: int, keywords: tuple[str
     actual = list(frame.stack[len(frame.stack) - n :])
     args = [r.pop() for _ in range(n)][::-1]
     r.pop()
-    built = next((u for u in reversed(r.trace.uops) if u.out is args[0]), None) if n else None
+    built = r.trace.made_by(args[0]) if n else None
     items = list(built.args) if built is not None and built.name == "_BUILD_TUPLE" else None
     r.push(specialize_array_new.record(r, name, args, actual, keywords, items))
 

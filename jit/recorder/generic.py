@@ -699,7 +699,7 @@ def _plain_index(r: Recorder, key: Value) -> bool:
     if key.is_const:
         part = key.const
         return type(part) is slice and all(type(p) in (int, type(None)) for p in (part.start, part.stop, part.step))
-    made = next((u for u in reversed(r.trace.uops) if u.out is key), None)
+    made = r.trace.made_by(key)
     return (
         made is not None
         and made.name == "_BUILD_SLICE"

@@ -8,7 +8,7 @@ from jit import instances, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import attributes, generic, iteration
+from jit.recorder import attributes, generic, iteration, operator_methods
 from jit.recorder.array_access import _array_attribute
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _unbox
@@ -188,7 +188,7 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
 def _load_attr(r: Recorder, frame: Frame, name: str) -> None:
     if iteration.made_dict_view(r, frame, name):  # (`for k, v in d.items()` in a loop)
         return
-    if attributes.load_property(r, frame, name):  # (a property's getter, inlined)
+    if operator_methods.load_property(r, frame, name):  # (a property's getter, inlined)
         return
     obj = r.pop()
     if (

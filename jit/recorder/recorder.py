@@ -382,7 +382,8 @@ class Recorder:
 
     def _popped(self, value: Value) -> bool:
         """Was value made by a list's pop (``_LIST_POP``), untyped (in an inlined call: no guard after it)?"""
-        return any(u.name == "_LIST_POP" and u.out is value for u in self.trace.uops)
+        made = self.trace.made_by(value)
+        return made is not None and made.name == "_LIST_POP"
 
     def _read_stored_globals(self, target: types.FunctionType, code: Any) -> None:
         """The globals of the trace's function that target, to be inlined, stores (a helper's `global count`):

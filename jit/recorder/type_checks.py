@@ -17,24 +17,13 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from jit.kinds import Kind
+from jit.kinds import EXACT_TYPES, Kind
 from jit.recorder.recorder import Recorder
 from jit.trace import Value
 from runtime.frame import Frame
 
-#: the kinds that name their value's exact class
-_EXACT_CLASS = {
-    Kind.INT: int,
-    Kind.INT_OBJECT: int,
-    Kind.WIDE_INT: int,
-    Kind.FLOAT: float,
-    Kind.BOOL: bool,
-    Kind.NONE: type(None),
-    Kind.STR: str,
-    Kind.LIST: list,
-    Kind.TUPLE: tuple,
-    Kind.DICT: dict,
-}
+#: the kinds that name their value's exact class (an int held as an object, or in 128 bits, is an int)
+_EXACT_CLASS = {**EXACT_TYPES, Kind.INT_OBJECT: int, Kind.WIDE_INT: int}
 
 
 def _plain_classes(spec: Any) -> bool:
@@ -49,7 +38,7 @@ def _constant_classes(r: Recorder, spec: Value) -> Any:
     names are globals the trace guards); else None."""
     if spec.is_const:
         return spec.const
-    built = next((u for u in reversed(r.trace.uops) if u.out is spec), None)
+    built = r.trace.made_by(spec)
     if built is None or built.name != "_BUILD_TUPLE" or not all(a.is_const for a in built.args):
         return None
     return tuple(a.const for a in built.args)

@@ -1,5 +1,5 @@
 """`obj.name` of a property whose getter is a plain Python function: the getter's body is inlined into the trace
-(jit.recorder.attributes.load_property), as a method call's is, instead of a generic attribute load that calls
+(jit.recorder.operator_methods.load_property), as a method call's is, instead of a generic attribute load that calls
 it through the C-API. Checked against CPython (getters that compute, raise, count their calls, call other
 properties; a property replaced on its class mid-loop; an instance attribute of the same name; subclasses
 overriding it) and through jit.stats and the uop dump that the getter was inlined."""
