@@ -105,12 +105,12 @@ def attribute_missing(n, k):
 def test_del_of_dict_items():
     words = [f"w{i % 40}" for i in range(200)]
     _no_aborts(check(drop_seen, words, native=True))
-    check(drop_missing, ([f"k{i}" for i in range(50)], "nope"))
+    check(drop_missing, ([f"k{i}" for i in range(50)], "nope"), native=True)
 
 
 def test_del_of_list_items_and_slices():
-    check(trim_lists, [[j for j in range(6)] for _ in range(50)], [[1, 2, 3]] * 2 + [[1, 2]] * 30)
-    check(pop_front, (list(range(100)), 60), (list(range(50)), 60))
+    check(trim_lists, [[j for j in range(6)] for _ in range(50)], [[1, 2, 3]] * 2 + [[1, 2]] * 30, native=True)
+    check(pop_front, (list(range(100)), 60), (list(range(50)), 60), native=True)
 
 
 def test_user_hooks_and_finalizers():
@@ -119,4 +119,4 @@ def test_user_hooks_and_finalizers():
 
 
 def test_attribute_error_mid_loop():
-    check(attribute_missing, (50, 100), (50, 30))
+    check(attribute_missing, (50, 100), (50, 30), native=True)

@@ -159,25 +159,25 @@ def test_vector_arithmetic():
 
 
 def test_right_operands_of_several_types():
-    check(mixed_right_operands, [2] * 30 + [0.5] * 30 + [True] * 5, [3] * 40 + [Scale(3)] * 3 + [4] * 20)
-    check(mixed_right_operands, [2] * 40 + ["x"] + [1] * 5)  # (TypeError: NotImplemented both ways)
+    check(mixed_right_operands, [2] * 30 + [0.5] * 30 + [True] * 5, [3] * 40 + [Scale(3)] * 3 + [4] * 20, native=True)
+    check(mixed_right_operands, [2] * 40 + ["x"] + [1] * 5)  # (TypeError: NotImplemented both ways, native=True)
 
 
 def test_raising_in_place_and_a_subclass_reflected():
     items = [Money(i) for i in range(60)]
-    check(totals, items, items[:40] + [Money(-1)] + items, items[:30] + [Tip(5)] * 3 + items)
+    check(totals, items, items[:40] + [Money(-1)] + items, items[:30] + [Tip(5)] * 3 + items, native=True)
 
 
 def test_a_method_with_an_effect():
-    check(counted, 0, 7, 100)
+    check(counted, 0, 7, 100, native=True)
 
 
 def test_a_method_returning_what_it_did_not_make():
-    check(returns_self, 0, 100)
+    check(returns_self, 0, 100, native=True)
 
 
 def test_a_method_replaced_on_the_class():
-    check(replaced_midway, 10, 100)
+    check(replaced_midway, 10, 100, native=True)
 
 
 def test_body_inlined():
@@ -236,7 +236,7 @@ def test_exits_inside_the_inlined_bodies():
     values = list(range(40)) + [0.5, 1.5] + [2**40, 2**62, 7] + list(range(20))
     check(accumulate, values, list(range(60)), native=True)
     pairs = [(i, i % 7 + 1) for i in range(40)] + [(1, 0)] + [(3, 4)] * 10
-    check(divide, pairs, [(1.5, 2)] * 30 + [(2, 0.0)])
+    check(divide, pairs, [(1.5, 2)] * 30 + [(2, 0.0)], native=True)
 
 
 class Grid:
@@ -290,9 +290,9 @@ def test_getitem_of_a_python_class_inlined():
     the class guarded; its KeyError raised mid-loop; a subclass of dict with its own `__getitem__`."""
     cells = list(range(48))
     check(grid_sum, (Grid(8, cells), 8, 6), (Grid(8, cells[:40] + [0.5] * 8), 8, 6), native=True)
-    check(counted_reads, (Counting(4, list(range(20))), 100))
+    check(counted_reads, (Counting(4, list(range(20))), 100), native=True)
     d = Strict(a=1, b=2, c=3)
-    check(strict_lookups, (d, list("abc") * 20), (d, list("abc") * 20 + ["z"]))
+    check(strict_lookups, (d, list("abc") * 20), (d, list("abc") * 20 + ["z"]), native=True)
     # (check() deep-copies its arguments, whose instances then keep their attributes in a dict of their own, read
     # generically: an inlined body may not, so the subscript stays generic there; an ordinary instance here)
     jitted = jit(threshold=2, side_exit_threshold=2)(grid_sum)

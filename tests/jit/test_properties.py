@@ -129,28 +129,28 @@ def test_getters_computing():
 
 def test_getter_raising_in_the_loop():
     accounts = [Account(i) for i in range(50)]
-    check(balances, accounts, accounts[:30] + [Account(-2)] + accounts)
+    check(balances, accounts, accounts[:30] + [Account(-2)] + accounts, native=True)
 
 
 def test_subclass_overriding_with_an_attribute():
     mixed = [Account(1), Shadowed(2)] * 30
-    check(balances, mixed, [Shadowed(i) for i in range(40)] + [Account(3)] * 40)
+    check(balances, mixed, [Shadowed(i) for i in range(40)] + [Account(3)] * 40, native=True)
 
 
 def test_getter_with_an_effect():
-    check(counted_reads, 0, 7, 100)
+    check(counted_reads, 0, 7, 100, native=True)
 
 
 def test_getter_not_inlined_and_cached_property():
-    check(looping_and_cached, 0, 50)
+    check(looping_and_cached, 0, 50, native=True)
 
 
 def test_property_replaced_on_the_class():
-    check(replaced_midway, 10, 100)
+    check(replaced_midway, 10, 100, native=True)
 
 
 def test_instance_attribute_of_the_same_name():
-    check(instance_attribute_ignored, 0, 60)
+    check(instance_attribute_ignored, 0, 60, native=True)
 
 
 def test_getter_inlined():

@@ -134,15 +134,15 @@ def test_abstract_base_classes_stay_calls():
 
 
 def test_a_class_defining_dunder_class():
-    check(proxies, [Proxy(), Base(), Other(), 1] * 30, [Other()] * 40 + [Proxy()] * 40)
+    check(proxies, [Proxy(), Base(), Other(), 1] * 30, [Other()] * 40 + [Proxy()] * 40, native=True)
 
 
 def test_an_instance_whose_class_changes():
-    check(class_changes, ([Derived() for _ in range(60)], 30), ([Base() for _ in range(60)], 59))
+    check(class_changes, ([Derived() for _ in range(60)], 30), ([Base() for _ in range(60)], 59), native=True)
 
 
 def test_a_class_rebound_mid_loop():
-    check(rebinds_a_class, 10, 200)
+    check(rebinds_a_class, 10, 200, native=True)
 
 
 def test_no_call_left_in_the_trace():

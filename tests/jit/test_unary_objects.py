@@ -105,11 +105,11 @@ def test_fractions_and_decimals():
 
 
 def test_a_unary_method_raising_in_the_loop():
-    check(raises_midway, 10, 39, 41, 80)
+    check(raises_midway, 10, 39, 41, 80, native=True)
 
 
 def test_an_operand_becoming_unsupported_in_the_loop():
-    check(type_changes_midway, 5, 30, 200)
+    check(type_changes_midway, 5, 30, 200, native=True)
 
 
 def test_warm_call_stays_native():
