@@ -73,6 +73,52 @@ def method_loop(n: int) -> tuple[int, int]:
     return total, account.last
 
 
+class Shape:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def area(self) -> float:
+        return 0.0
+
+
+class Rect(Shape):
+    def __init__(self, w: float, h: float) -> None:
+        super().__init__("rect")
+        self.w = w
+        self.h = h
+
+    def area(self) -> float:
+        return self.w * self.h
+
+
+class Square(Rect):
+    def __init__(self, side: float) -> None:
+        super().__init__(side, side)
+        self.name = "square"
+
+
+class Framed(Rect):
+    def area(self) -> float:
+        return super().area() + 2.0 * (self.w + self.h)
+
+
+def shapes(n: int) -> tuple[float, int]:
+    """A class hierarchy: constructors chained by super().__init__, a method extending its parent's by super()."""
+    total = 0.0
+    squares = 0
+    for i in range(n):
+        k = i % 3
+        if k == 0:
+            s: Rect = Rect(i % 7 + 1.0, 2.0)
+        elif k == 1:
+            s = Square(i % 5 + 1.0)
+        else:
+            s = Framed(1.5, i % 4 + 0.5)
+        total += s.area()
+        squares += s.name == "square"
+    return round(total, 6), squares
+
+
 # --- string building and parsing ---------------------------------------------------------------------------
 
 
@@ -468,6 +514,7 @@ class Case:
 ORDINARY: dict[str, Case] = {
     "particles": Case(particles, 200, 10, what="classes, methods, a generator expression"),
     "method_loop": Case(method_loop, 100_000, 2000, what="a loop of method calls and attributes"),
+    "shapes": Case(shapes, 100_000, 2000, what="a class hierarchy: super().__init__, super().area()"),
     "csv_roundtrip": Case(csv_roundtrip, 20_000, 500, what="f-strings, split, join"),
     "title_words": Case(title_words, 50_000, 1000, what="string methods"),
     "word_stats": Case(word_stats, 100_000, 2000, what="dict and set"),

@@ -238,8 +238,6 @@ def callee_code(fn: types.FunctionType, nargs: int, keywords: tuple[str, ...] = 
         why = "a generator, coroutine, or *args/**kwargs function"
     elif code.co_cellvars:
         why = "it makes closures of its own"
-    elif "__class__" in code.co_freevars:
-        why = "it uses super() or __class__"
     else:
         parameters(fn, nargs, keywords)
     if why is None:

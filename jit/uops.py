@@ -358,7 +358,8 @@ _uop(
     transient=True,
     peer=True,
     doc="a function held in a variable, called inlined: a function with that code and globals (and the defaults "
-    "the call takes, where it takes any: else defaults is None)",
+    "the call takes, where it takes any: else defaults is None); code None: that very object (a builtin function "
+    "held in a variable, the class in a method's class cell)",
 )
 
 # --- type guards, boxing -------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     LOAD_FAST_AND_CLEAR,
     LOAD_FREE,
     LOAD_GLOBAL,
+    LOAD_SUPER_ATTR,
     LOOP_HEADER,
     MAP_ADD,
     NOP,
@@ -303,6 +304,10 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     raise messages.unbound_free(arg[1]) from None
             elif op == LOAD_ATTR:
                 stack[-1] = getattr(stack[-1], arg)
+            elif op == LOAD_SUPER_ATTR:
+                first = pop()
+                stack[-1] = super_attribute(stack[-1], function.closure[arg[0]], first, arg[1])
+                first = None
             elif op == BINARY_SUBSCR:
                 key = pop()
                 stack[-1] = stack[-1][key]
@@ -515,3 +520,19 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 raise
             # no stack left to point at the user's line: exc leaves as it is, with nothing of ours chained to it
         raise
+
+
+def super_attribute(callable_: Any, cell: Any, first: Any, name: str) -> Any:
+    """`super().name` in a method (``LOAD_SUPER_ATTR``), as CPython runs it: callable_ is what the global name
+    `super` finds, cell the method's class cell, first its first argument's value. The builtin (or a subclass of
+    it, whose zero-argument call reads the same frame) gets the class and the object; anything else the module
+    calls `super` is called with no argument."""
+    if not (isinstance(callable_, type) and issubclass(callable_, super)):
+        return getattr(callable_(), name)
+    try:
+        klass = cell.cell_contents
+    except ValueError:
+        raise RuntimeError("super(): empty __class__ cell") from None
+    if not isinstance(klass, type):
+        raise RuntimeError(f"super(): __class__ is not a type ({type(klass).__name__})")
+    return getattr(callable_(klass, first), name)

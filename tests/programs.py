@@ -16,7 +16,7 @@ variable bounds, negative steps, zero trips, bounds near 2**63) or over ``data``
 ``while`` loops (also ``while True``), loop ``else``, ``break``/``continue``, loops nested up to three deep
 (an inner loop over ``enumerate``, ``zip`` or ``tally.items()`` gets a new iterator at each outer iteration),
 early returns, calls of ``h`` with keyword arguments and of ``hg``, which updates a global ``f`` does not name,
-instances of a class ``Pt`` made in loops, lists made, copied and swapped between locals ``box`` and
+instances of a class ``Pt`` made in loops (its ``__init__`` calls its base class's by ``super().__init__``), lists made, copied and swapped between locals ``box`` and
 ``keep`` (and appended to), ``acc.append(...)`` and ``acc.pop()`` on a local list, a dict ``tally`` keyed by strs read from a local tuple
 ``words`` (``tally[w] = tally.get(w, 0) + e``, ``w in tally``, ``len(tally)``), ``del``, module globals ``G`` and ``GS`` that ``f``
 declares ``global`` (and assigns first, so that every call starts alike) used as variables (``del G`` too, assigned
@@ -79,8 +79,12 @@ HELPER_GLOBAL = (
     "HG = 0\n\n\ndef hg(p):\n    global HG\n    HG = (HG + p) % 1000 if p > 0 else HG - 1\n    return HG\n\n\n"
     "def hg0():\n    global HG\n    HG = 0\n"
 )
-# a class whose instances f makes in its loops (made natively, its __init__ inlined on the new instance)
-POINT = "class Pt:\n    def __init__(self, a, b):\n        self.a = a\n        self.b = b - a\n"
+# a class whose instances f makes in its loops (made natively, its __init__ inlined on the new instance, and its
+# base class's through `super().__init__`)
+POINT = (
+    "class PtBase:\n    def __init__(self, a):\n        self.a = a\n\n\n"
+    "class Pt(PtBase):\n    def __init__(self, a, b):\n        super().__init__(a)\n        self.b = b - a\n"
+)
 # a class whose truth is Python code (`if Truthy(e):`: its __bool__ runs in the loop)
 TRUTHY = "class Truthy:\n    def __init__(self, v):\n        self.v = v\n\n    def __bool__(self):\n        return self.v > 0\n"
 DATA_MAX = 6  # longest `data` list arguments() draws

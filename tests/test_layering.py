@@ -80,6 +80,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.recorder.control",
         "jit.recorder.iteration",
         "jit.recorder.type_checks",
+        "jit.recorder.super_calls",
         "jit.recorder.calls",
         "jit.recorder",
         "jit.lifecycle",

@@ -186,11 +186,12 @@ def _guard_callee_value(ctx: LowerContext, uop: Uop) -> None:
     """A function called through a variable (a helper defined in the function, or passed as an argument), whose
     body the trace inlines: any function object with the recorded one's code and globals runs that body (a
     ``def`` run again makes a new function object with the same code), and the defaults are checked only where
-    the call takes some. A builtin function (code None), whose uops the trace has: that very object."""
+    the call takes some. A builtin function (code None), whose uops the trace has, or the class a method's class
+    cell holds (``jit.recorder.super_calls``): that very object."""
     callee = uop.operand
     b = ctx.builder
     function = ctx.value(uop.args[0])
-    if callee.code is None:  # (a builtin function: that very one)
+    if callee.code is None:  # (a builtin function or a class: that very one)
         ctx.guard(b.icmp_unsigned("==", function, ctx.pointer(callee.function)), uop)
         return
     ctx.guard(_type_is(ctx, function, types.FunctionType), uop)  # (only then are the fields below a function's)

@@ -236,8 +236,48 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
 
 
 def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
+    if _is_zero_argument_super(b, node.value):
+        _super_attribute(b, node)
+        return
     compile_expr(b, node.value)
     b.emit(I.LOAD_ATTR, b.source.mangle(node.attr))
+
+
+def _is_zero_argument_super(b: FunctionBuilder, node: ast.expr) -> bool:
+    """Is node `super()` with no argument, in a method whose class cell the front end may read (an inlined
+    callee's: ``jit.frontend.source.FunctionSource.class_cell``)?"""
+    return (
+        b.source.class_cell
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _super_attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
+    """`super().name`: what CPython's zero-argument super() reads, made explicit. CPython's compiler turns the call
+    into super(__class__, <first argument>), looking `super` up as a global; if that finds the builtin, the class
+    comes from the method's class cell and the object from the frame's first local as it is then (rebound or not).
+    The front end emits the same: the global, the first parameter's slot, and LOAD_SUPER_ATTR, which reads the cell
+    (the interpreter calls any other `super` the globals hold with no argument, as CPython does)."""
+    func = b.source.func
+    first = b.source.local_names[0] if func.__code__.co_argcount else None
+    if first is None or b.comprehension_scopes or b.lookup("super") is not None or _deletes(b.source.node, first):
+        # (CPython raises RuntimeError where the first argument is missing or deleted; a local `super` is no super;
+        # in a comprehension, its own frame's first local on Python 3.11)
+        raise Unsupported("super() or __class__ (a closure over the enclosing class)", node.lineno)
+    b.emit(I.LOAD_GLOBAL, "super")
+    slot = b.lookup(first)
+    assert slot is not None
+    b.emit(I.LOAD_FAST, slot)
+    b.emit(I.LOAD_SUPER_ATTR, (func.__code__.co_freevars.index("__class__"), b.source.mangle(node.attr)))
+
+
+def _deletes(tree: ast.AST, name: str) -> bool:
+    """Does tree delete the variable name somewhere (`del name`)?"""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Del) for n in ast.walk(tree))
 
 
 def compile_subscript_key(b: FunctionBuilder, node: ast.expr) -> None:

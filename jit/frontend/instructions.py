@@ -64,6 +64,11 @@ LOAD_FREE = _op(
 
 # --- objects ---------------------------------------------------------------------------------------------
 LOAD_ATTR = _op("LOAD_ATTR", 0)
+LOAD_SUPER_ATTR = _op(
+    "LOAD_SUPER_ATTR",
+    -1,
+    doc="arg = (index, name): stack: super, first argument; `super().name` in a method, with the class in cell `index`",
+)
 STORE_ATTR = _op("STORE_ATTR", -2, doc="stack: value, obj")
 DELETE_ATTR = _op("DELETE_ATTR", -1)
 BINARY_SUBSCR = _op("BINARY_SUBSCR", -1)

@@ -32,6 +32,7 @@ from jit.recorder import (  # noqa: F401  (each registers its handlers)
     operators,
     stack_and_slots,
     subscripts,
+    super_calls,
     unpacking,
 )
 from jit.recorder.recorder import Recorder

@@ -12,7 +12,7 @@ from jit import inline, instances, specialize, specialize_array_new, specialize_
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
-from jit.recorder import generic, iteration, type_checks
+from jit.recorder import generic, iteration, super_calls, type_checks
 from jit.recorder.recorder import Recorder, _handles
 from jit.recorder.subscripts import _dict_get, _unbox
 from jit.trace import NO_CONST, Value
@@ -206,6 +206,8 @@ def _method_call(r: Recorder, frame: Frame, method: Value, args: list[Value], ke
     and the callee can be inlined (``jit.inline``); else one generic method call. keywords: the names of the
     last len(keywords) arguments, given by keyword."""
     pending = r.pending_methods[method.id]
+    if pending.function is not None:  # (`super().name(...)`)
+        return super_calls.call(r, frame, method, args, keywords)
     found = instances.find_method(pending.actual, pending.name)
     if found is None:
         return generic.call_method(r, method, args, keywords)

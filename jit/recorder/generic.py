@@ -373,6 +373,7 @@ class PendingMethod:
     actual: Any  # (what obj was when recorded)
     descriptor: Any = None  # (the method itself where the receiver's kind fixes it: ``_fixed_method``)
     code: Any = None  # (the tier-1 code of the LOAD_ATTR: the function's, or an inlined callee's)
+    function: Any = None  # (`super().name`: the plain function the lookup found, ``jit.recorder.super_calls``)
 
 
 def _is_method(actual: Any, name: str) -> bool:

@@ -368,11 +368,12 @@ def test_init_returning_a_value_raises_cpythons_type_error():
 
 
 def test_subclasses_and_classes_left_generic():
+    """A subclass whose __init__ calls its base's by `super().__init__(...)` is made natively too, both inlined
+    (``jit.recorder.super_calls``)."""
     f, _ = program("child")
     jitted = check(f, (3000,), native=True)
     assert _inlined(jitted, "Vec.__init__"), jit_module.explain(jitted)
-    text = jit_module.explain(jitted)
-    assert "Super.__init__" in text and "super()" in text, text
+    assert _inlined(jitted, "Super.__init__"), jit_module.explain(jitted)
     g, _ = program("others")
     check(g, (3000,), native=True)
 

@@ -191,7 +191,8 @@ class Base:
 
 class Child(Base):
     def f(self, n):
-        return super().f(n) * 2  #<
+        parent = super()  #<
+        return parent.f(n) * 2
 
 def make():
     return Child.f
