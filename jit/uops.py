@@ -1252,6 +1252,23 @@ _uop(
     "before the subscript, which the interpreter makes again",
 )
 _uop(
+    "_LIST_SLICE",
+    (L, ANY),
+    L,
+    DEOPT,
+    owns=True,
+    doc="`a[i:j:k]` of an exact list, inputs: the list, a slice of ints and None: PyObject_GetItem (runs no Python "
+    "code: a new list referencing the items); leaves as _BINARY_SUBSCR_STR where it fails (MemoryError)",
+)
+_uop(
+    "_TUPLE_SLICE",
+    (T, ANY),
+    T,
+    DEOPT,
+    owns=True,
+    doc="`t[i:j:k]` of an exact tuple, likewise",
+)
+_uop(
     "_LIST_POP",
     (L,),
     O,

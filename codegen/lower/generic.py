@@ -246,10 +246,11 @@ def _direct_call(ctx: LowerContext, descriptor: object, refs: list[ir.Value], ar
     return b.call(function, values)
 
 
-@lowers("_BINARY_SUBSCR_STR")
-def _subscript_str(ctx: LowerContext, uop: Uop) -> ir.Value:
-    """An exact str's item or slice (jit.recorder.generic: no Python code runs); leaves, the exception cleared,
-    where boxing the index or the subscript fails (the interpreter makes it again and raises CPython's error)."""
+@lowers("_BINARY_SUBSCR_STR", "_LIST_SLICE", "_TUPLE_SLICE")
+def _subscript_in_c(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """An exact str's item or slice, an exact list's or tuple's slice (jit.recorder.generic: no Python code runs);
+    leaves, the exception cleared, where boxing the index or the subscript fails (the interpreter makes it again
+    and raises CPython's error)."""
     b = ctx.builder
     refs = [_reference(ctx, v, uop) for v in uop.args]
     index = uop.args[1]

@@ -137,7 +137,7 @@ def _append(ctx: LowerContext, uop: Uop, raising: bool = False) -> None:
     b = ctx.builder
     target, item = _args(ctx, uop)
     kind = uop.args[1].kind
-    obj = item if kind.is_pointer else _same_object(ctx, uop.args[1])
+    obj = item if kind.is_pointer else _same_object(ctx, uop.args[1], uop)
     boxed_here = obj is None
     if obj is None:
         obj = _box(ctx, kind, item)

@@ -318,7 +318,9 @@ def _typed(r: Recorder, value: Value, actual: Any) -> Value:
     if t in _UNBOXED and (t is not int or specialize.fits_int64(actual)):
         name, kind = _UNBOXED[t]
         checked = r.emit("_GUARD_TYPE", (value,), operand=kind, kind=Kind.OBJECT)
-        return r.emit(name, (checked,))
+        unboxed = r.emit(name, (checked,))
+        unboxed.boxed = checked  # (moved on unchanged, `out.append(sum(chunk))`: that very object, as CPython)
+        return unboxed
     kind = _POINTER_RESULTS.get(t)
     if kind is not None:
         return r.emit("_GUARD_TYPE_OWNED", (value,), operand=kind, kind=kind)
@@ -684,11 +686,20 @@ def _with_fallback(op: int, depth: int, generic_handler: Any) -> None:
     _HANDLERS[op] = handler
 
 
+#: the uops of a slice of an exact list or tuple (C code: no barrier)
+_SLICES = {Kind.LIST: "_LIST_SLICE", Kind.TUPLE: "_TUPLE_SLICE"}
+
+
 def _subscript(r: Recorder, container: Value, key: Value) -> None:
     what = "a subscript"
     if container.kind == Kind.STR and _plain_index(r, key) and r.pending_subscript() is None:
-        r.push(_str_subscript(r, container, key))
+        r.push(_subscript_in_c(r, "_BINARY_SUBSCR_STR", container, key))
         return
+    sliced = _SLICES.get(container.kind)
+    if sliced is not None and key.kind not in (Kind.INT, Kind.BOOL) and _plain_index(r, key):
+        if r.pending_subscript() is None:  # (`rows[a:b]`: a new list of the same items, no Python code)
+            r.push(_subscript_in_c(r, sliced, container, key))
+            return
     r.push(barrier(r, "_BINARY_SUBSCR_GENERIC", (argument(r, container, what), argument(r, key, what))))
 
 
@@ -708,12 +719,12 @@ def _plain_index(r: Recorder, key: Value) -> bool:
     )
 
 
-def _str_subscript(r: Recorder, container: Value, key: Value) -> Value:
-    """`w[:2]`, `w[i]` of an exact str: ``_BINARY_SUBSCR_STR``, no barrier (in an inlined helper too, `key(x)`:
-    `return x[:2]`). Its exit leaves before the subscript, its operands on the stack again (or before the binding
-    of a method waiting for its call around it: jit.recorder.generic.PendingMethod)."""
+def _subscript_in_c(r: Recorder, name: str, container: Value, key: Value) -> Value:
+    """`w[:2]`, `w[i]` of an exact str, `rows[a:b]` of an exact list or tuple: the uop name, no barrier (in an
+    inlined helper too, `key(x)`: `return x[:2]`). Its exit leaves before the subscript, its operands on the stack
+    again (or before the binding of a method waiting for its call around it: jit.recorder.generic.PendingMethod)."""
     if r.inlined:  # (its exits make the outermost inlined call again)
-        out = r.emit("_BINARY_SUBSCR_STR", (container, key))
+        out = r.emit(name, (container, key))
     else:
         before = r.method_resume()
         if before is None:
@@ -724,7 +735,7 @@ def _str_subscript(r: Recorder, container: Value, key: Value) -> Value:
             r.abstract.pop()
         r.resume_override = before
         try:
-            out = r.emit("_BINARY_SUBSCR_STR", (container, key))
+            out = r.emit(name, (container, key))
         finally:
             r.resume_override = None
     r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (it leaves where it raises)
