@@ -1201,6 +1201,16 @@ _uop(
 )
 _uop("_BUILD_SET", "n", O, owns=True, doc="a new set of the inputs: PySet_New, PySet_Add", **_GENERIC)
 _uop("_BUILD_MAP", "n", O, owns=True, doc="a new dict of the inputs (key, value, ...): PyDict_SetItem", **_GENERIC)
+_uop(
+    "_BUILD_MAP_CONST_KEYS",
+    "n",
+    D,
+    DEOPT,
+    owns=True,
+    doc="a new dict of the inputs (key, value, ...) whose keys are distinct str or int constants: PyDict_SetItem, which "
+    "then runs no Python code (no barrier); where it fails (memory) the exception is cleared and the trace leaves "
+    "for the interpreter to make it again",
+)
 _uop("_CONTAINS_GENERIC", (ANY, ANY), B, doc="inputs: container, item: PySequence_Contains", **_GENERIC)
 _uop(
     "_CONTAINS_SET",

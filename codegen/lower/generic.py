@@ -324,17 +324,23 @@ def _build_slice(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _made(ctx, uop, result)
 
 
-def _filled(ctx: LowerContext, uop: Uop, make: str, add: str, group: int) -> ir.Value:
+def _filled(ctx: LowerContext, uop: Uop, make: str, add: str, group: int, clear: bool = False) -> ir.Value:
     """A new set or dict (make) filled by the C-API function add with the inputs, group at a time; leaves with
-    the error if anything failed (releasing what it made and holds)."""
+    the error if anything failed (releasing what it made and holds), or without it where clear."""
     b = ctx.builder
     refs = _references(ctx, uop, uop.args)
     made = ctx.capi(make, _NULL) if make == "PySet_New" else ctx.capi(make)
-    ctx.guard(b.icmp_unsigned("!=", made, _NULL), uop, before_exit=lambda: _release(ctx, refs))
+
+    def released() -> None:
+        _release(ctx, refs)
+        if clear:
+            ctx.capi("PyErr_Clear")
+
+    ctx.guard(b.icmp_unsigned("!=", made, _NULL), uop, before_exit=released)
 
     def failed() -> None:
-        _release(ctx, refs)
         ctx.decref(made)
+        released()
 
     for start in range(0, len(refs), group):
         status = ctx.capi(add, made, *refs[start : start + group])
@@ -351,6 +357,14 @@ def _build_set(ctx: LowerContext, uop: Uop) -> ir.Value:
 @lowers("_BUILD_MAP")
 def _build_map(ctx: LowerContext, uop: Uop) -> ir.Value:
     return _filled(ctx, uop, "PyDict_New", "PyDict_SetItem", 2)
+
+
+@lowers("_BUILD_MAP_CONST_KEYS")
+def _build_map_const_keys(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """`{"name": n, "age": a}`: a dict display whose keys are distinct str or int constants, made as _BUILD_MAP makes
+    one (no Python code runs: a str's or int's hash and equality are C code, and no value is replaced); where memory runs out,
+    the exception is cleared and the trace leaves before the display, which the interpreter makes again."""
+    return _filled(ctx, uop, "PyDict_New", "PyDict_SetItem", 2, clear=True)
 
 
 _CONVERSIONS = {"s": "PyObject_Str", "r": "PyObject_Repr", "a": "PyObject_ASCII"}

@@ -863,11 +863,18 @@ def _build_string(r: Recorder, frame: Frame, n: int) -> None:
 
 @_handles(I.BUILD_MAP)
 def _build_map(r: Recorder, frame: Frame, n: int) -> None:
-    """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier)."""
+    """`{k: v, ...}`: PyDict_New and PyDict_SetItem (hashing the keys may run Python code: a barrier, unless they
+    are distinct str or int constants)."""
     if n == 0:
         r.push(new_empty(r, dict))
         return
     items = [argument(r, r.pop(), "a dict display") for _ in range(2 * n)][::-1]
+    keys = items[0::2]
+    if all(k.is_const and type(k.const) in (str, int) for k in keys) and len({k.const for k in keys}) == n:
+        # (a record, `{"name": n, "age": a}`: no Python code runs, an exact dict whose entries later uops read)
+        r.push(r.emit("_BUILD_MAP_CONST_KEYS", tuple(items)))
+        r.trace.uops[-1].exit.when_hot = WhenHot.NEVER  # type: ignore[union-attr]  # (memory: the interpreter's)
+        return
     r.push(barrier(r, "_BUILD_MAP", tuple(items)))
 
 

@@ -27,7 +27,7 @@ def chunk_sums(data, width):
 def edges(data, k):
     out = []
     for i in range(len(data)):
-        out.append(len(data[-k:]) + len(data[: i - k]) + len(data[i:]) + len(data[::-2]) + len(data[i : -k : 2]))
+        out.append(len(data[-k:]) + len(data[: i - k]) + len(data[i:]) + len(data[::-2]) + len(data[i:-k:2]))
     return out
 
 
