@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import ast
 import sys
+import types
 from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
-from jit.frontend.expressions import FRAME_BUILTINS, compile_expr, compile_jump_if, compile_subscript_key
+from jit.frontend.expressions import (
+    FRAME_BUILTINS,
+    compile_expr,
+    compile_jump_if,
+    compile_subscript_key,
+    comprehension_names,
+    push_function,
+)
 from jit.frontend.instructions import T1Code
 from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
+from jit.frontend.nested_code import nested_function
 from jit.frontend.operators import AST_INPLACE
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -20,8 +29,7 @@ _UNSUPPORTED_STATEMENTS = {
     ast.With: "with statement",
     ast.AsyncWith: "async with",
     ast.AsyncFor: "async for",
-    ast.FunctionDef: "nested function definition",
-    ast.AsyncFunctionDef: "nested function definition",
+    ast.AsyncFunctionDef: "nested async function definition",
     ast.ClassDef: "class definition inside the function",
     ast.Import: "import statement",
     ast.ImportFrom: "import statement",
@@ -359,6 +367,28 @@ def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
             raise Unsupported(f"del of {type(target).__name__}", target.lineno)
 
 
+def _function_def(b: FunctionBuilder, node: ast.FunctionDef) -> None:
+    """A nested def, as CPython's bytecode: its decorators evaluated, the function made (``push_function``), the
+    decorators applied, innermost first, and the result bound. A def calling itself gets a new empty cell first,
+    which its closure holds and which is filled with the result before it is bound (a decorator calling the
+    function meanwhile finds it empty, as under CPython)."""
+    made = nested_function(b.source, node, comprehension_names(b))
+    if made.own is not None:
+        b.emit(I.LOAD_CONST, types.CellType)
+        b.emit(I.CALL, 0)
+    for decorator in node.decorator_list:
+        compile_expr(b, decorator)
+    push_function(b, node, made, len(node.decorator_list))
+    for decorator in reversed(node.decorator_list):
+        with at_line(b, decorator):
+            b.emit(I.CALL, 1)
+    if made.own is not None:
+        b.emit(I.COPY, 1)
+        b.emit(I.SWAP, 3)
+        b.emit(I.STORE_ATTR, "cell_contents")
+    compile_store(b, ast.copy_location(ast.Name(node.name, ast.Store()), node))
+
+
 # --- simple statements -------------------------------------------------------------------------------------
 
 
@@ -479,6 +509,7 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Return: _return,
     ast.Raise: _raise,
     ast.Assert: _assert,
+    ast.FunctionDef: _function_def,
     ast.If: _if,
     ast.For: _for,
     ast.While: _while,
