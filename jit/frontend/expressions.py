@@ -250,9 +250,9 @@ def push_function(b: FunctionBuilder, node: ast.Lambda | ast.FunctionDef, made: 
     under: the items pushed since the def's own cell (``NestedFunction.own``), which the closure takes."""
     slots = [b.lookup(name) for name in made.reads]
     for index, (name, slot) in enumerate(zip(made.reads, slots)):
-        if slot is None and index != made.own:  # (a free variable of the function, a method's class cell)
+        if slot is None and index != made.own:  # (defensive: nested_function refuses what the function has no slot of)
             what = "lambda" if isinstance(node, ast.Lambda) else f"nested function {node.name}"
-            raise Unsupported(f"{what} reading {name}, a variable of an enclosing scope", node.lineno)
+            raise Unsupported(f"{what} reading {name}, which the function holds no slot of", node.lineno)
     b.emit(I.LOAD_CONST, made.maker())
     arguments = node.args
     if arguments.defaults:

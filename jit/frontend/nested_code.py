@@ -133,6 +133,9 @@ def nested_function(
     else:
         what, wanted, written = f"nested function {node.name}", node.name, copy.deepcopy(node)
     own_code = _own_code(source, node, written, enclosing, wanted)
+    outer = [name for name in own_code.co_freevars if name in source.func.__code__.co_freevars]
+    if outer:  # (the function's own closure: a cell tier-1 code reads, never holds)
+        raise Unsupported(f"{what} reading a variable of an enclosing scope ({', '.join(outer)})", node.lineno)
     own = None
     changing = []
     for index, name in enumerate(own_code.co_freevars):

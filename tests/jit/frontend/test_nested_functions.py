@@ -215,6 +215,16 @@ def fib_lambda(n):
     return total
 
 
+def factory(c):
+    def inner(rows):
+        total = 0
+        for row in rows:
+            total += max(row, key=lambda x: x * c)
+        return total
+
+    return inner
+
+
 class Box:
     def __init__(self, rows):
         self.__rows = rows
@@ -248,6 +258,7 @@ NAMES = (
     "recursive_in_a_loop",
     "mutually_recursive",
     "fib_lambda",
+    "factory",
     "Box",
 )
 NS: dict = {}
@@ -429,3 +440,9 @@ def test_one_reading_a_variable_that_may_change_is_refused_and_explained(name, r
     jitted = check(func, call)
     report = jit_module.explain(jitted)
     assert reason in report, report
+
+
+def test_one_reading_a_variable_of_an_enclosing_function_is_refused_and_explained():
+    jitted = check(NS["factory"](-1), ([[1, -2, 3]] * 300,))
+    report = jit_module.explain(jitted)
+    assert "lambda reading a variable of an enclosing scope (c)" in report, report
