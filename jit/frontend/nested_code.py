@@ -1,4 +1,5 @@
-"""Generator expressions: CPython makes and runs the generator; the code around it stays tier-1 code.
+"""Nested scopes whose code CPython compiles: generator expressions, lambdas and nested defs. The code around
+them stays tier-1 code.
 
 In CPython a generator expression is a scope of its own: a code object run as a generator, called with an
 iterator over its first iterable, which the enclosing scope evaluates (``iter()`` of it) when the expression is
@@ -15,13 +16,23 @@ through cells, which tier-1 code does not keep: the generator function is compil
 clause, an `if` per condition and `yield` of the element, taking those variables' values after the iterator,
 given when the expression is evaluated. That is exact only where the
 variable cannot change afterwards while the generator may still run, so each must be a parameter the function
-never rebinds, or a local bound once, by an assignment among the function's top-level statements before the one
-holding the expression (it has run, and nothing binds the name again: no other assignment, `del`, loop target,
-walrus, import, `nonlocal` in a nested function...); any other is refused, and jit.explain names it. To find the
-free variables, the expression is compiled inside a stand-in of the enclosing function in which every local name
-of the function (and of the comprehensions around the expression) is assigned: a name the expression reads from
-the function is then a free variable of the code object. The stand-in sits in a class of the same name as the
-function's own, so that private names are mangled as CPython mangles them there.
+never rebinds, or a local bound once, by an assignment (or a def) among the function's top-level statements
+before the one holding the expression (it has run, and nothing binds the name again: no other assignment,
+`del`, loop target, walrus, import, `nonlocal` in a nested function...); any other is refused, and jit.explain
+names it. To find the free variables, the expression is compiled inside a stand-in of the enclosing function in
+which every local name of the function (and of the comprehensions around the expression) is assigned: a name the
+expression reads from the function is then a free variable of the code object. The stand-in sits in a class of
+the same name as the function's own, so that private names are mangled as CPython mangles them there, and is
+compiled under the function's own ``from __future__`` imports.
+
+A lambda or nested def is compiled the same way, in the stand-in, and its code object is CPython's own for it
+(name, qualified name, lines, docstring, free variables). Where it is evaluated, tier-1 code calls a
+``FunctionMaker`` with the defaults, keyword-only defaults and annotations it evaluated (in CPython's order), and
+the values of the variables the function reads, under the same rule: the maker makes the function with a closure
+of real cells holding those values (``types.CellType``), as CPython's MAKE_FUNCTION would (the recorder records
+that call as ``_MAKE_FUNCTION``, native code). One exception to the rule makes recursion work: a def reading its
+own name, where the def is a top-level statement of the function and the name's only binding, gets an empty cell
+that the def statement fills with what it binds (after its decorators), as CPython's is.
 """
 
 from __future__ import annotations

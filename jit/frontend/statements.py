@@ -220,7 +220,7 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 
 def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
     """(Partial code) A loop statement outside every loop compiled (a loop left to CPython counts as none). If
-    the front end refuses something in it (a ``try``, a ``with``, a nested ``def``: the whole loop, since its
+    the front end refuses something in it (a ``try``, a ``with``, a ``class``: the whole loop, since its
     code would run that), the loop is left to CPython: CPython runs it plain, never handing it over
     (``jit.frontend.instrument``), and the loop statements nested in it, or in its ``if``, ``try`` and ``with``
     statements, are compiled on their own, each handed over by itself when hot, as loops outside every loop are.

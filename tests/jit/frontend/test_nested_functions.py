@@ -142,6 +142,16 @@ def divides(rows):
     return total
 
 
+def helper_raises(values):
+    def inverse(x):
+        return 1 / x
+
+    total = 0.0
+    for v in values:
+        total += inverse(v)
+    return total
+
+
 def default_raises(values):
     total = 0
     for v in values:
@@ -252,6 +262,7 @@ NAMES = (
     "evaluation_order",
     "divides",
     "default_raises",
+    "helper_raises",
     "returns_its_function",
     "reads_a_loop_variable",
     "reads_a_rebound_variable",
@@ -358,6 +369,16 @@ def test_an_exception_in_a_lambda_has_cpythons_traceback():
             ("divides", "total += max(row, key=lambda x: 1 / x)"),
             ("<lambda>", "total += max(row, key=lambda x: 1 / x)"),
         ]
+
+
+def test_an_exception_in_an_inlined_helper_def_has_cpythons_traceback():
+    values = [1.0, 2.0] * 200 + [0.0]
+    jitted = check(NS["helper_raises"], (values,), native=True)
+    for f in (NS["helper_raises"], jitted, jitted.cpython_baseline):
+        with pytest.raises(ZeroDivisionError, match="float division by zero") as info:
+            f(values)
+        frames = [(frame.name, frame.line) for frame in traceback.extract_tb(info.tb)][-2:]
+        assert frames == [("helper_raises", "total += inverse(v)"), ("inverse", "return 1 / x")]
 
 
 def test_a_default_that_raises_raises_where_the_lambda_is_made():
