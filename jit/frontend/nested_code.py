@@ -133,12 +133,16 @@ class FunctionMaker:
 
 
 def nested_function(
-    source: FunctionSource, node: ast.Lambda | ast.FunctionDef, enclosing: Iterable[str] = ()
+    source: FunctionSource,
+    node: ast.Lambda | ast.FunctionDef,
+    enclosing: Iterable[str] = (),
+    binding: ast.Assign | None = None,
 ) -> NestedFunction:
     """The code object of a lambda or nested def and the function's variables it reads, each bound for good
-    when node is evaluated (the def's own name, when the def is a top-level statement of the function and the
-    name's only binding: its cell is filled by the def statement, as CPython's is); raises Unsupported where it
-    reads another variable of the function, or one of the comprehensions around it (``enclosing``)."""
+    when node is evaluated, or its own name: the def's, or (binding) the name a statement `name = lambda ...`
+    binds, when that statement is a top-level statement of the function and the name's only binding (its cell is
+    filled by the statement, as CPython's is). Raises Unsupported where it reads another variable of the function,
+    or one of the comprehensions around it (``enclosing``)."""
     if isinstance(node, ast.Lambda):
         what, wanted, written = "lambda", "<lambda>", copy.deepcopy(node)
     else:
@@ -147,12 +151,18 @@ def nested_function(
     outer = [name for name in own_code.co_freevars if name in source.func.__code__.co_freevars]
     if outer:  # (the function's own closure: a cell tier-1 code reads, never holds)
         raise Unsupported(f"{what} reading a variable of an enclosing scope ({', '.join(outer)})", node.lineno)
+    statement: ast.stmt | None = node if isinstance(node, ast.FunctionDef) else binding
+    own_name = None
+    if isinstance(statement, ast.FunctionDef):
+        own_name = source.mangle(statement.name)
+    elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+        own_name = source.mangle(statement.targets[0].id)
     own = None
     changing = []
     for index, name in enumerate(own_code.co_freevars):
-        if isinstance(node, ast.FunctionDef) and name == source.mangle(node.name) and name not in enclosing:
-            if _bindings(source, name) == [node] and node in source.node.body:
-                own = index  # (calls itself: the def statement binds the name once, before any call can read it)
+        if name == own_name and name not in enclosing:
+            if _bindings(source, name) == [statement] and statement in source.node.body:
+                own = index  # (calls itself: the statement binds the name once, before any call can read it)
                 continue
         if name in enclosing or not _fixed(source, node, name):
             changing.append(name)

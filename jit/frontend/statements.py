@@ -19,7 +19,7 @@ from jit.frontend.expressions import (
 )
 from jit.frontend.instructions import T1Code
 from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
-from jit.frontend.nested_code import nested_function
+from jit.frontend.nested_code import NestedFunction, nested_function
 from jit.frontend.operators import AST_INPLACE
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -282,7 +282,7 @@ def _compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 
 
 def _assign(b: FunctionBuilder, node: ast.Assign) -> None:
-    if _swap_assign(b, node):
+    if _swap_assign(b, node) or _recursive_lambda(b, node):
         return
     compile_expr(b, node.value)
     for target in node.targets[:-1]:
@@ -369,24 +369,47 @@ def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
 
 def _function_def(b: FunctionBuilder, node: ast.FunctionDef) -> None:
     """A nested def, as CPython's bytecode: its decorators evaluated, the function made (``push_function``), the
-    decorators applied, innermost first, and the result bound. A def calling itself gets a new empty cell first,
-    which its closure holds and which is filled with the result before it is bound (a decorator calling the
-    function meanwhile finds it empty, as under CPython)."""
+    decorators applied, innermost first, and the result bound."""
     made = nested_function(b.source, node, comprehension_names(b))
+    _bind_function(b, node, made, ast.copy_location(ast.Name(node.name, ast.Store()), node))
+
+
+def _recursive_lambda(b: FunctionBuilder, node: ast.Assign) -> bool:
+    """`name = lambda ...: ... name(...)`, a lambda calling itself through the name this statement binds (a
+    top-level statement of the function, that name's only binding), made with its own cell: True where so."""
+    target, value = node.targets[0], node.value
+    if len(node.targets) != 1 or not isinstance(target, ast.Name) or not isinstance(value, ast.Lambda):
+        return False
+    made = nested_function(b.source, value, comprehension_names(b), binding=node)
+    if made.own is None:
+        return False
+    _bind_function(b, value, made, target)
+    return True
+
+
+def _bind_function(
+    b: FunctionBuilder, node: ast.FunctionDef | ast.Lambda, made: NestedFunction, target: ast.Name
+) -> None:
+    """Make the function of a def or lambda, apply a def's decorators and bind the result to target. A function
+    calling itself by that name (``NestedFunction.own``) gets a new empty cell first, which its closure holds and
+    which is filled with the result before it is bound (a decorator calling the function meanwhile finds it empty,
+    as under CPython)."""
+    decorators = node.decorator_list if isinstance(node, ast.FunctionDef) else []
     if made.own is not None:
         b.emit(I.LOAD_CONST, types.CellType)
         b.emit(I.CALL, 0)
-    for decorator in node.decorator_list:
+    for decorator in decorators:
         compile_expr(b, decorator)
-    push_function(b, node, made, len(node.decorator_list))
-    for decorator in reversed(node.decorator_list):
+    with at_line(b, node):
+        push_function(b, node, made, len(decorators))
+    for decorator in reversed(decorators):
         with at_line(b, decorator):
             b.emit(I.CALL, 1)
     if made.own is not None:
         b.emit(I.COPY, 1)
         b.emit(I.SWAP, 3)
         b.emit(I.STORE_ATTR, "cell_contents")
-    compile_store(b, ast.copy_location(ast.Name(node.name, ast.Store()), node))
+    compile_store(b, target)
 
 
 # --- simple statements -------------------------------------------------------------------------------------

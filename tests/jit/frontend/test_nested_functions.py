@@ -222,6 +222,14 @@ def fib_lambda(n):
     total = 0
     for i in range(n):
         total += fib(i % 10)
+    return total, fib.__closure__[0].cell_contents is fib
+
+
+def fib_lambda_in_a_loop(n):
+    total = 0
+    for i in range(n):
+        fib = lambda m: m if m < 2 else fib(m - 1) + fib(m - 2)  # noqa: E731
+        total += fib(i % 10)
     return total
 
 
@@ -269,6 +277,7 @@ NAMES = (
     "recursive_in_a_loop",
     "mutually_recursive",
     "fib_lambda",
+    "fib_lambda_in_a_loop",
     "factory",
     "Box",
 )
@@ -355,6 +364,11 @@ def test_defaults_annotations_and_decorators_are_evaluated_in_cpythons_order():
 
 def test_a_def_calling_itself_gets_a_cell_holding_it():
     jitted = check(NS["calls_itself"], 300, native=True)
+    assert jitted(300)[1] is True
+
+
+def test_a_lambda_bound_to_a_name_it_calls_gets_a_cell_holding_it():
+    jitted = check(NS["fib_lambda"], 300, native=True)
     assert jitted(300)[1] is True
 
 
@@ -452,7 +466,7 @@ def test_private_names_are_mangled_as_in_the_class():
         ),
         ("recursive_in_a_loop", "nested function count reading a variable of the function that may change (count)"),
         ("mutually_recursive", "nested function even reading a variable of the function that may change (odd)"),
-        ("fib_lambda", "lambda reading a variable of the function that may change (fib)"),
+        ("fib_lambda_in_a_loop", "lambda reading a variable of the function that may change (fib)"),
     ],
 )
 def test_one_reading_a_variable_that_may_change_is_refused_and_explained(name, reason):
