@@ -496,6 +496,38 @@ def word_index(n: int) -> tuple[int, int]:
     return len(index), sum(len(v) for v in index.values())
 
 
+# --- a lambda key, a helper def inside the function -----------------------------------------------------------
+
+
+def ranked_rows(n: int) -> int:
+    """Short rows sorted by a lambda key in a loop: `sorted(row, key=lambda t: t[1])`."""
+    rows = [[(j, (i * 31 + j * 17) % 23) for j in range(5)] for i in range(64)]
+    total = 0
+    for i in range(n):
+        ranked = sorted(rows[i % 64], key=lambda t: t[1])
+        total += ranked[0][0] + ranked[-1][1]
+    return total
+
+
+def nearest_distance(n: int) -> tuple[float, float]:
+    """A small helper def at the top of the function (reading two of its locals), called in its loop."""
+    ox, oy = 0.5, -0.25
+
+    def dist(x: float, y: float) -> float:
+        dx = x - ox
+        dy = y - oy
+        return (dx * dx + dy * dy) ** 0.5
+
+    total = 0.0
+    best = math.inf
+    for i in range(n):
+        d = dist((i % 17) * 0.25, (i % 13) * 0.5)
+        total += d
+        if d < best:
+            best = d
+    return round(total, 6), best
+
+
 def _run(f: Callable[[int], Any], n: int) -> Any:
     return f(n)
 
@@ -537,4 +569,6 @@ ORDINARY: dict[str, Case] = {
     "global_counter": Case(global_counter, 200_000, 4000, what="a helper updating a module global"),
     "type_dispatch": Case(type_dispatch, 200_000, 4000, what="isinstance dispatch over mixed values"),
     "word_index": Case(word_index, 100_000, 2000, what="dict.setdefault(str method, []).append"),
+    "ranked_rows": Case(ranked_rows, 50_000, 1000, what="sorted(row, key=lambda t: t[1]) in a loop"),
+    "nearest_distance": Case(nearest_distance, 200_000, 4000, what="a helper def of the function called in its loop"),
 }

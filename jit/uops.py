@@ -1240,6 +1240,19 @@ _uop(
     "cleared and the trace leaves for the interpreter to make it again",
 )
 _uop(
+    "_MAKE_FUNCTION",
+    "n",
+    O,
+    DEOPT,
+    owns=True,
+    operand=Operand.CONST,
+    doc="a lambda or nested def made (the operand: its jit.frontend.nested_code.FunctionMaker; inputs: defaults, "
+    "keyword-only defaults, annotations, each None or its tuple or dict, then the values of the variables it reads): "
+    "PyFunction_New of its code and globals, a closure of new cells (the def's own cell as given), as CPython's "
+    "MAKE_FUNCTION, which runs no Python code (no barrier); where an allocation fails, everything made is released, "
+    "the exception cleared and the trace leaves for the interpreter to make it again",
+)
+_uop(
     "_CALL_METHOD_PURE",
     "n",
     VARIES,

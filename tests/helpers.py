@@ -170,13 +170,17 @@ def warm_call(jitted: Any, *args: Any) -> tuple[Any, int, int]:
 _counter = itertools.count()
 
 
-def define(source: str, name: str, namespace: dict[str, Any] | None = None) -> Callable[..., Any]:
-    """Define a function from source text so that tracejit can read its source (through linecache)."""
+def define(
+    source: str, name: str, namespace: dict[str, Any] | None = None, dont_inherit: bool = False
+) -> Callable[..., Any]:
+    """Define a function from source text so that tracejit can read its source (through linecache).
+    dont_inherit: compile it without this module's ``from __future__ import annotations`` (annotations then
+    evaluated where a def is)."""
     filename = f"<tracejit-test-{next(_counter)}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
     ns: dict[str, Any] = {"math": math} if namespace is None else namespace
-    exec(compile(source, filename, "exec"), ns)
+    exec(compile(source, filename, "exec", dont_inherit=dont_inherit), ns)
     return ns[name]
 
 

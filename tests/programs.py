@@ -5,7 +5,7 @@
     def f(a, b, x, y, data):
 
 (after the globals it uses, if any: ``LIMIT``, ``SCALE`` and a helper function ``h``, which f calls by its name or,
-like ``abs``, through a local variable holding it, or instead a lambda that reads a local of f, ``hk``) with int parameters ``a``,
+like ``abs``, through a local variable holding it, or instead a lambda or nested def that reads a local of f, ``hk``) with int parameters ``a``,
 ``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or floats. ``arguments()`` draws
 matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan, inf, tiny floats...).
 
@@ -858,10 +858,13 @@ class _Gen:
         final += ("acc",) * self.use_list + ("tally",) * self.use_dict + ("box", "keep") * self.use_boxes
         lines.append(f"return ({', '.join(final)})")
         held = [name for name in ("h", "abs") if f"held_{name}(" in "\n".join(lines)]
-        if "h" in held and self.flag(50):  # a lambda, a closure over a local assigned once: inlined (LOAD_FREE)
+        if "h" in held and self.flag(50):  # a lambda or def, a closure over a local assigned once: inlined (LOAD_FREE)
             held.remove("h")
             weight = self.one(("1", "2", "-3", "0.5"))
-            lines = ["hk = " + weight, "held_h = lambda p, q: (p - q if p > q else q - p) * hk", *lines]
+            made = ["held_h = lambda p, q: (p - q if p > q else q - p) * hk"]
+            if self.flag(50):
+                made = ["def held_h(p, q):", "    return (p - q if p > q else q - p) * hk"]
+            lines = ["hk = " + weight, *made, *lines]
         lines = [f"held_{name} = {name}" for name in held] + lines
         if any("hg(" in line for line in lines):
             lines.insert(0, "hg0()")

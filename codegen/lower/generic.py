@@ -186,6 +186,51 @@ def _new_empty(ctx: LowerContext, uop: Uop) -> ir.Value:
     return made
 
 
+#: the C-API setters of the parts of a function ``_MAKE_FUNCTION`` sets where given (each takes a new reference)
+_FUNCTION_PARTS = ("PyFunction_SetDefaults", "PyFunction_SetKwDefaults", "PyFunction_SetAnnotations")
+
+
+@lowers("_MAKE_FUNCTION")
+def _make_function(ctx: LowerContext, uop: Uop) -> ir.Value:
+    """CPython's MAKE_FUNCTION: PyFunction_New of the code object and globals (its name, qualified name,
+    docstring and module from them), its closure a new tuple of a new cell for each value (the def's own cell as
+    given), then its defaults, keyword-only defaults and annotations where given (the setters cannot fail on a
+    tuple or dict). Where an allocation fails, everything made is released, the exception cleared, and the trace
+    leaves (the interpreter makes the function again)."""
+    b = ctx.builder
+    maker = uop.operand
+    parts, values = uop.args[:3], uop.args[3:]
+    refs = [_reference(ctx, v, uop) for v in values]  # (new references: numbers boxed)
+    function = ctx.capi("PyFunction_New", ctx.pointer(maker.code), ctx.pointer(maker.globals))
+    closure = ctx.capi("PyTuple_New", _i64(len(refs))) if refs else None
+    cells = [ref if index == maker.own else ctx.capi("PyCell_New", ref) for index, ref in enumerate(refs)]
+    made = [function, *([closure] if closure is not None else []), *cells]
+    ok: ir.Value = ir.Constant(I1, 1)
+    for obj in [*made, *refs]:
+        ok = b.and_(ok, b.icmp_unsigned("!=", obj, _NULL))
+    own_cells = [cell for index, cell in enumerate(cells) if index != maker.own]
+
+    def release() -> None:
+        for obj in [*refs, *own_cells, *made[: 2 if closure is not None else 1]]:
+            ctx.capi("Py_DecRef", obj)  # (NULL-safe; the tuple's items are all NULL yet)
+        ctx.capi("PyErr_Clear")
+
+    ctx.guard(ok, uop, before_exit=release)
+    if closure is not None:
+        items = b.bitcast(b.gep(closure, [_i64(abi.TUPLE_ITEMS)], inbounds=True), PTR.as_pointer())
+        for index, cell in enumerate(cells):
+            b.store(cell, b.gep(items, [_i64(index)], inbounds=True))  # (the tuple takes the cell's reference)
+        for index, ref in enumerate(refs):
+            if index != maker.own:
+                ctx.decref(ref)  # (the cell holds its own)
+        ctx.capi("PyFunction_SetClosure", function, closure)
+        ctx.decref(closure)
+    for setter, part in zip(_FUNCTION_PARTS, parts):
+        if part.kind != Kind.NONE:
+            ctx.capi(setter, function, ctx.value(part))
+    return function
+
+
 @lowers("_CALL_METHOD_PURE")
 def _call_method_pure(ctx: LowerContext, uop: Uop) -> ir.Value:
     """A str method that runs no Python code (jit.recorder.pure_methods), called as _CALL_METHOD_DESCRIPTOR calls

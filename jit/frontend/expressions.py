@@ -9,7 +9,7 @@ from collections.abc import Callable
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.folding import NOT_CONSTANT, constant_value
-from jit.frontend.nested_code import generator_function
+from jit.frontend.nested_code import NestedFunction, generator_function, nested_function, string_annotations
 from jit.frontend.operators import AST_BINOPS, AST_CMPOPS, AST_UNARYOPS, CompareOp, UnaryOp
 from jit.frontend.unsupported import Unsupported
 
@@ -25,7 +25,6 @@ def compile_expr(b: FunctionBuilder, node: ast.expr) -> None:
 
 def _describe(node: ast.AST) -> str:
     names = {
-        ast.Lambda: "lambda",
         ast.Await: "await",
         ast.Yield: "yield",
         ast.YieldFrom: "yield from",
@@ -221,8 +220,7 @@ def _call(b: FunctionBuilder, node: ast.Call) -> None:
 def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     """As CPython's bytecode: the generator function (``jit.frontend.nested_code``) called with iter() of the first
     iterable, evaluated here (then the values of the function's variables it reads)."""
-    enclosing = [name for scope in b.comprehension_scopes for name in scope]
-    made, reads = generator_function(b.source, node, enclosing)
+    made, reads = generator_function(b.source, node, comprehension_names(b))
     slots = [b.lookup(name) for name in reads]
     if None in slots:  # (a free variable of the function, the class cell of a method using super(): CPython's)
         raise Unsupported(f"generator expression reading {reads[slots.index(None)]}", node.lineno)
@@ -233,6 +231,80 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     for slot in slots:
         b.emit(I.LOAD_FAST, slot)
     b.emit(I.CALL, 1 + len(reads))
+
+
+def _lambda(b: FunctionBuilder, node: ast.Lambda) -> None:
+    """As CPython's bytecode: the function made of CPython's code object for it (``jit.frontend.nested_code``),
+    its defaults evaluated here, its closure's cells holding the values of the function's variables it reads."""
+    push_function(b, node, nested_function(b.source, node, comprehension_names(b)), 0)
+
+
+def comprehension_names(b: FunctionBuilder) -> list[str]:
+    """The variables of the comprehensions being compiled (a nested scope there may not read them)."""
+    return [name for scope in b.comprehension_scopes for name in scope]
+
+
+def push_function(b: FunctionBuilder, node: ast.Lambda | ast.FunctionDef, made: NestedFunction, under: int) -> None:
+    """Push the function a lambda or def makes (before its decorators are applied), evaluating what CPython's
+    bytecode evaluates where it is made, in its order: the defaults, the keyword-only defaults, the annotations.
+    under: the items pushed since the def's own cell (``NestedFunction.own``), which the closure takes."""
+    slots = [b.lookup(name) for name in made.reads]
+    for index, (name, slot) in enumerate(zip(made.reads, slots)):
+        if slot is None and index != made.own:  # (defensive: nested_function refuses what the function has no slot of)
+            what = "lambda" if isinstance(node, ast.Lambda) else f"nested function {node.name}"
+            raise Unsupported(f"{what} reading {name}, which the function holds no slot of", node.lineno)
+    b.emit(I.LOAD_CONST, made.maker())
+    arguments = node.args
+    if arguments.defaults:
+        for default in arguments.defaults:
+            compile_expr(b, default)
+        b.emit(I.BUILD_TUPLE, len(arguments.defaults))
+    else:
+        b.emit(I.LOAD_CONST, None)
+    keyword_defaults = [(a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    for name, default in keyword_defaults:
+        b.emit(I.LOAD_CONST, b.source.mangle(name))
+        compile_expr(b, default)
+    if keyword_defaults:
+        b.emit(I.BUILD_MAP, len(keyword_defaults))
+    else:
+        b.emit(I.LOAD_CONST, None)
+    _push_annotations(b, node)
+    for index, slot in enumerate(slots):
+        if index == made.own:
+            b.emit(I.COPY, under + 1 + 3 + index + 1)  # (the own cell, under what was pushed since)
+        else:
+            b.emit(I.LOAD_FAST, slot)
+    b.emit(I.CALL, 3 + len(slots))
+
+
+def _push_annotations(b: FunctionBuilder, node: ast.Lambda | ast.FunctionDef) -> None:
+    """Push a def's annotations as a dict (None if it has none), evaluated in CPython's order: the parameters,
+    the positional-only ones after them, *args, the keyword-only ones, **kwargs, the return value."""
+    if isinstance(node, ast.Lambda):
+        b.emit(I.LOAD_CONST, None)
+        return
+    arguments = node.args
+    annotated = [*arguments.args, *arguments.posonlyargs, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg]
+    pairs = [(a.arg, a.annotation) for a in annotated if a is not None and a.annotation is not None]
+    if node.returns is not None:
+        pairs.append(("return", node.returns))
+    if not pairs:
+        b.emit(I.LOAD_CONST, None)
+        return
+    strings = string_annotations(b.source, node)
+    if strings is not None:  # (nothing evaluated)
+        b.emit(I.LOAD_CONST, strings)
+        b.emit(I.LOAD_CONST, dict)
+        b.emit(I.SWAP, 2)
+        b.emit(I.CALL, 1)  # (a dict of its own for each function made)
+        return
+    for name, annotation in pairs:
+        if isinstance(annotation, ast.Starred):
+            raise Unsupported("starred annotation (*args: *Ts)", annotation.lineno)
+        b.emit(I.LOAD_CONST, b.source.mangle(name))
+        compile_expr(b, annotation)
+    b.emit(I.BUILD_MAP, len(pairs))
 
 
 def _attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
@@ -377,8 +449,9 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.FormattedValue: _formatted_value,
     ast.ListComp: _comprehension,
     ast.GeneratorExp: _generator_expression,
+    ast.Lambda: _lambda,
     ast.SetComp: _comprehension,
     ast.DictComp: _comprehension,
 }
 
-__all__ = ["compile_expr", "compile_jump_if", "compile_subscript_key", "CompareOp", "UnaryOp"]
+__all__ = ["compile_expr", "compile_jump_if", "compile_subscript_key", "push_function", "CompareOp", "UnaryOp"]

@@ -1,4 +1,5 @@
-"""Generator expressions: CPython makes and runs the generator; the code around it stays tier-1 code.
+"""Nested scopes whose code CPython compiles: generator expressions, lambdas and nested defs. The code around
+them stays tier-1 code.
 
 In CPython a generator expression is a scope of its own: a code object run as a generator, called with an
 iterator over its first iterable, which the enclosing scope evaluates (``iter()`` of it) when the expression is
@@ -15,21 +16,36 @@ through cells, which tier-1 code does not keep: the generator function is compil
 clause, an `if` per condition and `yield` of the element, taking those variables' values after the iterator,
 given when the expression is evaluated. That is exact only where the
 variable cannot change afterwards while the generator may still run, so each must be a parameter the function
-never rebinds, or a local bound once, by an assignment among the function's top-level statements before the one
-holding the expression (it has run, and nothing binds the name again: no other assignment, `del`, loop target,
-walrus, import, `nonlocal` in a nested function...); any other is refused, and jit.explain names it. To find the
-free variables, the expression is compiled inside a stand-in of the enclosing function in which every local name
-of the function (and of the comprehensions around the expression) is assigned: a name the expression reads from
-the function is then a free variable of the code object. The stand-in sits in a class of the same name as the
-function's own, so that private names are mangled as CPython mangles them there.
+never rebinds, or a local bound once, by an assignment (or a def) among the function's top-level statements
+before the one holding the expression (it has run, and nothing binds the name again: no other assignment,
+`del`, loop target, walrus, import, `nonlocal` in a nested function...); any other is refused, and jit.explain
+names it. To find the free variables, the expression is compiled inside a stand-in of the enclosing function in
+which every local name of the function (and of the comprehensions around the expression) is assigned: a name the
+expression reads from the function is then a free variable of the code object. The stand-in sits in a class of
+the same name as the function's own, so that private names are mangled as CPython mangles them there, and is
+compiled under the function's own ``from __future__`` imports.
+
+A lambda or nested def is compiled the same way, in the stand-in, and its code object is CPython's own for it
+(name, qualified name, lines, docstring, free variables). Where it is evaluated, tier-1 code calls a
+``FunctionMaker`` with the defaults, keyword-only defaults and annotations it evaluated (in CPython's order), and
+the values of the variables the function reads, under the same rule: the maker makes the function with a closure
+of real cells holding those values (``types.CellType``), as CPython's MAKE_FUNCTION would (the recorder records
+that call as ``_MAKE_FUNCTION``, native code). One exception to the rule makes recursion work: a def reading its
+own name, where the def is a top-level statement of the function and the name's only binding, gets an empty cell
+that the def statement fills with what it binds (after its decorators), as CPython's is.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import copy
+import dataclasses
+import functools
+import operator
 import types
 from collections.abc import Iterable
+from typing import Any
 
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -47,7 +63,7 @@ def generator_function(
         raise Unsupported("async generator expression", node.lineno)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
-    own = _own_code(source, node, expression, enclosing)
+    own = _own_code(source, node, expression, enclosing, "<genexpr>")
     changing = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
     if changing:
         raise Unsupported(
@@ -64,32 +80,154 @@ def generator_function(
     return types.FunctionType(made, source.func.__globals__), own.co_freevars
 
 
+@dataclasses.dataclass(frozen=True)
+class NestedFunction:
+    """What a lambda or a nested def makes its function from: CPython's code object for it, and the variables of
+    the function it reads (its free variables, in the order of its code's co_freevars, mangled), each a cell of
+    its closure that the making gives the variable's value; ``own``: the index among them of the def's own name
+    (a function calling itself), whose cell the def statement fills with what it binds."""
+
+    code: types.CodeType
+    reads: tuple[str, ...]
+    own: int | None
+    #: the function's globals: the nested function's
+    globals: dict[str, Any]
+
+    def maker(self) -> FunctionMaker:
+        """The callable making the function (``FunctionMaker``)."""
+        return FunctionMaker(self.code, self.globals, self.own)
+
+
+class FunctionMaker:
+    """CPython's MAKE_FUNCTION for one lambda or def, as a callable the tier-1 code calls with the function's
+    defaults (a tuple or None), its keyword-only defaults (a dict or None), its annotations (a dict or None), then
+    the value of each variable it reads (the own name's cell in its place): the function, whose name, qualified
+    name, docstring and module come from the code object and globals, its closure a new cell for each value.
+    The recorder records such a call as ``_MAKE_FUNCTION``, native code making the function through the C-API."""
+
+    __slots__ = ("code", "globals", "own")
+
+    def __init__(self, code: types.CodeType, globals_: dict[str, Any], own: int | None) -> None:
+        self.code = code
+        self.globals = globals_
+        self.own = own
+
+    def __call__(
+        self,
+        defaults: tuple[Any, ...] | None,
+        kwdefaults: dict[str, Any] | None,
+        annotations: dict[str, Any] | None,
+        *values: Any,
+    ) -> types.FunctionType:
+        own = self.own
+        closure = tuple(value if i == own else types.CellType(value) for i, value in enumerate(values))
+        function = types.FunctionType(self.code, self.globals, None, defaults, closure or None)
+        if kwdefaults is not None:
+            function.__kwdefaults__ = kwdefaults
+        if annotations is not None:
+            function.__annotations__ = annotations
+        return function
+
+    def __repr__(self) -> str:
+        return f"<make {self.code.co_qualname} (line {self.code.co_firstlineno})>"
+
+
+def nested_function(
+    source: FunctionSource,
+    node: ast.Lambda | ast.FunctionDef,
+    enclosing: Iterable[str] = (),
+    binding: ast.Assign | None = None,
+) -> NestedFunction:
+    """The code object of a lambda or nested def and the function's variables it reads, each bound for good
+    when node is evaluated, or its own name: the def's, or (binding) the name a statement `name = lambda ...`
+    binds, when that statement is a top-level statement of the function and the name's only binding (its cell is
+    filled by the statement, as CPython's is). Raises Unsupported where it reads another variable of the function,
+    or one of the comprehensions around it (``enclosing``)."""
+    if isinstance(node, ast.Lambda):
+        what, wanted, written = "lambda", "<lambda>", copy.deepcopy(node)
+    else:
+        what, wanted, written = f"nested function {node.name}", node.name, copy.deepcopy(node)
+    own_code = _own_code(source, node, written, enclosing, wanted)
+    outer = [name for name in own_code.co_freevars if name in source.func.__code__.co_freevars]
+    if outer:  # (the function's own closure: a cell tier-1 code reads, never holds)
+        raise Unsupported(f"{what} reading a variable of an enclosing scope ({', '.join(outer)})", node.lineno)
+    statement: ast.stmt | None = node if isinstance(node, ast.FunctionDef) else binding
+    own_name = None
+    if isinstance(statement, ast.FunctionDef):
+        own_name = source.mangle(statement.name)
+    elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+        own_name = source.mangle(statement.targets[0].id)
+    own = None
+    changing = []
+    for index, name in enumerate(own_code.co_freevars):
+        if name == own_name and name not in enclosing:
+            if _bindings(source, name) == [statement] and statement in source.node.body:
+                own = index  # (calls itself: the statement binds the name once, before any call can read it)
+                continue
+        if name in enclosing or not _fixed(source, node, name):
+            changing.append(name)
+    if changing:
+        raise Unsupported(
+            f"{what} reading a variable of the function that may change ({', '.join(changing)})", node.lineno
+        )
+    return NestedFunction(own_code, own_code.co_freevars, own, source.func.__globals__)
+
+
+def string_annotations(source: FunctionSource, node: ast.FunctionDef) -> dict[str, str] | None:
+    """Under ``from __future__ import annotations``, a nested def's annotations, as the strings CPython's compiler
+    makes of them: those of a copy of the def without defaults or decorators, made in an empty namespace (nothing
+    is evaluated), under the names mangled as in the function. None without that import (they are evaluated)."""
+    if not source.func.__code__.co_flags & __future__.annotations.compiler_flag:
+        return None
+    bare = copy.deepcopy(node)
+    bare.decorator_list = []
+    bare.args.defaults = []
+    bare.args.kw_defaults = [None for _ in bare.args.kwonlyargs]
+    bare.body = [ast.Pass()]
+    module = ast.fix_missing_locations(ast.Module([bare], []))
+    namespace: dict[str, Any] = {}
+    exec(compile(module, source.filename, "exec", __future__.annotations.compiler_flag, dont_inherit=True), namespace)
+    return {source.mangle(name): text for name, text in namespace[node.name].__annotations__.items()}
+
+
 def _own_code(
-    source: FunctionSource, node: ast.GeneratorExp, expression: ast.GeneratorExp, enclosing: Iterable[str]
+    source: FunctionSource, node: ast.AST, written: ast.AST, enclosing: Iterable[str], wanted: str
 ) -> types.CodeType:
-    """The generator expression's code object (of expression, node's copy reading the iterator), compiled inside a stand-in of the function in which every local of the
-    function and of the comprehensions around node (``enclosing``) is assigned, within comprehensions of the
-    kinds around node (CPython names their scopes in the qualified name, where they have one): its free
-    variables are the function's variables it reads, its qualified name CPython's."""
+    """The code object, named wanted, of the nested scope node (written: its expression or statement as compiled,
+    node's copy), compiled inside a stand-in of the function in which every local of the function and of the
+    comprehensions around node (``enclosing``) is assigned, within comprehensions of the kinds around node
+    (CPython names their scopes in the qualified name, where they have one): its free variables are the
+    function's variables it reads, its qualified name CPython's."""
     func = source.func
     code = func.__code__
     names = {*source.local_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars, *enclosing}
     names.discard(_ITERABLE)
-    for comprehension in reversed(_comprehensions_around(source, node)):
-        loop = ast.comprehension(ast.Name(_ITERABLE, ast.Store()), ast.Tuple([], ast.Load()), [], 0)
-        if isinstance(comprehension, ast.DictComp):
-            expression = ast.DictComp(expression, ast.Constant(None), [loop])
-        else:
-            expression = type(comprehension)(expression, [loop])
+    if isinstance(written, ast.expr):
+        expression = written
+        for comprehension in reversed(_comprehensions_around(source, node)):
+            loop = ast.comprehension(ast.Name(_ITERABLE, ast.Store()), ast.Tuple([], ast.Load()), [], 0)
+            if isinstance(comprehension, ast.DictComp):
+                expression = ast.DictComp(expression, ast.Constant(None), [loop])
+            else:
+                expression = type(comprehension)(expression, [loop])
+        statement: ast.stmt = ast.Return(expression)
+    else:
+        assert isinstance(written, ast.stmt)
+        statement = written
     body: list[ast.stmt] = []
     if names:  # (each assigned: a local of the stand-in, as of the function)
         targets: list[ast.expr] = [ast.Name(local, ast.Store()) for local in sorted(names)]
         body.append(ast.Assign(targets, ast.Constant(None)))
-    body.append(ast.Return(expression))
-    own = _compiled(source, node, func.__name__, [_ITERABLE], body, "<genexpr>")
-    stand_in = f"{source.class_name}.{func.__name__}" if source.class_name is not None else func.__name__
+    body.append(statement)
+    own = _compiled(source, node, _STAND_IN, [_ITERABLE], body, wanted)
+    stand_in = f"{source.class_name}.{_STAND_IN}" if source.class_name is not None else _STAND_IN
     assert own.co_qualname.startswith(stand_in + "."), own.co_qualname
     return own.replace(co_qualname=func.__qualname__ + own.co_qualname[len(stand_in) :])
+
+
+#: the name of the stand-in of the function a nested scope is compiled in (no nested scope's name: the code object
+#: wanted is found by its name inside it)
+_STAND_IN = "_tracejit_scope"
 
 
 def _comprehensions_around(source: FunctionSource, node: ast.expr) -> list[ast.expr]:
@@ -134,7 +272,7 @@ def _loops(node: ast.GeneratorExp, index: int) -> ast.stmt:
 
 def _compiled(
     source: FunctionSource,
-    node: ast.expr,
+    node: ast.AST,
     name: str,
     parameters: list[str],
     body: list[ast.stmt],
@@ -154,23 +292,36 @@ def _compiled(
         if not hasattr(synthetic, "lineno") and "lineno" in getattr(synthetic, "_attributes", ()):
             synthetic.lineno, synthetic.col_offset = node.lineno, node.col_offset
             synthetic.end_lineno, synthetic.end_col_offset = node.lineno, node.col_offset
-    return _code_named(compile(module, source.filename, "exec", dont_inherit=True), wanted)
+    flags = source.func.__code__.co_flags & _FUTURE_FLAGS  # (``from __future__ import annotations``: the module's)
+    made = _code_named(compile(module, source.filename, "exec", flags, dont_inherit=True), name)
+    return made if wanted == name else _code_named(made, wanted)
 
 
-def _fixed(source: FunctionSource, node: ast.expr, name: str) -> bool:
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, feature).compiler_flag for feature in __future__.all_feature_names)
+)
+
+
+def _fixed(source: FunctionSource, node: ast.AST, name: str) -> bool:
     """Is the function's variable name bound once for all before node is evaluated: a parameter never bound
-    again, or a local bound only by one top-level assignment before the top-level statement holding node?"""
+    again, or a local bound only by one top-level assignment or def statement before the top-level statement
+    holding node?"""
     body = source.node.body
     sites = _bindings(source, name)
     params = source.node.args
     parameters = [*params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg]
     if any(p is not None and source.mangle(p.arg) == name for p in parameters):
         return not sites
-    if len(sites) != 1 or not isinstance(sites[0], (ast.Assign, ast.AnnAssign)) or sites[0] not in body:
+    if len(sites) != 1 or not isinstance(sites[0], _ONCE) or sites[0] not in body:
         return False
+    if isinstance(sites[0], ast.AnnAssign) and sites[0].value is None:
+        return False  # (`x: int` binds nothing)
     holding = next(i for i, stmt in enumerate(body) if any(n is node for n in ast.walk(stmt)))
     return body.index(sites[0]) < holding
 
+
+#: the statements that bind a variable for good, when one of them at the top level of the function is its only binding
+_ONCE = (ast.Assign, ast.AnnAssign, ast.FunctionDef)
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import ast
 import sys
+import types
 from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
-from jit.frontend.expressions import FRAME_BUILTINS, compile_expr, compile_jump_if, compile_subscript_key
+from jit.frontend.expressions import (
+    FRAME_BUILTINS,
+    compile_expr,
+    compile_jump_if,
+    compile_subscript_key,
+    comprehension_names,
+    push_function,
+)
 from jit.frontend.instructions import T1Code
 from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
+from jit.frontend.nested_code import NestedFunction, nested_function
 from jit.frontend.operators import AST_INPLACE
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -20,8 +29,7 @@ _UNSUPPORTED_STATEMENTS = {
     ast.With: "with statement",
     ast.AsyncWith: "async with",
     ast.AsyncFor: "async for",
-    ast.FunctionDef: "nested function definition",
-    ast.AsyncFunctionDef: "nested function definition",
+    ast.AsyncFunctionDef: "nested async function definition",
     ast.ClassDef: "class definition inside the function",
     ast.Import: "import statement",
     ast.ImportFrom: "import statement",
@@ -212,7 +220,7 @@ def compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 
 def _compile_loop(b: FunctionBuilder, node: ast.For | ast.While) -> None:
     """(Partial code) A loop statement outside every loop compiled (a loop left to CPython counts as none). If
-    the front end refuses something in it (a ``try``, a ``with``, a nested ``def``: the whole loop, since its
+    the front end refuses something in it (a ``try``, a ``with``, a ``class``: the whole loop, since its
     code would run that), the loop is left to CPython: CPython runs it plain, never handing it over
     (``jit.frontend.instrument``), and the loop statements nested in it, or in its ``if``, ``try`` and ``with``
     statements, are compiled on their own, each handed over by itself when hot, as loops outside every loop are.
@@ -274,7 +282,7 @@ def _compile_stmt(b: FunctionBuilder, node: ast.stmt) -> None:
 
 
 def _assign(b: FunctionBuilder, node: ast.Assign) -> None:
-    if _swap_assign(b, node):
+    if _swap_assign(b, node) or _recursive_lambda(b, node):
         return
     compile_expr(b, node.value)
     for target in node.targets[:-1]:
@@ -357,6 +365,51 @@ def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
                 _delete_target(b, elt)
         else:
             raise Unsupported(f"del of {type(target).__name__}", target.lineno)
+
+
+def _function_def(b: FunctionBuilder, node: ast.FunctionDef) -> None:
+    """A nested def, as CPython's bytecode: its decorators evaluated, the function made (``push_function``), the
+    decorators applied, innermost first, and the result bound."""
+    made = nested_function(b.source, node, comprehension_names(b))
+    _bind_function(b, node, made, ast.copy_location(ast.Name(node.name, ast.Store()), node))
+
+
+def _recursive_lambda(b: FunctionBuilder, node: ast.Assign) -> bool:
+    """`name = lambda ...: ... name(...)`, a lambda calling itself through the name this statement binds (a
+    top-level statement of the function, that name's only binding), made with its own cell: True where so."""
+    target, value = node.targets[0], node.value
+    if len(node.targets) != 1 or not isinstance(target, ast.Name) or not isinstance(value, ast.Lambda):
+        return False
+    made = nested_function(b.source, value, comprehension_names(b), binding=node)
+    if made.own is None:
+        return False
+    _bind_function(b, value, made, target)
+    return True
+
+
+def _bind_function(
+    b: FunctionBuilder, node: ast.FunctionDef | ast.Lambda, made: NestedFunction, target: ast.Name
+) -> None:
+    """Make the function of a def or lambda, apply a def's decorators and bind the result to target. A function
+    calling itself by that name (``NestedFunction.own``) gets a new empty cell first, which its closure holds and
+    which is filled with the result before it is bound (a decorator calling the function meanwhile finds it empty,
+    as under CPython)."""
+    decorators = node.decorator_list if isinstance(node, ast.FunctionDef) else []
+    if made.own is not None:
+        b.emit(I.LOAD_CONST, types.CellType)
+        b.emit(I.CALL, 0)
+    for decorator in decorators:
+        compile_expr(b, decorator)
+    with at_line(b, node):
+        push_function(b, node, made, len(decorators))
+    for decorator in reversed(decorators):
+        with at_line(b, decorator):
+            b.emit(I.CALL, 1)
+    if made.own is not None:
+        b.emit(I.COPY, 1)
+        b.emit(I.SWAP, 3)
+        b.emit(I.STORE_ATTR, "cell_contents")
+    compile_store(b, target)
 
 
 # --- simple statements -------------------------------------------------------------------------------------
@@ -479,6 +532,7 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Return: _return,
     ast.Raise: _raise,
     ast.Assert: _assert,
+    ast.FunctionDef: _function_def,
     ast.If: _if,
     ast.For: _for,
     ast.While: _while,

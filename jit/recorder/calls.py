@@ -11,6 +11,7 @@ from typing import Any
 from jit import inline, instances, specialize, specialize_array_new, specialize_ufunc
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
+from jit.frontend.nested_code import FunctionMaker
 from jit.kinds import Kind
 from jit.recorder import generic, iteration, super_calls, type_checks
 from jit.recorder.recorder import Recorder, _handles
@@ -32,6 +33,11 @@ def _call(r: Recorder, frame: Frame, n: int) -> None:
     if iteration.made_by_call(r, frame, fn, n):  # (an inner loop's enumerate, zip or dict view)
         return
     if type_checks.fold(r, frame, fn, n):  # (isinstance() or type() of a value whose class the trace knows)
+        return
+    if type(fn) is FunctionMaker:  # (a lambda or nested def made: C code, no barrier)
+        args = [r.pop() for _ in range(n)][::-1]
+        r.pop()
+        r.push(generic.make_function(r, fn, args))
         return
     if n == 0 and type(fn) is type and fn in generic.EMPTY_KINDS:  # (`set()`, `dict()`, ...: C code, no barrier)
         r.pop()

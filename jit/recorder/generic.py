@@ -812,6 +812,13 @@ def new_empty(r: Recorder, klass: type) -> Value:
     return r.emit("_NEW_EMPTY", kind=EMPTY_KINDS[klass], operand=klass)
 
 
+def make_function(r: Recorder, maker: Any, args: list[Value]) -> Value:
+    """A lambda or nested def made (a call of its ``jit.frontend.nested_code.FunctionMaker``): C code, no
+    barrier."""
+    passed = tuple(argument(r, value, "a function's default or closure") for value in args)
+    return r.emit("_MAKE_FUNCTION", passed, operand=maker)
+
+
 @_handles(I.BUILD_SET)
 def _build_set(r: Recorder, frame: Frame, n: int) -> None:
     """`{a, b}`: PySet_New and PySet_Add (hashing the items may run Python code: a barrier)."""

@@ -28,9 +28,9 @@ def nested(n, m):
 
 UNSUPPORTED = """
 def unsupported(n):
-    def inner():
-        return n
-    return inner()
+    class Inner:
+        value = n
+    return Inner.value
 """
 
 

@@ -133,29 +133,43 @@ def f(log):
         r"with",
     ),
     Case(
-        "nested_def",
+        "nested_def_reading_a_loop_variable",
         """
 def f(n):
     total = 0
     for i in range(n):
         def helper(k):  #<
-            return k * 2
+            return k * i
         total += helper(i)
     return total
 """,
         "f",
         [12],
-        r"nested function",
+        r"nested function helper reading a variable of the function that may change \(i\)",
     ),
     Case(
-        "lambda_inside",
+        "lambda_reading_a_rebound_variable",
         """
 def f(items):
-    return sorted(items, key=lambda v: -v)  #<
+    sign = 1
+    sign = -sign
+    return sorted(items, key=lambda v: sign * v)  #<
 """,
         "f",
         [[3, 1, 2]],
-        r"lambda",
+        r"lambda reading a variable of the function that may change \(sign\)",
+    ),
+    Case(
+        "nested_async_def",
+        """
+def f(n):
+    async def helper(k):  #<
+        return k * 2
+    return n
+""",
+        "f",
+        [12],
+        r"nested async function definition",
     ),
     Case(
         "lambda_itself",

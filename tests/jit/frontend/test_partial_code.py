@@ -1,5 +1,5 @@
-"""Statements outside every loop that the front end cannot compile (``try``, ``with``, a nested ``def``, a
-``lambda``, ``import``) are left to CPython, and the function's loops are still compiled
+"""Statements outside every loop that the front end cannot compile (``try``, ``with``, a nested ``def`` or a
+``lambda`` reading a variable that changes, ``import``) are left to CPython, and the function's loops are still compiled
 (``compile_function(..., partial=True)``, ``T1Code.cpython_only``): CPython runs everything outside hot loops
 anyway. The whole function stays plain where that would not be sound or not wanted: the construct inside a loop,
 variables captured by a nested function (cells), ``strict=True``, ``interpreter=True``.
@@ -38,13 +38,19 @@ def sorted_after(rows, n):
     acc = 0.0
     for i in range(n):
         acc += rows[i % len(rows)][1] * 0.5
-    rows.sort(key=lambda r: (r[1], r[0]))
-    return acc
+    order = 1
+    rows.sort(key=lambda r: (r[1] * order, r[0]))  # (reads order, which changes after: left to CPython)
+    order = -1
+    return acc, order
 
 
 def helper_defined(n):
-    def sq(x):
-        return x * x
+    base = 1
+
+    def sq(x):  # (reads base, which changes after: the def is left to CPython)
+        return x * x + base
+
+    base = 0
 
     total = 0
     for i in range(n):
@@ -131,11 +137,14 @@ def captured_by_comprehensions(data, k):
 
 def captured_never_rebound(n):
     k = 3
-    f = lambda x: x * k  # noqa: E731
+
+    class Box:  # (its body reads k: a cell of the function)
+        size = k
+
     total = 0
     for i in range(n):
         total += i % k
-    return total + f(2)
+    return total + Box.size
 
 
 def captured(n):
@@ -172,7 +181,7 @@ CASES = {
     # (on Python 3.11 a comprehension is a nested function: k and x are cells of the function; comprehensions
     # run to their end where they are made, so partial code is sound: _cells_may_outlive_their_statement)
     "captured_by_comprehensions": [Args([1.5] * 300, 3), Args([1, 2, "x"] * 100, 2), Args([], 1)],
-    # (the lambda's k is a cell no loop rebinds: the loop's own copy of it never goes stale)
+    # (the class body's k is a cell no loop rebinds: the loop's own copy of it never goes stale)
     "captured_never_rebound": [Args(300), Args(0)],
 }
 
@@ -452,12 +461,12 @@ def raises_inside(rows, d):
 def three_levels(n):
     total = 0
     for i in range(n):
-        def scaled(x):
-            return x * 3
+        class Scale:  # (a class definition: the loop is left to CPython)
+            factor = 3
 
         for j in range(20):
             for k in range(8):
-                total += scaled((i ^ j) + k) % 11
+                total += ((i ^ j) + k) * Scale.factor % 11
     return total
 
 
