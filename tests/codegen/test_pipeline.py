@@ -191,3 +191,34 @@ def test_only_a_loop_with_slots_assigned_late_gets_the_loop_passes():
     assert not jit.dump(late, "ir").split("\n", 1)[1].startswith(NO_PEEL)
     assert jit.dump(plain, "ir").split("\n", 1)[1].startswith(NO_PEEL)
     assert "loop_unroll" not in TRACE_PASSES_NO_PEEL and set(TRACE_PASSES_NO_PEEL) < set(TRACE_PASSES)
+
+
+def test_a_library_imports_the_symbols_its_module_declares():
+    # (issue 9: compile time) linking defines only the C-API and runtime symbols the module declares, and the
+    # 128-bit division helpers code generation calls without a declaration: not every import for every trace
+    import llvmlite.binding as llvm
+
+    from codegen import capi
+    from codegen.engine import engine
+
+    llvm_engine = engine()
+    text = (
+        'declare i32 @"PyErr_CheckSignals"()\n'
+        '@"tj_python_epoch" = external global i64\n'
+        'define i64 @"f"(i128 %".1", i128 %".2") {\n'
+        '  %".3" = srem i128 %".1", %".2"\n'
+        '  %".4" = trunc i128 %".3" to i64\n'
+        '  %".5" = call i32 @"PyErr_CheckSignals"()\n'
+        '  %".6" = load i64, i64* @"tj_python_epoch"\n'
+        '  %".7" = add i64 %".4", %".6"\n'
+        '  ret i64 %".7"\n'
+        "}\n"
+    )
+    imports = llvm_engine._imports_of(llvm.parse_assembly(text))
+    expected = {"PyErr_CheckSignals", "tj_python_epoch", *capi.WIDE_DIVISION_ADDRESSES}
+    assert set(imports) == expected
+    assert all(imports[name] == llvm_engine.imports[name] for name in imports)
+    assert len(llvm_engine.imports) > 2 * len(expected)
+    # and the module links with them (LLVM compiles srem of i128 to a call of __modti3)
+    compiled = llvm_engine.compile(text, ["f"], [], 2)
+    assert compiled.addresses["f"]
