@@ -173,6 +173,23 @@ def test_entry_stubs_are_compiled_without_optimization():
     assert check(invariant_product, (50, 6, 7), (50, 1 << 62, 4), native=True)
 
 
+def test_a_stub_without_numpy_kinds_jumps_to_the_support_library():
+    # (issue 9: compile time) a tree's stub is a jump to tj_entry_run with the tree's entry parameters, a constant
+    # of the root's module: no unboxing or boxing code of its own; entries that match, and one that does not (a
+    # float where the map says int: the stub refuses it, CPython runs the loop and raises its TypeError at `& 15`)
+    # give CPython's results
+    f = check(invariant_product, (50, 6, 7), (50, 2.5, 4), (60, 6, 7), native=True)
+    symbol = _root_symbol(f)
+    ir = jit.dump(f, "ir")
+    stub = re.search(rf'define i8\* @"{symbol}_entry"\(.*?\n}}\n', ir, re.S)
+    assert stub is not None
+    assert 'musttail call i8* @"tj_entry_run"' in stub.group(0)
+    assert stub.group(0).count("\n  ") == 2  # (the call and the return)
+    assert f'@"{symbol}_entry_params" = internal constant' in ir
+    assert "tj_entry_unbox" not in ir and "tj_entry_leave" not in ir
+    assert jit.stats(f)["stub_entries"] > 0
+
+
 def test_exits_write_slots_assigned_late_without_branches():
     # late_assignment's loop assigns `last` after the guard of `i == n - 1`: its exit writes last's previous
     # value only once there is one, with selects rather than a block per slot (issue 9: fewer blocks)
