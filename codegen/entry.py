@@ -565,7 +565,8 @@ class _Stub:
         active = ctx.symbols.variable("active", I64, active_address)
         numpy_table: ir.Value = ir.Constant(PTR, None)
         if NUMPY_SCALARS:
-            entries = self.numpy_entries()
+            known = self.numpy_entries()
+            entries = [known.get(index, ir.Constant(PTR, None)) for index in range(_NUMPY_TRUE + 1)]
             objects = ir.GlobalVariable(self.module, ir.ArrayType(PTR, len(entries)), f"{symbol}_numpy")
             objects.initializer = ir.Constant(objects.value_type, entries)
             objects.global_constant = True
@@ -697,13 +698,10 @@ class _Stub:
                 b.store(value, word)
             b.store(ir.Constant(I8, int(kind)), b.gep(tags, [ir.Constant(I64, slot)], inbounds=True))
 
-    def numpy_entries(self) -> list[ir.Value]:
-        """The table of NumPy's objects tj_entry_leave takes (NumPy imported): the scalar type of each scalar
-        kind at its kind's index, then numpy.False_ and numpy.True_; NULL elsewhere."""
-        null = ir.Constant(PTR, None)
-        entries: list[ir.Value] = [null] * (_NUMPY_TRUE + 1)
-        for kind, scalar_type in NUMPY_SCALARS.items():
-            entries[int(kind)] = self.pointer(scalar_type)
+    def numpy_entries(self) -> dict[int, ir.Value]:
+        """The entries of the table of NumPy's objects tj_entry_leave takes (NumPy imported), by index: the scalar
+        type of each scalar kind at its kind's index, then numpy.False_ and numpy.True_ (it reads no other)."""
+        entries = {int(kind): self.pointer(scalar_type) for kind, scalar_type in NUMPY_SCALARS.items()}
         entries[_NUMPY_FALSE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](False))
         entries[_NUMPY_TRUE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](True))
         return entries
@@ -714,13 +712,10 @@ class _Stub:
         if not NUMPY_SCALARS:
             return ir.Constant(PTR.as_pointer(), None)
         b = self.b
-        entries = self.numpy_entries()
-        table = b.alloca(ir.ArrayType(PTR, len(entries)), name="numpy_objects")
-        null = ir.Constant(PTR, None)
+        table = b.alloca(ir.ArrayType(PTR, _NUMPY_TRUE + 1), name="numpy_objects")
         zero = ir.Constant(I64, 0)
-        for index, value in enumerate(entries):
-            if value is not null:
-                b.store(value, b.gep(table, [zero, ir.Constant(I64, index)], inbounds=True))
+        for index, value in self.numpy_entries().items():
+            b.store(value, b.gep(table, [zero, ir.Constant(I64, index)], inbounds=True))
         return b.gep(table, [zero, zero], inbounds=True)
 
     def build_unbox(self) -> None:
