@@ -5,7 +5,7 @@ The optimization pipeline is chosen for traces rather than LLVM's default O2 (is
 one function of straight-line code with guards, in SSA form already (no allocas), calling nothing LLVM could
 inline, and the IR builder hoists its loop-invariant pure computations itself (``codegen.function``). What is
 left for LLVM is folding what the builder wrote naively (instcombine), merging the blocks of guards and exits
-(simplifycfg) and peeling a loop's first iteration where that removes a phi: six function passes
+(simplifycfg) and peeling a loop's first iteration where that removes a phi: five function passes
 (``TRACE_PASSES``) instead of O2's hundred-odd module, CGSCC, function and loop passes, which found nothing else
 to do in a trace and took as long as the machine-code emission. Measured on the benchmark kernels' traces: the
 passes take a third of O2's time, the steady state is O2's. (The list had NewGVN, LLVM's experimental value
