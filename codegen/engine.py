@@ -5,7 +5,7 @@ The optimization pipeline is chosen for traces rather than LLVM's default O2 (is
 one function of straight-line code with guards, in SSA form already (no allocas), calling nothing LLVM could
 inline, and the IR builder hoists its loop-invariant pure computations itself (``codegen.function``). What is
 left for LLVM is folding what the builder wrote naively (instcombine), merging the blocks of guards and exits
-(simplifycfg) and peeling a loop's first iteration where that removes a phi: six function passes
+(simplifycfg) and peeling a loop's first iteration where that removes a phi: five function passes
 (``TRACE_PASSES``) instead of O2's hundred-odd module, CGSCC, function and loop passes, which found nothing else
 to do in a trace and took as long as the machine-code emission. Measured on the benchmark kernels' traces: the
 passes take a third of O2's time, the steady state is O2's. (The list had NewGVN, LLVM's experimental value
@@ -72,19 +72,22 @@ from codegen import capi, python_epoch
 
 #: the function passes of a trace, in order (llvmlite's new pass manager: ``add_<name>_pass``). loop_unroll
 #: unrolls nothing here (no trip count is known): it peels the first iteration of a loop whose phis only the
-#: first iteration sees (the flags of slots assigned late), which makes the loop itself as tight as O2's.
+#: first iteration sees (the flags of slots assigned late), which makes the loop itself as tight as O2's. No
+#: simplify_cfg at the end: what it merged after the last instcombine, code generation merges as well (on the
+#: benchmark's 36 traces, 34 compiled to the same machine code without it, the other two within 12 instructions
+#: of 11124), and it cost a fifth of the passes' time
 TRACE_PASSES = (
     "simplify_cfg",
     "instruction_combine",
     "simplify_cfg",
     "loop_unroll",
     "instruction_combine",
-    "simplify_cfg",
 )
 #: the trace pipeline of a module with no loop whose first iteration is worth peeling (no flags of slots
 #: assigned late: ``NO_PEEL`` starts its text): loop_unroll, and the instcombine that cleans up after it, changed
-#: no instruction of such modules' code (every one of the benchmark kernels' traces) and cost half the passes' time
-TRACE_PASSES_NO_PEEL = ("simplify_cfg", "instruction_combine", "simplify_cfg")
+#: no instruction of such modules' code and cost half the passes' time (nor does a simplify_cfg after the
+#: instcombine: the same machine code on each of the benchmark's traces that get this pipeline)
+TRACE_PASSES_NO_PEEL = ("simplify_cfg", "instruction_combine")
 #: the first line of a module text that gets ``TRACE_PASSES_NO_PEEL`` (``codegen.compile.lower_trace``)
 NO_PEEL = "; tracejit: no loop to peel\n"
 #: what separates a lowered trace's module text from that of its loop's fast copy where that copy is
@@ -207,11 +210,12 @@ class Engine:
         waited = time.perf_counter()
         with self.lock:
             self._phases = phases = {"wait": (time.perf_counter() - waited) * 1e3}
+            needed = self.imports  # (object code from a cache: which of them it refers to is not known here)
             if obj is None:
                 ir_text = ir_text if isinstance(ir_text, str) else ir_text()
-                obj = self._emit(ir_text, opt_level)
+                obj, needed = self._emit(ir_text, opt_level)
             try:
-                tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
+                tracker, addresses, library = self._link(obj, exports, depends_on, {**needed, **(imports or {})})
             except RuntimeError:
                 if not cached:
                     raise
@@ -219,8 +223,8 @@ class Engine:
                 cache.reject(key, opt_level, shared)  # (object code that does not link: made anew, never trusted)
                 cached = False
                 ir_text = ir_text if isinstance(ir_text, str) else ir_text()
-                obj = self._emit(ir_text, opt_level)
-                tracker, addresses, library = self._link(obj, exports, depends_on, imports or {})
+                obj, needed = self._emit(ir_text, opt_level)
+                tracker, addresses, library = self._link(obj, exports, depends_on, {**needed, **(imports or {})})
         if cache is not None and not cached:
             cache.store(key, opt_level, obj, shared)
         elapsed = (time.perf_counter() - start) * 1e3
@@ -233,14 +237,28 @@ class Engine:
         self._phases[phase] = self._phases.get(phase, 0.0) + (now - since) * 1e3
         return now
 
-    def _emit(self, ir_text: str, opt_level: int) -> bytes:
-        """The object code of ir_text: LLVM's passes and code generator (the lock held)."""
+    def _emit(self, ir_text: str, opt_level: int) -> tuple[bytes, dict[str, int]]:
+        """The object code of ir_text (LLVM's passes and code generator), and the addresses of the process's
+        symbols it refers to (the lock held)."""
         module = self._optimized(ir_text, opt_level)
         start = time.perf_counter()
         obj = bytes(self.machine(CODEGEN_LEVEL[opt_level]).emit_object(module))
-        self._timed("codegen", start)
+        start = self._timed("codegen", start)
         self.llvm_compiles += 1
-        return obj
+        needed = self._imports_of(module)
+        self._timed("link", start)
+        return obj, needed
+
+    def _imports_of(self, module: Any) -> dict[str, int]:
+        """The addresses of the C-API's and the runtime's symbols (``imports``) that module declares, and those
+        code generation may call without a declaration (libgcc's 128-bit division): each symbol imported costs
+        the linker a definition (all ninety-odd of them: 0.3 ms per trace, a third of linking), a module uses
+        ten or so."""
+        declared = [f.name for f in module.functions if f.is_declaration]
+        declared += [g.name for g in module.global_variables if g.is_declaration]
+        needed = dict(capi.WIDE_DIVISION_ADDRESSES)
+        needed.update((name, self.imports[name]) for name in declared if name in self.imports)
+        return needed
 
     def _link(
         self, obj: bytes, exports: list[str], depends_on: list[str], imports: dict[str, int]
@@ -250,8 +268,6 @@ class Engine:
         start = time.perf_counter()
         library = self.unique("tracejit_lib")
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for name, address in self.imports.items():
-            builder.import_symbol(name, address)
         for name, address in imports.items():
             builder.import_symbol(name, address)
         for dependency in depends_on:

@@ -2,8 +2,11 @@
 
 The stub is a C function of CPython's ``METH_O`` convention, ``PyObject *stub(PyObject *self, PyObject
 *slots)``, generated per tree in the module of its root trace (``codegen.compile``); the runtime wraps it in
-a builtin function object (``runtime.native.entry_function``), which Python calls like any builtin. Given a
-frame's slots (a list of ``Layout.nslots`` values), it
+a builtin function object (``runtime.native.entry_function``), which Python calls like any builtin. Unless the
+tree's entry type map has NumPy kinds, the stub only jumps to the support library's ``tj_entry_run``, which does
+the work below given the tree's entry parameters (``ENTRY_PARAMS``: a constant of the root's module), so that a
+root's module holds no copy of it (issue 9: compile time). Given a frame's slots (a list of ``Layout.nslots``
+values), it
 
 1. checks the types of the values against the tree's entry type map and unboxes them into a frame buffer on
    its own C stack (every slot, with its tag, as ``runtime.native.NativeBuffer.pack`` would: slots outside
@@ -35,7 +38,7 @@ from llvmlite import ir
 
 from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, PTR
-from codegen.context import FLOAT32, LowerContext
+from codegen.context import FLOAT32, TRACE_FN, LowerContext
 from codegen.engine import CompiledModule, ObjectCache, engine
 from codegen.symbols import ObjectSymbols
 from jit import arrays
@@ -113,6 +116,14 @@ HANDOFF_PARAMS = "7q"
 HANDOFF_COUNTS = 2
 HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
 _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64, PTR.as_pointer()])
+#: ``PyObject *tj_entry_run(params, slots)``: a tree's stub where its entry type map has no NumPy kind, given the
+#: tree's entry parameters (``ENTRY_PARAMS``); the stub itself only jumps there (``musttail``: the same types as
+#: ``ENTRY_FN``)
+RUN = "tj_entry_run"
+#: a tree's entry parameters, a constant of its root's module: its root's function, its entry type map (one byte
+#: per slot), nslots, the buffer's tags offset, its wide word, its size in words, the counter of calls in progress
+#: (an i64) and the table of NumPy's objects (NULL where NumPy is not imported)
+ENTRY_PARAMS = ir.LiteralStructType([PTR, PTR, I64, I64, I64, I64, PTR, PTR])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
 _support_lock = threading.Lock()
@@ -154,8 +165,8 @@ def _support_objects() -> tuple[object, ...]:
 
 
 def support(cache: ObjectCache | None = None) -> CompiledModule:
-    """The support library (compiled at the first call): ``tj_entry_classify`` and ``tj_entry_leave``, which
-    the stubs call (generic code, kept out of each tree's module: LLVM compiles it once), and
+    """The support library (compiled at the first call): ``tj_entry_classify``, ``tj_entry_leave`` and
+    ``tj_entry_run``, which the stubs call (generic code, kept out of each tree's module: LLVM compiles it once), and
     ``tj_holds_unbound``. cache: where its object code may be found (and is stored), if the first trace that
     needs it is cached (``codegen.cache``)."""
     with _support_lock:
@@ -172,16 +183,17 @@ def support(cache: ObjectCache | None = None) -> CompiledModule:
                 stub.build_classify()
                 stub.build_unbox()
                 stub.build_leave()
+                stub.build_run()
                 _build_holds_unbound(module, symbols.pointer)
                 stub.build_handoff()
                 return str(module)
 
-            exports = [CLASSIFY, UNBOX, LEAVE, HOLDS_UNBOUND, HANDOFF]
+            exports = [CLASSIFY, UNBOX, LEAVE, RUN, HOLDS_UNBOUND, HANDOFF]
             compiled = llvm.compile(make, exports, [], 2, symbols.addresses, cache, SUPPORT_KEY)
             # every later module imports them by address, as it does the C-API (under the engine's lock: a
             # compilation in the background reads the imports)
             with llvm.lock:
-                llvm.imports.update({name: compiled.addresses[name] for name in (CLASSIFY, UNBOX, LEAVE)})
+                llvm.imports.update({name: compiled.addresses[name] for name in (CLASSIFY, UNBOX, LEAVE, RUN)})
             _support_symbols.append(symbols)
             _support.append(compiled)
         return _support[0]
@@ -507,20 +519,112 @@ class _Stub:
 
     # --- the stub --------------------------------------------------------------------------------------
     def build_stub(self, symbol: str, active_address: int) -> None:
-        """The tree's stub: check and unbox every slot, run the root, and leave through tj_entry_leave."""
+        """The tree's stub: check and unbox every slot, run the root, and leave through tj_entry_leave. Where the
+        entry type map has no NumPy kind, that is the support library's tj_entry_run given the tree's entry
+        parameters (``ENTRY_PARAMS``), which the stub jumps to: less IR per root trace (issue 9: compile time;
+        the whole stub was about fifty instructions to build, print, parse and compile, ~1 ms per root trace)."""
         ctx = self.ctx
         assert ctx is not None
         layout = ctx.layout
         nslots = layout.nslots
+        # the entry type map: one byte per slot, its kind or 0 (any)
+        entry_kinds = ctx.trace.entry_kinds
+        # (0 for NumPy's kinds: the support library classifies them as objects, checked below)
+        kinds = [0 if entry_kinds.get(s) in _NUMPY_KINDS else int(entry_kinds.get(s, 0)) for s in range(nslots)]
+        numpy_slots = {slot: kind for slot, kind in entry_kinds.items() if kind in _NUMPY_KINDS}
+        if not numpy_slots:
+            self.build_thin_stub(symbol, active_address, kinds)
+            return
         fn = self.start(symbol, ENTRY_FN)
         # cold: compiled without optimization (codegen.engine.COLD; issue 9, compile time): its work is the
         # calls of the support library, and at O2 each root trace's stub cost ~1.5 ms of code generation
         fn.attributes.add("cold")
         b = self.b
         fn.args[0].name, fn.args[1].name = "self", "slots"
-        slots = fn.args[1]
         buffer_words = (layout.size + abi.WORD - 1) // abi.WORD
         buf = b.bitcast(b.alloca(ir.ArrayType(I64, buffer_words), name="buffer"), PTR)
+        table = self.kinds_table(symbol, kinds)
+        active = ctx.symbols.variable("active", I64, active_address)
+        sizes = [ir.Constant(I64, n) for n in (nslots, layout.tags_offset, layout.wide_word)]
+        self.enter(fn.args[1], buf, b.bitcast(table, PTR), *sizes, active, ctx.function, numpy_slots, symbol)
+
+    def kinds_table(self, symbol: str, kinds: list[int]) -> ir.GlobalVariable:
+        """A stub's entry type map, as a constant of its module."""
+        table = ir.GlobalVariable(self.module, ir.ArrayType(I8, max(len(kinds), 1)), f"{symbol}_kinds")
+        table.initializer = ir.Constant(table.value_type, bytearray(kinds or [0]))
+        table.global_constant = True
+        table.linkage = "internal"
+        return table
+
+    def build_thin_stub(self, symbol: str, active_address: int, kinds: list[int]) -> None:
+        """(A tree whose entry type map has no NumPy kind) its entry parameters, and a stub that jumps to
+        tj_entry_run with them."""
+        ctx = self.ctx
+        assert ctx is not None
+        layout = ctx.layout
+        active = ctx.symbols.variable("active", I64, active_address)
+        numpy_table: ir.Value = ir.Constant(PTR, None)
+        if NUMPY_SCALARS:
+            known = self.numpy_entries()
+            entries = [known.get(index, ir.Constant(PTR, None)) for index in range(_NUMPY_TRUE + 1)]
+            objects = ir.GlobalVariable(self.module, ir.ArrayType(PTR, len(entries)), f"{symbol}_numpy")
+            objects.initializer = ir.Constant(objects.value_type, entries)
+            objects.global_constant = True
+            objects.linkage = "internal"
+            numpy_table = objects.bitcast(PTR)
+        params = ir.GlobalVariable(self.module, ENTRY_PARAMS, f"{symbol}_params")
+        sizes = [ir.Constant(I64, n) for n in (layout.nslots, layout.tags_offset, layout.wide_word)]
+        buffer_words = ir.Constant(I64, (layout.size + abi.WORD - 1) // abi.WORD)
+        table = self.kinds_table(symbol, kinds)
+        fields = [ctx.function.bitcast(PTR), table.bitcast(PTR), *sizes, buffer_words, active.bitcast(PTR), numpy_table]
+        params.initializer = ir.Constant(ENTRY_PARAMS, fields)
+        params.global_constant = True
+        params.linkage = "internal"
+        fn = self.function = self.callees[symbol] = ir.Function(self.module, ENTRY_FN, name=symbol)
+        fn.attributes.add("cold")  # (codegen.engine.COLD: compiled without optimization)
+        fn.args[0].name, fn.args[1].name = "self", "slots"
+        b = self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+        run = self.declare(RUN, ENTRY_FN)
+        # (musttail: none of this module's code runs once tj_entry_run has counted the call as done)
+        b.ret(b.call(run, [params.bitcast(PTR), fn.args[1]], tail="musttail"))
+
+    def build_run(self) -> None:
+        """``PyObject *tj_entry_run(params, slots)``: a tree's stub, given its entry parameters (``ENTRY_PARAMS``):
+        the support library's, for the trees whose entry type map has no NumPy kind (``build_thin_stub``)."""
+        fn = self.start(RUN, ENTRY_FN)
+        b = self.b
+        params, slots = fn.args
+        fields = b.bitcast(params, ENTRY_PARAMS.as_pointer())
+
+        def field(index: int) -> ir.Value:
+            return b.load(b.gep(fields, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
+
+        root, kinds, nslots, tags_offset, wide_word, buffer_words, active, numpy_table = (
+            field(index) for index in range(len(ENTRY_PARAMS.elements))
+        )
+        buf = b.bitcast(b.alloca(I64, size=buffer_words, name="buffer"), PTR)
+        active = b.bitcast(active, I64.as_pointer())
+        root = b.bitcast(root, TRACE_FN.as_pointer())
+        numpy_table = b.bitcast(numpy_table, PTR.as_pointer())
+        self.enter(slots, buf, kinds, nslots, tags_offset, wide_word, active, root, {}, numpy_table)
+
+    def enter(
+        self,
+        slots: ir.Value,
+        buf: ir.Value,
+        kinds: ir.Value,
+        nslots: ir.Value,
+        tags_offset: ir.Value,
+        wide_word: ir.Value,
+        active: ir.Value,
+        root: ir.Value,
+        numpy_slots: dict[int, Kind],
+        numpy_table: ir.Value | str,
+    ) -> None:
+        """A stub's work, from its entry block (the buffer allocated there): check slots and unbox them into buf
+        as kinds says (then the NumPy slots: numpy_slots), run root, and leave through tj_entry_leave with
+        numpy_table (a stub's symbol: its own, built on its stack) as the table of NumPy's objects."""
+        b = self.b
         words = b.bitcast(buf, I64.as_pointer())
         mismatch = self.block("mismatch")
 
@@ -534,34 +638,22 @@ class _Stub:
         b.position_at_end(length_ok)
         items_ok = self.block("length_ok")
         size = b.load(self.at(slots, abi.OB_SIZE, I64))
-        b.cbranch(b.icmp_signed("==", size, ir.Constant(I64, nslots)), items_ok, mismatch)
+        b.cbranch(b.icmp_signed("==", size, nslots), items_ok, mismatch)
         b.position_at_end(items_ok)
         items = b.load(self.at(slots, abi.LIST_ITEMS, PTR))
-        # the entry type map: one byte per slot, its kind or 0 (any)
-        entry_kinds = ctx.trace.entry_kinds
-        # (0 for NumPy's kinds: the support library classifies them as objects, checked below)
-        kinds = [0 if entry_kinds.get(s) in _NUMPY_KINDS else int(entry_kinds.get(s, 0)) for s in range(nslots)]
-        table = ir.GlobalVariable(self.module, ir.ArrayType(I8, max(nslots, 1)), f"{symbol}_kinds")
-        table.initializer = ir.Constant(table.value_type, bytearray(kinds or [0]))
-        table.global_constant = True
-        table.linkage = "internal"
-        expected = b.bitcast(table, PTR)
-        sizes = [ir.Constant(I64, nslots), ir.Constant(I64, layout.tags_offset)]
-        unboxed = b.call(self.declare(UNBOX, _UNBOX_FN), [items, buf, expected, *sizes])
+        unboxed = b.call(self.declare(UNBOX, _UNBOX_FN), [items, buf, kinds, nslots, tags_offset])
         unboxed_ok = self.block("unboxed")
         b.cbranch(b.trunc(unboxed, I1), unboxed_ok, mismatch).set_weights([1000, 1])
         b.position_at_end(unboxed_ok)
-        numpy_slots = {slot: kind for slot, kind in entry_kinds.items() if kind in _NUMPY_KINDS}
         if numpy_slots:
             self.unbox_numpy(numpy_slots, items, words, buf, mismatch)
 
         # 2. the tree, then its exit's state boxed into the list
-        active = ctx.symbols.variable("active", I64, active_address)
         b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
         b.store(b.add(b.load(active), ir.Constant(I64, 1)), active)
-        exit_number = b.call(ctx.function, [buf])
-        layout_args = [ir.Constant(I64, n) for n in (nslots, layout.tags_offset, layout.wide_word)]
-        leave_args = [buf, exit_number, slots, *layout_args, self.numpy_objects(symbol)]
+        exit_number = b.call(root, [buf])
+        table = self.numpy_objects(numpy_table) if isinstance(numpy_table, str) else numpy_table
+        leave_args = [buf, exit_number, slots, nslots, tags_offset, wide_word, table]
         result = b.call(self.declare(LEAVE, _LEAVE_FN), leave_args)
         # (no Python code runs between this decrement and the return: the stub's code cannot be freed before)
         b.store(b.sub(b.load(active), ir.Constant(I64, 1)), active)
@@ -606,24 +698,24 @@ class _Stub:
                 b.store(value, word)
             b.store(ir.Constant(I8, int(kind)), b.gep(tags, [ir.Constant(I64, slot)], inbounds=True))
 
+    def numpy_entries(self) -> dict[int, ir.Value]:
+        """The entries of the table of NumPy's objects tj_entry_leave takes (NumPy imported), by index: the scalar
+        type of each scalar kind at its kind's index, then numpy.False_ and numpy.True_ (it reads no other)."""
+        entries = {int(kind): self.pointer(scalar_type) for kind, scalar_type in NUMPY_SCALARS.items()}
+        entries[_NUMPY_FALSE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](False))
+        entries[_NUMPY_TRUE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](True))
+        return entries
+
     def numpy_objects(self, symbol: str) -> ir.Value:
         """(A tree's stub) its table of NumPy's objects for tj_entry_leave, or NULL where NumPy is not imported
         (no value of its kinds can be in the buffer then)."""
         if not NUMPY_SCALARS:
             return ir.Constant(PTR.as_pointer(), None)
         b = self.b
-        size = _NUMPY_TRUE + 1
-        table = b.alloca(ir.ArrayType(PTR, size), name="numpy_objects")
-        null = ir.Constant(PTR, None)
-        entries = [null] * size
-        for kind, scalar_type in NUMPY_SCALARS.items():
-            entries[int(kind)] = self.pointer(scalar_type)
-        entries[_NUMPY_FALSE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](False))
-        entries[_NUMPY_TRUE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](True))
+        table = b.alloca(ir.ArrayType(PTR, _NUMPY_TRUE + 1), name="numpy_objects")
         zero = ir.Constant(I64, 0)
-        for index, value in enumerate(entries):
-            if value is not null:
-                b.store(value, b.gep(table, [zero, ir.Constant(I64, index)], inbounds=True))
+        for index, value in self.numpy_entries().items():
+            b.store(value, b.gep(table, [zero, ir.Constant(I64, index)], inbounds=True))
         return b.gep(table, [zero, zero], inbounds=True)
 
     def build_unbox(self) -> None:

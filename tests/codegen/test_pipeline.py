@@ -173,6 +173,23 @@ def test_entry_stubs_are_compiled_without_optimization():
     assert check(invariant_product, (50, 6, 7), (50, 1 << 62, 4), native=True)
 
 
+def test_a_stub_without_numpy_kinds_jumps_to_the_support_library():
+    # (issue 9: compile time) a tree's stub is a jump to tj_entry_run with the tree's entry parameters, a constant
+    # of the root's module: no unboxing or boxing code of its own; entries that match, and one that does not (a
+    # float where the map says int: the stub refuses it, CPython runs the loop and raises its TypeError at `& 15`)
+    # give CPython's results
+    f = check(invariant_product, (50, 6, 7), (50, 2.5, 4), (60, 6, 7), native=True)
+    symbol = _root_symbol(f)
+    ir = jit.dump(f, "ir")
+    stub = re.search(rf'define i8\* @"{symbol}_entry"\(.*?\n}}\n', ir, re.S)
+    assert stub is not None
+    assert 'musttail call i8* @"tj_entry_run"' in stub.group(0)
+    assert stub.group(0).count("\n  ") == 2  # (the call and the return)
+    assert f'@"{symbol}_entry_params" = internal constant' in ir
+    assert "tj_entry_unbox" not in ir and "tj_entry_leave" not in ir
+    assert jit.stats(f)["stub_entries"] > 0
+
+
 def test_exits_write_slots_assigned_late_without_branches():
     # late_assignment's loop assigns `last` after the guard of `i == n - 1`: its exit writes last's previous
     # value only once there is one, with selects rather than a block per slot (issue 9: fewer blocks)
@@ -191,3 +208,34 @@ def test_only_a_loop_with_slots_assigned_late_gets_the_loop_passes():
     assert not jit.dump(late, "ir").split("\n", 1)[1].startswith(NO_PEEL)
     assert jit.dump(plain, "ir").split("\n", 1)[1].startswith(NO_PEEL)
     assert "loop_unroll" not in TRACE_PASSES_NO_PEEL and set(TRACE_PASSES_NO_PEEL) < set(TRACE_PASSES)
+
+
+def test_a_library_imports_the_symbols_its_module_declares():
+    # (issue 9: compile time) linking defines only the C-API and runtime symbols the module declares, and the
+    # 128-bit division helpers code generation calls without a declaration: not every import for every trace
+    import llvmlite.binding as llvm
+
+    from codegen import capi
+    from codegen.engine import engine
+
+    llvm_engine = engine()
+    text = (
+        'declare i32 @"PyErr_CheckSignals"()\n'
+        '@"tj_python_epoch" = external global i64\n'
+        'define i64 @"f"(i128 %".1", i128 %".2") {\n'
+        '  %".3" = srem i128 %".1", %".2"\n'
+        '  %".4" = trunc i128 %".3" to i64\n'
+        '  %".5" = call i32 @"PyErr_CheckSignals"()\n'
+        '  %".6" = load i64, i64* @"tj_python_epoch"\n'
+        '  %".7" = add i64 %".4", %".6"\n'
+        '  ret i64 %".7"\n'
+        "}\n"
+    )
+    imports = llvm_engine._imports_of(llvm.parse_assembly(text))
+    expected = {"PyErr_CheckSignals", "tj_python_epoch", *capi.WIDE_DIVISION_ADDRESSES}
+    assert set(imports) == expected
+    assert all(imports[name] == llvm_engine.imports[name] for name in imports)
+    assert len(llvm_engine.imports) > 2 * len(expected)
+    # and the module links with them (LLVM compiles srem of i128 to a call of __modti3)
+    compiled = llvm_engine.compile(text, ["f"], [], 2)
+    assert compiled.addresses["f"]
