@@ -36,7 +36,7 @@ from jit.frontend.instructions import FOR_ITER, FOR_RANGE
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.trace import WhenHot
 from runtime import parking
-from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver
+from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver, raise_in_comprehension
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, range_exhausted, resume_loop, run_loop, sequence_exhausted
@@ -79,6 +79,16 @@ class _Plan:
     )
 
 
+def finish_comprehension(built: Any, rest: Any) -> Any:
+    """A comprehension handed over and given back part way: what tier 1 built, with what CPython built of the rest
+    (a dict's later keys win, in their first place, as in one comprehension)."""
+    if type(built) is list:
+        built.extend(rest)
+    else:
+        built.update(rest)
+    return built
+
+
 class CodeHooks:
     """The ``RT`` constant of one function's instrumented code: its loop runtime's counters (``LOOPS``), the
     builtins the code reads, and ``runtime``, a weak reference to the runtime, whose ``loop`` a hand-off calls.
@@ -95,6 +105,7 @@ class CodeHooks:
     __slots__ = ("counters", "starts", "boost", "runtime")
 
     iter = staticmethod(iter)
+    extend = staticmethod(finish_comprehension)
     unbound = UNBOUND
     name_error = NameError
     base_exception = BaseException
@@ -144,6 +155,7 @@ class LoopRuntime:
         "codes",
         "counters",
         "single_copy",
+        "comprehensions",
         "backoff",
         "min_iterations",
         "min_per_entry",
@@ -169,9 +181,12 @@ class LoopRuntime:
         "__weakref__",
     )
 
-    def __init__(self, function: Any, single_copy: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, function: Any, single_copy: frozenset[int] = frozenset(), comprehensions: frozenset[int] = frozenset()
+    ) -> None:
         self.function = function  # jit.function.JitFunction
         self.single_copy = single_copy  # loops instrumented with one copy: their counters count loop starts
+        self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``comprehension``)
         code = function.code
         self.t1 = code
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
@@ -305,6 +320,51 @@ class LoopRuntime:
         before = (runner.native_entries, runner.native_iterations, monitor.growth)
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
+
+    @loop_driver
+    def comprehension(self, index: int, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[bool, Any]:
+        """Run the comprehension whose first loop is `index` from its header (``jit.frontend.instrument``: CPython
+        evaluated its first iterable and made `it` from it; `values` holds the locals it reads, the unbound marker
+        for the others): (True, what it built) once it has ended, (False, what it built so far) if the runtime
+        gives it back part way, `it` moved to where tier 1 left it, for CPython to build the rest."""
+        # (fix_handoff_traceback reads the locals `self` and `frame`, as for loop)
+        self.handoffs_counted += 1
+        function = self.function
+        code = self.t1
+        info = code.loops[index]
+        monitor = function.monitor
+        slots = [*values, *self.padding]
+        frame = Frame(function, code, slots)
+        frame.error_pc = info.header_pc
+        if function.hot_loops[index] is None and not self.blacklisted(index):
+            # (as a loop statement's hand-off at its body: runtime.loop_driver's policy of entries that pay)
+            if self.starts[index] == 0:
+                self.count(index, max(function.hot_threshold, 1))  # (back from a back-off: CPython counts again)
+                return False, info.builds()  # type: ignore[misc]
+            if self.starts_too_short(index):
+                # its starts are too short for native entries to pay: not recorded, CPython runs it for a while
+                self.not_paying[index] = self.counted[index] / self.starts[index]
+                self.unrecorded[index] = True
+                self.starts[index] = 0
+                self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
+                return False, info.builds()  # type: ignore[misc]
+        if it is iterable:
+            iterable = None  # (the user's own iterator: shared, never copied)
+        enter(info, it, iterable, slots)
+        slots[info.accumulator] = info.builds()  # type: ignore[misc]
+        before = None
+        if monitor is not None:
+            before = (monitor.runner.native_entries, monitor.runner.native_iterations, monitor.growth)
+        try:
+            how, value = self.run(frame, index, False, monitor)
+        except BaseException as exc:
+            pc = frame.error_pc
+            frame = None  # (so fix_handoff_traceback leaves the user's frame at the comprehension, as CPython's)
+            if pc is not None and pc != info.header_pc:
+                raise_in_comprehension(exc, code, pc, info.builds)  # type: ignore[arg-type]
+            raise
+        self.finish(index, it, iterable, frame, how, value, before)  # (the policy's bookkeeping; leave on CONTINUE)
+        return how != CONTINUE, frame.slots[info.accumulator]
 
     @property
     def handoffs(self) -> int:

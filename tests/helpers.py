@@ -121,8 +121,8 @@ def check(
     the JIT) and in tracejit's tier-1 interpreter (``interpreter=True``, the reference semantics). Every call
     is made twice on each (the second run may find compiled code from the first).
     native=True: also demand (through jit.stats) that compiled code ran in both; native=False: that none did.
-    (The CPython baseline hands only loop STATEMENTS to the JIT: a function whose only loops are
-    comprehensions runs natively only in the interpreter.)
+    (The CPython baseline hands loop statements to the JIT, and comprehensions outside them whose statement is a
+    simple one: a function whose only loops are other comprehensions runs natively only in the interpreter.)
     Returns the interpreter's jitted function, for further assertions through jit.stats; the CPython one is
     its attribute ``cpython_baseline``."""
     options = {**TEST_OPTIONS, **(options or {})}
@@ -143,10 +143,14 @@ def check(
 
 
 def has_loop_statement(jitted: Any) -> bool:
-    """Whether the front end found a for/while statement in jitted's function (False if it refused it)."""
+    """Whether CPython hands loops of jitted's function to the JIT: the front end found a for/while statement, or
+    the instrumented code hands a comprehension over whole (False if the front end refused the function)."""
     state = jit_module.api.state_of(jitted)
     state.ensure_prepared()
-    return state.code is not None and any(loop.statement is not None for loop in state.code.loops)
+    if state.code is None:
+        return False
+    handed = state.instrumented.comprehensions if state.instrumented is not None else frozenset()
+    return bool(handed) or any(loop.statement is not None for loop in state.code.loops)
 
 
 def assert_native(jitted: Any, expected: bool = True) -> None:
