@@ -128,6 +128,9 @@ def raise_in_comprehension(exc: BaseException, code: Any, pc: int, builds: type)
         raise exc
     name = _COMPREHENSION_NAMES[builds]
     raiser = _raiser(code.filename, name, f"{code.qualname}.<locals>.{name}", code.lines[pc])
+    # (the traceback so far runs through tracejit's frames to the user's functions the comprehension called, if it
+    # raised in one: the raiser's entry goes before it, so only tracejit's frames go from it)
+    clean_traceback(exc)
     try:
         raiser(exc)
     except BaseException as raised:

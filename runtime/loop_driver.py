@@ -326,44 +326,102 @@ class LoopRuntime:
         """Run the comprehension whose first loop is `index` from its header (``jit.frontend.instrument``: CPython
         evaluated its first iterable and made `it` from it; `values` holds the locals it reads, the unbound marker
         for the others): (True, what it built) once it has ended, (False, what it built so far) if the runtime
-        gives it back part way, `it` moved to where tier 1 left it, for CPython to build the rest."""
-        # (fix_handoff_traceback reads the locals `self` and `frame`, as for loop)
+        gives it back part way, `it` moved to where tier 1 left it, for CPython to build the rest. An exception
+        shows the user's frame at the comprehension (fix_handoff_traceback finds no tier-1 `frame` here) and the
+        comprehension's own frame at the line that failed (``raise_in_comprehension``), as CPython's traceback."""
+        info = self.t1.loops[index]
+        builds = info.builds
+        assert builds is not None
+        if it is iterable:
+            iterable = None  # (the user's own iterator: shared, never copied)
+        plan = self.plans[index]
+        if plan is None:
+            plan = self.plan(index)
+        if plan is not None:
+            # into native code in one call, as loop's per-entry path, with the container it builds
+            for handoff, tree in plan.calls:
+                if plan.tiering is not None:
+                    plan.tiering.before_entry(tree)
+                try:
+                    out = handoff(values, it, iterable, plan.spill, builds())
+                except BaseException as exc:
+                    self.handoffs_counted += 1
+                    raised = plan.runner.handoff_raised(tree)
+                    if raised is not None:
+                        raise_in_comprehension(exc, self.t1, raised[0], builds)
+                    raise
+                if out is None:
+                    continue  # (the tree's entry type map does not match)
+                if out is NotImplemented:
+                    break  # (a state only Python builds)
+                result, slots, _, _, ended = out
+                try:
+                    how, exit = plan.ways[result[0]]
+                except KeyError:
+                    how, exit = self.way_out(index, result[0])
+                exit.taken += 1
+                if plan.graveyard:
+                    plan.runner.free_graveyard()
+                if how == _AT_END:
+                    if ended is None:  # (native code could not tell)
+                        ended = plan.ended(slots, plan.base)
+                    how = EXHAUSTED if ended else CONTINUE
+                if how != CONTINUE:
+                    if self.min_iterations:
+                        self.judge(index, plan.monitor, 1, result[1], False)
+                    return True, slots[info.accumulator]
+                # elsewhere: the interpreter goes on from the exit
+                monitor = plan.monitor
+                runner = plan.runner
+                before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
+                t1_frame = Frame(self.function, self.t1, slots)
+                t1_frame.error_pc = info.header_pc
+                if len(result) > 2:
+                    t1_frame.stack[:] = result[2:]
+                return self.run_comprehension(index, it, iterable, t1_frame, monitor.exited(t1_frame, exit), before)
         self.handoffs_counted += 1
         function = self.function
-        code = self.t1
-        info = code.loops[index]
-        monitor = function.monitor
-        slots = [*values, *self.padding]
-        frame = Frame(function, code, slots)
-        frame.error_pc = info.header_pc
         if function.hot_loops[index] is None and not self.blacklisted(index):
             # (as a loop statement's hand-off at its body: runtime.loop_driver's policy of entries that pay)
             if self.starts[index] == 0:
                 self.count(index, max(function.hot_threshold, 1))  # (back from a back-off: CPython counts again)
-                return False, info.builds()  # type: ignore[misc]
+                return False, builds()
             if self.starts_too_short(index):
                 # its starts are too short for native entries to pay: not recorded, CPython runs it for a while
                 self.not_paying[index] = self.counted[index] / self.starts[index]
                 self.unrecorded[index] = True
                 self.starts[index] = 0
                 self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
-                return False, info.builds()  # type: ignore[misc]
-        if it is iterable:
-            iterable = None  # (the user's own iterator: shared, never copied)
+                return False, builds()
+        monitor = function.monitor
+        slots = [*values, *self.padding]
+        t1_frame = Frame(function, self.t1, slots)
+        t1_frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
         enter(info, it, iterable, slots)
-        slots[info.accumulator] = info.builds()  # type: ignore[misc]
+        slots[info.accumulator] = builds()
         before = None
         if monitor is not None:
-            before = (monitor.runner.native_entries, monitor.runner.native_iterations, monitor.growth)
+            runner = monitor.runner
+            before = (runner.native_entries, runner.native_iterations, monitor.growth)
+        return self.run_comprehension(index, it, iterable, t1_frame, None, before)
+
+    @internal
+    def run_comprehension(
+        self, index: int, it: Any, iterable: Any, frame: Frame, pc: int | None, before: tuple[int, int, int] | None
+    ) -> tuple[bool, Any]:
+        """comprehension's run in the interpreter: from the loop's header (pc None: as run does, through the entry
+        stubs first) or from pc (native code left there); then finish's bookkeeping."""
+        info = self.t1.loops[index]
         try:
-            how, value = self.run(frame, index, False, monitor)
+            if pc is None:
+                how, value = self.run(frame, index, False, self.function.monitor)
+            else:
+                how, value = resume_loop(frame, index, pc)
         except BaseException as exc:
-            pc = frame.error_pc
-            frame = None  # (so fix_handoff_traceback leaves the user's frame at the comprehension, as CPython's)
-            if pc is not None and pc != info.header_pc:
-                raise_in_comprehension(exc, code, pc, info.builds)  # type: ignore[arg-type]
+            if frame.error_pc is not None and frame.error_pc != info.header_pc:
+                raise_in_comprehension(exc, self.t1, frame.error_pc, info.builds)  # type: ignore[arg-type]
             raise
-        self.finish(index, it, iterable, frame, how, value, before)  # (the policy's bookkeeping; leave on CONTINUE)
+        self.finish(index, it, iterable, frame, how, value, before)  # (leave moves `it` on CONTINUE)
         return how != CONTINUE, frame.slots[info.accumulator]
 
     @property

@@ -139,6 +139,8 @@ def test_each_start_once_hot_is_handed_over():
         assert jitted(LONG) == func(LONG)
         handoffs, entries = hand_offs(jitted)
         assert handoffs == before[0] + k and entries >= before[1] + k
+    # (each into native code in one call: tj_handoff puts the empty list into the comprehension's accumulator slot)
+    assert jit_module.stats(jitted)["handoff_entries"] >= 5
     runtime = state_of(jitted).loop_runtime
     assert runtime.comprehensions == frozenset({0}) and runtime.counters == [0]
     assert "handed to the JIT at its start" in jit_module.explain(jitted)
@@ -259,6 +261,14 @@ def not_iterable(xs, d):
 
 def unhashable(xs, d):
     return {x if x != d else [x] for x in xs}
+
+def helper(x, d):
+    if x == d:
+        raise ValueError(f"{x} is d")
+    return x
+
+def in_called_function(xs, d):
+    return [helper(x, d) + 1 for x in xs]
 """
 
 
@@ -271,7 +281,9 @@ def frames_of(func, *args):
     raise AssertionError("no exception")
 
 
-@pytest.mark.parametrize("name", ["in_element", "in_element_one_line", "in_condition", "in_dict_key", "unhashable"])
+@pytest.mark.parametrize(
+    "name", ["in_element", "in_element_one_line", "in_condition", "in_dict_key", "unhashable", "in_called_function"]
+)
 def test_exception_inside(name):
     func = define(FAILING, name)
     jitted = jit(threshold=2)(func)
