@@ -28,6 +28,7 @@ have passed for the loop to be tried again.
 
 from __future__ import annotations
 
+import itertools
 import types
 import weakref
 from typing import Any
@@ -102,7 +103,7 @@ class CodeHooks:
     holds its function.)
     """
 
-    __slots__ = ("counters", "starts", "boost", "runtime")
+    __slots__ = ("counters", "starts", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
     extend = staticmethod(finish_comprehension)
@@ -118,6 +119,8 @@ class CodeHooks:
         self.counters = runtime.counters
         self.starts = runtime.starts
         self.boost = runtime.boost
+        # per loop: what a comprehension's counted copy counts its iterations with (jit.frontend.instrument)
+        self.ticks = [itertools.count(1).__next__ for _ in runtime.counters]
         self.runtime = weakref.ref(runtime)
 
 

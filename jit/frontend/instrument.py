@@ -67,7 +67,8 @@ MAX_COPIES = 9
 #: one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
 #: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin),
 #: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
-#: builtin classes: the user's globals may rebind their names).
+#: builtin classes: the user's globals may rebind their names), ``ticks`` (per loop: a counter a comprehension's
+#: counted copy calls per iteration) and ``extend`` (what adds the rest of a comprehension given back part way).
 PLACEHOLDERS = ("RT",)
 
 # The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a
@@ -405,9 +406,11 @@ if NAME is RT.unbound:
 
 # A list, set or dict comprehension outside every instrumented loop (its first tier-1 loop L) is handed over at its
 # header only, whole. Its statement reads the comprehension's counter S as a loop's: > 0 counting (a COUNTED copy of
-# the comprehension counts the iterations of its first loop in C, a cell: only until it is hot), 0 hot (handed
-# over), < 0 plain (the statement as written, counting starts towards 0). One counter per comprehension of the
-# statement; the statement as written runs when every one is plain.
+# the comprehension counts the iterations of its first loop, only until it is hot), 0 hot (handed over), < 0 plain
+# (the statement as written, counting starts towards 0). One counter per comprehension of the statement; the
+# statement as written runs when every one is plain. The counted copy counts in RT.ticks[L], an itertools.count's
+# __next__ (a C call, always true): a local the comprehension wrote would be a cell, made at each call of the
+# function whatever copy runs (CPython 3.11 runs a comprehension as a nested function).
 _COMPREHENSION_READ = """
 S = RT.counters[L]
 """
@@ -420,10 +423,12 @@ _COMPREHENSION_SETUP = """
 if S < 0:
     if S > NEVER:
         RT.counters[L] = S + 1
-C = S
+elif S:
+    C = RT.ticks[L]()
 """
 _COMPREHENSION_COUNTED = """
 if S > 0:
+    C = S + 1 + C - RT.ticks[L]()
     RT.counters[L] = C if C > 0 else 0
     RT.starts[L] += 1
 """
@@ -469,7 +474,7 @@ _COMPREHENSION_PARTS = {
 }
 
 # the test the counted copy adds first to its first loop: counts an iteration, always true
-_COUNT_ITERATION = "(C := C - 1) or 1"
+_COUNT_ITERATION = "RT.ticks[L]()"
 
 
 def _template(text: str) -> list[ast.stmt]:
@@ -691,7 +696,7 @@ class _Instrumenter:
             index = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
             for part, template in _COMPREHENSION_PARTS.items():
                 if part == "SETUP" and len(found) == 1:
-                    template = "C = S"  # (the statement's second copy runs only when S >= 0)
+                    template = "if S:\n    C = RT.ticks[L]()"  # (the statement's second copy runs only when S >= 0)
                 parts[part].extend(_Fill(comprehension, names, index).fill(_template(template)))
             tests.append(_Fill(node, names).fill(_template("S < 0"))[0].value)  # type: ignore[attr-defined]
             args: list[ast.expr] = []
@@ -708,7 +713,7 @@ class _Instrumenter:
                         reads.extend(_Fill(node, {"V": temp, "NAME": name}).fill(_template(_READ)))
                     args.append(ast.Name(read_slots[slot], ast.Load()))
             counted = copy.deepcopy(comprehension)
-            count = _Fill(comprehension, names).fill(_template(_COUNT_ITERATION))[0].value  # type: ignore[attr-defined]
+            count = _Fill(comprehension, names, index).fill(_template(_COUNT_ITERATION))[0].value  # type: ignore[attr-defined]
             counted.generators[0].ifs.insert(0, count)
             rest = copy.deepcopy(comprehension)
             rest.generators[0].iter = ast.copy_location(ast.Name(names["I"], ast.Load()), comprehension)
