@@ -153,6 +153,15 @@ def has_loop_statement(jitted: Any) -> bool:
     return bool(handed) or any(loop.statement is not None for loop in state.code.loops)
 
 
+def comprehension_lines(jitted: Any) -> set[int]:
+    """The lines of the loops of jitted's comprehensions that CPython hands over whole (their trees are the
+    comprehensions', in jit.stats' "trees" by "loop_line")."""
+    state = jit_module.api.state_of(jitted)
+    if state.code is None or state.instrumented is None:
+        return set()
+    return {state.code.loops[index].line for index in state.instrumented.comprehensions}
+
+
 def assert_native(jitted: Any, expected: bool = True) -> None:
     """Demand that compiled code ran (or did not) for jitted, through jit.stats."""
     stats = jit_module.stats(jitted)
