@@ -422,6 +422,56 @@ def filtered_squares(n: int) -> int:
     return total
 
 
+# --- comprehensions outside any loop statement: the function's hot work ---------------------------------------
+
+_DATA: dict[tuple[str, int], Any] = {}
+
+
+def _readings(n: int) -> list[float]:
+    """n sensor readings (made once per size, outside the timed function's work)."""
+    key = ("readings", n)
+    if key not in _DATA:
+        _DATA[key] = [20.0 + 15.0 * math.sin(i * 0.37) + (i % 7) * 0.25 for i in range(n)]
+    return _DATA[key]
+
+
+def normalize(values: list[float]) -> list[float]:
+    """Scale readings to [0, 1]: min and max, then one list comprehension, at the function's top level."""
+    lo = min(values)
+    span = (max(values) - lo) or 1.0
+    return [(v - lo) / span for v in values]
+
+
+def _call_normalize(f: Callable[..., Any], n: int) -> float:
+    values = _readings(n)
+    return sum(f(values)[-1] for _ in range(20))
+
+
+def _records(n: int) -> list[tuple[str, int, str]]:
+    key = ("records", n)
+    if key not in _DATA:
+        kinds = ("book", "film", "game")
+        _DATA[key] = [(f"item{i}", (i * 7919) % 1000, kinds[i % 3]) for i in range(n)]
+    return _DATA[key]
+
+
+def best_of_kind(records: list[tuple[str, int, str]], kind: str, floor: int) -> tuple[int, int]:
+    """Filter records with a dict comprehension (name -> score of one kind, scores above a floor), then a set
+    comprehension of the kept scores' hundreds: both at the function's top level."""
+    kept = {name: score for name, score, what in records if what == kind and score > floor}
+    bands = {score // 100 for score in kept.values()}
+    return len(kept), len(bands)
+
+
+def _call_best_of_kind(f: Callable[..., Any], n: int) -> int:
+    records = _records(n)
+    total = 0
+    for kind in ("book", "film", "game") * 5:
+        kept, bands = f(records, kind, 250)
+        total += kept + bands
+    return total
+
+
 # --- objects made in a loop, a helper updating a global ---------------------------------------------------------
 
 
@@ -571,4 +621,6 @@ ORDINARY: dict[str, Case] = {
     "word_index": Case(word_index, 100_000, 2000, what="dict.setdefault(str method, []).append"),
     "ranked_rows": Case(ranked_rows, 50_000, 1000, what="sorted(row, key=lambda t: t[1]) in a loop"),
     "nearest_distance": Case(nearest_distance, 200_000, 4000, what="a helper def of the function called in its loop"),
+    "normalize": Case(normalize, 20_000, 500, _call_normalize, "a top-level list comprehension over floats"),
+    "best_of_kind": Case(best_of_kind, 20_000, 500, _call_best_of_kind, "top-level dict and set comprehensions"),
 }

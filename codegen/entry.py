@@ -108,10 +108,10 @@ UNBOX = "tj_entry_unbox"
 HANDOFF = "tj_handoff"
 #: ``METH_FASTCALL``: (self: the tree's hand-off parameters, a bytes object; args; nargs)
 HANDOFF_FN = ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64])
-#: the hand-off parameters: the stub's address, nslots, nlocals, the loop's first hidden slot, the loop's kind, and
-#: the addresses of the two counter blocks it adds each entry to (``HANDOFF_COUNTS`` int64s each: the runner's and
-#: the tree's)
-HANDOFF_PARAMS = "7q"
+#: the hand-off parameters: the stub's address, nslots, nlocals, the loop's first hidden slot, the loop's kind, the
+#: addresses of the two counter blocks it adds each entry to (``HANDOFF_COUNTS`` int64s each: the runner's and the
+#: tree's), and the slot of what a comprehension's loop builds (-1: not a comprehension handed over whole)
+HANDOFF_PARAMS = "8q"
 #: a hand-off's counter block: [entries, iterations] (counted natively: no Python per entry)
 HANDOFF_COUNTS = 2
 HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
@@ -903,7 +903,8 @@ class _Stub:
     def build_handoff(self) -> None:
         """``PyObject *tj_handoff(params, args, nargs)`` (``METH_FASTCALL``), a loop's hand-off from CPython
         into a tree in one call: ``handoff(values, it, iterable, spill)`` with ``values`` the tuple of the
-        user's locals, ``it`` and ``iterable`` the loop's iterator and what it was made from. It builds the
+        user's locals, ``it`` and ``iterable`` the loop's iterator and what it was made from (a comprehension
+        handed over whole adds a fifth argument: the container it builds, for its accumulator slot). It builds the
         frame's slots list (the locals, every hidden slot unbound but the loop's own, which it fills as
         ``runtime.handoff.enter`` would: a range loop's from the range iterator's fields, a for loop's from a
         list or tuple iterator's index) and calls the tree's entry stub on it. Returns NotImplemented if it
@@ -942,10 +943,16 @@ class _Stub:
             self.capi("Py_IncRef", obj)
             return obj
 
-        stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts = (param(i) for i in range(7))
+        stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts, accumulator = (
+            param(i) for i in range(8)
+        )
         not_here = self.block("not_here")
         ok = self.block("args_ok")
-        b.cbranch(b.icmp_signed("==", nargs, ir.Constant(I64, 4)), ok, not_here)
+        # (a comprehension's: a fifth argument, the empty list, set or dict it builds, for its accumulator slot)
+        building = b.and_(
+            b.icmp_signed("==", nargs, ir.Constant(I64, 5)), b.icmp_signed(">=", accumulator, ir.Constant(I64, 0))
+        )
+        b.cbranch(b.or_(b.icmp_signed("==", nargs, ir.Constant(I64, 4)), building), ok, not_here)
         b.position_at_end(ok)
         values, it, iterable, spill = (arg(i) for i in range(4))
         shaped = b.and_(
@@ -1043,6 +1050,9 @@ class _Stub:
             with b.if_then(b.icmp_unsigned("!=", obj, null)):
                 b.store(obj, item(items, b.add(base, ir.Constant(I64, k))))
                 self.capi("Py_DecRef", unbound)
+        with b.if_then(building):
+            b.store(take(arg(4)), item(items, accumulator))
+            self.capi("Py_DecRef", unbound)
         stub = b.inttoptr(stub_address, ENTRY_FN.as_pointer())
         result = b.call(stub, [null, slots])
         raised, returned = self.block("raised"), self.block("returned")

@@ -188,7 +188,7 @@ class JitFunction:
         if self.baseline is Baseline.INTERPRETER:
             return self.py_func.__code__ if self.gave_up is not None else forwarder(self.py_func, self, "call_tier1")
         assert self.code is not None
-        if self.hot_threshold <= 0 or not any(loop.statement is not None for loop in self.code.loops):
+        if self.hot_threshold <= 0 or not any(loop.handed_over for loop in self.code.loops):
             return self.py_func.__code__  # nothing to hand to the JIT (threshold=0: nothing ever is)
         if self.instrumented is None:
             return self._instrument()
@@ -199,7 +199,7 @@ class JitFunction:
         assert self.code is not None
         try:
             self.instrumented = instrument(locate(self.py_func), self.code)
-            runtime = LoopRuntime(self, self.instrumented.single_copy)
+            runtime = LoopRuntime(self, self.instrumented.single_copy, self.instrumented.comprehensions)
             code = self.instrumented.bind({"RT": runtime.hooks})
             if not self._swappable(code):
                 raise AssertionError("the instrumented code's free variables or kind differ from the function's")
@@ -235,7 +235,7 @@ class JitFunction:
         code = self.versions.get(parked)
         if code is None:
             assert self.code is not None and self.loop_runtime is not None
-            if all(loop.index in parked for loop in self.code.loops if loop.statement is not None):
+            if all(loop.index in parked for loop in self.code.loops if loop.handed_over):
                 code = self.py_func.__code__
             else:
                 version = instrument(locate(self.py_func), self.code, parked)

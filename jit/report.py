@@ -28,7 +28,7 @@ def explain_report(state: JitFunction) -> str:
         lines.append(f"  runs as plain CPython from now on: {state.gave_up}")
         where = "tier-1 code"
     elif cpython and state.loop_runtime is None:
-        lines.append("  runs as plain CPython: no for or while statement to hand to the JIT")
+        lines.append("  runs as plain CPython: no for or while statement nor comprehension to hand to the JIT")
         where = "tier-1 code"
     elif cpython:
         where = "CPython runs it and hands hot loops to the JIT; tier-1 code"
@@ -111,10 +111,11 @@ def _cpython_status(state: JitFunction, index: int) -> str:
     """What CPython does at the start of a loop of the instrumented code (its LOOPS counter)."""
     runtime = state.loop_runtime
     loop = state.code.loops[index]  # type: ignore[union-attr]
-    if loop.statement is None:
+    if loop.statement is None and index not in runtime.comprehensions:
         return "a comprehension's loop: runs where its statement runs"
     count = runtime.counters[index]
-    starts = "loop starts" if index in runtime.single_copy else "iterations"
+    # (a comprehension handed over whole is counted as a loop statement is, by iterations: jit.frontend.instrument)
+    starts = "loop starts" if index in runtime.single_copy and index not in runtime.comprehensions else "iterations"
     per_entry = runtime.not_paying[index]
     paying = ""
     # (an iteration of a bigger body than the smallest counts for more: runtime.loop_driver.body_weight)

@@ -108,6 +108,46 @@ def raise_at(exc: BaseException, code: Any, pc: int) -> NoReturn:
     raise AssertionError("unreachable")
 
 
+def _comprehension_frames() -> bool:
+    """Whether the running Python runs a comprehension in a frame of its own (a nested function: 3.11), which
+    tracebacks show; from 3.12 on, comprehensions are inlined."""
+    code = compile("[x for x in ()]", "<probe>", "eval")
+    return any(isinstance(const, types.CodeType) for const in code.co_consts)
+
+
+COMPREHENSION_FRAMES = _comprehension_frames()
+_COMPREHENSION_NAMES = {list: "<listcomp>", set: "<setcomp>", dict: "<dictcomp>"}
+
+
+@internal
+def raise_in_comprehension(exc: BaseException, code: Any, pc: int, builds: type) -> NoReturn:
+    """Re-raise exc, raised by instruction pc of tier-1 code `code` in a comprehension (building a `builds`) that
+    CPython handed over whole, as if from that comprehension's own frame where the running Python makes one: its
+    traceback entry shows the user's line there, as CPython's would (the user's frame shows the comprehension)."""
+    if not COMPREHENSION_FRAMES:
+        raise exc
+    name = _COMPREHENSION_NAMES[builds]
+    raiser = _raiser(code.filename, name, f"{code.qualname}.<locals>.{name}", code.lines[pc])
+    # (the traceback so far runs through tracejit's frames to the user's functions the comprehension called, if it
+    # raised in one: the raiser's entry goes before it, so only tracejit's frames go from it)
+    clean_traceback(exc)
+    try:
+        raiser(exc)
+    except BaseException as raised:
+        # (the raiser's frame, in the traceback, holds the exception: a cycle, which would keep the comprehension's
+        # iterator, and all the traceback holds, alive until a garbage collection; CPython frees them at once)
+        entry = raised.__traceback__
+        while entry is not None and entry.tb_frame.f_code is not raiser.__code__:
+            entry = entry.tb_next
+        if entry is not None:
+            entry.tb_frame.clear()
+        entry = None  # (it leads back here: the raiser's frame's f_back)
+        raise
+    finally:
+        del exc
+    raise AssertionError("unreachable")
+
+
 # --- exceptions leaving a loop that CPython handed to the JIT --------------------------------------------
 #
 # The instrumented code (jit.frontend.instrument) calls the loop driver (runtime.loop_driver) from inside the

@@ -28,6 +28,7 @@ have passed for the loop to be tried again.
 
 from __future__ import annotations
 
+import itertools
 import types
 import weakref
 from typing import Any
@@ -36,7 +37,7 @@ from jit.frontend.instructions import FOR_ITER, FOR_RANGE
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.trace import WhenHot
 from runtime import parking
-from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver
+from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver, raise_in_comprehension
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, range_exhausted, resume_loop, run_loop, sequence_exhausted
@@ -79,6 +80,16 @@ class _Plan:
     )
 
 
+def finish_comprehension(built: Any, rest: Any) -> Any:
+    """A comprehension handed over and given back part way: what tier 1 built, with what CPython built of the rest
+    (a dict's later keys win, in their first place, as in one comprehension)."""
+    if type(built) is list:
+        built.extend(rest)
+    else:
+        built.update(rest)
+    return built
+
+
 class CodeHooks:
     """The ``RT`` constant of one function's instrumented code: its loop runtime's counters (``LOOPS``), the
     builtins the code reads, and ``runtime``, a weak reference to the runtime, whose ``loop`` a hand-off calls.
@@ -92,9 +103,10 @@ class CodeHooks:
     holds its function.)
     """
 
-    __slots__ = ("counters", "starts", "boost", "runtime")
+    __slots__ = ("counters", "starts", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
+    extend = staticmethod(finish_comprehension)
     unbound = UNBOUND
     name_error = NameError
     base_exception = BaseException
@@ -107,6 +119,8 @@ class CodeHooks:
         self.counters = runtime.counters
         self.starts = runtime.starts
         self.boost = runtime.boost
+        # per loop: what a comprehension's counted copy counts its iterations with (jit.frontend.instrument)
+        self.ticks = [itertools.count(1).__next__ for _ in runtime.counters]
         self.runtime = weakref.ref(runtime)
 
 
@@ -144,6 +158,7 @@ class LoopRuntime:
         "codes",
         "counters",
         "single_copy",
+        "comprehensions",
         "backoff",
         "min_iterations",
         "min_per_entry",
@@ -169,9 +184,12 @@ class LoopRuntime:
         "__weakref__",
     )
 
-    def __init__(self, function: Any, single_copy: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, function: Any, single_copy: frozenset[int] = frozenset(), comprehensions: frozenset[int] = frozenset()
+    ) -> None:
         self.function = function  # jit.function.JitFunction
         self.single_copy = single_copy  # loops instrumented with one copy: their counters count loop starts
+        self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``comprehension``)
         code = function.code
         self.t1 = code
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
@@ -305,6 +323,109 @@ class LoopRuntime:
         before = (runner.native_entries, runner.native_iterations, monitor.growth)
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
+
+    @loop_driver
+    def comprehension(self, index: int, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[bool, Any]:
+        """Run the comprehension whose first loop is `index` from its header (``jit.frontend.instrument``: CPython
+        evaluated its first iterable and made `it` from it; `values` holds the locals it reads, the unbound marker
+        for the others): (True, what it built) once it has ended, (False, what it built so far) if the runtime
+        gives it back part way, `it` moved to where tier 1 left it, for CPython to build the rest. An exception
+        shows the user's frame at the comprehension (fix_handoff_traceback finds no tier-1 `frame` here) and the
+        comprehension's own frame at the line that failed (``raise_in_comprehension``), as CPython's traceback."""
+        info = self.t1.loops[index]
+        builds = info.builds
+        assert builds is not None
+        if it is iterable:
+            iterable = None  # (the user's own iterator: shared, never copied)
+        plan = self.plans[index]
+        if plan is None:
+            plan = self.plan(index)
+        if plan is not None:
+            # into native code in one call, as loop's per-entry path, with the container it builds
+            for handoff, tree in plan.calls:
+                if plan.tiering is not None:
+                    plan.tiering.before_entry(tree)
+                try:
+                    out = handoff(values, it, iterable, plan.spill, builds())
+                except BaseException as exc:
+                    self.handoffs_counted += 1
+                    raised = plan.runner.handoff_raised(tree)
+                    if raised is not None:
+                        raise_in_comprehension(exc, self.t1, raised[0], builds)
+                    raise
+                if out is None:
+                    continue  # (the tree's entry type map does not match)
+                if out is NotImplemented:
+                    break  # (a state only Python builds)
+                result, slots, _, _, ended = out
+                try:
+                    how, exit = plan.ways[result[0]]
+                except KeyError:
+                    how, exit = self.way_out(index, result[0])
+                exit.taken += 1
+                if plan.graveyard:
+                    plan.runner.free_graveyard()
+                if how == _AT_END:
+                    if ended is None:  # (native code could not tell)
+                        ended = plan.ended(slots, plan.base)
+                    how = EXHAUSTED if ended else CONTINUE
+                if how != CONTINUE:
+                    if self.min_iterations:
+                        self.judge(index, plan.monitor, 1, result[1], False)
+                    return True, slots[info.accumulator]
+                # elsewhere: the interpreter goes on from the exit
+                monitor = plan.monitor
+                runner = plan.runner
+                before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
+                t1_frame = Frame(self.function, self.t1, slots)
+                t1_frame.error_pc = info.header_pc
+                if len(result) > 2:
+                    t1_frame.stack[:] = result[2:]
+                return self.run_comprehension(index, it, iterable, t1_frame, monitor.exited(t1_frame, exit), before)
+        self.handoffs_counted += 1
+        function = self.function
+        if function.hot_loops[index] is None and not self.blacklisted(index):
+            # (as a loop statement's hand-off at its body: runtime.loop_driver's policy of entries that pay)
+            if self.starts[index] == 0:
+                self.count(index, max(function.hot_threshold, 1))  # (back from a back-off: CPython counts again)
+                return False, builds()
+            if self.starts_too_short(index):
+                # its starts are too short for native entries to pay: not recorded, CPython runs it for a while
+                self.not_paying[index] = self.counted[index] / self.starts[index]
+                self.unrecorded[index] = True
+                self.starts[index] = 0
+                self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
+                return False, builds()
+        monitor = function.monitor
+        slots = [*values, *self.padding]
+        t1_frame = Frame(function, self.t1, slots)
+        t1_frame.error_pc = info.header_pc  # (what a traceback shows if the driver itself is interrupted)
+        enter(info, it, iterable, slots)
+        slots[info.accumulator] = builds()
+        before = None
+        if monitor is not None:
+            runner = monitor.runner
+            before = (runner.native_entries, runner.native_iterations, monitor.growth)
+        return self.run_comprehension(index, it, iterable, t1_frame, None, before)
+
+    @internal
+    def run_comprehension(
+        self, index: int, it: Any, iterable: Any, frame: Frame, pc: int | None, before: tuple[int, int, int] | None
+    ) -> tuple[bool, Any]:
+        """comprehension's run in the interpreter: from the loop's header (pc None: as run does, through the entry
+        stubs first) or from pc (native code left there); then finish's bookkeeping."""
+        info = self.t1.loops[index]
+        try:
+            if pc is None:
+                how, value = self.run(frame, index, False, self.function.monitor)
+            else:
+                how, value = resume_loop(frame, index, pc)
+        except BaseException as exc:
+            if frame.error_pc is not None and frame.error_pc != info.header_pc:
+                raise_in_comprehension(exc, self.t1, frame.error_pc, info.builds)  # type: ignore[arg-type]
+            raise
+        self.finish(index, it, iterable, frame, how, value, before)  # (leave moves `it` on CONTINUE)
+        return how != CONTINUE, frame.slots[info.accumulator]
 
     @property
     def handoffs(self) -> int:

@@ -302,13 +302,22 @@ _handoff_definition: list[_MethodDef] = []  # (one for every tree: each builtin'
 
 
 def handoff_function(
-    stub_address: int, nslots: int, nlocals: int, base: int, kind: int, runner_counts: int, tree_counts: int
+    stub_address: int,
+    nslots: int,
+    nlocals: int,
+    base: int,
+    kind: int,
+    runner_counts: int,
+    tree_counts: int,
+    accumulator: int = -1,
 ) -> Any:
     """The builtin ``handoff(values, it, iterable, spill)`` of a tree whose entry stub is at stub_address
     (``codegen.entry.build_handoff``: a loop's hand-off from CPython into the tree in one call); base: the
     loop's first hidden slot, kind: the loop's kind (``codegen.entry.HANDOFF_WHILE``, ...); runner_counts and
     tree_counts: the addresses of the counter blocks each entry adds itself to (``codegen.entry.HANDOFF_COUNTS``
-    words each). The caller keeps the code and the counter blocks alive."""
+    words each); accumulator: the slot of what the loop's comprehension builds, if CPython hands it over whole
+    (then ``handoff(values, it, iterable, spill, built)``), else -1. The caller keeps the code and the counter
+    blocks alive."""
     from codegen.entry import HANDOFF, HANDOFF_PARAMS, support
 
     address = support().addresses[HANDOFF]
@@ -319,7 +328,9 @@ def handoff_function(
         # the last garbage collection): it read freed memory there and crashed.
         _incref(definition)
         _handoff_definition.append(definition)
-    params = struct.pack(HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts)
+    params = struct.pack(
+        HANDOFF_PARAMS, stub_address, nslots, nlocals, base, kind, runner_counts, tree_counts, accumulator
+    )
     return _new_builtin(_handoff_definition[0], params, None)
 
 

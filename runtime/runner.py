@@ -250,6 +250,7 @@ class NativeRunner:
             kind,
             ctypes.addressof(self.handoff_counts),
             ctypes.addressof(tree.handoff_counts),
+            info.accumulator,
         )
 
     @internal

@@ -121,8 +121,8 @@ def check(
     the JIT) and in tracejit's tier-1 interpreter (``interpreter=True``, the reference semantics). Every call
     is made twice on each (the second run may find compiled code from the first).
     native=True: also demand (through jit.stats) that compiled code ran in both; native=False: that none did.
-    (The CPython baseline hands only loop STATEMENTS to the JIT: a function whose only loops are
-    comprehensions runs natively only in the interpreter.)
+    (The CPython baseline hands loop statements to the JIT, and comprehensions outside them whose statement is a
+    simple one: a function whose only loops are other comprehensions runs natively only in the interpreter.)
     Returns the interpreter's jitted function, for further assertions through jit.stats; the CPython one is
     its attribute ``cpython_baseline``."""
     options = {**TEST_OPTIONS, **(options or {})}
@@ -143,10 +143,23 @@ def check(
 
 
 def has_loop_statement(jitted: Any) -> bool:
-    """Whether the front end found a for/while statement in jitted's function (False if it refused it)."""
+    """Whether CPython hands loops of jitted's function to the JIT: the front end found a for/while statement, or
+    the instrumented code hands a comprehension over whole (False if the front end refused the function)."""
     state = jit_module.api.state_of(jitted)
     state.ensure_prepared()
-    return state.code is not None and any(loop.statement is not None for loop in state.code.loops)
+    if state.code is None:
+        return False
+    handed = state.instrumented.comprehensions if state.instrumented is not None else frozenset()
+    return bool(handed) or any(loop.statement is not None for loop in state.code.loops)
+
+
+def comprehension_lines(jitted: Any) -> set[int]:
+    """The lines of the loops of jitted's comprehensions that CPython hands over whole (their trees are the
+    comprehensions', in jit.stats' "trees" by "loop_line")."""
+    state = jit_module.api.state_of(jitted)
+    if state.code is None or state.instrumented is None:
+        return set()
+    return {state.code.loops[index].line for index in state.instrumented.comprehensions}
 
 
 def assert_native(jitted: Any, expected: bool = True) -> None:
@@ -159,12 +172,20 @@ def assert_native(jitted: Any, expected: bool = True) -> None:
 
 
 def warm_call(jitted: Any, *args: Any) -> tuple[Any, int, int]:
-    """One call of jitted: its result, the native entries it made and its exits to the interpreter (jit.stats)."""
+    """One call of jitted: its result, the native entries it made and its exits to the interpreter (jit.stats), but
+    those of the comprehensions CPython hands over whole (``comprehension_lines``: a function that builds its data
+    with one before its loop enters their trees too, each entry leaving by one exit)."""
     before = jit_module.stats(jitted)
     result = jitted(*args)
     after = jit_module.stats(jitted)
-    entries = after["native_entries"] - before["native_entries"]
-    return result, entries, after["exits_to_interpreter"] - before["exits_to_interpreter"]
+    lines = comprehension_lines(jitted)
+
+    def own(stats: dict[str, Any]) -> int:
+        return sum(tree["native_entries"] for tree in stats["trees"] if tree["loop_line"] in lines)
+
+    comprehensions = own(after) - own(before)
+    entries = after["native_entries"] - before["native_entries"] - comprehensions
+    return result, entries, after["exits_to_interpreter"] - before["exits_to_interpreter"] - comprehensions
 
 
 _counter = itertools.count()

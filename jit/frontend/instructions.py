@@ -166,6 +166,18 @@ class LoopInfo:
     unit_step: bool = False
     # (lineno, col_offset) of the for/while statement; None for a comprehension's loop
     statement: tuple[int, int] | None = None
+    # the first loop of a list, set or dict comprehension that no loop encloses (CPython may hand it over at its
+    # header, ``jit.frontend.instrument``): (lineno, col_offset) of the comprehension, the hidden slot of what
+    # it builds, and that container's type; None, -1, None for every other loop
+    comprehension: tuple[int, int] | None = None
+    accumulator: int = -1
+    builds: type | None = None
+
+    @property
+    def handed_over(self) -> bool:
+        """Whether CPython's instrumented code may hand this loop over at its start: a loop statement, or an
+        outermost comprehension."""
+        return self.statement is not None or self.comprehension is not None
 
     def contains(self, pc: int) -> bool:
         return self.header_pc <= pc < self.body_end

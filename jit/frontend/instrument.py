@@ -67,7 +67,8 @@ MAX_COPIES = 9
 #: one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
 #: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin),
 #: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
-#: builtin classes: the user's globals may rebind their names).
+#: builtin classes: the user's globals may rebind their names), ``ticks`` (per loop: a counter a comprehension's
+#: counted copy calls per iteration) and ``extend`` (what adds the rest of a comprehension given back part way).
 PLACEHOLDERS = ("RT",)
 
 # The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a
@@ -84,6 +85,7 @@ class InstrumentedCode:
     tree: ast.Module  # the generated AST
     prefix: str  # hidden locals start with this
     single_copy: frozenset[int]  # loops instrumented with one (plain) copy: they count loop starts
+    comprehensions: frozenset[int] = frozenset()  # comprehensions' loops handed over whole (in single_copy too)
 
     def source(self) -> str:
         """The generated code as Python source, placeholders shown as <NAME> (a debug view, for tests and
@@ -402,6 +404,79 @@ if NAME is RT.unbound:
 """
 
 
+# A list, set or dict comprehension outside every instrumented loop (its first tier-1 loop L) is handed over at its
+# header only, whole. Its statement reads the comprehension's counter S as a loop's: > 0 counting (a COUNTED copy of
+# the comprehension counts the iterations of its first loop, only until it is hot), 0 hot (handed over), < 0 plain
+# (the statement as written, counting starts towards 0). One counter per comprehension of the statement; the
+# statement as written runs when every one is plain. The counted copy counts in RT.ticks[L], an itertools.count's
+# __next__ (a C call, always true): a local the comprehension wrote would be a cell, made at each call of the
+# function whatever copy runs (CPython 3.11 runs a comprehension as a nested function).
+_COMPREHENSION_READ = """
+S = RT.counters[L]
+"""
+_COMPREHENSION_PLAIN = """
+if S > NEVER:
+    RT.counters[L] = S + 1
+"""
+# (in the statement's other copy: each comprehension's set-up and its bookkeeping once the statement ends)
+_COMPREHENSION_SETUP = """
+if S < 0:
+    if S > NEVER:
+        RT.counters[L] = S + 1
+elif S:
+    C = RT.ticks[L]()
+"""
+_COMPREHENSION_COUNTED = """
+if S > 0:
+    C = S + 1 + C - RT.ticks[L]()
+    RT.counters[L] = C if C > 0 else 0
+    RT.starts[L] += 1
+"""
+
+# (TEST: every comprehension's S < 0; READS: reads of possibly unbound locals, CLEAR: the hidden locals)
+_COMPREHENSION_STATEMENT = """
+if TEST:
+    PLAIN
+    STATEMENT
+else:
+    SETUP
+    try:
+        READS
+        HOT
+    except RT.base_exception as E:
+        CLEAR
+        try:
+            RT.fix(E)
+        except RT.recursion_error:
+            pass
+        raise
+    finally:
+        COUNTED
+    CLEAR_AFTER
+"""
+
+# One comprehension in the statement's second copy. Once hot (S 0): the first iterable evaluated and iter() called
+# on it where CPython does it, then the whole comprehension handed over at its loop's header; R is (ended, what it
+# built). If the runtime gave the loop back part way (ended False), CPython goes on from the iterator, where tier 1
+# left it (``runtime.handoff.leave``), and adds what the rest of the comprehension (REST, over I) builds. Nothing is
+# evaluated twice.
+_COMPREHENSION_HANDOFF = """(
+    (PLAIN_COPY if S < 0 else COUNTED_COPY) if S
+    else R[1] if (R := RT.runtime().comprehension(L, (I := RT.iter(O := ITERABLE)), O, ARGS))[0]
+    else RT.extend(R[1], REST)
+)"""
+
+_COMPREHENSION_PARTS = {
+    "READ": _COMPREHENSION_READ,
+    "PLAIN": _COMPREHENSION_PLAIN,
+    "SETUP": _COMPREHENSION_SETUP,
+    "COUNTED": _COMPREHENSION_COUNTED,
+}
+
+# the test the counted copy adds first to its first loop: counts an iteration, always true
+_COUNT_ITERATION = "RT.ticks[L]()"
+
+
 def _template(text: str) -> list[ast.stmt]:
     return ast.parse(text).body  # (parsing anew is several times faster than deep-copying a parsed one)
 
@@ -494,6 +569,14 @@ class _Instrumenter:
         # locals surely unbound when each loop starts: its header's hand-off passes the marker (no try)
         self.unbound_at = _unbound_at_loops(source, set(self.local_names[: t1.nparams]))
         self.single_copy: set[int] = set()
+        # outermost comprehensions' first loops, by the comprehension's position (one loop each: a comprehension the
+        # front end compiled twice, which no position tells apart, stays as written)
+        by_position: dict[tuple[int, int], list[LoopInfo]] = {}
+        for loop in t1.loops:
+            if loop.comprehension is not None:
+                by_position.setdefault(loop.comprehension, []).append(loop)
+        self.comprehension_loops = {at: found[0] for at, found in by_position.items() if len(found) == 1}
+        self.handed_comprehensions: set[int] = set()
         self.levels: dict[int, int] = {}  # loop index -> its nesting level (see block)
 
     def hidden(self, name: str, number: int) -> str:
@@ -534,7 +617,9 @@ class _Instrumenter:
         table: dict[Any, Any] = {}
         collect_consts(original, table)
         code = _users_nested_code(_share_constants(code, table), original)
-        return InstrumentedCode(code, tree, self.prefix, frozenset(self.single_copy))
+        return InstrumentedCode(
+            code, tree, self.prefix, frozenset(self.single_copy), frozenset(self.handed_comprehensions)
+        )
 
     # --- statements ------------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], copies: int, level: int) -> list[ast.stmt]:
@@ -576,7 +661,99 @@ class _Instrumenter:
             out.orelse = self.block(node.orelse, copies, level)
             out.finalbody = self.block(node.finalbody, copies, level)
             return [out]
+        if isinstance(node, _SIMPLE_WITH_COMPREHENSIONS):
+            return self.comprehensions(node)
         return [node]  # a simple statement, or a compound one holding no loop the front end compiled
+
+    def comprehensions(self, node: ast.stmt) -> list[ast.stmt]:
+        """The statements replacing simple statement `node`, which may hold comprehensions CPython hands over
+        whole once hot (outside every instrumented loop: each appears once, in two copies of its statement, with
+        three copies of the comprehension in the second). A statement with an assignment expression (``:=``) stays
+        as written: the locals the hand-off passes would not be those the comprehension reads, and one it binds
+        would not come back."""
+        found = [c for c in _outer_comprehensions(node) if (c.lineno, c.col_offset) in self.comprehension_loops]
+        if not found or any(isinstance(sub, ast.NamedExpr) for sub in ast.walk(node)):
+            return [node]
+        loops = [self.comprehension_loops[(c.lineno, c.col_offset)] for c in found]
+        if any(loop.index in self.parked for loop in loops):
+            return [node]  # (one per statement is the usual case: the parked one's statement stays as written)
+        bound = self.bound_at.get((node.lineno, node.col_offset), frozenset())
+        reads: list[ast.stmt] = []
+        temps: list[str] = []
+        read_slots: dict[int, str] = {}
+        parts: dict[str, list[ast.stmt]] = {part: [] for part in _COMPREHENSION_PARTS}
+        tests: list[ast.expr] = []
+        hot: dict[int, ast.expr] = {}
+        # the statement's second copy (the user's AST is shared by every instrumentation of the function: it is never
+        # changed), its comprehensions in the same order
+        second = copy.deepcopy(node)
+        in_second = [c for c in _outer_comprehensions(second) if (c.lineno, c.col_offset) in self.comprehension_loops]
+        for number, (comprehension, loop) in enumerate(zip(found, loops)):
+            self.single_copy.add(loop.index)  # (handed over at its header only)
+            self.handed_comprehensions.add(loop.index)
+            names = {n: self.hidden(f"c{n}", number) for n in ("S", "C", "I", "O", "R")}
+            temps.extend(names[n] for n in ("I", "O", "R"))
+            index = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
+            for part, template in _COMPREHENSION_PARTS.items():
+                if part == "SETUP" and len(found) == 1:
+                    template = "if S:\n    C = RT.ticks[L]()"  # (the statement's second copy runs only when S >= 0)
+                parts[part].extend(_Fill(comprehension, names, index).fill(_template(template)))
+            tests.append(_Fill(node, names).fill(_template("S < 0"))[0].value)  # type: ignore[attr-defined]
+            args: list[ast.expr] = []
+            read = self.comprehension_reads(comprehension)
+            for slot, name in enumerate(self.local_names):
+                if name not in read:  # (the comprehension's own loop never reads it: the marker is enough)
+                    args.append(ast.Attribute(ast.Constant(_PLACEHOLDER_VALUES["RT"]), "unbound", ast.Load()))
+                elif name in bound:
+                    args.append(ast.Name(name, ast.Load()))
+                else:
+                    if slot not in read_slots:
+                        temp = read_slots[slot] = self.hidden("cv", slot)
+                        temps.append(temp)
+                        reads.extend(_Fill(node, {"V": temp, "NAME": name}).fill(_template(_READ)))
+                    args.append(ast.Name(read_slots[slot], ast.Load()))
+            counted = copy.deepcopy(comprehension)
+            count = _Fill(comprehension, names, index).fill(_template(_COUNT_ITERATION))[0].value  # type: ignore[attr-defined]
+            counted.generators[0].ifs.insert(0, count)
+            rest = copy.deepcopy(comprehension)
+            rest.generators[0].iter = ast.copy_location(ast.Name(names["I"], ast.Load()), comprehension)
+            exprs = {
+                **index,
+                "PLAIN_COPY": in_second[number],
+                "COUNTED_COPY": counted,
+                "ITERABLE": copy.deepcopy(comprehension.generators[0].iter),
+                "ARGS": ast.Tuple(args, ast.Load()),
+                "REST": rest,
+            }
+            handoff = _Fill(comprehension, names, exprs).fill(_template(_COMPREHENSION_HANDOFF))
+            hot[id(in_second[number])] = handoff[0].value  # type: ignore[attr-defined]
+        test = tests[0] if len(tests) == 1 else ast.copy_location(ast.BoolOp(ast.And(), tests), node)
+        clear = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None))]
+        for sub in ast.walk(clear[0]):
+            ast.copy_location(sub, node)
+        stmts = {
+            "STATEMENT": [node],
+            "PLAIN": parts["PLAIN"],
+            "SETUP": parts["SETUP"],
+            "READS": reads,
+            "HOT": [_Replace(hot).visit(second)],
+            "CLEAR": clear,
+            "COUNTED": parts["COUNTED"],
+            "CLEAR_AFTER": copy.deepcopy(clear),
+        }
+        names = {"E": self.hidden("ce", 0)}
+        statement = _Fill(node, names, {"TEST": test}, stmts).fill(_template(_COMPREHENSION_STATEMENT))
+        return parts["READ"] + statement
+
+    def comprehension_reads(self, comprehension: ast.expr) -> frozenset[str]:
+        """The function's locals (mangled) a comprehension may read in its own scope (all but its first iterable)."""
+        first = comprehension.generators[0].iter  # type: ignore[attr-defined]
+        skip = {id(sub) for sub in ast.walk(first)}
+        return frozenset(
+            self.source.mangle(sub.id)
+            for sub in ast.walk(comprehension)
+            if isinstance(sub, ast.Name) and id(sub) not in skip
+        ) & frozenset(self.local_names)
 
     def loop(self, node: ast.For | ast.While, loop: LoopInfo, copies: int, level: int) -> list[ast.stmt]:
         """The statements replacing loop statement `node`; `copies`: how many times it appears."""
@@ -700,6 +877,38 @@ class _Instrumenter:
         return _Fill(head, names, exprs, stmts).fill(_template(_HANDOFF + (_DELETES if deletes else "")))
 
 
+#: the statements whose comprehensions CPython may hand over (those of a compound statement's header, such as a
+#: for loop's iterable or an if's test, run as written)
+_SIMPLE_WITH_COMPREHENSIONS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp)
+_OWN_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _outer_comprehensions(node: ast.AST) -> list[ast.expr]:
+    """The list, set and dict comprehensions in node that no other comprehension (nor a nested scope) holds, in
+    source order. (One in another's first iterable is left to run as written, inside the copies of that one.)"""
+    found: list[ast.expr] = []
+    pending = [node]
+    while pending:
+        sub = pending.pop()
+        if isinstance(sub, _COMPREHENSIONS):
+            found.append(sub)
+        elif not isinstance(sub, _OWN_SCOPES):
+            pending.extend(reversed(list(ast.iter_child_nodes(sub))))
+    return found
+
+
+class _Replace(ast.NodeTransformer):
+    """Put expressions in place of nodes (by id); a replacement is not visited."""
+
+    def __init__(self, by_id: dict[int, ast.expr]) -> None:
+        self.by_id = by_id
+
+    def visit(self, node: ast.AST) -> Any:
+        replacement = self.by_id.get(id(node))
+        return replacement if replacement is not None else self.generic_visit(node)
+
+
 def _head_position(node: ast.For | ast.While) -> ast.AST:
     """Where the generated bookkeeping of a loop sits: where CPython puts the loop's GET_ITER (so that a
     non-iterable fails at the same source text), i.e. the whole statement or its iterable."""
@@ -766,7 +975,7 @@ def _assigned_names(target: ast.expr, source: FunctionSource) -> frozenset[str]:
 
 
 def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int, int], frozenset[str]]:
-    """For each loop statement (by position), the locals surely bound when it starts: the parameters and
+    """For each statement (by position), the locals surely bound when it starts: the parameters and
     what every path assigns before, except any local the function deletes somewhere (a simple, conservative
     definite-assignment analysis over the statements the front end accepts)."""
     deleted: set[str] = set()
@@ -778,8 +987,8 @@ def _bound_at_loops(source: FunctionSource, params: set[str]) -> dict[tuple[int,
 
     def walk(stmts: list[ast.stmt], bound: frozenset[str]) -> frozenset[str]:
         for stmt in stmts:
+            found[(stmt.lineno, stmt.col_offset)] = bound - deleted  # (loops' and simple statements' hand-offs)
             if isinstance(stmt, (ast.For, ast.While)):
-                found[(stmt.lineno, stmt.col_offset)] = bound - deleted
                 inner = bound | _assigned_names(stmt.target, source) if isinstance(stmt, ast.For) else bound
                 walk(stmt.body, inner)
                 walk(stmt.orelse, bound)

@@ -134,6 +134,10 @@ def compile_comprehension(b: FunctionBuilder, node: ast.expr) -> None:
         ctx = compile_loop_head(b, gen.iter, gen.target)
         if i == 0:
             b.comprehension_scopes.append(scope)
+            if ctx.info.parent is None:  # (outside every loop: CPython may hand the comprehension over whole)
+                ctx.info.comprehension = (node.lineno, node.col_offset)
+                ctx.info.accumulator = acc
+                ctx.info.builds = {"list": list, "set": set, "dict": dict}[kind]
         with at_line(b, gen.target):
             compile_store(b, gen.target)
         next_item = Label()

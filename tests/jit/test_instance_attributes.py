@@ -8,7 +8,7 @@ import dataclasses
 import sys
 
 import pytest
-from helpers import check
+from helpers import check, comprehension_lines
 
 import jit as jit_module
 from jit import instances
@@ -404,12 +404,20 @@ def test_a_class_made_anew_at_each_call_makes_its_sites_generic_at_once(func):
     the truth test's, the fields' loads take the generic path from the second or third call on, instead of a
     trace compiled at each of the first MAX_SITE_CLASSES calls (8 to 10 times slower than plain CPython each)."""
     jitted = jit_module.jit(threshold=2, side_exit_threshold=2)(func)
-    compiled = []
+    compiled, loop_traces, invalidated = [], [], []
     for _ in range(8):
         assert jitted(N) == func(N)
-        compiled.append(jit_module.stats(jitted)["traces_compiled"])
-    assert compiled[3:] == [compiled[2]] * 5, compiled  # (nothing compiled from the fourth call on)
-    assert compiled[2] <= 3, compiled
+        stats = jit_module.stats(jitted)
+        compiled.append(stats["traces_compiled"])
+        lines = comprehension_lines(jitted)
+        loop_traces.append(sum(len(t["traces"]) for t in stats["trees"] if t["loop_line"] not in lines))
+        invalidated.append(stats["invalidated_trees"])
+    # the loop statement: nothing compiled nor invalidated from the third call on
+    assert loop_traces[2:] == [loop_traces[2]] * 6 and invalidated[2:] == [invalidated[2]] * 6, (compiled, loop_traces)
+    assert loop_traces[2] <= 3, (compiled, loop_traces)
+    # the comprehension before it, handed over whole: its call of the class made per call is generic one call later
+    # (hot at the first call, recorded at the second, counted again at the third), nothing compiled from the fifth on
+    assert compiled[4:] == [compiled[4]] * 4, compiled
     assert jit_module.stats(jitted)["native_entries"] > 0
 
 

@@ -346,3 +346,71 @@ def test_an_inner_hand_off_lets_its_counting_outer_loop_get_hot():
     assert boosts == text.count("<RT>.runtime().loop(1,") == 6  # one per hand-off of the inner loop, in each copy
     assert text.count(f"{counter} = 1") == boosts
     assert "<RT>.boost[1]" not in text  # the outer loop has no enclosing loop to boost
+
+
+# --- comprehensions outside loop statements, handed over whole ------------------------------------------------
+
+COMPREHENSIONS = """
+def comprehensions(xs, k):
+    ys = [x * k for x in xs if x % 3]
+    return ys, {x: k for x in ys}
+"""
+
+
+def test_golden_comprehension_view():
+    text = instrumented(define(COMPREHENSIONS, "comprehensions")).source() + "\n"
+    path = GOLDEN / "instrumented_comprehensions.txt"
+    if UPDATE:
+        path.write_text(text)
+    assert path.exists(), "run with TRACEJIT_UPDATE_GOLDEN=1 to create the golden listing"
+    assert text == path.read_text(), f"the instrumented code changed (TRACEJIT_UPDATE_GOLDEN=1 rewrites it):\n{text}"
+
+
+def test_comprehensions_handed_over_are_outermost_in_simple_statements():
+    source = """
+def f(xs, k):
+    a = [x for x in xs]
+    b = [[y for y in range(x)] for x in xs]
+    c = [y for y in [x for x in xs]]
+    if [x for x in xs if x]:
+        pass
+    for z in [x for x in xs]:
+        a.append(z)
+    d = [w := x for x in xs]
+    e = lambda: [x for x in xs]
+    g = sum(x for x in xs)
+    h = k + len({x: x for x in xs}) + len({x for x in xs})
+    return a, b, c, d, e, g, h
+"""
+    func = define(source, "f")
+    code = compile_to_tier1(func, partial=True)  # (the lambda and the generator expression are left to CPython)
+    result = instrument(locate(func), code)
+    lines = [code.loops[index].line for index in sorted(result.comprehensions)]
+    # a, b (its outer loop), c (its outer comprehension: the inner one is in its first iterable), h (both)
+    assert lines == [3, 4, 5, 13, 13]
+    assert result.comprehensions <= result.single_copy  # (handed over at the header only)
+
+
+def test_instrumenting_leaves_the_users_tree_as_it_was():
+    func = define(COMPREHENSIONS, "comprehensions")
+    source = locate(func)
+    before = ast.dump(source.node, include_attributes=True)
+    first = instrument(source, compile_to_tier1(func)).source()
+    assert ast.dump(source.node, include_attributes=True) == before
+    assert instrument(source, compile_to_tier1(func)).source() == first
+
+
+def test_plain_comprehension_is_the_users():
+    # the statement as written runs when the comprehension is plain: its code is CPython's own, instruction for
+    # instruction (it costs a counter read and a test per start, nothing per item)
+    func = define(COMPREHENSIONS, "comprehensions")
+    nested = [c for c in instrumented(func).code.co_consts if isinstance(c, types.CodeType)]
+    for original in (c for c in func.__code__.co_consts if isinstance(c, types.CodeType)):
+        assert any(c.co_code == original.co_code and c.co_name == original.co_name for c in nested), original
+
+
+def test_parked_comprehension_is_as_written():
+    func = define(COMPREHENSIONS, "comprehensions")
+    result = instrument(locate(func), compile_to_tier1(func), frozenset({0, 1}))
+    assert result.comprehensions == frozenset()
+    assert "RT" not in result.source()
