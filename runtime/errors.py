@@ -39,23 +39,31 @@ def _is_internal(code: types.CodeType) -> bool:
 _raisers: dict[tuple[str, str, str, int], Callable[[BaseException], NoReturn]] = {}
 
 
-def _raiser_source(filename: str, line: int) -> str:
+def _raiser_source(filename: str, line: int, generator: bool = False) -> str:
     """Source of `def raiser(exc): raise exc` whose raise sits at the user's line number. When the user's
-    line is long enough, the raise statement spans exactly its text, so tracebacks underline nothing false."""
+    line is long enough, the raise statement spans exactly its text, so tracebacks underline nothing false (and
+    where the failing expression is the whole line, mark its operator as CPython's do: they read the text); a
+    shorter line gets a raise from its indentation to the next line (a statement over several lines gets no
+    carets). generator: a generator function (a `yield` after the raise)."""
     text = linecache.getline(filename, line).rstrip()
     indent = len(text) - len(text.lstrip())
     body = "raise (exc"
+    after = " " * indent + "yield\n" if generator else ""
     if line > 1 and indent > 0 and len(text) >= indent + len(body) + 1:
         padded = " " * indent + body + " " * (len(text) - indent - len(body) - 1) + ")"
-        return "\n" * (line - 2) + "def raiser(exc):\n" + padded + "\n"
-    return "\n" * (line - 1) + "def raiser(exc): raise exc\n"
+        return "\n" * (line - 2) + "def raiser(exc):\n" + padded + "\n" + after
+    if line > 1 and indent > 0:
+        return "\n" * (line - 2) + "def raiser(exc):\n" + " " * indent + body + "\n)\n" + after
+    return "\n" * (line - 1) + "def raiser(exc): raise exc" + ("; yield" if generator else "") + "\n"
 
 
-def _raiser(filename: str, name: str, qualname: str, line: int) -> Callable[[BaseException], NoReturn]:
-    key = (filename, name, qualname, line)
+def _raiser(
+    filename: str, name: str, qualname: str, line: int, generator: bool = False
+) -> Callable[[BaseException], Any]:
+    key = (filename, name, qualname, line, generator)
     fn = _raisers.get(key)
     if fn is None:
-        source = _raiser_source(filename, line)
+        source = _raiser_source(filename, line, generator)
         namespace: dict[str, Any] = {}
         exec(compile(source, filename, "exec"), namespace)
         fn = namespace["raiser"]
@@ -108,6 +116,30 @@ def raise_at(exc: BaseException, code: Any, pc: int) -> NoReturn:
     raise AssertionError("unreachable")
 
 
+def comprehension_entry(filename: str, name: str, qualname: str, line: int) -> tuple[types.FrameType, int, int]:
+    """A traceback entry (frame, lasti, lineno) of a comprehension's own frame (name, qualname) at the user's line,
+    for a traceback to show where CPython runs the comprehension in a frame of its own: the entry a raiser of that
+    name makes raising there, its frame cleared."""
+    # (a generator's: a finished generator's frame keeps no link to the frames that resumed it, so the entry holds
+    # nothing of the stack it was made on, the loop driver's iterator say)
+    raiser = _raiser(filename, name, qualname, line, generator=True)
+    try:
+        next(raiser(_EntryProbe()))
+    except _EntryProbe as probe:
+        entry = probe.__traceback__
+        while entry is not None and entry.tb_frame.f_code is not raiser.__code__:
+            entry = entry.tb_next
+        assert entry is not None
+        made = entry.tb_frame, entry.tb_lasti, entry.tb_lineno
+        made[0].clear()  # (it held the probe, whose traceback holds the frame: no cycle left)
+        return made
+    raise AssertionError("unreachable")
+
+
+class _EntryProbe(Exception):
+    """Raised only to make a traceback entry (``comprehension_entry``)."""
+
+
 def _comprehension_frames() -> bool:
     """Whether the running Python runs a comprehension in a frame of its own (a nested function: 3.11), which
     tracebacks show; from 3.12 on, comprehensions are inlined."""
@@ -116,36 +148,24 @@ def _comprehension_frames() -> bool:
 
 
 COMPREHENSION_FRAMES = _comprehension_frames()
-_COMPREHENSION_NAMES = {list: "<listcomp>", set: "<setcomp>", dict: "<dictcomp>"}
 
 
 @internal
-def raise_in_comprehension(exc: BaseException, code: Any, pc: int, builds: type) -> NoReturn:
-    """Re-raise exc, raised by instruction pc of tier-1 code `code` in a comprehension (building a `builds`) that
-    CPython handed over whole, as if from that comprehension's own frame where the running Python makes one: its
-    traceback entry shows the user's line there, as CPython's would (the user's frame shows the comprehension)."""
-    if not COMPREHENSION_FRAMES:
+def raise_in_comprehension(exc: BaseException, entries: list[tuple[types.FrameType, int, int]]) -> NoReturn:
+    """Re-raise exc, raised in a comprehension that CPython handed over whole, as if from that comprehension's own
+    frames where the running Python makes them: entries (``LoopRuntime.comprehension_entries``, outermost first)
+    go before the user's functions the comprehension called, if it raised in one, and tracejit's frames go; the
+    user's frame then shows the comprehension, as CPython's traceback."""
+    if not entries:
         raise exc
-    name = _COMPREHENSION_NAMES[builds]
-    raiser = _raiser(code.filename, name, f"{code.qualname}.<locals>.{name}", code.lines[pc])
-    # (the traceback so far runs through tracejit's frames to the user's functions the comprehension called, if it
-    # raised in one: the raiser's entry goes before it, so only tracejit's frames go from it)
     clean_traceback(exc)
+    rebuilt = exc.__traceback__
+    for frame, lasti, lineno in reversed(entries):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
     try:
-        raiser(exc)
-    except BaseException as raised:
-        # (the raiser's frame, in the traceback, holds the exception: a cycle, which would keep the comprehension's
-        # iterator, and all the traceback holds, alive until a garbage collection; CPython frees them at once)
-        entry = raised.__traceback__
-        while entry is not None and entry.tb_frame.f_code is not raiser.__code__:
-            entry = entry.tb_next
-        if entry is not None:
-            entry.tb_frame.clear()
-        entry = None  # (it leads back here: the raiser's frame's f_back)
-        raise
+        raise exc.with_traceback(rebuilt)
     finally:
         del exc
-    raise AssertionError("unreachable")
 
 
 # --- exceptions leaving a loop that CPython handed to the JIT --------------------------------------------
@@ -209,6 +229,9 @@ def fix_handoff_traceback(exc: BaseException) -> None:
             kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
         else:
             kept.append((node.tb_frame, *position))
+            # (the frames of the comprehensions the instruction ran in, where CPython makes them: after the user's)
+            tier1_frame = driver.get("frame")
+            kept.extend(driver["self"].comprehension_entries(tier1_frame.error_pc if tier1_frame else None))
         fixed = True
         node = following
     if not fixed:

@@ -33,11 +33,19 @@ import types
 import weakref
 from typing import Any
 
-from jit.frontend.instructions import FOR_ITER, FOR_RANGE
+from jit.frontend.instructions import FOR_ITER, FOR_RANGE, LoopInfo
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.trace import WhenHot
 from runtime import parking
-from runtime.errors import fix_handoff_traceback, handoff_locals, internal, loop_driver, raise_in_comprehension
+from runtime.errors import (
+    COMPREHENSION_FRAMES,
+    comprehension_entry,
+    fix_handoff_traceback,
+    handoff_locals,
+    internal,
+    loop_driver,
+    raise_in_comprehension,
+)
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
 from runtime.interpreter import loop_view, range_exhausted, resume_loop, run_loop, sequence_exhausted
@@ -351,7 +359,7 @@ class LoopRuntime:
                     self.handoffs_counted += 1
                     raised = plan.runner.handoff_raised(tree)
                     if raised is not None:
-                        raise_in_comprehension(exc, self.t1, raised[0], builds)
+                        raise_in_comprehension(exc, self.comprehension_entries(raised[0]))
                     raise
                 if out is None:
                     continue  # (the tree's entry type map does not match)
@@ -422,7 +430,7 @@ class LoopRuntime:
                 how, value = resume_loop(frame, index, pc)
         except BaseException as exc:
             if frame.error_pc is not None and frame.error_pc != info.header_pc:
-                raise_in_comprehension(exc, self.t1, frame.error_pc, info.builds)  # type: ignore[arg-type]
+                raise_in_comprehension(exc, self.comprehension_entries(frame.error_pc))
             raise
         self.finish(index, it, iterable, frame, how, value, before)  # (leave moves `it` on CONTINUE)
         return how != CONTINUE, frame.slots[info.accumulator]
@@ -678,12 +686,44 @@ class LoopRuntime:
         finally:
             self.busy = False
 
+    def _comprehensions_at(self, pc: int | None) -> list[LoopInfo]:
+        """The comprehensions (their first loops) whose own frames CPython would run the instruction at pc in
+        (Python 3.11 only), outermost first."""
+        if not COMPREHENSION_FRAMES or pc is None:
+            return []
+        return sorted(
+            (loop for loop in self.t1.loops if loop.frame_name is not None and loop.contains(pc)),
+            key=lambda loop: loop.header_pc,
+        )
+
+    def comprehension_entries(self, pc: int | None) -> list[tuple[types.FrameType, int, int]]:
+        """Traceback entries of the comprehensions' own frames for the instruction at pc (``_comprehensions_at``),
+        outermost first: each at the line where the next one starts, the innermost at the instruction's line, as
+        CPython 3.11's traceback shows them."""
+        levels = self._comprehensions_at(pc)
+        if not levels:
+            return []
+        assert pc is not None
+        code = self.t1
+        entries = []
+        qualname = f"{code.qualname}.<locals>"
+        for depth, level in enumerate(levels):
+            name = level.frame_name
+            assert name is not None
+            qualname = f"{qualname}.{name}"  # (a nested one's: f.<locals>.<listcomp>.<listcomp>, as CPython's)
+            line = code.lines[levels[depth + 1].frame_pc] if depth + 1 < len(levels) else code.lines[pc]
+            entries.append(comprehension_entry(code.filename, name, qualname, line))
+        return entries
+
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at
-        frame.error_pc raised: an instruction compiled from the same source text, else one of its line."""
+        frame.error_pc raised: an instruction compiled from the same source text, else one of its line. Where that
+        instruction runs in a comprehension's own frame (``comprehension_entries``), the entry shows the outermost
+        comprehension, as CPython's shows the call of its frame."""
         if frame is None or frame.error_pc is None or not any(code is version for version in self.codes):
             return None
-        position = self.t1.positions[frame.error_pc]
+        levels = self._comprehensions_at(frame.error_pc)
+        position = self.t1.positions[levels[0].frame_pc if levels else frame.error_pc]
         known = self._positions.get(id(code))
         if known is None:
             offsets: dict[Any, int] = {}

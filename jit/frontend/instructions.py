@@ -172,6 +172,11 @@ class LoopInfo:
     comprehension: tuple[int, int] | None = None
     accumulator: int = -1
     builds: type | None = None
+    # the first loop of any list, set or dict comprehension: the name of the frame CPython 3.11 runs it in
+    # ("<listcomp>"...), and the pc of its first instruction (whose position is the whole comprehension's); None,
+    # -1 for every other loop. (The loop's pcs are that frame's: what raises in them shows it in a traceback.)
+    frame_name: str | None = None
+    frame_pc: int = -1
 
     @property
     def handed_over(self) -> bool:

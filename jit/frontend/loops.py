@@ -120,7 +120,7 @@ def compile_comprehension(b: FunctionBuilder, node: ast.expr) -> None:
         b.emit(I.STORE_FAST, slot)
     acc = b.new_hidden(f".{kind}comp")
     build = {"list": I.BUILD_LIST, "set": I.BUILD_SET, "dict": I.BUILD_MAP}[kind]
-    b.emit(build, 0)
+    built_at = b.emit(build, 0)
     b.emit(I.STORE_FAST, acc)
 
     scope: dict[str, int] = {}
@@ -134,6 +134,7 @@ def compile_comprehension(b: FunctionBuilder, node: ast.expr) -> None:
         ctx = compile_loop_head(b, gen.iter, gen.target)
         if i == 0:
             b.comprehension_scopes.append(scope)
+            ctx.info.frame_name, ctx.info.frame_pc = f"<{kind}comp>", built_at
             if ctx.info.parent is None:  # (outside every loop: CPython may hand the comprehension over whole)
                 ctx.info.comprehension = (node.lineno, node.col_offset)
                 ctx.info.accumulator = acc

@@ -13,12 +13,12 @@ import math
 import sys
 
 import pytest
+from helpers import check
 
 import jit as jit_module
 from jit import jit
 from jit.api import state_of
 from runtime.frame import UNBOUND
-from tests.helpers import check
 
 # enter native code at every loop start, however few iterations it runs
 ALWAYS = {"min_native_iterations": 0}
@@ -364,7 +364,7 @@ def test_numpy_scalars_and_arrays_go_through_the_stub():
     """An entry type map with an array and NumPy scalars: the stub checks their types and unboxes them; an exit
     boxes the NumPy scalars the trees wrote (numpy.float64, numpy.int32, numpy.bool) with their types and values."""
     np = pytest.importorskip("numpy")
-    from tests.helpers import define
+    from helpers import define
 
     plain = define(FROM_A_GLOBAL, "from_a_global", {"TABLE": np.linspace(0.0, 2.0, 64), "np": np})
     f = jit(**OPTIONS)(plain)
@@ -385,8 +385,9 @@ def test_a_kind_the_stub_cannot_box_raises_instead_of_crashing(monkeypatch):
     """A stub built with no table of NumPy's objects (as if NumPy were not imported) that meets a NumPy scalar
     at an exit never reads its bits as a pointer: it raises SystemError."""
     np = pytest.importorskip("numpy")
+    from helpers import define
+
     from codegen import entry
-    from tests.helpers import define
 
     monkeypatch.setattr(entry, "NUMPY_SCALARS", {})
     source = """
@@ -420,7 +421,7 @@ def scalars(n, f64, f32, i64, i32, u8, flag):
 
 def test_numpy_scalars_of_every_kind_at_the_entry_and_the_exit():
     np = pytest.importorskip("numpy")
-    from tests.helpers import define
+    from helpers import define
 
     plain = define(SCALARS, "scalars", {"np": np})
     f = jit(**OPTIONS)(plain)

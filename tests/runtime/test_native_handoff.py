@@ -16,6 +16,7 @@ import sys
 import traceback
 
 import pytest
+from helpers import check, define
 
 import jit as jit_module
 from codegen import abi
@@ -26,7 +27,6 @@ from runtime.frame import UNBOUND
 from runtime.handoff import enter
 from runtime.interpreter import range_exhausted, sequence_exhausted
 from runtime.loop_driver import LoopRuntime
-from tests.helpers import check, define
 
 pytestmark = pytest.mark.skipif(abi.RANGE_ITERATOR is None, reason="range iterator layout unknown: no native hand-off")
 
