@@ -308,7 +308,8 @@ class LoopRuntime:
                     try:
                         # (an exception from native code, a signal handler's, shows at the hand-off: the header)
                         if whole:  # (with the container the comprehension builds)
-                            out = handoff(values, it, iterable, plan.spill, plan.builds())
+                            builds = plan.builds  # (a type in a slot: LOAD_METHOD would not specialize on it)
+                            out = handoff(values, it, iterable, plan.spill, builds())
                         else:
                             out = handoff(values, it, iterable, plan.spill)
                     except BaseException as exc:
