@@ -35,6 +35,7 @@ from typing import Any
 
 from jit.frontend.instructions import FOR_ITER, FOR_RANGE, LoopInfo
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
+from jit.lifecycle import Phase
 from jit.trace import WhenHot
 from runtime import parking
 from runtime.errors import (
@@ -64,7 +65,47 @@ _UNBOUND_ID = id(UNBOUND)
 _END_TESTS: dict[int, Any] = {FOR_RANGE: range_exhausted, FOR_ITER: sequence_exhausted}
 
 
-_AT_END = -1  # (a way out of a native entry: at the loop's end test, see LoopRuntime.way_out)
+# (for judge's usual case, inline in loop: a loop state neither recording nor compiling, without reading the
+# property, a Python call)
+_IDLE = Phase.IDLE
+
+
+class _Window:
+    """One loop's window of the policy of entries that pay (``LoopRuntime.judge``): the hand-offs, native entries
+    and native iterations counted so far. ``room``: the hand-offs of one native entry each it may still count
+    without ending; ``LoopRuntime.loop`` counts those inline, in room and iterations only (two steps where judge
+    takes a Python call), and ``count`` adds them to the hand-offs and entries."""
+
+    __slots__ = ("room", "iterations", "handoffs", "entries", "counted_room")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new window."""
+        self.handoffs = self.entries = self.iterations = 0
+        self.room = self.counted_room = min(PAY_WINDOW, PAY_ENTRIES) - 1
+
+    def count(self, entries: int, iterations: int) -> bool:
+        """Count one hand-off (its native entries, at least one, and their iterations): whether the window has
+        ended (then its figures are the whole window's)."""
+        inline = self.counted_room - self.room  # (hand-offs loop counted inline since: one entry each)
+        self.handoffs += inline + 1
+        self.entries += inline + entries
+        self.iterations += iterations
+        self.room = self.counted_room = max(0, min(PAY_WINDOW - 1 - self.handoffs, PAY_ENTRIES - 1 - self.entries))
+        return self.handoffs >= PAY_WINDOW or self.entries >= PAY_ENTRIES
+
+
+class _NoState:
+    """A plan's loop state while the monitor has made none: never idle, so that loop asks judge itself."""
+
+    __slots__ = ()
+    phase = None
+    waiting_on = None
+
+
+_NO_STATE = _NoState()
 
 
 class _Plan:
@@ -80,11 +121,13 @@ class _Plan:
         "calls",
         "ways",
         "info",
-        "parent",
+        "builds",
+        "boosts",
         "base",
         "ended",
-        "not_ended",
         "tiering",
+        "window",
+        "state",
     )
 
 
@@ -197,7 +240,7 @@ class LoopRuntime:
     ) -> None:
         self.function = function  # jit.function.JitFunction
         self.single_copy = single_copy  # loops instrumented with one copy: their counters count loop starts
-        self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``comprehension``)
+        self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``loop``, whole)
         code = function.code
         self.t1 = code
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
@@ -214,8 +257,8 @@ class LoopRuntime:
         self.min_iterations: int = function.options.min_native_iterations
         # per loop: the iterations per native entry that pay, min_iterations for the smallest body (see body_weight)
         self.min_per_entry = [self.min_iterations / body_weight(code, loop.index) for loop in code.loops]
-        # per loop: [hand-offs, native entries, native iterations] of the window being counted
-        self.windows = [[0, 0, 0] for _ in code.loops]
+        # per loop: the window of hand-offs being counted (judge)
+        self.windows = [_Window() for _ in code.loops]
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
         # per loop: the iterations per native entry of its last window, if that window did not pay
         self.not_paying: list[float | None] = [None] * len(code.loops)
@@ -240,15 +283,24 @@ class LoopRuntime:
         # per loop: its hand-off into native code as planned (loop, plan), and how CPython goes on after each exit
         # native code took (by exit number: way_out)
         self.plans: list[_Plan | None] = [None] * len(code.loops)
-        self.ways: list[dict[int, tuple[int, Any]]] = [{} for _ in code.loops]
+        self.ways: list[dict[int, tuple[Any, int, int]]] = [{} for _ in code.loops]
         function.loop_views = [loop_view(code, function.exec_args, loop) for loop in code.loops]
         function.at_own_header = self.at_own_header
         self.hooks = CodeHooks(self)  # what the instrumented code holds (its RT)
 
     @loop_driver
-    def loop(self, index: int, at_body: bool, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[int, Any, Any]:
-        """Run loop `index` from its header (at_body False) or its body's start, from CPython's state."""
-        # (fix_handoff_traceback reads the local `frame`, the tier-1 frame, once there is one)
+    def loop(
+        self, index: int, at_body: bool, it: Any, iterable: Any, values: tuple[Any, ...], whole: bool = False
+    ) -> tuple[Any, ...]:
+        """Run loop `index` from its header (at_body False) or its body's start, from CPython's state: (how,
+        the locals, extra) as ``jit.frontend.instrument`` says. With `whole`, the comprehension whose first loop
+        is `index`, from its header (CPython evaluated its first iterable and made `it` from it; `values` holds the
+        locals it reads, the unbound marker for the others): (True, what it built) once it has ended, (False, what
+        it built so far) if the runtime gives it back part way, `it` moved to where tier 1 left it, for CPython to
+        build the rest. Both share the per-entry path into native code."""
+        # (fix_handoff_traceback reads the local `frame`, the tier-1 frame, once there is one. A comprehension never
+        # binds it: an exception shows the user's frame at the comprehension, and the comprehension's own frame at
+        # the line that failed, one per nesting level, raise_in_comprehension, as CPython's traceback)
         if not at_body:
             # the usual hand-off: into native code in one call, and back at the loop's end or break (the per-entry
             # path: everything it needs planned once, no Python counting: see _Plan)
@@ -263,11 +315,17 @@ class LoopRuntime:
                         plan.tiering.before_entry(tree)
                     try:
                         # (an exception from native code, a signal handler's, shows at the hand-off: the header)
-                        out = handoff(values, it, iterable, plan.spill)
-                    except BaseException:
+                        if whole:  # (with the container the comprehension builds)
+                            builds = plan.builds  # (a type in a slot: LOAD_METHOD would not specialize on it)
+                            out = handoff(values, it, iterable, plan.spill, builds())
+                        else:
+                            out = handoff(values, it, iterable, plan.spill)
+                    except BaseException as exc:
                         self.handoffs_counted += 1
                         raised = plan.runner.handoff_raised(tree)
                         if raised is not None:  # (the traceback shows the instruction native code left from)
+                            if whole:
+                                raise_in_comprehension(exc, self.comprehension_entries(raised[0]))
                             frame = Frame(self.function, self.t1, raised[1][: self.t1.nslots])
                             frame.error_pc = raised[0]
                         raise
@@ -278,34 +336,60 @@ class LoopRuntime:
                     # (native code counted the hand-off, its entry and its iterations: see handoffs)
                     result, slots, values, unbound, ended = out
                     try:
-                        how, exit = plan.ways[result[0]]
+                        exit, how, otherwise = plan.ways[result[0]]
                     except KeyError:
-                        how, exit = self.way_out(index, result[0])
+                        exit, how, otherwise = self.way_out(index, result[0])
                     exit.taken += 1
                     if plan.graveyard:
                         plan.runner.free_graveyard()
-                    if how == _AT_END:
-                        if ended is None:  # (native code could not tell)
+                    if not ended:  # (where the loop has ended, or not: see way_out)
+                        if ended is None and how != otherwise:  # (native code could not tell)
                             ended = plan.ended(slots, plan.base)
-                        how = EXHAUSTED if ended else plan.not_ended
-                    if how != CONTINUE:
-                        if self.min_iterations:
-                            self.judge(index, plan.monitor, 1, result[1], False)
-                        if plan.parent is not None:  # (jit.frontend.instrument: the enclosing loop gets hot soon)
-                            self.boost[plan.parent] = 1
+                        if not ended:
+                            how = otherwise
+                    if how:  # (not CONTINUE, 0: the loop has ended, or left)
+                        window = plan.window
+                        if window is not None:
+                            # judge(index, plan.monitor, 1, iterations, False), its usual case inline (the same
+                            # tests, cheaper): a hand-off counted towards a window that it does not end (see
+                            # _Window), while the trees are not growing (neither recording nor compiling: idle; else
+                            # judge itself, which also counts a blacklisted loop's)
+                            state = plan.state
+                            if (
+                                window.room
+                                and state.phase is _IDLE
+                                and state.waiting_on is None
+                                and not plan.monitor.pending
+                            ):
+                                window.room -= 1
+                                window.iterations += result[1]
+                            else:
+                                self.judge(index, plan.monitor, 1, result[1], False)
+                        if plan.boosts is not None:  # (jit.frontend.instrument: the enclosing loop gets hot soon)
+                            self.boost[plan.boosts] = 1
+                        if whole:
+                            return True, slots[plan.info.accumulator]
                         return how, values, unbound
                     # elsewhere: the interpreter goes on from the exit
-                    function = self.function
                     monitor = plan.monitor
                     runner = plan.runner
                     before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
-                    frame = Frame(function, self.t1, slots)
+                    if whole:
+                        t1_frame = Frame(self.function, self.t1, slots)
+                        t1_frame.error_pc = plan.info.header_pc
+                        if len(result) > 2:
+                            t1_frame.stack[:] = result[2:]
+                        pc = monitor.exited(t1_frame, exit)
+                        return self.run_comprehension(index, it, iterable, t1_frame, pc, before)
+                    frame = Frame(self.function, self.t1, slots)
                     frame.error_pc = plan.info.header_pc
                     if len(result) > 2:
                         frame.stack[:] = result[2:]
                     how, value = resume_loop(frame, index, monitor.exited(frame, exit))
                     return self.finish(index, it, iterable, frame, how, value, before)
         self.handoffs_counted += 1
+        if whole:
+            return self.comprehension_in_python(index, it, iterable, values)
         function = self.function
         code = self.t1
         info = code.loops[index]
@@ -332,66 +416,14 @@ class LoopRuntime:
         how, value = self.run(frame, index, at_body, monitor)
         return self.finish(index, it, iterable, frame, how, value, before)
 
-    @loop_driver
-    def comprehension(self, index: int, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[bool, Any]:
-        """Run the comprehension whose first loop is `index` from its header (``jit.frontend.instrument``: CPython
-        evaluated its first iterable and made `it` from it; `values` holds the locals it reads, the unbound marker
-        for the others): (True, what it built) once it has ended, (False, what it built so far) if the runtime
-        gives it back part way, `it` moved to where tier 1 left it, for CPython to build the rest. An exception
-        shows the user's frame at the comprehension (fix_handoff_traceback finds no tier-1 `frame` here) and the
-        comprehension's own frame at the line that failed (``raise_in_comprehension``), as CPython's traceback."""
+    @internal
+    def comprehension_in_python(self, index: int, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[bool, Any]:
+        """A comprehension's hand-off (loop, whole) that native code did not take (loop counted it): in the
+        interpreter, or back to CPython at once while its starts are too short to pay."""
+        function = self.function
         info = self.t1.loops[index]
         builds = info.builds
         assert builds is not None
-        if it is iterable:
-            iterable = None  # (the user's own iterator: shared, never copied)
-        plan = self.plans[index]
-        if plan is None:
-            plan = self.plan(index)
-        if plan is not None:
-            # into native code in one call, as loop's per-entry path, with the container it builds
-            for handoff, tree in plan.calls:
-                if plan.tiering is not None:
-                    plan.tiering.before_entry(tree)
-                try:
-                    out = handoff(values, it, iterable, plan.spill, builds())
-                except BaseException as exc:
-                    self.handoffs_counted += 1
-                    raised = plan.runner.handoff_raised(tree)
-                    if raised is not None:
-                        raise_in_comprehension(exc, self.comprehension_entries(raised[0]))
-                    raise
-                if out is None:
-                    continue  # (the tree's entry type map does not match)
-                if out is NotImplemented:
-                    break  # (a state only Python builds)
-                result, slots, _, _, ended = out
-                try:
-                    how, exit = plan.ways[result[0]]
-                except KeyError:
-                    how, exit = self.way_out(index, result[0])
-                exit.taken += 1
-                if plan.graveyard:
-                    plan.runner.free_graveyard()
-                if how == _AT_END:
-                    if ended is None:  # (native code could not tell)
-                        ended = plan.ended(slots, plan.base)
-                    how = EXHAUSTED if ended else CONTINUE
-                if how != CONTINUE:
-                    if self.min_iterations:
-                        self.judge(index, plan.monitor, 1, result[1], False)
-                    return True, slots[info.accumulator]
-                # elsewhere: the interpreter goes on from the exit
-                monitor = plan.monitor
-                runner = plan.runner
-                before = (runner.native_entries - 1, runner.native_iterations - result[1], monitor.growth)
-                t1_frame = Frame(self.function, self.t1, slots)
-                t1_frame.error_pc = info.header_pc
-                if len(result) > 2:
-                    t1_frame.stack[:] = result[2:]
-                return self.run_comprehension(index, it, iterable, t1_frame, monitor.exited(t1_frame, exit), before)
-        self.handoffs_counted += 1
-        function = self.function
         if function.hot_loops[index] is None and not self.blacklisted(index):
             # (as a loop statement's hand-off at its body: runtime.loop_driver's policy of entries that pay)
             if self.starts[index] == 0:
@@ -467,31 +499,41 @@ class LoopRuntime:
         plan.tiering = tiering if tiering is not None and any(tiering.wanted(tree) for _, tree in plan.calls) else None
         plan.ways = self.ways[index]
         plan.info = info
-        plan.parent = info.parent
+        plan.builds = info.builds  # (a comprehension's: what it builds)
+        whole = index in self.comprehensions  # (a comprehension handed over whole: LoopRuntime.loop, whole)
+        # the loop whose boost a hand-off that ends natively sets (a comprehension's sets none)
+        plan.boosts = info.parent if not whole else None
         plan.base = info.hidden[0] if info.hidden else -1
         plan.ended = self.loop_end[index][1]
-        plan.not_ended = BREAK if self.loop_end[index][0] == info.break_pc else CONTINUE
+        # what judge counts in, for loop's inline counting (None: the pay policy is off), and the loop's state in
+        # the monitor, which keeps it once it has made it (_NO_STATE: not made yet, then judge itself, every time)
+        plan.window = self.windows[index] if self.min_iterations else None
+        plan.state = monitor.loops[index] or _NO_STATE
         with registry.lock:
             if registry.plans_dropped != dropped:
                 return None  # (the trees changed while it was made: not this time)
             self.plans[index] = plan
         return plan
 
-    def way_out(self, index: int, number: int) -> tuple[int, Any]:
+    def way_out(self, index: int, number: int) -> tuple[Any, int, int]:
         """How loop `index` goes on in CPython after native code took exit `number` (remembered: an exit's place
-        never changes): EXHAUSTED (the exit is where the loop ends), _AT_END (the loop's end test, at its header:
-        EXHAUSTED if the loop has ended), BREAK, or CONTINUE (the interpreter resumes from the exit); and the exit."""
+        never changes): the exit, how if the loop has ended there, and how if not (the same but at the loop's end
+        test, at its header). How: EXHAUSTED (the exit is where the loop ends, or its end test once it has ended),
+        BREAK, or CONTINUE (the interpreter resumes from the exit; also at the end test of a comprehension's loop that
+        has not ended)."""
         exit = self.function.monitor.registry.exits[number]
         info = self.t1.loops[index]
-        how = CONTINUE
+        how = otherwise = CONTINUE
         if exit.leaves_loop and exit.when_hot is not WhenHot.INVALIDATE:
             if exit.pc == info.exit_pc:
-                how = EXHAUSTED
+                how = otherwise = EXHAUSTED
             elif exit.pc == self.loop_end[index][0]:
-                how = _AT_END
+                how = EXHAUSTED
+                if info.break_pc == exit.pc and index not in self.comprehensions:
+                    otherwise = BREAK
             elif exit.pc == info.break_pc:
-                how = BREAK
-        way = self.ways[index][number] = (how, exit)
+                how = otherwise = BREAK
+        way = self.ways[index][number] = (exit, how, otherwise)
         return way
 
     def finish(
@@ -618,17 +660,14 @@ class LoopRuntime:
             # compiles this loop, or an inner loop it waits for, right now: the entries this hand-off made were the
             # inner loops' only, one per iteration, while the loop's own tree was on its way): judge them once
             # they have
-            window[:] = (0, 0, 0)
+            window.reset()
             return
         if entries == 0:
             return
-        window[0] += 1
-        window[1] += entries
-        window[2] += iterations
-        if window[0] < PAY_WINDOW and window[1] < PAY_ENTRIES:
+        if not window.count(entries, iterations):
             return
-        per_entry = window[2] / window[1]
-        window[:] = (0, 0, 0)
+        per_entry = window.iterations / window.entries
+        window.reset()
         self.unrecorded[index] = False
         if per_entry >= self.min_per_entry[index]:
             self.not_paying[index] = None

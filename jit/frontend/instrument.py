@@ -456,13 +456,14 @@ else:
 """
 
 # One comprehension in the statement's second copy. Once hot (S 0): the first iterable evaluated and iter() called
-# on it where CPython does it, then the whole comprehension handed over at its loop's header; R is (ended, what it
-# built). If the runtime gave the loop back part way (ended False), CPython goes on from the iterator, where tier 1
-# left it (``runtime.handoff.leave``), and adds what the rest of the comprehension (REST, over I) builds. Nothing is
-# evaluated twice.
+# on it where CPython does it, then the whole comprehension handed over at its loop's header (``loop`` with whole
+# True; the iterable passed as a loop statement's hand-off passes it: None where it is its own iterator, which may
+# be the user's); R is (ended, what it built). If the runtime gave the loop back part way (ended False), CPython
+# goes on from the iterator, where tier 1 left it (``runtime.handoff.leave``), and adds what the rest of the
+# comprehension (REST, over I) builds. Nothing is evaluated twice.
 _COMPREHENSION_HANDOFF = """(
     (PLAIN_COPY if S < 0 else COUNTED_COPY) if S
-    else R[1] if (R := RT.runtime().comprehension(L, (I := RT.iter(O := ITERABLE)), O, ARGS))[0]
+    else R[1] if (R := RT.runtime().loop(L, False, (I := RT.iter(O := ITERABLE)), None if I is O else O, ARGS, True))[0]
     else RT.extend(R[1], REST)
 )"""
 

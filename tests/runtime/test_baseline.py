@@ -37,7 +37,9 @@ def handoffs(monkeypatch):
     seen = []
     original = LoopRuntime.loop
 
-    def spy(self, index, at_body, it, iterable, values):
+    def spy(self, index, at_body, it, iterable, values, whole=False):
+        if whole:  # (a comprehension handed over whole: not a loop statement's hand-off)
+            return original(self, index, at_body, it, iterable, values, whole)
         where = "body" if at_body else "header"
         try:
             result = original(self, index, at_body, it, iterable, values)

@@ -1,6 +1,6 @@
 """Comprehensions outside every loop statement, handed over whole: CPython's instrumented code counts a list, set
 or dict comprehension's iterations (its counted copy) and, once it is hot, hands the whole comprehension to the JIT
-at its header (``jit.frontend.instrument``, ``LoopRuntime.comprehension``), which returns what it built.
+at its header (``jit.frontend.instrument``, ``LoopRuntime.loop`` with whole True), which returns what it built.
 
 Differential tests against CPython (results, exceptions, arguments afterwards), each demanding through jit.stats
 that the comprehension ran natively once hot; the order of effects around a comprehension; user iterators and
@@ -380,8 +380,14 @@ def test_short_starts_are_not_recorded():
 def test_comprehension_inside_a_loop_is_the_loops(monkeypatch):
     # inside a loop statement a comprehension is an inner loop of the loop's tree: never handed over on its own
     called = []
-    original = LoopRuntime.comprehension
-    monkeypatch.setattr(LoopRuntime, "comprehension", lambda self, *a: called.append(a) or original(self, *a))
+    original = LoopRuntime.loop
+
+    def loop(self, *args):
+        if args[5:] == (True,):  # (a comprehension handed over whole)
+            called.append(args)
+        return original(self, *args)
+
+    monkeypatch.setattr(LoopRuntime, "loop", loop)
     source = (
         "def f(rows):\n    out = []\n    for row in rows:\n        out.append([x * 2 for x in row])\n    return out\n"
     )

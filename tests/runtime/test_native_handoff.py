@@ -291,7 +291,9 @@ def _spy_loop(monkeypatch):
     seen = []
     original = LoopRuntime.loop
 
-    def spy(self, index, at_body, it, iterable, values):
+    def spy(self, index, at_body, it, iterable, values, whole=False):
+        if whole:  # (a comprehension handed over whole: not a loop statement's hand-off)
+            return original(self, index, at_body, it, iterable, values, whole)
         try:
             result = original(self, index, at_body, it, iterable, values)
         except BaseException as exc:

@@ -5,11 +5,12 @@ with a back-off that lets a change of behaviour win it back. Counted in iteratio
 from __future__ import annotations
 
 import gc
+import random
 
 import pytest
 
 from jit import jit
-from runtime.loop_driver import FIRST_BACKOFF, PAY_ENTRIES, PAY_WINDOW
+from runtime.loop_driver import FIRST_BACKOFF, PAY_ENTRIES, PAY_WINDOW, _Window
 
 
 def short_sum(n):
@@ -344,3 +345,32 @@ def test_an_iteration_of_a_bigger_body_counts_for_more():
         for _ in range(3 * PAY_WINDOW):
             assert f(*args) == func(*args)
         assert (jit.stats(f)["not_paying_loops"] == []) == pays, func.__name__
+
+
+def test_window_counts_inline_hand_offs_as_judge_counted_them():
+    # loop counts a hand-off of one native entry inline (room and iterations only) while the window has room;
+    # judge's count adds them to the hand-offs and entries: at every step, the same windows, ended at the same
+    # hand-offs with the same figures, as counting each hand-off in full ([hand-offs, entries, iterations])
+    rng = random.Random(7)
+    for _ in range(200):
+        window, full, ends = _Window(), [0, 0, 0], []
+        for step in range(300):
+            entries, iterations = rng.choice((1, 1, 1, rng.randint(1, 40))), rng.randint(0, 9)
+            if rng.random() < 0.02:
+                window.reset()
+                full = [0, 0, 0]
+                continue
+            full = [full[0] + 1, full[1] + entries, full[2] + iterations]
+            expected = full[0] >= PAY_WINDOW or full[1] >= PAY_ENTRIES
+            if entries == 1 and window.room:  # (loop's inline count: never where the full count ends the window)
+                assert not expected
+                window.room -= 1
+                window.iterations += iterations
+                continue
+            assert window.count(entries, iterations) == expected
+            if expected:
+                assert (window.handoffs, window.entries, window.iterations) == tuple(full)
+                ends.append(step)
+                window.reset()
+                full = [0, 0, 0]
+        assert ends  # (windows ended along the way)
