@@ -38,12 +38,16 @@ def _load_super_attr(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
         klass = frame.function.closure[index].cell_contents
     except ValueError:  # (the interpreter raises CPython's RuntimeError)
         raise Abort(Reason.RAISES, what="super()", exception="RuntimeError") from None
-    if not isinstance(klass, type) or not issubclass(type(actual_first), klass) or isinstance(actual_first, type):
-        # (an error CPython raises, or super() in a classmethod, whose lookup starts from the class itself)
-        raise Abort(Reason.ATTRIBUTE, name=name, kind="super()")
+    # (as super's own check: a class that is klass or its subclass starts the lookup from itself, a classmethod's
+    # `cls`; else the object's class must be one)
+    if not isinstance(klass, type):  # (the interpreter raises CPython's RuntimeError)
+        raise Abort(Reason.RAISES, what="super()", exception="RuntimeError")
+    of_class = isinstance(actual_first, type) and issubclass(actual_first, klass)
+    if not of_class and not issubclass(type(actual_first), klass):  # (the interpreter raises CPython's TypeError)
+        raise Abort(Reason.RAISES, what="super()", exception="TypeError")
     cell = r.emit("_LOAD_FREE", (_closure_owner(r, frame),), operand=index)
     r.emit("_GUARD_CALLEE_VALUE", (cell,), operand=Callee(klass, None, None))
-    found = _method_after(type(actual_first), klass, name)
+    found = None if of_class else _method_after(type(actual_first), klass, name)
     if found is not None and first.kind == Kind.OBJECT and _may_fuse(r):
         owner = type(actual_first)
         r.guard_class(first, owner, instances.ClassAttr(owner, instances.version_of(owner), name))

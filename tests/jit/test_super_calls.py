@@ -193,6 +193,29 @@ class Runner(Base):
         return total
 
 
+class Labeled:
+    @classmethod
+    def label(cls):
+        return cls.__name__ + "!"
+
+
+class Relabeled(Labeled):
+    @classmethod
+    def label(cls):
+        return super().label() * 2
+
+    def shout(self):
+        return type(self).label() + super().label()
+
+
+def labels(n):
+    r = Relabeled()
+    total = 0
+    for i in range(n):
+        total += len(Relabeled.label()) + len(r.shout()) + i
+    return total
+
+
 def minus_one(self):
     return -1
 
@@ -332,6 +355,10 @@ def test_a_jitted_method_calling_super_in_its_loop():
     runner = namespace["Runner"](0)
     jitted = check(namespace["Runner"].__dict__["run"], (runner, 0), (runner, N), native=True)
     assert "not inlined" not in _explained(jitted)
+
+
+def test_super_in_a_classmethod_starts_from_the_class():
+    check(_fresh("labels")[0], 0, N)
 
 
 def test_a_module_rebinding_super_gets_its_own_called():
