@@ -435,14 +435,24 @@ def _in_type(t: type, name: str) -> Any:
 
 def load_attr(r: Recorder, obj: Value, name: str, actual: Any = None) -> Value:
     what = f"attribute .{name}"
-    if r.pending_subscript() is None and r.pc not in r.code.unfused_methods and _is_method(actual, name):
-        method = r.trace.new_value(Kind.OBJECT)
-        pending = PendingMethod(argument(r, obj, what), name, r.snapshots.take(), r.pc, actual)
-        pending.descriptor = _fixed_method(obj.kind, actual, name)
-        pending.code = r.code
-        r.pending_methods[method.id] = pending
-        return method
+    if may_pend(r) and _is_method(actual, name):
+        return pend(r, argument(r, obj, what), name, actual, descriptor=_fixed_method(obj.kind, actual, name))
     return barrier(r, "_LOAD_ATTR_GENERIC", (argument(r, obj, what),), operand=name)
+
+
+def may_pend(r: Recorder) -> bool:
+    """May a method loaded at the current instruction wait for its call unbound (``PendingMethod``)? Not inside
+    an array subscript being recorded, nor where an earlier recording found it used otherwise (bound apart)."""
+    return r.pending_subscript() is None and r.pc not in r.code.unfused_methods
+
+
+def pend(r: Recorder, obj: Value, name: str, actual: Any, descriptor: Any = None, function: Any = None) -> Value:
+    """The placeholder of `obj.name` left pending until its call (``PendingMethod``): its guards leave at the
+    current instruction, which binds it again."""
+    method = r.trace.new_value(Kind.OBJECT)
+    pending = PendingMethod(obj, name, r.snapshots.take(), r.pc, actual, descriptor, r.code, function)
+    r.pending_methods[method.id] = pending
+    return method
 
 
 def call_method(r: Recorder, method: Value, args: list[Value], kwnames: tuple[str, ...] = ()) -> Value:
@@ -695,11 +705,10 @@ def _subscript(r: Recorder, container: Value, key: Value) -> None:
     if container.kind == Kind.STR and _plain_index(r, key) and r.pending_subscript() is None:
         r.push(_subscript_in_c(r, "_BINARY_SUBSCR_STR", container, key))
         return
-    sliced = _SLICES.get(container.kind)
-    if sliced is not None and key.kind not in (Kind.INT, Kind.BOOL) and _plain_index(r, key):
-        if r.pending_subscript() is None:  # (`rows[a:b]`: a new list of the same items, no Python code)
-            r.push(_subscript_in_c(r, sliced, container, key))
-            return
+    sliced = _SLICES.get(container.kind)  # (`rows[a:b]`: a new list of the same items, no Python code)
+    if sliced and key.kind not in (Kind.INT, Kind.BOOL) and _plain_index(r, key) and r.pending_subscript() is None:
+        r.push(_subscript_in_c(r, sliced, container, key))
+        return
     r.push(barrier(r, "_BINARY_SUBSCR_GENERIC", (argument(r, container, what), argument(r, key, what))))
 
 

@@ -177,11 +177,7 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
             raise Abort(Reason.FREE_VARIABLE, name=name, type=type(value).__name__)
         why = f"it reads {name!r} of an enclosing function, a {type(value).__name__}"
         raise Abort(Reason.NOT_INLINED, name=call.function.__qualname__, why=why)
-    if call is None:  # (the jitted function's own cells: its function object, which the trace keeps)
-        function = r.const(frame.function.py_func)
-    else:
-        function = call.held if call.held is not None else r.const(call.function)
-    r.push(_unbox(r, r.emit("_LOAD_FREE", (function,), operand=index), value))
+    r.push(_unbox(r, r.emit("_LOAD_FREE", (r.closure_owner(frame),), operand=index), value))
 
 
 @_handles(I.LOAD_ATTR)

@@ -567,6 +567,14 @@ class Recorder:
             self.code.generic_dict_gets.add(site)
         raise Abort(Reason.METHOD_NOT_CALLED, name=value.kind.short.rpartition(".")[2])
 
+    def closure_owner(self, frame: Frame) -> Value:
+        """The function whose cells the current instruction reads (``LOAD_FREE``, a method's class cell): the inlined
+        callee (held, or the constant its call guarded), else the jitted function itself, which the trace keeps."""
+        if not self.inlined:
+            return self.const(frame.function.py_func)
+        call = self.inlined[-1]
+        return call.held if call.held is not None else self.const(call.function)
+
     def method_resume(self) -> Snapshot | None:
         """While methods are bound and not called yet (``jit.recorder.generic.PendingMethod``), the state before
         the outermost one's LOAD_ATTR: every guard until its call resumes there (the instructions since computed

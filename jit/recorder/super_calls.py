@@ -5,9 +5,11 @@ argument; an attribute of it is looked up along type(obj)'s MRO, starting after 
 (never in obj's: no instance attribute hides it). Where that finds a plain Python function and a call follows
 (`super().__init__(x)`, `super().area() * 2`), the recorder binds nothing: the call inlines that function with obj
 as its first argument (``call``), under guards that keep the lookup's answer: the cell still holds C, obj is
-exactly of its class, whose version tag (which changes when any class on its MRO changes) is as recorded. Any
-other attribute (a property, a classmethod, a slot wrapper such as ``object.__init__``) is CPython's: the super
-object is made and the attribute read through the generic path, as the interpreter does.
+exactly of its class, whose version tag (which changes when any class on its MRO changes) is as recorded;
+``object.__init__`` found so and called with nothing (a base class's cooperative `super().__init__()`) is no call
+at all. Any other attribute (a property, a classmethod, another slot wrapper), and any lookup from a classmethod's
+class, is CPython's: the super object is made and the attribute read through the generic path, as the
+interpreter does.
 """
 
 from __future__ import annotations
@@ -45,29 +47,16 @@ def _load_super_attr(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
     of_class = isinstance(actual_first, type) and issubclass(actual_first, klass)
     if not of_class and not issubclass(type(actual_first), klass):  # (the interpreter raises CPython's TypeError)
         raise Abort(Reason.RAISES, what="super()", exception="TypeError")
-    cell = r.emit("_LOAD_FREE", (_closure_owner(r, frame),), operand=index)
+    cell = r.emit("_LOAD_FREE", (r.closure_owner(frame),), operand=index)
     r.emit("_GUARD_CALLEE_VALUE", (cell,), operand=Callee(klass, None, None))
     found = None if of_class else _method_after(type(actual_first), klass, name)
-    if found is not None and first.kind == Kind.OBJECT and _may_fuse(r):
+    if found is not None and first.kind == Kind.OBJECT and generic.may_pend(r):
         owner = type(actual_first)
         r.guard_class(first, owner, instances.ClassAttr(owner, instances.version_of(owner), name))
-        method = r.trace.new_value(Kind.OBJECT)  # (a placeholder: the CALL inlines found, or calls it)
-        pending = generic.PendingMethod(first, name, r.snapshots.take(), r.pc, actual_first)
-        pending.code, pending.function = r.code, found
-        r.pending_methods[method.id] = pending
-        r.push(method)
+        r.push(generic.pend(r, first, name, actual_first, function=found))  # (the CALL inlines found, or calls it)
         return
     made = generic.call(r, r.const(super), [cell, first])
     r.push(generic.load_attr(r, made, name, super(klass, actual_first)))
-
-
-def _closure_owner(r: Recorder, frame: Frame) -> Value:
-    """The function whose cells the instruction reads: the inlined callee (held, or the constant the call guarded),
-    else the jitted function itself."""
-    if not r.inlined:
-        return r.const(frame.function.py_func)
-    call = r.inlined[-1]
-    return call.held if call.held is not None else r.const(call.function)
 
 
 #: `object.__init__`, which does nothing when given no argument (a base class's cooperative `super().__init__()`)
@@ -89,11 +78,6 @@ def _method_after(owner: type, klass: type, name: str) -> Any:
 
 
 _MISSING = object()
-
-
-def _may_fuse(r: Recorder) -> bool:
-    """May the method wait for its call unbound (as a pending method: ``generic.PendingMethod``)?"""
-    return r.pending_subscript() is None and r.pc not in r.code.unfused_methods
 
 
 def call(r: Recorder, frame: Frame, method: Value, args: list[Value], keywords: tuple[str, ...]) -> Value:
