@@ -184,7 +184,7 @@ def body_weight(code: Any, index: int) -> float:
     own body (less its inner loops) over those of the smallest body (at least 1), the smallest of it and its inner
     loops' (their iterations count too). An iteration's cost in CPython grows with its body, while a native
     entry's does not: ``check += out[k, j]`` (11 instructions, 87 ns an iteration in CPython, where ``s += j``
-    takes 14) pays from 117 iterations an entry, ``s += j`` from 256."""
+    takes 14) counts 11/5 of one (``trace_weight`` may make that less, once the loop has a tree)."""
     loops = code.loops
     family = [index]
     for loop in loops:
@@ -197,6 +197,31 @@ def body_weight(code: Any, index: int) -> float:
         return loop.body_end - loop.body_pc - nested
 
     return max(1.0, min(own(i) for i in family) / SIMPLEST_BODY)
+
+
+#: parts of the names of uops whose work native code does much as CPython does (hashing, building str and other
+#: objects, calls into C or Python code, ints past 64 bits): an iteration saves little on them (a dict count loop,
+#: ``d[w] = d.get(w, 0) + 1``, 11 tier-1 instructions, saves a quarter of its 50 ns in native code, ``s += i`` nearly
+#: all of its 14 ns), so ``trace_weight`` leaves them out
+HEAVY_UOPS = (
+    "DICT", "STR", "BUILD", "FORMAT", "CALL_METHOD", "CALL_GENERIC", "CONTAINS", "SET_ADD", "SLICE",
+    "MAKE_FUNCTION", "NEW_", "WIDE", "GENERIC", "CALL_TREE", "INT_OBJECT",
+)  # fmt: skip
+#: uops that are no work of an iteration (a root trace's reads of its entry state)
+ENTRY_UOPS = frozenset({"_LOAD_SLOT", "_LOAD_STACK"})
+
+
+def trace_weight(trace: Any) -> float:
+    """What an iteration of a loop whose root trace is `trace` is worth in ``min_native_iterations``, from what
+    native code saves on it: its uops but those of ``HEAVY_UOPS`` and barriers, over the smallest body's (``s += i``
+    is 5: the periodic check, the range's test and step, the add and the jump back), at least 1."""
+    light = 0
+    for uop in trace.uops:
+        op = uop.op
+        if op.name in ENTRY_UOPS or op.barrier or any(part in op.name for part in HEAVY_UOPS):
+            continue
+        light += 1
+    return max(1.0, light / SIMPLEST_BODY)
 
 
 class LoopRuntime:
@@ -213,6 +238,7 @@ class LoopRuntime:
         "backoff",
         "min_iterations",
         "min_per_entry",
+        "weighed",
         "windows",
         "pay_backoff",
         "not_paying",
@@ -257,6 +283,8 @@ class LoopRuntime:
         self.min_iterations: int = function.options.min_native_iterations
         # per loop: the iterations per native entry that pay, min_iterations for the smallest body (see body_weight)
         self.min_per_entry = [self.min_iterations / body_weight(code, loop.index) for loop in code.loops]
+        # per loop: min_per_entry takes its root trace's weight into account (weigh)
+        self.weighed = [any(inner.parent == loop.index for inner in code.loops) for loop in code.loops]
         # per loop: the window of hand-offs being counted (judge)
         self.windows = [_Window() for _ in code.loops]
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
@@ -669,6 +697,8 @@ class LoopRuntime:
         per_entry = window.iterations / window.entries
         window.reset()
         self.unrecorded[index] = False
+        if not self.weighed[index]:
+            self.weigh(index, state)
         if per_entry >= self.min_per_entry[index]:
             self.not_paying[index] = None
             self.pay_backoff[index] = FIRST_BACKOFF
@@ -676,6 +706,17 @@ class LoopRuntime:
             return
         self.not_paying[index] = per_entry
         self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
+
+    def weigh(self, index: int, state: Any) -> None:
+        """Loop `index` (no loop nested in it) has a tree: count an iteration for what its root trace saves
+        (``trace_weight``) where that is less than its tier-1 body's weight (``body_weight``), once."""
+        trees = state.trees if state is not None else None
+        root = getattr(trees[0], "root", None) if trees else None
+        if root is None:
+            return
+        self.weighed[index] = True
+        weight = min(body_weight(self.t1, index), trace_weight(root.trace))
+        self.min_per_entry[index] = self.min_iterations / weight
 
     def blacklisted(self, index: int) -> bool:
         monitor = self.function.monitor
