@@ -115,6 +115,15 @@ HANDOFF_PARAMS = "8q"
 #: a hand-off's counter block: [entries, iterations] (counted natively: no Python per entry)
 HANDOFF_COUNTS = 2
 HANDOFF_WHILE, HANDOFF_RANGE, HANDOFF_SEQUENCE = 0, 1, 2  # the kinds of loops a hand-off builds the slots of
+
+
+class _ByGetitem:
+    def __getitem__(self, index: int) -> None:
+        raise IndexError(index)
+
+
+#: CPython's iterator of an object that has __getitem__ and no __iter__ (and of an ndarray)
+SEQUENCE_ITERATOR = type(iter(_ByGetitem()))
 _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64, PTR.as_pointer()])
 #: ``PyObject *tj_entry_run(params, slots)``: a tree's stub where its entry type map has no NumPy kind, given the
 #: tree's entry parameters (``ENTRY_PARAMS``); the stub itself only jumps there (``musttail``: the same types as
@@ -156,6 +165,7 @@ def _support_objects() -> tuple[object, ...]:
         type(iter(range(0))),
         type(iter([])),
         type(iter(())),
+        SEQUENCE_ITERATOR,
         (),
         NotImplemented,
     ):
@@ -907,10 +917,10 @@ class _Stub:
         handed over whole adds a fifth argument: the container it builds, for its accumulator slot). It builds the
         frame's slots list (the locals, every hidden slot unbound but the loop's own, which it fills as
         ``runtime.handoff.enter`` would: a range loop's from the range iterator's fields, a for loop's from a
-        list or tuple iterator's index) and calls the tree's entry stub on it. Returns NotImplemented if it
-        cannot build the list (another shape of values, a range loop over something else than a range and its
-        own short iterator, a for loop over something else than an exact list or tuple or an iterator of the
-        user's: the caller hands off through Python), None if the stub
+        list or tuple iterator's index, any other's iterator as it is) and calls the tree's entry stub on it.
+        Returns NotImplemented if it cannot build the list (another shape of values, a range loop over something
+        else than a range and its own short iterator, a for loop whose iterator is a sequence iterator, which an
+        ndarray's is: the caller hands off through Python), None if the stub
         refused the slots, else ``(the stub's result, slots, the locals as a tuple, whether one is unbound,
         ended)``, where ended says whether the loop has ended as its header would test it after the exit (a range
         loop's range, a for loop's list or tuple walked by index: ``runtime.interpreter.range_exhausted``,
@@ -1012,8 +1022,17 @@ class _Stub:
                 b.and_(self.is_(iterable_type, self.pointer(list)), self.is_(it_type, self.pointer(type(iter([]))))),
                 b.and_(self.is_(iterable_type, self.pointer(tuple)), self.is_(it_type, self.pointer(type(iter(()))))),
             )
-            exact_block = self.block("sequence_ok")
-            b.cbranch(exact, exact_block, not_here)
+            exact_block, other = self.block("sequence_ok"), self.block("other_iterable")
+            b.cbranch(exact, exact_block, other)
+            # anything else tier 1 does not walk by index (a str, a dict, a set, a generator, a subclass of list):
+            # its iterator goes into the loop's iterator slot, as shared; but a sequence iterator (CPython's for an
+            # object with __getitem__ only, or an ndarray, which tier 1 walks by index) is the Python hand-off's
+            b.position_at_end(other)
+            iterator_block = self.block("other_iterator")
+            b.cbranch(self.is_(it_type, self.pointer(SEQUENCE_ITERATOR)), not_here, iterator_block)
+            b.position_at_end(iterator_block)
+            hidden.append((b.block, [take(none), take(none), take(it), null]))
+            b.branch(made)
             b.position_at_end(exact_block)
             sequence = b.load(self.at(it, abi.SEQUENCE_ITERATOR_SEQUENCE, PTR))
             ongoing = b.icmp_unsigned("!=", sequence, null)

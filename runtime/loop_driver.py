@@ -62,7 +62,48 @@ MAX_PAY_BACKOFF = 2**10  # the longest back-off of a loop whose entries did not 
 _UNBOUND_ID = id(UNBOUND)
 # where native code leaves a for loop at its end (the instruction after its header), by that instruction's opcode:
 # the test that the loop has ended there
-_END_TESTS: dict[int, Any] = {FOR_RANGE: range_exhausted, FOR_ITER: sequence_exhausted}
+#: iterators that give no item once their ``__length_hint__`` (which does not move them) is 0: those of str, bytes,
+#: dicts and sets (exhausted for good once their next has found so, or raising again what it raised: a dict or set
+#: that changed size), of lists and tuples (whose length hint is what is left of them now) and of ranges
+_DONE_WHEN_HINTED = frozenset(
+    type(it)
+    for it in (
+        *(iter(""), iter("\u0101"), iter(b""), iter({}), iter({}.values()), iter({}.items()), iter(set())),
+        *(iter([]), iter(()), iter(range(0)), reversed([])),
+    )
+)
+_DONE = object()
+
+
+def surely_done(it: Any) -> bool:
+    """Can iterator it's next give no item now (it may still raise)? One of ``_DONE_WHEN_HINTED`` whose length
+    hint is 0, an enumerate of such an iterator, a zip of which one is such (its next takes from each in turn, and
+    stops at that one at the latest)."""
+    kind = type(it)
+    if kind in _DONE_WHEN_HINTED:
+        return not it.__length_hint__()
+    if kind is enumerate:
+        return surely_done(it.__reduce__()[1][0])
+    if kind is zip:
+        return any(surely_done(part) for part in it.__reduce__()[1])
+    return False
+
+
+def for_exhausted(slots: list[Any], base: int) -> bool:
+    """Has the for loop whose hidden slots start at base ended, where native code left it at its FOR_ITER by an
+    exit that ends the loop where it has ended? A list or tuple walked by index: ``sequence_exhausted``. An iterator
+    (a str's, a dict's, an enumerate or zip of lists) that ``surely_done`` says gives no item: FOR_ITER's next, asked
+    here (ended where it gives nothing; what it raises, it raises: the loop driver shows it at the FOR_ITER, with the
+    locals as they are); any other iterator: not ended (the interpreter runs FOR_ITER, which asks it)."""
+    it = slots[base + 2]
+    if it is None:
+        return sequence_exhausted(slots, base)
+    if not surely_done(it):
+        return False
+    return next(it, _DONE) is _DONE
+
+
+_END_TESTS: dict[int, Any] = {FOR_RANGE: range_exhausted, FOR_ITER: for_exhausted}
 
 
 # (for judge's usual case, inline in loop: a loop state neither recording nor compiling, without reading the
@@ -205,7 +246,7 @@ def body_weight(code: Any, index: int) -> float:
 #: all of its 14 ns), so ``trace_weight`` leaves them out
 HEAVY_UOPS = (
     "DICT", "STR", "BUILD", "FORMAT", "CALL_METHOD", "CALL_GENERIC", "CONTAINS", "SET_ADD", "SLICE",
-    "MAKE_FUNCTION", "NEW_", "WIDE", "GENERIC", "CALL_TREE", "INT_OBJECT",
+    "MAKE_FUNCTION", "NEW_", "WIDE", "GENERIC", "CALL_TREE", "INT_OBJECT", "ITER_NEXT_BUILTIN",
 )  # fmt: skip
 #: uops that are no work of an iteration (a root trace's reads of its entry state)
 ENTRY_UOPS = frozenset({"_LOAD_SLOT", "_LOAD_STACK"})
@@ -372,7 +413,14 @@ class LoopRuntime:
                         plan.runner.free_graveyard()
                     if not ended:  # (where the loop has ended, or not: see way_out)
                         if ended is None and how != otherwise:  # (native code could not tell)
-                            ended = plan.ended(slots, plan.base)
+                            try:
+                                ended = plan.ended(slots, plan.base)
+                            except BaseException as exc:  # (FOR_ITER's next, asked there: for_exhausted)
+                                if whole:
+                                    raise_in_comprehension(exc, self.comprehension_entries(exit.pc))
+                                frame = Frame(self.function, self.t1, slots)
+                                frame.error_pc = exit.pc
+                                raise
                         if not ended:
                             how = otherwise
                     if how:  # (not CONTINUE, 0: the loop has ended, or left)

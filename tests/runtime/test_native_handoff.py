@@ -208,11 +208,45 @@ def own_range(n):
     jitted = check(own, *([3, 5, 0, 4] * 4), options=ALWAYS)
     assert handoff_entries(jitted) == 0
 
+    class ByGetitem:  # (CPython's sequence iterator, an ndarray's too: tier 1 may walk it by index)
+        def __init__(self, items):
+            self.items = items
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    jitted = check(summing, *([(ByGetitem([1, 2]), 3), (ByGetitem([4]), 1)] * 4), options=ALWAYS)
+    assert handoff_entries(jitted) == 0
+
+
+def test_any_other_iterator_is_handed_over_as_it_is():
+    """A for loop over a list's subclass, a str, a dict, a set or a generator: tier 1 iterates CPython's iterator
+    itself (runtime.handoff.enter), which the one-call hand-off puts in the loop's iterator slot as well."""
+
     class Items(list):
         pass
 
+    def numbers(n):
+        yield from range(n)
+
     jitted = check(summing, *([(Items([1, 2]), 3), (Items([4]), 1)] * 4), options=ALWAYS)
-    assert handoff_entries(jitted) == 0  # (a list's subclass: tier 1 iterates its iterator)
+    assert handoff_entries(jitted) > 0
+    for func, items in ((summing, {1: "a", 2: "b"}), (summing, {5, 6}), (summing, b"ab"), (vowels, "abcde")):
+        calls = [(items, 2), (items, 3)] * 4
+        jitted = check(func, *calls, options=ALWAYS, native=True)
+        assert handoff_entries(jitted) > 0, items
+    f = jit(**ALWAYS)(summing)
+    for n in (3, 5, 0, 4) * 3:
+        assert f(numbers(n), 2) == summing(numbers(n), 2)
+    assert jit_module.stats(f)["handoff_entries"] > 0
+
+
+def vowels(text, times):
+    n = 0
+    for c in text:
+        if c in "aeiou":
+            n += times
+    return n
 
 
 def moves(lst, s, obj, x, n):
@@ -457,3 +491,141 @@ def test_interpreter_exit_after_handoffs(tmp_path):
         [sys.executable, "-X", "faulthandler", str(program)], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-2000:]
+
+
+# --- a for loop over an iterator, left by native code at its FOR_ITER (loop_driver.for_exhausted) ----------------
+
+
+def until(items, stop):
+    total = 0
+    for k in items:
+        if k == stop:
+            break
+        total += k
+    else:
+        total = -total - 1  # (the else clause: only when the loop ends)
+    return total
+
+
+def item_values(d, stop):
+    total = 0
+    for k, v in d.items():
+        if v == stop:
+            break
+        total += k * v
+    else:
+        total = -total - 1
+    return total
+
+
+def zipped(xs, ys):
+    s = 0
+    for a, b in zip(xs, ys):
+        s += a * b
+    else:
+        s = -s
+    return s
+
+
+def zipped_strictly(xs, ys):
+    s = 0
+    for a, b in zip(xs, ys, strict=True):
+        s += a * b
+    return s
+
+
+def enumerated(xs):
+    s = 0
+    for i, x in enumerate(xs):
+        s += i * x
+    else:
+        s += 1
+    return s
+
+
+def growing(d, limit):
+    total = 0
+    try:
+        for k in d:
+            total += k
+            if total > limit:
+                d[-total] = 0
+    except RuntimeError as exc:
+        return str(exc), total, len(d)
+    return total
+
+
+def _count_interpreter_resumes(monkeypatch):
+    import runtime.loop_driver as driver
+
+    resumed = []
+    original = driver.resume_loop
+
+    def counting(*args):
+        resumed.append(args[1])
+        return original(*args)
+
+    monkeypatch.setattr(driver, "resume_loop", counting)
+    return resumed
+
+
+@pytest.mark.parametrize(
+    "func, calls",
+    [
+        (until, [({3: 0, 5: 0, 8: 0}, -1), ({3: 0, 5: 0, 8: 0}, 5), ({}, 1)]),
+        (until, [({3, 5, 8}, -1), ({3, 5, 8}, 5), (set(), 1)]),
+        (until, [(b"abc", -1), (b"abc", 98), (b"", 0)]),
+        (item_values, [({1: 2, 3: 4}, -1), ({1: 2, 3: 4}, 4), ({}, 0)]),
+        (vowels, [("education", 2), ("rhythm", 3), ("", 1)]),
+        (zipped, [([1, 2, 3], [4, 5, 6]), ([1, 2, 3], [4, 5]), ([1], [4, 5, 6]), ([], [])]),
+        (enumerated, [([4, 5, 6],), ([],), ([7],)]),
+    ],
+    ids=["dict", "set", "bytes", "dict items", "str", "zip", "enumerate"],
+)
+def test_a_loop_over_an_iterator_ends_in_native_code(monkeypatch, func, calls):
+    """Native code leaves such a loop at its FOR_ITER where the iterator gave no item (or, an enumerate or zip of
+    lists, where a list has none left): the loop driver asks the iterator's next there, as FOR_ITER would, and
+    finds the loop has ended (the else clause runs, CPython goes on after the loop) without the interpreter."""
+    jitted = check(func, *(calls * 4), options=ALWAYS, native=True)
+    f = jitted.cpython_baseline
+    resumed = _count_interpreter_resumes(monkeypatch)
+    for call in calls * 3:
+        assert f(*call) == func(*call)
+    assert resumed == []
+    assert handoff_entries(jitted) > 0
+
+
+def test_what_the_iterators_next_raises_there_is_raised_at_the_loop_with_its_locals():
+    """A dict that changed size (its iterator raises again what it raised: native code left at FOR_ITER), a zip
+    whose longer argument strict=True finds: the exception is CPython's, raised at the loop's line, and a handler
+    around the loop sees the locals as they were."""
+    check(growing, *[({1: 0, 2: 0, 3: 0, 4: 0}, 100), ({1: 0, 2: 0, 3: 0, 4: 0}, 4), ({5: 0}, 1)] * 4, options=ALWAYS)
+    calls = [([1, 2], [3, 4]), ([1, 2], [3, 4, 5]), ([1, 2, 3], [3, 4]), ([], [1])]
+    jitted = check(zipped_strictly, *(calls * 4), options=ALWAYS, native=True)
+    f = jitted.cpython_baseline
+    for xs, ys in calls[1:]:
+        with pytest.raises(ValueError) as jitted_error:
+            f(xs, ys)
+        with pytest.raises(ValueError) as plain_error:
+            zipped_strictly(xs, ys)
+        assert str(jitted_error.value) == str(plain_error.value)
+        assert _last_line(jitted_error.value) == _last_line(plain_error.value)
+        assert _last_line(jitted_error.value) == zipped_strictly.__code__.co_firstlineno + 2
+
+
+def test_a_generator_left_at_its_for_iter_is_asked_by_the_interpreter():
+    """An iterator that may still give an item (a generator) is not asked by the loop driver: the interpreter runs
+    FOR_ITER. A zip of a generator and a list asks the generator first: an item it gives is dropped where the list
+    has none left, as CPython's zip does."""
+
+    def numbers(n, taken):
+        for i in range(n):
+            taken.append(i)
+            yield i
+
+    f = jit(**ALWAYS)(zipped)
+    for n, m in ((5, 3), (3, 5), (4, 4), (0, 2)) * 4:
+        taken_plain, taken_jit = [], []
+        assert f(numbers(n, taken_jit), list(range(m))) == zipped(numbers(n, taken_plain), list(range(m)))
+        assert taken_jit == taken_plain
+    assert jit_module.stats(f)["native_entries"] > 0
