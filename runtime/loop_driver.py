@@ -33,8 +33,9 @@ import types
 import weakref
 from typing import Any
 
-from jit.frontend.instructions import FOR_ITER, FOR_RANGE, LoopInfo
+from jit.frontend.instructions import FOR_ITER, FOR_RANGE, POP_JUMP_IF_FALSE, POP_JUMP_IF_TRUE, LoopInfo
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
+from jit.kinds import Kind
 from jit.lifecycle import Phase
 from jit.trace import WhenHot
 from runtime import parking
@@ -291,6 +292,7 @@ class LoopRuntime:
         "park_for",
         "busy",
         "loop_end",
+        "test_ends",
         "counted",
         "starts",
         "short",
@@ -347,6 +349,16 @@ class LoopRuntime:
             (loop.header_pc + 1, _END_TESTS[code.ops[loop.header_pc + 1]])
             if code.ops[loop.header_pc + 1] in _END_TESTS
             else (-2, None)
+            for loop in code.loops
+        ]
+        # per loop: the pcs of its tests that end it as its header's does, by jumping to its exit on the bool they
+        # pop (a while loop's condition): native code leaves there, where the condition's guard fails, with that bool
+        self.test_ends: list[frozenset[int]] = [
+            frozenset(
+                pc
+                for pc in range(loop.header_pc, loop.body_end)
+                if code.ops[pc] in (POP_JUMP_IF_FALSE, POP_JUMP_IF_TRUE) and code.args[pc] == loop.exit_pc
+            )
             for loop in code.loops
         ]
         # per loop: its hand-off into native code as planned (loop, plan), and how CPython goes on after each exit
@@ -609,6 +621,10 @@ class LoopRuntime:
                     otherwise = BREAK
             elif exit.pc == info.break_pc:
                 how = otherwise = BREAK
+            elif exit.pc in self.test_ends[index] and exit.stack_kinds == [Kind.BOOL]:
+                # the guard of a test that stays in the loop failed: its bool jumps to the loop's exit (which the
+                # interpreter would run that jump to find)
+                how = otherwise = EXHAUSTED
         way = self.ways[index][number] = (exit, how, otherwise)
         return way
 

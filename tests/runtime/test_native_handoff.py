@@ -629,3 +629,43 @@ def test_a_generator_left_at_its_for_iter_is_asked_by_the_interpreter():
         assert f(numbers(n, taken_jit), list(range(m))) == zipped(numbers(n, taken_plain), list(range(m)))
         assert taken_jit == taken_plain
     assert jit_module.stats(f)["native_entries"] > 0
+
+
+def counting_down(n, stop):
+    i = n
+    total = 0
+    while i > 0:
+        if i == stop:
+            break
+        total += i
+        i -= 1
+    else:
+        total = -total  # (the else clause: only when the test ends the loop)
+    return total, i
+
+
+def position(xs, x):
+    i = 0
+    while i < len(xs) and xs[i] != x:
+        i += 1
+    else:
+        i = -i - 1
+    return i
+
+
+def test_a_while_loop_ended_by_its_test_ends_in_native_code(monkeypatch):
+    """Native code leaves a while loop where its test's guard fails, with the bool the test jumps to the loop's exit
+    on: the loop driver knows that exit ends the loop as its header would (runtime.loop_driver: test_ends), so
+    CPython goes on after it (the else clause runs; not after a break) without the interpreter."""
+    for func, calls in (
+        (counting_down, [(6, -1), (0, -1), (9, 4), (3, 3)]),
+        (position, [([1, 2, 3], 3), ([1, 2, 3], 7), ([], 1), ([5], 5)]),
+    ):
+        jitted = check(func, *(calls * 4), options=ALWAYS, native=True)
+        f = jitted.cpython_baseline
+        resumed = _count_interpreter_resumes(monkeypatch)
+        for call in calls * 3:
+            assert f(*call) == func(*call)
+        assert resumed == [], func.__name__
+        assert handoff_entries(jitted) > 0
+        monkeypatch.undo()
