@@ -44,7 +44,7 @@ class Options:
     #: this many iterations per entry on average (else CPython runs it, retried after a back-off); 0: always.
     #: That is for the smallest loop body; an iteration of a bigger one counts for more
     #: (``runtime.loop_driver.body_weight``)
-    min_native_iterations: int = 128
+    min_native_iterations: int = 192
     #: LLVM optimization: 0 none; 1 and 2 the passes chosen for traces (``codegen.engine.TRACE_PASSES``), with
     #: codegen at that level; 3 LLVM's default O3 pipeline (slower to compile, for comparison)
     opt_level: int = 2

@@ -242,28 +242,31 @@ def body_weight(code: Any, index: int) -> float:
 
 
 #: parts of the names of uops whose work native code does much as CPython does (hashing, building str and other
-#: objects, calls into C or Python code, ints past 64 bits): an iteration saves little on them (a dict count loop,
-#: ``d[w] = d.get(w, 0) + 1``, 11 tier-1 instructions, saves a quarter of its 50 ns in native code, ``s += i`` nearly
-#: all of its 14 ns), so ``trace_weight`` leaves them out
+#: objects, calls into C or Python code, a builtin iterator's next, ints past 64 bits): an iteration saves little on
+#: them (a dict count loop, ``d[w] = d.get(w, 0) + 1``, 11 tier-1 instructions, saves a quarter of its 50 ns in
+#: native code, ``s += i`` nearly all of its 14 ns), so ``trace_weight`` leaves them out; and guards, which are
+#: native code's own work, not CPython's
 HEAVY_UOPS = (
     "DICT", "STR", "BUILD", "FORMAT", "CALL_METHOD", "CALL_GENERIC", "CONTAINS", "SET_ADD", "SLICE",
-    "MAKE_FUNCTION", "NEW_", "WIDE", "GENERIC", "CALL_TREE", "INT_OBJECT", "ITER_NEXT_BUILTIN",
+    "MAKE_FUNCTION", "NEW_", "WIDE", "GENERIC", "CALL_TREE", "INT_OBJECT", "ITER_NEXT_BUILTIN", "_GUARD", "_CHECK",
 )  # fmt: skip
 #: uops that are no work of an iteration (a root trace's reads of its entry state)
 ENTRY_UOPS = frozenset({"_LOAD_SLOT", "_LOAD_STACK"})
+#: the uops of the smallest body's trace that ``trace_weight`` counts: ``s += i``'s range step, add and jump back
+SIMPLEST_TRACE = 3
 
 
 def trace_weight(trace: Any) -> float:
     """What an iteration of a loop whose root trace is `trace` is worth in ``min_native_iterations``, from what
-    native code saves on it: its uops but those of ``HEAVY_UOPS`` and barriers, over the smallest body's (``s += i``
-    is 5: the periodic check, the range's test and step, the add and the jump back), at least 1."""
+    native code saves on it: its uops but those of ``HEAVY_UOPS`` and barriers, over the smallest body's
+    (``SIMPLEST_TRACE``), at least 1."""
     light = 0
     for uop in trace.uops:
         op = uop.op
         if op.name in ENTRY_UOPS or op.barrier or any(part in op.name for part in HEAVY_UOPS):
             continue
         light += 1
-    return max(1.0, light / SIMPLEST_BODY)
+    return max(1.0, light / SIMPLEST_TRACE)
 
 
 class LoopRuntime:

@@ -134,7 +134,7 @@ def test_a_short_loop_goes_back_to_cpython():
     text = jit.explain(f)
     assert (
         f"runs plain in CPython for {FIRST_BACKOFF} more loop start(s): its native code ran 5.0 iterations per "
-        "entry, fewer than would pay for entering it (min_native_iterations=128, 91 for this loop's body)"
+        "entry, fewer than would pay for entering it (min_native_iterations=192, 115 for this loop's body)"
     ) in text
     entries = s["native_entries"]
     for _ in range(FIRST_BACKOFF):  # the first back-off: that many loop starts in plain CPython
@@ -198,7 +198,7 @@ def test_an_inner_loop_run_by_its_outer_tree_is_judged_with_it():
 
 @pytest.mark.parametrize("unroll", [4, 0])
 def test_a_short_outer_loop_with_its_short_inner_loop_unrolled_is_judged_by_all_its_iterations(unroll):
-    """100 outer iterations (fewer than min_native_iterations=128) of 3 inner ones: with the inner loop
+    """100 outer iterations (fewer than min_native_iterations=192) of 3 inner ones: with the inner loop
     unrolled into the outer trace, its visits count as its tree's would (101 + 100 * 4 per entry): it pays."""
     f = jitted(nested_sum, unroll_max_trips=unroll)
     for _ in range(3 * PAY_WINDOW):
@@ -328,9 +328,10 @@ def dict_count(words):
 
 
 def test_an_iteration_of_a_bigger_body_counts_for_more():
-    """``s += i`` (5 tier-1 instructions with the jump back) pays from 128 iterations an entry; ``s += i * i % 7``
-    (9) from 91, its root trace's weight (7 uops that native code makes cheap: 7/5, less than its body's 9/5);
-    ``check += rows[k][j]`` (9) from fewer: 100 iterations an entry keep the last two native, not the first."""
+    """``s += i`` (5 tier-1 instructions with the jump back) pays from 192 iterations an entry; ``s += i * i % 7``
+    (9) from 115, its root trace's weight (5 uops that native code makes cheap: 5/3 of ``s += i``'s 3, less than
+    its body's 9/5); ``check += rows[k][j]`` (9) from 107: 150 iterations an entry keep the last two native, not the
+    first."""
     from jit.frontend import compile_to_tier1
     from runtime.loop_driver import body_weight
 
@@ -347,7 +348,7 @@ def test_an_iteration_of_a_bigger_body_counts_for_more():
     nest = compile_to_tier1(nested_sum)
     assert body_weight(nest, 1) == 7 / 5 and body_weight(nest, 0) == 1.0
     rows = [list(range(300))] * 3
-    for func, args, pays in ((plain_sum, (100,), False), (short_sum, (100,), True), (list_sum, (rows, 1, 100), True)):
+    for func, args, pays in ((plain_sum, (150,), False), (short_sum, (150,), True), (list_sum, (rows, 1, 150), True)):
         f = jitted(func)
         for _ in range(3 * PAY_WINDOW):
             assert f(*args) == func(*args)
@@ -355,22 +356,22 @@ def test_an_iteration_of_a_bigger_body_counts_for_more():
 
 
 def test_an_iteration_counts_for_what_its_trace_saves():
-    """``d[w] = d.get(w, 0) + 1``: 11 tier-1 instructions with the jump back (11/5 by its body), but native code does its dict lookup
-    and store as CPython does (a quarter of its cost saved, where ``s += i`` saves nearly all): its root trace's
-    uops but those (8: the loop's test and step, the type guard, the unboxing, the add, the jump back) make its
-    weight 8/5, so it pays from 80 iterations an entry, not 59: 61 go back to CPython, 100 stay native."""
+    """``d[w] = d.get(w, 0) + 1``: 11 tier-1 instructions with the jump back (11/5 by its body), but native code
+    does its dict lookup and store as CPython does (a quarter of its cost saved, where ``s += i`` saves nearly all):
+    its root trace's uops but those and the guards (5: the list's step, the unboxing, the add, the jump back) make its
+    weight 5/3, so it pays from 115 iterations an entry, not 87: 100 go back to CPython, 140 stay native."""
     from jit.frontend import compile_to_tier1
     from runtime.loop_driver import body_weight
 
     assert body_weight(compile_to_tier1(dict_count), 0) == 11 / 5
-    for n, pays in ((61, False), (100, True)):
+    for n, pays in ((100, False), (140, True)):
         words = [str(i % 7) for i in range(n)]
         f = jitted(dict_count)
         for _ in range(3 * PAY_WINDOW):
             assert f(words) == dict_count(words)
         assert (jit.stats(f)["not_paying_loops"] == []) == pays, n
         if not pays:
-            assert "(min_native_iterations=128, 80 for this loop's body)" in jit.explain(f)
+            assert "(min_native_iterations=192, 115 for this loop's body)" in jit.explain(f)
 
 
 def test_window_counts_inline_hand_offs_as_judge_counted_them():
