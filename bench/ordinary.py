@@ -365,6 +365,48 @@ def _call_clamp(f: Callable[[float, float, float], float], n: int) -> float:
     return total
 
 
+def row_stats(row: list[float]) -> tuple[float, float]:
+    """Mean and variance of one row: a helper whose loop runs 150 iterations a call."""
+    s = 0.0
+    s2 = 0.0
+    for x in row:
+        s += x
+        s2 += x * x
+    mean = s / len(row)
+    return mean, s2 / len(row) - mean * mean
+
+
+_ROWS = [[((i * 31 + j * 17) % 101) * 0.5 for j in range(150)] for i in range(64)]
+
+
+def _call_row_stats(f: Callable[[list[float]], tuple[float, float]], n: int) -> float:
+    total = 0.0
+    for k in range(n):
+        mean, variance = f(_ROWS[k % 64])
+        total += mean + variance
+    return total
+
+
+def stock_value(stock: dict[str, int], prices: dict[str, float]) -> float:
+    """The value of a stock of 200 items: a loop over a dict's items, a call at a time."""
+    total = 0.0
+    for name, count in stock.items():
+        if count > 0:
+            total += count * prices[name]
+    return total
+
+
+_STOCKS = [{f"item{j}": (i * 7 + j * 3) % 11 - 2 for j in range(200)} for i in range(16)]
+_PRICES = {f"item{j}": 0.25 + j % 13 for j in range(200)}
+
+
+def _call_stock_value(f: Callable[[dict[str, int], dict[str, float]], float], n: int) -> float:
+    total = 0.0
+    for k in range(n):
+        total += f(_STOCKS[k % 16], _PRICES)
+    return total
+
+
 # --- a function passed as an argument ----------------------------------------------------------------------
 
 
@@ -611,6 +653,8 @@ ORDINARY: dict[str, Case] = {
     "describe_order": Case(describe_order, 20_000, 500, _describe_orders, "cold prologue, 3-iteration loop"),
     "digit_sum": Case(digit_sum, 20_000, 4000, _call_digit_sum, "tiny jitted helper called from plain code"),
     "clamp": Case(clamp, 50_000, 10_000, _call_clamp, "tiny jitted helper, no loop"),
+    "row_stats": Case(row_stats, 4000, 200, _call_row_stats, "a helper's 150-iteration loop, called per row"),
+    "stock_value": Case(stock_value, 4000, 200, _call_stock_value, "a loop over a 200-item dict's items, per call"),
     "first_duplicate": Case(first_duplicate, 50_000, 2000, what="search loop with return, enumerate"),
     "integrate": Case(integrate, 100_000, 2000, _integrate_both, "a function passed in: Python's, then math.cos"),
     "hyphenated": Case(hyphenated, 200_000, 2000, what="a str built with += on two ways"),
