@@ -225,27 +225,44 @@ class JitFunction:
         """Whether new calls run the instrumented code, so that a version of it can take over."""
         return self.version is not None and self.wrapper.__code__ is self.versions[self.version]
 
-    def run_version(self, parked: frozenset[int]) -> None:
+    def run_version(self, parked: frozenset[int], build: bool = True) -> bool:
         """Make new calls run the version of the instrumented code in which the loops `parked` have no counter
-        (the user's own code when every loop is parked). Runs from a garbage collection callback too: takes no
-        lock (the GIL makes each step atomic; a race leaves a loop counted or uncounted until its next park or
-        wake, never wrong)."""
+        (the user's own code when every loop is parked); whether they do. build: make that version if it is not
+        made yet; a garbage collection callback (the parking clock's) passes False: it may run inside any
+        ``ast.parse`` or ``compile`` of an AST, the user's or ours, whose recursion count CPython 3.11 keeps in
+        module state, so that parsing there made the interrupted one fail (``SystemError: AST constructor recursion
+        depth mismatch``). Takes no lock (the GIL makes each step atomic; a race leaves a loop counted or uncounted
+        until its next park or wake, never wrong)."""
         if not self.can_park():
-            return
+            return False
         code = self.versions.get(parked)
         if code is None:
-            assert self.code is not None and self.loop_runtime is not None
-            if all(loop.index in parked for loop in self.code.loops if loop.handed_over):
-                code = self.py_func.__code__
-            else:
-                version = instrument(locate(self.py_func), self.code, parked)
-                code = version.bind({"RT": self.loop_runtime.hooks})
-                if not self._swappable(code):
-                    return  # (stay as it is)
-                self.loop_runtime.codes.append(code)
-            self.versions[parked] = code
+            if not build:
+                return False
+            code = self.make_version(parked)
+            if code is None:
+                return False  # (stay as it is)
         self.version = parked
         self.wrapper.__code__ = code
+        return True
+
+    def make_version(self, parked: frozenset[int]) -> types.CodeType | None:
+        """The version of the instrumented code in which the loops `parked` have no counter, made once (None: it
+        cannot run as the wrapper's code)."""
+        code = self.versions.get(parked)
+        if code is not None:
+            return code
+        assert self.code is not None and self.loop_runtime is not None
+        if all(loop.index in parked for loop in self.code.loops if loop.handed_over):
+            code = self.py_func.__code__
+        else:
+            version = instrument(locate(self.py_func), self.code, parked)
+            code = version.bind({"RT": self.loop_runtime.hooks})
+            if not self._swappable(code):
+                return None
+            self.loop_runtime.codes.append(code)
+        self.versions[parked] = code
+        return code
 
     def _refusal_message(self, why: Unsupported | str) -> str:
         code = self.py_func.__code__

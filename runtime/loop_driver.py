@@ -810,7 +810,9 @@ class LoopRuntime:
         backoffs[index] = 2 * backoff
 
     def park(self, index: int) -> None:
-        """Take loop `index` out of the code new calls run, for a while (see runtime.parking)."""
+        """Take loop `index` out of the code new calls run, for a while (see runtime.parking). The versions of the
+        code that waking each parked loop will run are made here too: the parking clock, a garbage collection
+        callback, makes none (``JitFunction.run_version``)."""
         if index in self.parked or not self.function.can_park():
             return
         self.busy = True
@@ -818,18 +820,24 @@ class LoopRuntime:
             self.parked.add(index)
             parking.park(self, index, self.park_for[index])
             self.park_for[index] = min(2 * self.park_for[index], parking.MAX_PARK)
-            self.function.run_version(frozenset(self.parked))
+            function = self.function
+            function.run_version(frozenset(self.parked))
+            for parked in self.parked:
+                function.make_version(frozenset(self.parked - {parked}))
         finally:
             self.busy = False
 
-    def wake(self, index: int) -> None:
+    def wake(self, index: int) -> bool:
         """Loop `index` has been parked long enough: back in the code, handed to the JIT at its next start but
-        one (called by the parking clock)."""
+        one (called by the parking clock, from a garbage collection: only where that version of the code is made
+        already, which park makes; else it stays parked, False)."""
         self.busy = True
         try:
+            if not self.function.run_version(frozenset(self.parked - {index}), build=False):
+                return False
             self.parked.discard(index)
             self.counters[index] = -1
-            self.function.run_version(frozenset(self.parked))
+            return True
         finally:
             self.busy = False
 

@@ -19,7 +19,11 @@ nothing changes that could make them pay either. (Collections, not wall time: te
 The callback is installed when a loop is first parked (and stays: removing it while CPython calls the
 callbacks would make it skip another library's). It runs wherever a collection
 happens, in any thread, in the middle of any code, tracejit's included: it takes no lock, skips a loop runtime
-busy changing its code (it wakes at a later collection) and never raises.
+busy changing its code (it wakes at a later collection), never raises, and never parses nor compiles: it runs
+inside any ``ast.parse`` or compile of an AST that allocates, whose recursion count CPython 3.11 keeps in module
+state (a parse there made the interrupted one raise ``SystemError: AST constructor recursion depth mismatch``), so
+it only swaps in versions of the code that parking made beforehand (``LoopRuntime.park``); a loop whose version
+is not made stays parked, tried again at the next collection.
 """
 
 from __future__ import annotations
@@ -74,11 +78,13 @@ def _wake_due() -> None:
             _due.pop(key, None)
             continue
         if due <= now and not runtime.busy:
-            _due.pop(key, None)
             try:
-                runtime.wake(key[1])
+                woken = runtime.wake(key[1])
             except Exception:
-                pass
-            continue
+                woken = True  # (dropped: the loop stays parked)
+            if woken:
+                _due.pop(key, None)
+                continue
+            due = _due[key] = now + 1  # (its version of the code is not made: tried again at the next collection)
         soonest = due if soonest is None else min(soonest, due)
     _clock[1] = now + 1 if soonest is None else soonest

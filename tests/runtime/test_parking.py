@@ -4,6 +4,7 @@ the tests disable automatic collection and make them with gc.collect."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import traceback
 
@@ -131,6 +132,65 @@ def test_a_woken_loop_that_pays_now_stays():
     for _ in range(5):
         assert f(2000) == short_sum(2000)
     assert jit.stats(f)["native_entries"] == entries + 5
+
+
+def two_loops(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    for j in range(n):
+        s -= j % 3
+    return s
+
+
+def test_a_collection_inside_an_ast_parse_parses_nothing():
+    """The parking clock runs inside any collection, also one that an ``ast.parse`` allocating its tree sets off
+    (the user's, or tracejit's own while it parks another loop): there it swaps in only versions of the code made
+    beforehand, and parses nothing (on CPython 3.11 a parse there made the interrupted one raise ``SystemError: AST
+    constructor recursion depth mismatch``). A loop whose version is not made stays parked until it is."""
+    f = jit.jit(threshold=2, side_exit_threshold=2)(short_sum)
+    run_until_parked(f, (4,))
+    runtime = state_of(f).loop_runtime
+    function = state_of(f)
+    assert frozenset() in function.versions  # (made for its wake)
+    function.versions.pop(frozenset())  # (as if it were not)
+    collect(parking.collections_left(runtime, 0) - 1)
+    threshold = gc.get_threshold()
+    source = open(__file__).read()
+    gc.set_threshold(1)  # (a collection at nearly every allocation)
+    gc.enable()
+    try:
+        for _ in range(3):
+            ast.parse(source)
+    finally:
+        gc.disable()
+        gc.set_threshold(*threshold)
+    assert runtime.parked == {0} and parking.collections_left(runtime, 0) is not None
+    assert f.__code__ is short_sum.__code__
+    assert frozenset() not in function.versions
+    function.make_version(frozenset())
+    collect(1)
+    assert runtime.parked == set() and f.__code__ is not short_sum.__code__
+    for n in (4, 2000, 7):
+        assert f(n) == short_sum(n)
+
+
+def test_parking_makes_the_version_each_wake_runs():
+    """Two loops parked: the versions of the code with either one woken are made where the second is parked."""
+    f = jit.jit(threshold=2, side_exit_threshold=2)(two_loops)
+    for calls in range(20_000):
+        assert f(4) == two_loops(4)
+        runtime = state_of(f).loop_runtime
+        if runtime is not None and runtime.parked == {0, 1}:
+            break
+    else:
+        raise AssertionError(f"the loops were not both parked: {jit.stats(f)}")
+    versions = state_of(f).versions
+    assert {frozenset({0, 1}), frozenset({0}), frozenset({1})} <= set(versions)
+    collect(max(parking.collections_left(runtime, 0), parking.collections_left(runtime, 1)))
+    assert runtime.parked == set()
+    for n in (4, 50, 0):
+        assert f(n) == two_loops(n)
 
 
 def test_a_blacklisted_loop_is_parked_then_reprobed():
