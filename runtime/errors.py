@@ -19,8 +19,11 @@ from typing import Any, NoReturn
 from jit import environment
 from runtime.frame import UNBOUND
 
-# weak: generated code (each jitted function's wrapper) is registered too, and goes with its function
-_internal_codes: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+# weak: generated code (each jitted function's wrapper) is registered too, and goes with its function. Keyed by
+# id, not a WeakSet: a WeakSet's lookup of a member compares two weak references, so the code objects themselves,
+# with ==, which on 3.11 rebuilds and compares their bytecode (13 us for the interpreter's loop, on every exception
+# leaving a handed-over loop). A reference's callback drops its entry when the code dies, before its id is reused.
+_internal_codes: dict[int, weakref.ref[types.CodeType]] = {}
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("jit", "runtime", "codegen"))
 
@@ -28,12 +31,22 @@ _PACKAGE_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("jit
 def internal(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a function whose frames should not show in user tracebacks: generated code such as the wrapper
     ``@jit`` returns (the frames of code in tracejit's own packages are dropped anyway)."""
-    _internal_codes.add(fn.__code__)
+    code = fn.__code__
+    key = id(code)
+
+    def forget(ref: weakref.ref[types.CodeType]) -> None:
+        if _internal_codes.get(key) is ref:
+            del _internal_codes[key]
+
+    _internal_codes[key] = weakref.ref(code, forget)
     return fn
 
 
 def _is_internal(code: types.CodeType) -> bool:
-    return code in _internal_codes or code.co_filename.startswith(_PACKAGE_DIRS)
+    if code.co_filename.startswith(_PACKAGE_DIRS):
+        return True
+    ref = _internal_codes.get(id(code))
+    return ref is not None and ref() is code
 
 
 _raisers: dict[tuple[str, str, str, int], Callable[[BaseException], NoReturn]] = {}
