@@ -229,6 +229,7 @@ class LoopRuntime:
         "short",
         "unrecorded",
         "_positions",
+        "_comprehension_loops",
         "plans",
         "ways",
         "hooks",
@@ -243,6 +244,13 @@ class LoopRuntime:
         self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``loop``, whole)
         code = function.code
         self.t1 = code
+        # the comprehensions (their first loops) that CPython runs in frames of their own, outermost first: where an
+        # exception's traceback shows them (_comprehensions_at; once, not at every exception: none, mostly)
+        self._comprehension_loops = (
+            sorted((loop for loop in code.loops if loop.frame_name is not None), key=lambda loop: loop.header_pc)
+            if COMPREHENSION_FRAMES
+            else []
+        )
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
         self.counters: list[int] = [start] * len(code.loops)  # LOOPS
@@ -743,12 +751,10 @@ class LoopRuntime:
     def _comprehensions_at(self, pc: int | None) -> list[LoopInfo]:
         """The comprehensions (their first loops) whose own frames CPython would run the instruction at pc in
         (Python 3.11 only), outermost first."""
-        if not COMPREHENSION_FRAMES or pc is None:
+        loops = self._comprehension_loops
+        if not loops or pc is None:
             return []
-        return sorted(
-            (loop for loop in self.t1.loops if loop.frame_name is not None and loop.contains(pc)),
-            key=lambda loop: loop.header_pc,
-        )
+        return [loop for loop in loops if loop.contains(pc)]
 
     def comprehension_entries(self, pc: int | None) -> list[tuple[types.FrameType, int, int]]:
         """Traceback entries of the comprehensions' own frames for the instruction at pc (``_comprehensions_at``),
