@@ -19,6 +19,8 @@ from typing import Any, NoReturn
 from jit import environment
 from runtime.frame import UNBOUND
 
+_UNBOUND_ID = id(UNBOUND)
+
 # weak: generated code (each jitted function's wrapper) is registered too, and goes with its function. Keyed by
 # id, not a WeakSet: a WeakSet's lookup of a member compares two weak references, so the code objects themselves,
 # with ==, which on 3.11 rebuilds and compares their bytecode (13 us for the interpreter's loop, on every exception
@@ -188,14 +190,20 @@ def raise_in_comprehension(exc: BaseException, entries: list[tuple[types.FrameTy
 # handler calls ``fix_handoff_traceback``, which points the frame's traceback entry at the instruction that
 # failed in tier 1 and drops tracejit's frames, so that the traceback reads as CPython's would.
 
-_driver_codes: set[types.CodeType] = set()
+# by id, each to its code (which it keeps alive): a set of codes would hash the code looked up, which on 3.11
+# hashes its bytecode (0.3-0.5 us, twice at every exception leaving a handed-over loop)
+_driver_codes: dict[int, types.CodeType] = {}
 
 
 def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark the function that runs a handed-off loop: its frame has locals ``self`` (with a method
     ``traceback_position(code, frame)``) and ``frame`` (the tier-1 frame); it is internal."""
-    _driver_codes.add(fn.__code__)
+    _driver_codes[id(fn.__code__)] = fn.__code__
     return internal(fn)
+
+
+def _is_driver(code: types.CodeType) -> bool:
+    return _driver_codes.get(id(code)) is code
 
 
 def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
@@ -207,14 +215,14 @@ def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
     before ``fix_handoff_traceback``, which drops the driver's entry."""
     node = exc.__traceback__
     following = node.tb_next if node is not None else None
-    if following is None or following.tb_frame.f_code not in _driver_codes:
+    if following is None or not _is_driver(following.tb_frame.f_code):
         return None
     driver = following.tb_frame.f_locals
     frame = driver.get("frame")
     if frame is None:
         return None
     values = tuple(frame.slots[: driver["self"].t1.nlocals])
-    return values, any(value is UNBOUND for value in values)
+    return values, _UNBOUND_ID in map(id, values)  # (by identity: a value's == may be the user's)
 
 
 def fix_handoff_traceback(exc: BaseException) -> None:
@@ -234,7 +242,7 @@ def fix_handoff_traceback(exc: BaseException) -> None:
                 kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
             node = following
             continue
-        if following is None or following.tb_frame.f_code not in _driver_codes:
+        if following is None or not _is_driver(following.tb_frame.f_code):
             break  # a user frame that did not hand off: from here on the traceback is in order
         driver = following.tb_frame.f_locals
         position = driver["self"].traceback_position(code, driver.get("frame"))
