@@ -163,7 +163,12 @@ def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     """run_loop from pc, where native code entered at the loop's header left it: seen at once if that is
     the loop's end or its break target, else interpreted from there."""
     info = frame.code.loops[loop]
-    if pc == info.exit_pc or (info.header_pc <= pc <= info.header_pc + 1 and loop_ended(frame, info.header_pc + 1)):
+    if pc == info.exit_pc or (pc == info.header_pc + 1 and range_ended(frame, pc)):
+        return EXHAUSTED, None
+    if pc == info.header_pc and frame.trace_hook is None and loop_ended(frame, pc + 1):
+        # (a side trace's last iteration changed a local's type: the hand-off would look for a tree of the new
+        # types, whose recording ends at once, and send the loop back to CPython's counted copy at every call;
+        # not while recording, which must see the loop end)
         return EXHAUSTED, None
     if pc == info.break_pc:
         return BREAK, None
@@ -173,29 +178,31 @@ def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     return RETURN, result
 
 
-def loop_ended(frame: Frame, pc: int) -> bool:
-    """If pc is a FOR_RANGE over a range, or a FOR_ITER over a list or tuple by index, whose end is reached,
-    execute it (native code leaves a range loop there at its end; and a loop at its header, before that
-    instruction, where a side trace's last iteration changed a local's type): whether it did. Saves starting
-    the dispatch loop for one instruction, and, from the header, the hand-off's look for a tree of the new
-    types (a recording that would end at once: the loop has ended), which sent the loop back to CPython's
-    counted copy at every call."""
+def range_ended(frame: Frame, pc: int) -> bool:
+    """If pc is a FOR_RANGE over a range whose end is reached, execute it (native code leaves a range loop
+    there at its end): whether it did. Saves starting the dispatch loop for one instruction."""
     code = frame.code
-    op = code.ops[pc]
+    if code.ops[pc] != FOR_RANGE:
+        return False
+    base = code.args[pc][0]
     slots = frame.slots
-    if op == FOR_RANGE:
-        base = code.args[pc][0]
-        if not range_exhausted(slots, base):
-            return False
-        slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
-        return True
-    if op == FOR_ITER:
-        base = code.args[pc][0]
-        if not sequence_exhausted(slots, base):
-            return False
-        slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND  # as FOR_ITER leaves them
-        return True
-    return False
+    if not range_exhausted(slots, base):
+        return False
+    slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
+    return True
+
+
+def loop_ended(frame: Frame, pc: int) -> bool:
+    """range_ended, or the same for a FOR_ITER over a list or tuple by index."""
+    code = frame.code
+    if code.ops[pc] != FOR_ITER:
+        return range_ended(frame, pc)
+    base = code.args[pc][0]
+    slots = frame.slots
+    if not sequence_exhausted(slots, base):
+        return False
+    slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND  # as FOR_ITER leaves them
+    return True
 
 
 def sequence_exhausted(slots: list[Any], base: int) -> bool:
