@@ -19,8 +19,13 @@ from typing import Any, NoReturn
 from jit import environment
 from runtime.frame import UNBOUND
 
-# weak: generated code (each jitted function's wrapper) is registered too, and goes with its function
-_internal_codes: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+_UNBOUND_ID = id(UNBOUND)
+
+# weak: generated code (each jitted function's wrapper) is registered too, and goes with its function. Keyed by
+# id, not a WeakSet: a WeakSet's lookup of a member compares two weak references, so the code objects themselves,
+# with ==, which on 3.11 rebuilds and compares their bytecode (13 us for the interpreter's loop, on every exception
+# leaving a handed-over loop). A reference's callback drops its entry when the code dies, before its id is reused.
+_internal_codes: dict[int, weakref.ref[types.CodeType]] = {}
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("jit", "runtime", "codegen"))
 
@@ -28,12 +33,22 @@ _PACKAGE_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("jit
 def internal(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a function whose frames should not show in user tracebacks: generated code such as the wrapper
     ``@jit`` returns (the frames of code in tracejit's own packages are dropped anyway)."""
-    _internal_codes.add(fn.__code__)
+    code = fn.__code__
+    key = id(code)
+
+    def forget(ref: weakref.ref[types.CodeType]) -> None:
+        if _internal_codes.get(key) is ref:
+            del _internal_codes[key]
+
+    _internal_codes[key] = weakref.ref(code, forget)
     return fn
 
 
 def _is_internal(code: types.CodeType) -> bool:
-    return code in _internal_codes or code.co_filename.startswith(_PACKAGE_DIRS)
+    if code.co_filename.startswith(_PACKAGE_DIRS):
+        return True
+    ref = _internal_codes.get(id(code))
+    return ref is not None and ref() is code
 
 
 _raisers: dict[tuple[str, str, str, int], Callable[[BaseException], NoReturn]] = {}
@@ -175,14 +190,20 @@ def raise_in_comprehension(exc: BaseException, entries: list[tuple[types.FrameTy
 # handler calls ``fix_handoff_traceback``, which points the frame's traceback entry at the instruction that
 # failed in tier 1 and drops tracejit's frames, so that the traceback reads as CPython's would.
 
-_driver_codes: set[types.CodeType] = set()
+# by id, each to its code (which it keeps alive): a set of codes would hash the code looked up, which on 3.11
+# hashes its bytecode (0.3-0.5 us, twice at every exception leaving a handed-over loop)
+_driver_codes: dict[int, types.CodeType] = {}
 
 
 def loop_driver(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark the function that runs a handed-off loop: its frame has locals ``self`` (with a method
     ``traceback_position(code, frame)``) and ``frame`` (the tier-1 frame); it is internal."""
-    _driver_codes.add(fn.__code__)
+    _driver_codes[id(fn.__code__)] = fn.__code__
     return internal(fn)
+
+
+def _is_driver(code: types.CodeType) -> bool:
+    return _driver_codes.get(id(code)) is code
 
 
 def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
@@ -194,14 +215,14 @@ def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
     before ``fix_handoff_traceback``, which drops the driver's entry."""
     node = exc.__traceback__
     following = node.tb_next if node is not None else None
-    if following is None or following.tb_frame.f_code not in _driver_codes:
+    if following is None or not _is_driver(following.tb_frame.f_code):
         return None
     driver = following.tb_frame.f_locals
     frame = driver.get("frame")
     if frame is None:
         return None
     values = tuple(frame.slots[: driver["self"].t1.nlocals])
-    return values, any(value is UNBOUND for value in values)
+    return values, _UNBOUND_ID in map(id, values)  # (by identity: a value's == may be the user's)
 
 
 def fix_handoff_traceback(exc: BaseException) -> None:
@@ -221,7 +242,7 @@ def fix_handoff_traceback(exc: BaseException) -> None:
                 kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
             node = following
             continue
-        if following is None or following.tb_frame.f_code not in _driver_codes:
+        if following is None or not _is_driver(following.tb_frame.f_code):
             break  # a user frame that did not hand off: from here on the traceback is in order
         driver = following.tb_frame.f_locals
         position = driver["self"].traceback_position(code, driver.get("frame"))

@@ -165,6 +165,11 @@ def resume_loop(frame: Frame, loop: int, pc: int) -> tuple[int, Any]:
     info = frame.code.loops[loop]
     if pc == info.exit_pc or (pc == info.header_pc + 1 and range_ended(frame, pc)):
         return EXHAUSTED, None
+    if pc == info.header_pc and frame.trace_hook is None and loop_ended(frame, pc + 1):
+        # (a side trace's last iteration changed a local's type: the hand-off would look for a tree of the new
+        # types, whose recording ends at once, and send the loop back to CPython's counted copy at every call;
+        # not while recording, which must see the loop end)
+        return EXHAUSTED, None
     if pc == info.break_pc:
         return BREAK, None
     result = run(frame, pc, frame.function.loop_views[loop])
@@ -184,6 +189,19 @@ def range_ended(frame: Frame, pc: int) -> bool:
     if not range_exhausted(slots, base):
         return False
     slots[base] = slots[base + 1] = slots[base + 2] = slots[base + 3] = UNBOUND  # as FOR_RANGE leaves them
+    return True
+
+
+def loop_ended(frame: Frame, pc: int) -> bool:
+    """range_ended, or the same for a FOR_ITER over a list or tuple by index."""
+    code = frame.code
+    if code.ops[pc] != FOR_ITER:
+        return range_ended(frame, pc)
+    base = code.args[pc][0]
+    slots = frame.slots
+    if not sequence_exhausted(slots, base):
+        return False
+    slots[base] = slots[base + 1] = slots[base + 2] = UNBOUND  # as FOR_ITER leaves them
     return True
 
 

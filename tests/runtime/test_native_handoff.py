@@ -23,6 +23,7 @@ from codegen import abi
 from jit import jit
 from jit.api import state_of
 from jit.frontend.instrument import BREAK, EXHAUSTED, RETURN
+from runtime import loop_driver as runtime_loop_driver
 from runtime.frame import UNBOUND
 from runtime.handoff import enter
 from runtime.interpreter import range_exhausted, sequence_exhausted
@@ -631,41 +632,73 @@ def test_a_generator_left_at_its_for_iter_is_asked_by_the_interpreter():
     assert jit_module.stats(f)["native_entries"] > 0
 
 
-def counting_down(n, stop):
-    i = n
+def while_tests(n, cap, big):
     total = 0
-    while i > 0:
-        if i == stop:
-            break
-        total += i
-        i -= 1
-    else:
-        total = -total  # (the else clause: only when the test ends the loop)
-    return total, i
-
-
-def position(xs, x):
     i = 0
-    while i < len(xs) and xs[i] != x:
+    while i < n and total < cap:  # (two tests, each a jump to the loop's exit)
+        total += i
         i += 1
     else:
-        i = -i - 1
-    return i
+        total = -total  # (the else clause: only when a test ends the loop)
+    done = n <= 0
+    while not done:  # (the jump to the exit is taken on true)
+        n -= 3
+        done = n <= 0
+    digits = 0
+    while big:  # (the truth of an int past 64 bits)
+        big, d = divmod(big, 10)
+        digits += d
+    stack = list(range(i))
+    while stack:  # (the truth of a list)
+        total += stack.pop()
+    return total, i, n, digits
 
 
-def test_a_while_loop_ended_by_its_test_ends_in_native_code(monkeypatch):
-    """Native code leaves a while loop where its test's guard fails, with the bool the test jumps to the loop's exit
-    on: the loop driver knows that exit ends the loop as its header would (runtime.loop_driver: test_ends), so
-    CPython goes on after it (the else clause runs; not after a break) without the interpreter."""
-    for func, calls in (
-        (counting_down, [(6, -1), (0, -1), (9, 4), (3, 3)]),
-        (position, [([1, 2, 3], 3), ([1, 2, 3], 7), ([], 1), ([5], 5)]),
-    ):
-        jitted = check(func, *(calls * 4), options=ALWAYS, native=True)
-        f = jitted.cpython_baseline
-        resumed = _count_interpreter_resumes(monkeypatch)
-        for call in calls * 3:
-            assert f(*call) == func(*call)
-        assert resumed == [], func.__name__
-        assert handoff_entries(jitted) > 0
-        monkeypatch.undo()
+def test_a_while_loop_ended_by_its_test_leaves_without_the_interpreter(monkeypatch):
+    """Native code leaving a `while` loop at its test (a failed guard at the conditional jump to the loop's exit,
+    the condition on the stack) ends the hand-off as the loop's end does, else clause included: CPython goes on
+    after the loop, and the interpreter does not run the jump (runtime.loop_driver.LoopRuntime.jumps_to_exit)."""
+    calls = [(40, 10**6, 7**60), (40, 100, 3**50), (0, 5, 0), (7, 0, 2**70), (300, 10**9, 10**40)] * 4
+    jitted = check(while_tests, *calls, options=ALWAYS, native=True)
+    f = jitted.cpython_baseline
+    interpreted = []
+    original = runtime_loop_driver.resume_loop
+
+    def spy(frame, index, pc):
+        interpreted.append(pc)
+        return original(frame, index, pc)
+
+    monkeypatch.setattr(runtime_loop_driver, "resume_loop", spy)
+    entries = handoff_entries(jitted)
+    for args in calls:
+        assert f(*args) == while_tests(*args)
+    assert handoff_entries(jitted) > entries
+    assert interpreted == []
+
+
+def last_item_changes_type(values, scale):
+    total = 0
+    for v in values:
+        total += v * scale
+    for i in range(len(values)):
+        total += i
+    return total
+
+
+def test_a_loop_whose_last_iteration_changes_a_locals_type_ends_at_once(monkeypatch):
+    """A side trace whose last iteration changes a local's type (an int sum meets a float at the end) leaves at the
+    loop's header, where no tree has those types: the loop has ended there (the list or range is exhausted), so
+    the hand-off ends as at the loop's end (runtime.interpreter.loop_ended), without looking for a tree of the new
+    types, whose recording would end at once, and each call hands the loop over at its start again (it went back
+    to CPython's counted copy, which counted threshold iterations in every call)."""
+    ints = list(range(300))
+    calls = [(ints + [1.5], 2), (ints + [2], 3), (ints + [0.25], 1), ([2.5], 2), ([], 1), (ints + [7], 2.0)] * 4
+    jitted = check(last_item_changes_type, *calls, options=ALWAYS, native=True)
+    f = jitted.cpython_baseline
+    for args in calls:
+        f(*args)
+    seen = _spy_loop(monkeypatch)
+    for args in calls[:3]:
+        seen.clear()
+        assert f(*args) == last_item_changes_type(*args)
+        assert seen == [EXHAUSTED, EXHAUSTED], args
