@@ -439,10 +439,13 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     raise messages.unbound_local(code.slot_names[arg])
                 slots[arg] = UNBOUND
             elif op == DELETE_DEREF:
+                cell = slots[arg]
                 try:
-                    del slots[arg].cell_contents
+                    cell.cell_contents  # noqa: B018  (deleting an empty cell's contents raises nothing: CPython's op does)
                 except ValueError:
                     raise messages.unbound_local(code.slot_names[arg]) from None
+                del cell.cell_contents
+                cell = None
             elif op == MAKE_CELL:  # (at the function's entry: CPython's MAKE_CELL)
                 value = slots[arg]
                 slots[arg] = CellType() if value is UNBOUND else CellType(value)
