@@ -83,10 +83,7 @@ def generator_function(
         name for name in own.co_freevars if name in enclosing or (name not in cells and not _fixed(source, node, name))
     ]
     if changing:
-        raise Unsupported(
-            f"generator expression reading a variable of the function that may change ({', '.join(changing)})",
-            node.lineno,
-        )
+        raise Unsupported(_refusal("generator expression", changing, enclosing), node.lineno)
     body = [_loops(copy.deepcopy(node), 0)]
     made = _compiled(source, node, _GENERATOR, [_ITERABLE, *own.co_freevars], body, _GENERATOR)
     made = made.replace(
@@ -216,10 +213,17 @@ def nested_function(
         if name in enclosing or not _fixed(source, node, name):
             changing.append(name)
     if changing:
-        raise Unsupported(
-            f"{what} reading a variable of the function that may change ({', '.join(changing)})", node.lineno
-        )
+        raise Unsupported(_refusal(what, changing, enclosing), node.lineno)
     return NestedFunction(own_code, own_code.co_freevars, own, source.func.__globals__, frozenset(passed))
+
+
+def _refusal(what: str, changing: list[str], enclosing: Iterable[str]) -> str:
+    """What jit.explain says of a nested scope reading variables it cannot be given: a comprehension's around it
+    (CPython's cell is in the comprehension's frame), else (none where ``cell_variables`` ran on the same scopes)
+    the function's that may change."""
+    if all(name in enclosing for name in changing):
+        return f"{what} reading a variable of a comprehension around it ({', '.join(changing)})"
+    return f"{what} reading a variable of the function that may change ({', '.join(changing)})"
 
 
 def cell_variables(source: FunctionSource) -> frozenset[str]:

@@ -333,3 +333,9 @@ def test_the_tier1_code_makes_the_cells_at_entry():
     assert code.cells == frozenset({scale})
     assert code.ops[0] == I.MAKE_CELL and code.args[0] == scale
     assert I.STORE_DEREF in code.ops and I.LOAD_DEREF in code.ops
+
+
+def test_a_lambda_reading_a_comprehensions_variable_is_refused_and_explained():
+    source = "def f(xs):\n    fs = [lambda: x for x in xs]\n    return [g() for g in fs]\n"
+    jitted = check(define(source, "f", {}), [1, 2, 3])
+    assert "lambda reading a variable of a comprehension around it (x)" in jit_module.explain(jitted)

@@ -236,4 +236,4 @@ def test_a_generator_reading_a_variable_that_changes_reads_its_cell():
 def test_a_generator_reading_a_comprehension_variable_is_refused_and_explained():
     jitted = check(NS["reads_a_comprehension_variable"], ([[1, 2]] * 300, 7))
     report = jit_module.explain(jitted)
-    assert "generator expression reading a variable of the function that may change (n)" in report, report
+    assert "generator expression reading a variable of a comprehension around it (n)" in report, report
