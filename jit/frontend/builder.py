@@ -151,8 +151,8 @@ class FunctionBuilder:
 
     def set_cells(self, names: frozenset[str]) -> None:
         """Make these locals cell variables: each slot holds a cell, made at the function's entry."""
-        self.cell_names = names
-        self.cells = frozenset(self.local_slots[name] for name in names)
+        self.cell_names = frozenset(name for name in names if name in self.local_slots)
+        self.cells = frozenset(self.local_slots[name] for name in self.cell_names)
 
     def load_local(self, slot: int) -> int:
         """Emit the read of a slot's variable (through its cell for a cell variable); its pc."""

@@ -236,11 +236,18 @@ def test_a_parameter_captured_and_rebound():
 def test_a_cell_read_before_assignment_raises_cpythons_error(name, error):
     func = NS[name]
     check(func, 300, 2)
-    with pytest.raises(error) as plain:
-        func(300)
-    with pytest.raises(error) as jitted:
-        jit(**TEST_OPTIONS)(func)(300)
-    assert type(jitted.value) is type(plain.value) and str(jitted.value) == str(plain.value)
+
+    def raised(f):
+        with pytest.raises(error) as info:
+            f(300)
+        frames = [(e.name, e.lineno, e.line) for e in traceback.extract_tb(info.value.__traceback__)[1:]]
+        return type(info.value), str(info.value), frames
+
+    plain = raised(func)
+    for options in (TEST_OPTIONS, {**TEST_OPTIONS, "interpreter": False}):
+        jitted = jit(**options)(func)
+        for _ in range(2):
+            assert raised(jitted) == plain
 
 
 def test_a_deleted_cell():
