@@ -11,8 +11,9 @@ from codegen import abi
 from codegen.capi import PTR
 from codegen.context import LowerContext
 from codegen.lower.generic import _references, _release, _succeeds
-from codegen.lower.objects import _load_at, _type_is
+from codegen.lower.objects import _box, _load_at, _same_object, _store_number, _type_is
 from codegen.lower.table import _i64, lowers
+from jit.kinds import Kind
 from jit.trace import Uop
 
 _NULL = ir.Constant(PTR, None)
@@ -56,6 +57,20 @@ def _store_cell(ctx: LowerContext, uop: Uop) -> None:
     for cls in (int, float, bool, type(None)):
         plain = b.or_(plain, b.icmp_unsigned("==", old_type, ctx.pointer(cls)))
     ctx.guard(plain, uop)
+    v = uop.args[0]
+    if abi.FUNCTIONS_OK and v.kind in (Kind.INT, Kind.FLOAT) and _same_object(ctx, v, uop) is None:
+        # a number computed: written into the object the cell holds where nothing else holds it, as a list's
+        # item is (``_store_number``: no allocation for `total += x`), else a new box
+        slot = b.bitcast(b.gep(cell, [_i64(abi.CELL_CONTENTS)], inbounds=True), PTR.as_pointer())
+        native = ctx.value(v)
+        with b.if_else(missing) as (empty, full):
+            with empty:
+                new = _box(ctx, v.kind, native)
+                ctx.guard(b.icmp_unsigned("!=", new, _NULL), uop, before_exit=lambda: ctx.capi("PyErr_Clear"))
+                b.store(new, slot)
+            with full:
+                _store_number(ctx, uop, slot, old, v.kind, native)
+        return
     (new,) = _references(ctx, uop, uop.args[:1])  # (leaves where boxing fails, before the store)
     if abi.FUNCTIONS_OK:
         slot = b.bitcast(b.gep(cell, [_i64(abi.CELL_CONTENTS)], inbounds=True), PTR.as_pointer())

@@ -185,6 +185,19 @@ def finalizers(n):
     del held
     return total, Noisy.log[:5], len(Noisy.log)
 
+def numbers_written_in_place(n):
+    total = 1000
+    ratio = 0.5
+    peek = lambda: (total, ratio)
+    seen = []
+    for i in range(n):
+        total += i  # (the cell's int object, held by nothing else: written in place)
+        ratio = ratio * 1.5 + i
+        if i % 3 == 0:
+            seen.append(total)  # (held by the list too: the next store makes a new object)
+            seen.append(ratio)
+    return seen[-6:], peek(), sum(seen[::2])
+
 def raises_in_the_lambda(rows):
     out = []
     for k in range(4):
@@ -276,6 +289,10 @@ def test_recursion_through_a_captured_nested_def():
 def test_objects_and_strs_in_a_cell():
     check(NS["objects_in_a_cell"], 300, 0, native=True)
     check(NS["strings_in_a_cell"], 300, 0, native=True)
+
+
+def test_numbers_stored_in_place_only_where_nothing_else_holds_them():
+    check(NS["numbers_written_in_place"], 300, 1, 0, native=True)
 
 
 def test_finalizers_run_where_cpython_runs_them():
