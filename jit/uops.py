@@ -369,6 +369,31 @@ _uop(
     "replaces is nothing, a number or None (freed running no Python code), else leave (_STORE_CELL_GENERIC's case)",
 )
 _uop(
+    "_CLOSURE_CELL",
+    (O,),
+    O,
+    operand=Operand.CELL,
+    doc="input: an inlined closure (its code guarded); its cell (borrowed: the closure holds it)",
+)
+_uop(
+    "_CHECK_STORE_CELL",
+    (O,),
+    None,
+    DEOPT,
+    doc="input: a cell an inlined call assigns (`nonlocal`), the store made at the call's return "
+    "(_STORE_CELL_CHECKED): it holds nothing, a number or None (replacing it runs no Python code), else leave",
+)
+_uop(
+    "_STORE_CELL_CHECKED",
+    (ANY, O),
+    None,
+    RAISE,
+    mutates=True,
+    drops=True,
+    doc="inputs: value, cell; the store _CHECK_STORE_CELL checked earlier in the same inlined call, nothing between "
+    "them running Python code: the value (boxed) into the cell; raises at the call where boxing fails (MemoryError)",
+)
+_uop(
     "_GUARD_CALLEE_VALUE",
     (O,),
     None,

@@ -78,6 +78,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     STORE_ATTR,
     STORE_DEREF,
     STORE_FAST,
+    STORE_FREE,
     STORE_GLOBAL,
     STORE_SUBSCR,
     SWAP,
@@ -314,6 +315,8 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                     push(function.closure[arg[0]].cell_contents)
                 except ValueError:
                     raise messages.unbound_free(arg[1]) from None
+            elif op == STORE_FREE:  # (an inlined callee's `nonlocal`)
+                function.closure[arg[0]].cell_contents = pop()
             elif op == LOAD_ATTR:
                 stack[-1] = getattr(stack[-1], arg)
             elif op == LOAD_SUPER_ATTR:

@@ -70,8 +70,11 @@ def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:
     compile_expr(b, node.value)
     b.emit(I.COPY, 1)
     slot = b.lookup(node.target.id)
+    name = b.source.mangle(node.target.id)
     if slot is not None:
         b.store_local(slot)
+    elif name in b.source.free_names:  # (a callee to inline: `nonlocal name`)
+        b.emit(I.STORE_FREE, (b.source.free_names.index(name), name))
     else:  # declared global
         b.emit(I.STORE_GLOBAL, b.source.mangle(node.target.id))
 

@@ -70,6 +70,12 @@ LOAD_FREE = _op(
     doc="arg = (index, name): a closure's variable, in its cell `index` (inlined callees only); NameError",
 )
 
+STORE_FREE = _op(
+    "STORE_FREE",
+    -1,
+    doc="arg = (index, name): store into a closure's cell `index` (a `nonlocal` of a callee to inline)",
+)
+
 # --- objects ---------------------------------------------------------------------------------------------
 LOAD_ATTR = _op("LOAD_ATTR", 0)
 LOAD_SUPER_ATTR = _op(

@@ -433,6 +433,14 @@ def _pass(b: FunctionBuilder, node: ast.Pass) -> None:
     b.emit(I.NOP)
 
 
+def _nonlocal(b: FunctionBuilder, node: ast.Nonlocal) -> None:
+    """`nonlocal name` in a callee to inline (``jit.frontend.source.locate`` refuses it elsewhere): its stores of
+    name are STORE_FREE."""
+    if not all(b.source.mangle(name) in b.source.free_names for name in node.names):
+        raise Unsupported("nonlocal statement", node.lineno)
+    b.emit(I.NOP)
+
+
 def _return(b: FunctionBuilder, node: ast.Return) -> None:
     if node.value is None:
         b.emit(I.LOAD_CONST, None)
@@ -537,7 +545,8 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Delete: _delete,
     ast.Expr: _expr,
     ast.Pass: _pass,
-    ast.Global: _pass,  # (symtable has made its names globals: loads, stores and deletes say so)
+    ast.Global: _pass,
+    ast.Nonlocal: _nonlocal,  # (symtable has made its names globals: loads, stores and deletes say so)
     ast.Return: _return,
     ast.Raise: _raise,
     ast.Assert: _assert,
