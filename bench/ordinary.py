@@ -601,6 +601,35 @@ def ranked_rows(n: int) -> int:
     return total
 
 
+def column_best(n: int) -> int:
+    """The best row by each column in turn: a lambda reading the loop's variable (a cell variable)."""
+    rows = [(i, (i * 31) % 23, (i * 17) % 29, -i) for i in range(12)]
+    total = 0
+    for k in range(n):
+        col = k % 4
+        best = max(rows, key=lambda r: r[col])
+        total += best[0]
+    return total
+
+
+def tally_nonlocal(n: int) -> tuple[int, int]:
+    """A nested def counting with `nonlocal`, called in the loop (the function reads the count there too)."""
+    count = 0
+    odd = 0
+
+    def bump(i: int) -> None:
+        nonlocal count, odd
+        count += 1
+        if i & 1:
+            odd += 1
+
+    total = 0
+    for i in range(n):
+        bump(i)
+        total += count % 7
+    return total, odd
+
+
 def nearest_distance(n: int) -> tuple[float, float]:
     """A small helper def at the top of the function (reading two of its locals), called in its loop."""
     ox, oy = 0.5, -0.25
@@ -664,6 +693,8 @@ ORDINARY: dict[str, Case] = {
     "type_dispatch": Case(type_dispatch, 200_000, 4000, what="isinstance dispatch over mixed values"),
     "word_index": Case(word_index, 100_000, 2000, what="dict.setdefault(str method, []).append"),
     "ranked_rows": Case(ranked_rows, 50_000, 1000, what="sorted(row, key=lambda t: t[1]) in a loop"),
+    "column_best": Case(column_best, 50_000, 1000, what="max(rows, key=lambda r: r[col]), col the loop's"),
+    "tally_nonlocal": Case(tally_nonlocal, 200_000, 4000, what="a nested def with a nonlocal counter, in a loop"),
     "nearest_distance": Case(nearest_distance, 200_000, 4000, what="a helper def of the function called in its loop"),
     "normalize": Case(normalize, 20_000, 500, _call_normalize, "a top-level list comprehension over floats"),
     "best_of_kind": Case(best_of_kind, 20_000, 500, _call_best_of_kind, "top-level dict and set comprehensions"),

@@ -53,6 +53,7 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyFunction_GetClosure": (PTR, (PTR,)),
     "PyCell_Get": (PTR, (PTR,)),
     "PyCell_New": (PTR, (PTR,)),
+    "PyCell_Set": (I32, (PTR, PTR)),
     "PyFunction_New": (PTR, (PTR, PTR)),
     "PyFunction_SetClosure": (I32, (PTR, PTR)),
     "PyFunction_SetDefaults": (I32, (PTR, PTR)),

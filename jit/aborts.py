@@ -118,6 +118,8 @@ class Reason(enum.Enum):
     FREE_VARIABLE = (
         "variable {name!r} of an enclosing function holds a {type} (a class this site met with too many others)"
     )
+    CELL_VARIABLE = "cell variable {name!r} holds a {type} (a class this site met with too many others)"
+    CELL_DELETED = "del of the cell variable {name}"
     INLINED_MUTATES = (
         "call to {name}: an inlined function may not change a global or run Python code (its exits call it again)"
     )

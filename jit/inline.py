@@ -22,6 +22,10 @@ such a guard. So a body changes memory only after its last way out:
   likewise (``_CHECK_STORE_GLOBAL`` where they are, ``_STORE_GLOBAL_CHECKED`` at the return); every trace of
   the function reads such a global at each use from then on (the monitor's ``volatile_globals``), and one that had
   pinned it by a guard is recorded again. A helper of another module storing its own globals is not inlined;
+* its stores into its closure's cells (`nonlocal count; count += 1`, a helper of the jitted function counting), where
+  the cell holds nothing, a number or None, likewise (``_CHECK_STORE_CELL`` where they are, ``_STORE_CELL_CHECKED``
+  at the return); a read of such a cell before the return gets the value stored, and a read of a cell of another
+  function's closure (which could be the same cell) is not inlined;
 * what it makes is no change Python code could see until the call returns: a list or tuple it builds, and an
   instance of an ordinary class (`Vec(x, y)`: ``jit.instances.find_constructor``), which native code makes
   through the class's tp_new (``_NEW_INSTANCE``) before inlining its ``__init__`` on it; stores into such an
@@ -35,8 +39,8 @@ such a guard. So a body changes memory only after its last way out:
 Only running out of memory while boxing a deferred store's number, or growing a list or dict, leaves after a
 change: the call's MemoryError is raised at the caller's line, with the changes before it made. Other uops
 that change memory or may run Python code (a barrier, a global store of another module) are never inlined.
-Callees with loops, recursion, star arguments, keyword-only parameters left to their defaults, ``nonlocal`` or
-closures of their own, generators, and functions the front end refuses are not inlined either: the call is
+Callees with loops, recursion, star arguments, keyword-only parameters left to their defaults, ``del`` of a
+``nonlocal`` variable, closures of their own, generators, and functions the front end refuses are not inlined either: the call is
 made generically, through the C-API. A closure that reads its enclosing function's variables is inlined
 (``LOAD_FREE``: its cell, read at every call), and so is a lambda.
 
@@ -79,6 +83,12 @@ _compiled: weakref.WeakKeyDictionary[types.FunctionType, tuple[types.CodeType, T
 )
 
 
+def cell_owner(owner: Value) -> Any:
+    """What tells the function an inlined closure's cells belong to: the constant itself, else the value of the
+    trace holding it (``InlinedCall.cells``)."""
+    return ("const", id(owner.const)) if owner.is_const else ("value", owner.id)
+
+
 @dataclasses.dataclass
 class InlinedCall:
     """One call being recorded into the trace: the callee's abstract frame replaces the caller's while its
@@ -102,6 +112,9 @@ class InlinedCall:
     # (the outermost call) may its body change nothing at all (an operator method: jit.recorder.operator_methods)?
     # Then a change aborts the recording before it is made, and the dry run has changed nothing
     pure: bool = False
+    # (the outermost call) the cells its body assigned (`nonlocal`: stored at its return, deferred), by the function
+    # whose closure holds them (``cell_owner``) and index -> the value stored: what reads of them get until then
+    cells: dict[tuple[Any, int], Value] = dataclasses.field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -349,6 +349,51 @@ _uop(
     doc="input: an inlined closure (its code guarded); what its cell holds (borrowed), else leave (NameError)",
 )
 _uop(
+    "_LOAD_CELL",
+    (O,),
+    O,
+    DEOPT,
+    operand=SLOT,
+    doc="input: a cell variable's cell (the slot's, operand); what it holds (borrowed), read anew after any store or "
+    "barrier, else leave where it is empty (the interpreter raises UnboundLocalError)",
+)
+_uop(
+    "_STORE_CELL",
+    (ANY, O),
+    None,
+    DEOPT,
+    mutates=True,
+    drops=True,
+    operand=SLOT,
+    doc="inputs: value, a cell variable's cell (the slot's, operand); the value (boxed) into the cell, where what it "
+    "replaces is nothing, a number or None (freed running no Python code), else leave (_STORE_CELL_GENERIC's case)",
+)
+_uop(
+    "_CLOSURE_CELL",
+    (O,),
+    O,
+    operand=Operand.CELL,
+    doc="input: an inlined closure (its code guarded); its cell (borrowed: the closure holds it)",
+)
+_uop(
+    "_CHECK_STORE_CELL",
+    (O,),
+    None,
+    DEOPT,
+    doc="input: a cell an inlined call assigns (`nonlocal`), the store made at the call's return "
+    "(_STORE_CELL_CHECKED): it holds nothing, a number or None (replacing it runs no Python code), else leave",
+)
+_uop(
+    "_STORE_CELL_CHECKED",
+    (ANY, O),
+    None,
+    RAISE,
+    mutates=True,
+    drops=True,
+    doc="inputs: value, cell; the store _CHECK_STORE_CELL checked earlier in the same inlined call, nothing between "
+    "them running Python code: the value (boxed) into the cell; raises at the call where boxing fails (MemoryError)",
+)
+_uop(
     "_GUARD_CALLEE_VALUE",
     (O,),
     None,
@@ -1093,6 +1138,15 @@ _uop(
     operand=Operand.GLOBAL_NAME,
     doc="globals[name] = the value (a list, a tuple, a dict, any object; or one replacing such an object), whose "
     "replaced value's freeing may run Python code (a __del__ of it or of an item): PyDict_SetItem",
+    **_GENERIC,
+)
+_uop(
+    "_STORE_CELL_GENERIC",
+    (ANY, O),
+    None,
+    operand=SLOT,
+    doc="inputs: value, a cell variable's cell (the slot's, operand): PyCell_Set, whose release of the value it "
+    "replaces (a list, an instance...) may run Python code",
     **_GENERIC,
 )
 _uop(

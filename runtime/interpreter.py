@@ -22,6 +22,7 @@ path pays nothing for this.
 
 from __future__ import annotations
 
+from types import CellType
 from typing import Any
 
 from jit.aborts import Abort, Reason
@@ -42,6 +43,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     COMPARE_OP,
     COPY,
     DELETE_ATTR,
+    DELETE_DEREF,
     DELETE_FAST,
     DELETE_GLOBAL,
     DELETE_SUBSCR,
@@ -56,12 +58,14 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     LIST_APPEND,
     LOAD_ATTR,
     LOAD_CONST,
+    LOAD_DEREF,
     LOAD_FAST,
     LOAD_FAST_AND_CLEAR,
     LOAD_FREE,
     LOAD_GLOBAL,
     LOAD_SUPER_ATTR,
     LOOP_HEADER,
+    MAKE_CELL,
     MAP_ADD,
     NOP,
     POP_JUMP_IF_FALSE,
@@ -72,7 +76,9 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
     RETURN_VALUE,
     SET_ADD,
     STORE_ATTR,
+    STORE_DEREF,
     STORE_FAST,
+    STORE_FREE,
     STORE_GLOBAL,
     STORE_SUBSCR,
     SWAP,
@@ -315,11 +321,20 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                         raise messages.name_error(arg)
                 push(value)
                 value = None
+            elif op == LOAD_DEREF:  # (a cell variable: its slot holds the cell)
+                try:
+                    push(slots[arg].cell_contents)
+                except ValueError:
+                    raise messages.unbound_local(code.slot_names[arg], pc - 1 in code.comprehension_loads) from None
+            elif op == STORE_DEREF:
+                slots[arg].cell_contents = pop()
             elif op == LOAD_FREE:  # (an inlined callee's: jit.inline.CalleeFunction.closure)
                 try:
                     push(function.closure[arg[0]].cell_contents)
                 except ValueError:
                     raise messages.unbound_free(arg[1]) from None
+            elif op == STORE_FREE:  # (an inlined callee's `nonlocal`)
+                function.closure[arg[0]].cell_contents = pop()
             elif op == LOAD_ATTR:
                 stack[-1] = getattr(stack[-1], arg)
             elif op == LOAD_SUPER_ATTR:
@@ -444,6 +459,18 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 if slots[arg] is UNBOUND:
                     raise messages.unbound_local(code.slot_names[arg])
                 slots[arg] = UNBOUND
+            elif op == DELETE_DEREF:
+                cell = slots[arg]
+                try:
+                    cell.cell_contents  # noqa: B018  (deleting an empty cell's contents raises nothing: CPython's op does)
+                except ValueError:
+                    raise messages.unbound_local(code.slot_names[arg]) from None
+                del cell.cell_contents
+                cell = None
+            elif op == MAKE_CELL:  # (at the function's entry: CPython's MAKE_CELL)
+                value = slots[arg]
+                slots[arg] = CellType() if value is UNBOUND else CellType(value)
+                value = None
             elif op == BUILD_SLICE:
                 if arg == 2:
                     upper = pop()

@@ -182,6 +182,14 @@ def finish_comprehension(built: Any, rest: Any) -> Any:
     return built
 
 
+def cell_of(function: types.FunctionType) -> types.CellType:
+    """The cell of a function's one free variable: how the instrumented code passes a cell variable's cell
+    (``jit.frontend.instrument``: Python code has no other way to name it)."""
+    closure = function.__closure__
+    assert closure is not None
+    return closure[0]
+
+
 class CodeHooks:
     """The ``RT`` constant of one function's instrumented code: its loop runtime's counters (``LOOPS``), the
     builtins the code reads, and ``runtime``, a weak reference to the runtime, whose ``loop`` a hand-off calls.
@@ -198,6 +206,7 @@ class CodeHooks:
     __slots__ = ("counters", "starts", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
+    cell = staticmethod(cell_of)
     extend = staticmethod(finish_comprehension)
     unbound = UNBOUND
     name_error = NameError

@@ -5,7 +5,9 @@
     def f(a, b, x, y, data):
 
 (after the globals it uses, if any: ``LIMIT``, ``SCALE`` and a helper function ``h``, which f calls by its name or,
-like ``abs``, through a local variable holding it, or instead a lambda or nested def that reads a local of f, ``hk``) with int parameters ``a``,
+like ``abs``, through a local variable holding it, or instead a lambda or nested def that reads a local of f, ``hk``; and sometimes a lambda ``peek`` reading one of
+f's variables, defined first and called in the return, which makes that variable a cell variable) with int
+parameters ``a``,
 ``b``, float parameters ``x``, ``y`` and a non-empty list ``data`` of ints and/or floats. ``arguments()`` draws
 matching argument tuples (0, negatives, values near 2**62/2**63/2**64, -0.0, nan, inf, tiny floats...).
 
@@ -856,6 +858,10 @@ class _Gen:
         # every variable, so that any wrong value shows; the loop variable may be unbound after the loop
         final = sc.int_read + sc.num_read + (() if init_loop_vars or not self.flag(20) else ("i",))
         final += ("acc",) * self.use_list + ("tally",) * self.use_dict + ("box", "keep") * self.use_boxes
+        watched = sc.int_read + sc.num_read
+        if watched and self.flag(25):  # a lambda reading a variable the loops write: a cell variable of f
+            lines.insert(0, f"peek = lambda: {self.one(watched)}")
+            final += ("peek()",)
         lines.append(f"return ({', '.join(final)})")
         held = [name for name in ("h", "abs") if f"held_{name}(" in "\n".join(lines)]
         if "h" in held and self.flag(50):  # a lambda or def, a closure over a local assigned once: inlined (LOAD_FREE)

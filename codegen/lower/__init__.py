@@ -14,6 +14,7 @@ from codegen.lower import (  # noqa: F401  (each registers its lowerings)
     attributes,
     branches,
     builtins_math,
+    cells,
     floats,
     generic,
     global_names,

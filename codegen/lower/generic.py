@@ -193,8 +193,8 @@ _FUNCTION_PARTS = ("PyFunction_SetDefaults", "PyFunction_SetKwDefaults", "PyFunc
 @lowers("_MAKE_FUNCTION")
 def _make_function(ctx: LowerContext, uop: Uop) -> ir.Value:
     """CPython's MAKE_FUNCTION: PyFunction_New of the code object and globals (its name, qualified name,
-    docstring and module from them), its closure a new tuple of a new cell for each value (the def's own cell as
-    given), then its defaults, keyword-only defaults and annotations where given (the setters cannot fail on a
+    docstring and module from them), its closure a new tuple of a new cell for each value (the cells given as they
+    are: the def's own, a cell variable's), then its defaults, keyword-only defaults and annotations where given (the setters cannot fail on a
     tuple or dict). Where an allocation fails, everything made is released, the exception cleared, and the trace
     leaves (the interpreter makes the function again)."""
     b = ctx.builder
@@ -203,12 +203,12 @@ def _make_function(ctx: LowerContext, uop: Uop) -> ir.Value:
     refs = [_reference(ctx, v, uop) for v in values]  # (new references: numbers boxed)
     function = ctx.capi("PyFunction_New", ctx.pointer(maker.code), ctx.pointer(maker.globals))
     closure = ctx.capi("PyTuple_New", _i64(len(refs))) if refs else None
-    cells = [ref if index == maker.own else ctx.capi("PyCell_New", ref) for index, ref in enumerate(refs)]
+    cells = [ref if index in maker.cells else ctx.capi("PyCell_New", ref) for index, ref in enumerate(refs)]
     made = [function, *([closure] if closure is not None else []), *cells]
     ok: ir.Value = ir.Constant(I1, 1)
     for obj in [*made, *refs]:
         ok = b.and_(ok, b.icmp_unsigned("!=", obj, _NULL))
-    own_cells = [cell for index, cell in enumerate(cells) if index != maker.own]
+    own_cells = [cell for index, cell in enumerate(cells) if index not in maker.cells]
 
     def release() -> None:
         for obj in [*refs, *own_cells, *made[: 2 if closure is not None else 1]]:
@@ -221,7 +221,7 @@ def _make_function(ctx: LowerContext, uop: Uop) -> ir.Value:
         for index, cell in enumerate(cells):
             b.store(cell, b.gep(items, [_i64(index)], inbounds=True))  # (the tuple takes the cell's reference)
         for index, ref in enumerate(refs):
-            if index != maker.own:
+            if index not in maker.cells:
                 ctx.decref(ref)  # (the cell holds its own)
         ctx.capi("PyFunction_SetClosure", function, closure)
         ctx.decref(closure)

@@ -15,7 +15,7 @@ def compile_to_tier1(func: types.FunctionType, partial: bool = False, inlined: b
     the loops CPython hands over, statements outside them it cannot compile left to CPython
     (``T1Code.cpython_only``). inlined: a callee to inline (``jit.inline``), which may be a closure reading
     variables of enclosing functions (``LOAD_FREE`` reads its cells) or a lambda."""
-    return compile_function(locate(func, inlined), partial)
+    return compile_function(locate(func, inlined), partial, inlined)
 
 
 __all__ = ["T1Code", "Unsupported", "compile_to_tier1"]

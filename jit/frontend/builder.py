@@ -46,6 +46,9 @@ class FunctionBuilder:
         self.slot_names: list[str] = list(source.local_names)
         self.local_slots: dict[str, int] = {name: i for i, name in enumerate(source.local_names)}
         self.comprehension_scopes: list[dict[str, int]] = []
+        # the function's cell variables (``jit.frontend.nested_code.cell_variables``): their names, their slots
+        self.cell_names: frozenset[str] = frozenset()
+        self.cells: frozenset[int] = frozenset()
         self.comprehension_loads: set[int] = set()
         self.loops: list[LoopInfo] = []
         self.loop_contexts: list[LoopContext] = []
@@ -146,6 +149,19 @@ class FunctionBuilder:
         self.slot_names.append(name)
         return len(self.slot_names) - 1
 
+    def set_cells(self, names: frozenset[str]) -> None:
+        """Make these locals cell variables: each slot holds a cell, made at the function's entry."""
+        self.cell_names = frozenset(name for name in names if name in self.local_slots)
+        self.cells = frozenset(self.local_slots[name] for name in self.cell_names)
+
+    def load_local(self, slot: int) -> int:
+        """Emit the read of a slot's variable (through its cell for a cell variable); its pc."""
+        return self.emit(I.LOAD_DEREF if slot in self.cells else I.LOAD_FAST, slot)
+
+    def store_local(self, slot: int) -> None:
+        """Emit the store of the top into a slot's variable (into its cell for a cell variable)."""
+        self.emit(I.STORE_DEREF if slot in self.cells else I.STORE_FAST, slot)
+
     def lookup(self, name: str) -> int | None:
         """The slot of a local or comprehension variable, or None for a global."""
         name = self.source.mangle(name)
@@ -211,6 +227,7 @@ class FunctionBuilder:
             loops=tuple(self.loops),
             max_stack=self.max_depth,
             comprehension_loads=frozenset(self.comprehension_loads),
+            cells=self.cells,
             cpython_only=tuple(self.cpython_only or ()),
         )
 

@@ -43,7 +43,7 @@ def _name(b: FunctionBuilder, node: ast.Name) -> None:
         return
     slot = b.lookup(node.id)
     if slot is not None:
-        pc = b.emit(I.LOAD_FAST, slot)
+        pc = b.load_local(slot)
         if b.comprehension_scopes and slot < len(b.source.local_names):
             b.comprehension_loads.add(pc)
     else:
@@ -70,8 +70,11 @@ def _named_expr(b: FunctionBuilder, node: ast.NamedExpr) -> None:
     compile_expr(b, node.value)
     b.emit(I.COPY, 1)
     slot = b.lookup(node.target.id)
+    name = b.source.mangle(node.target.id)
     if slot is not None:
-        b.emit(I.STORE_FAST, slot)
+        b.store_local(slot)
+    elif name in b.source.free_names:  # (a callee to inline: `nonlocal name`)
+        b.emit(I.STORE_FREE, (b.source.free_names.index(name), name))
     else:  # declared global
         b.emit(I.STORE_GLOBAL, b.source.mangle(node.target.id))
 
@@ -220,7 +223,7 @@ def _call(b: FunctionBuilder, node: ast.Call) -> None:
 def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     """As CPython's bytecode: the generator function (``jit.frontend.nested_code``) called with iter() of the first
     iterable, evaluated here (then the values of the function's variables it reads)."""
-    made, reads = generator_function(b.source, node, comprehension_names(b))
+    made, reads = generator_function(b.source, node, comprehension_names(b), b.cell_names)
     slots = [b.lookup(name) for name in reads]
     if None in slots:  # (a free variable of the function, the class cell of a method using super(): CPython's)
         raise Unsupported(f"generator expression reading {reads[slots.index(None)]}", node.lineno)
@@ -229,14 +232,14 @@ def _generator_expression(b: FunctionBuilder, node: ast.GeneratorExp) -> None:
     compile_expr(b, node.generators[0].iter)
     b.emit(I.CALL, 1)
     for slot in slots:
-        b.emit(I.LOAD_FAST, slot)
+        b.emit(I.LOAD_FAST, slot)  # (a cell variable's cell: a GeneratorMaker's closure takes it)
     b.emit(I.CALL, 1 + len(reads))
 
 
 def _lambda(b: FunctionBuilder, node: ast.Lambda) -> None:
     """As CPython's bytecode: the function made of CPython's code object for it (``jit.frontend.nested_code``),
     its defaults evaluated here, its closure's cells holding the values of the function's variables it reads."""
-    push_function(b, node, nested_function(b.source, node, comprehension_names(b)), 0)
+    push_function(b, node, nested_function(b.source, node, comprehension_names(b), cells=b.cell_names), 0)
 
 
 def comprehension_names(b: FunctionBuilder) -> list[str]:
@@ -273,8 +276,11 @@ def push_function(b: FunctionBuilder, node: ast.Lambda | ast.FunctionDef, made: 
     for index, slot in enumerate(slots):
         if index == made.own:
             b.emit(I.COPY, under + 1 + 3 + index + 1)  # (the own cell, under what was pushed since)
+        elif index in made.cells:
+            b.emit(I.LOAD_FAST, slot)  # (the cell variable's cell itself)
         else:
-            b.emit(I.LOAD_FAST, slot)
+            assert slot is not None
+            b.load_local(slot)
     b.emit(I.CALL, 3 + len(slots))
 
 
@@ -343,7 +349,7 @@ def _super_attribute(b: FunctionBuilder, node: ast.Attribute) -> None:
     b.emit(I.LOAD_GLOBAL, "super")
     slot = b.lookup(first)
     assert slot is not None
-    b.emit(I.LOAD_FAST, slot)
+    b.load_local(slot)
     b.emit(I.LOAD_SUPER_ATTR, (func.__code__.co_freevars.index("__class__"), b.source.mangle(node.attr)))
 
 

@@ -56,10 +56,24 @@ CLEAR_SLOTS = _op("CLEAR_SLOTS", 0, doc="arg = (first, count): empty hidden slot
 LOAD_GLOBAL = _op("LOAD_GLOBAL", 1, doc="globals, then builtins; NameError")
 STORE_GLOBAL = _op("STORE_GLOBAL", -1, doc="a name the function declares global")
 DELETE_GLOBAL = _op("DELETE_GLOBAL", 0, doc="a name the function declares global; NameError if missing")
+MAKE_CELL = _op(
+    "MAKE_CELL",
+    0,
+    doc="arg is a cell variable's slot: at function entry, a new cell holding what it holds (a parameter's argument)",
+)
+LOAD_DEREF = _op("LOAD_DEREF", 1, doc="arg is a cell variable's slot: what its cell holds; UnboundLocalError if empty")
+STORE_DEREF = _op("STORE_DEREF", -1, doc="arg is a cell variable's slot: store into its cell")
+DELETE_DEREF = _op("DELETE_DEREF", 0, doc="arg is a cell variable's slot: empty its cell; UnboundLocalError if empty")
 LOAD_FREE = _op(
     "LOAD_FREE",
     1,
     doc="arg = (index, name): a closure's variable, in its cell `index` (inlined callees only); NameError",
+)
+
+STORE_FREE = _op(
+    "STORE_FREE",
+    -1,
+    doc="arg = (index, name): store into a closure's cell `index` (a `nonlocal` of a callee to inline)",
 )
 
 # --- objects ---------------------------------------------------------------------------------------------
@@ -212,6 +226,10 @@ class T1Code:
     nparams: int
     loops: tuple[LoopInfo, ...]
     max_stack: int
+    # slots of the cell variables: a variable of the function that a nested function reads or assigns and that
+    # the function may rebind lives in a cell (made at entry, MAKE_CELL), which the slot holds; the function
+    # reads and writes it through the cell (LOAD_DEREF, STORE_DEREF, DELETE_DEREF), nested functions hold the cell
+    cells: frozenset[int] = frozenset()
     # pcs of LOAD_FAST instructions reading an enclosing local from inside a comprehension: an unbound one
     # there raises what the running Python raises (3.11: NameError about a free variable)
     comprehension_loads: frozenset[int] = frozenset()
@@ -270,6 +288,8 @@ def _format_arg(code: T1Code, op: int, arg: Any) -> str:
         return f"{i} ({code.slot_names[i]})"
 
     if op in (LOAD_FAST, STORE_FAST, DELETE_FAST, LOAD_FAST_AND_CLEAR, GET_ITER, LIST_APPEND, SET_ADD, MAP_ADD):
+        return slot(arg)
+    if op in (MAKE_CELL, LOAD_DEREF, STORE_DEREF, DELETE_DEREF):
         return slot(arg)
     if op in (RANGE_SETUP,):
         return slot(arg)

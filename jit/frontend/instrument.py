@@ -20,7 +20,11 @@ the condition held); ``it`` the loop's iterator (None for ``while``), ``iterable
 if that is not the iterator itself, else None (then the iterator may be the user's: the JIT must call its
 ``next`` itself; a private one it may copy the state of, as tier 1 does with a range, list or tuple;
 the iterable is kept meanwhile, from the loop's start to its end, in the counted copy only); ``values`` the
-user's locals in tier-1 slot order, ``UNBOUND`` for unbound ones. It returns ``(how, values, extra)``: how is
+user's locals in tier-1 slot order, ``UNBOUND`` for unbound ones, and for a cell variable of the tier-1 code
+(``T1Code.cells``) its cell itself: the instrumented code has the same cell variables as the user's function
+(CPython compiles the same nested scopes in it), and ``RT.cell`` takes the cell out of a lambda reading the
+variable, so that tier 1 reads and writes the very cell the nested functions CPython made hold (what comes back
+in its place is the same cell, which no assignment takes). It returns ``(how, values, extra)``: how is
 CONTINUE (go on with the loop in CPython, from its header: the runtime has moved the iterator to where the
 JIT left it and chosen the copy through ``RT.counters[L]``), EXHAUSTED (the loop ended: run its else clause),
 BREAK or RETURN (``extra`` is the value); otherwise ``extra`` says whether some local came back unbound
@@ -68,7 +72,7 @@ MAX_COPIES = 9
 #: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin),
 #: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
 #: builtin classes: the user's globals may rebind their names), ``ticks`` (per loop: a counter a comprehension's
-#: counted copy calls per iteration) and ``extend`` (what adds the rest of a comprehension given back part way).
+#: counted copy calls per iteration), ``cell`` (the cell of a lambda's one free variable) and ``extend`` (what adds the rest of a comprehension given back part way).
 PLACEHOLDERS = ("RT",)
 
 # The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a
@@ -565,6 +569,8 @@ class _Instrumenter:
         }
         self.prefix = _hidden_prefix(source)
         self.local_names = t1.slot_names[: t1.nlocals]
+        # the cell variables of the tier-1 code: a hand-off passes their cells (``cell``), takes nothing back
+        self.cell_names = frozenset(t1.slot_names[slot] for slot in t1.cells)
         # locals surely bound when each loop starts: the hand-off reads them directly (others under try)
         self.bound_at = _bound_at_loops(source, set(self.local_names[: t1.nparams]))
         # locals surely unbound when each loop starts: its header's hand-off passes the marker (no try)
@@ -703,7 +709,9 @@ class _Instrumenter:
             args: list[ast.expr] = []
             read = self.comprehension_reads(comprehension)
             for slot, name in enumerate(self.local_names):
-                if name not in read:  # (the comprehension's own loop never reads it: the marker is enough)
+                if name in self.cell_names:
+                    args.append(self.cell(name, comprehension))
+                elif name not in read:  # (the comprehension's own loop never reads it: the marker is enough)
                     args.append(ast.Attribute(ast.Constant(_PLACEHOLDER_VALUES["RT"]), "unbound", ast.Load()))
                 elif name in bound:
                     args.append(ast.Name(name, ast.Load()))
@@ -745,6 +753,12 @@ class _Instrumenter:
         names = {"E": self.hidden("ce", 0)}
         statement = _Fill(node, names, {"TEST": test}, stmts).fill(_template(_COMPREHENSION_STATEMENT))
         return parts["READ"] + statement
+
+    def cell(self, name: str, at: ast.AST) -> ast.expr:
+        """The cell of cell variable name: ``RT.cell`` of a lambda reading it (its parameter, a hidden name, tells
+        its code from any of the user's: ``_users_nested_code``)."""
+        text = f"RT.cell(lambda {self.prefix}cell: {name})"
+        return _Fill(at, {}).fill(_template(text))[0].value  # type: ignore[attr-defined,no-any-return]
 
     def comprehension_reads(self, comprehension: ast.expr) -> frozenset[str]:
         """The function's locals (mangled) a comprehension may read in its own scope (all but its first iterable)."""
@@ -821,6 +835,9 @@ class _Instrumenter:
         deletes: list[ast.stmt] = []
         temps: list[str] = []
         for slot, name in enumerate(self.local_names):
+            if name in self.cell_names:  # (its cell, which comes back as it went)
+                args.append(self.cell(name, head))
+                continue
             if name in bound:
                 args.append(ast.Name(name, ast.Load()))
                 continue
@@ -835,12 +852,18 @@ class _Instrumenter:
             deletes.extend(_Fill(head, local).fill(_template(_DELETE)))
             args.append(ast.Name(temp, ast.Load()))
         clear: list[ast.stmt] = []
+        cell_target = self.hidden("cellv", level)  # (where the cells that come back go)
+        if any(name in self.cell_names for name in self.local_names):
+            temps.append(cell_target)
         if temps:  # the temporaries must not keep the values alive
             clear = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None))]
         names = self.loop_names(level)
         names["RESULT"] = names[result]
         exprs: dict[str, ast.expr] = {
-            "VALUES": ast.Tuple([ast.Name(name, ast.Store()) for name in self.local_names], ast.Store()),
+            "VALUES": ast.Tuple(
+                [ast.Name(cell_target if name in self.cell_names else name, ast.Store()) for name in self.local_names],
+                ast.Store(),
+            ),
             "L": ast.Constant(loop.index),
             "AT_BODY": ast.Constant(at_body),
             "ARGS": ast.Tuple(args, ast.Load()),

@@ -34,9 +34,16 @@ def store_or_delete(b: FunctionBuilder, target: ast.expr, fast: int, attr: int, 
     """Store to or delete a local, an attribute or an item (the op of each kind is given)."""
     if isinstance(target, ast.Name):
         slot = b.lookup(target.id)
-        if slot is not None:
+        if slot is not None and slot in b.cells:
+            b.emit(I.STORE_DEREF if fast == I.STORE_FAST else I.DELETE_DEREF, slot)
+        elif slot is not None:
             b.emit(fast, slot)
-        else:  # a name the function declares global (the front end refuses nonlocal and closures)
+        elif b.source.mangle(target.id) in b.source.free_names:  # (a callee to inline: `nonlocal name`)
+            name = b.source.mangle(target.id)
+            if fast != I.STORE_FAST:
+                raise Unsupported(f"del of the nonlocal variable {name}", target.lineno)
+            b.emit(I.STORE_FREE, (b.source.free_names.index(name), name))
+        else:  # a name the function declares global
             b.emit(I.STORE_GLOBAL if fast == I.STORE_FAST else I.DELETE_GLOBAL, b.source.mangle(target.id))
     elif isinstance(target, ast.Attribute):
         compile_expr(b, target.value)

@@ -33,6 +33,14 @@ of real cells holding those values (``types.CellType``), as CPython's MAKE_FUNCT
 that call as ``_MAKE_FUNCTION``, native code). One exception to the rule makes recursion work: a def reading its
 own name, where the def is a top-level statement of the function and the name's only binding, gets an empty cell
 that the def statement fills with what it binds (after its decorators), as CPython's is.
+
+A variable read under no such rule (a loop variable a lambda reads, one a nested def rebinds with ``nonlocal``,
+a parameter the function rebinds) is a cell variable of the function's tier-1 code, as it is CPython's
+(``cell_variables``): its slot holds a cell made at the function's entry (``MAKE_CELL``, holding a parameter's
+argument), the function reads and writes the variable through it (``LOAD_DEREF``, ``STORE_DEREF``,
+``DELETE_DEREF``), and a lambda, nested def or generator expression reading it gets that cell itself in its
+closure: it sees the function's later rebinding, and the function sees its ``nonlocal`` stores. (Only a variable
+of a comprehension around the nested scope stays refused: CPython keeps its cell in the comprehension's frame.)
 """
 
 from __future__ import annotations
@@ -54,22 +62,28 @@ _ITERABLE = "_tracejit_iterable"
 
 
 def generator_function(
-    source: FunctionSource, node: ast.GeneratorExp, enclosing: Iterable[str] = ()
-) -> tuple[types.FunctionType, tuple[str, ...]]:
+    source: FunctionSource, node: ast.GeneratorExp, enclosing: Iterable[str] = (), cells: frozenset[str] = frozenset()
+) -> tuple[types.FunctionType | GeneratorMaker, tuple[str, ...]]:
     """The generator function of node and the function's variables it reads (mangled), which it takes after the
     iterator, each bound for good when node is evaluated; raises Unsupported where the expression reads another
-    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names)."""
+    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names). Where
+    it reads a cell variable of the function (``cells``), a ``GeneratorMaker`` instead, taking that variable's
+    cell in its place."""
     if node.generators[0].is_async or any(isinstance(n, ast.Await) for n in ast.walk(node)):
         raise Unsupported("async generator expression", node.lineno)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
     own = _own_code(source, node, expression, enclosing, "<genexpr>")
-    changing = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
+    if any(name in cells and name not in enclosing for name in own.co_freevars):
+        changing = [name for name in own.co_freevars if name in enclosing]
+        if not changing:
+            passed = frozenset(i for i, name in enumerate(own.co_freevars) if name in cells)
+            return GeneratorMaker(own, source.func.__globals__, passed), own.co_freevars
+    changing = [
+        name for name in own.co_freevars if name in enclosing or (name not in cells and not _fixed(source, node, name))
+    ]
     if changing:
-        raise Unsupported(
-            f"generator expression reading a variable of the function that may change ({', '.join(changing)})",
-            node.lineno,
-        )
+        raise Unsupported(_refusal("generator expression", changing, enclosing), node.lineno)
     body = [_loops(copy.deepcopy(node), 0)]
     made = _compiled(source, node, _GENERATOR, [_ITERABLE, *own.co_freevars], body, _GENERATOR)
     made = made.replace(
@@ -80,37 +94,63 @@ def generator_function(
     return types.FunctionType(made, source.func.__globals__), own.co_freevars
 
 
+class GeneratorMaker:
+    """A generator expression reading a cell variable of the function, as CPython makes it: called with the
+    iterator over its first iterable, then each variable it reads (the cell of a cell variable, the value of
+    another), it makes the function of CPython's code object for the expression, its closure those cells and a
+    new cell for each value, and gives the generator of that function called on the iterator."""
+
+    __slots__ = ("code", "globals", "cells")
+
+    def __init__(self, code: types.CodeType, globals_: dict[str, Any], cells: frozenset[int]) -> None:
+        self.code = code
+        self.globals = globals_
+        self.cells = cells
+
+    def __call__(self, iterator: Any, *values: Any) -> Any:
+        cells = self.cells
+        closure = tuple(value if i in cells else types.CellType(value) for i, value in enumerate(values))
+        return types.FunctionType(self.code, self.globals, None, None, closure)(iterator)
+
+    def __repr__(self) -> str:
+        return f"<make {self.code.co_qualname} (line {self.code.co_firstlineno})>"
+
+
 @dataclasses.dataclass(frozen=True)
 class NestedFunction:
     """What a lambda or a nested def makes its function from: CPython's code object for it, and the variables of
     the function it reads (its free variables, in the order of its code's co_freevars, mangled), each a cell of
     its closure that the making gives the variable's value; ``own``: the index among them of the def's own name
-    (a function calling itself), whose cell the def statement fills with what it binds."""
+    (a function calling itself), whose cell the def statement fills with what it binds; ``cells``: the indices
+    among them of the function's cell variables, whose cells the closure takes."""
 
     code: types.CodeType
     reads: tuple[str, ...]
     own: int | None
     #: the function's globals: the nested function's
     globals: dict[str, Any]
+    cells: frozenset[int] = frozenset()
 
     def maker(self) -> FunctionMaker:
         """The callable making the function (``FunctionMaker``)."""
-        return FunctionMaker(self.code, self.globals, self.own)
+        passed = self.cells | ({self.own} if self.own is not None else set())
+        return FunctionMaker(self.code, self.globals, frozenset(passed))
 
 
 class FunctionMaker:
     """CPython's MAKE_FUNCTION for one lambda or def, as a callable the tier-1 code calls with the function's
     defaults (a tuple or None), its keyword-only defaults (a dict or None), its annotations (a dict or None), then
-    the value of each variable it reads (the own name's cell in its place): the function, whose name, qualified
-    name, docstring and module come from the code object and globals, its closure a new cell for each value.
-    The recorder records such a call as ``_MAKE_FUNCTION``, native code making the function through the C-API."""
+    the value of each variable it reads (a cell in its place for the indices ``cells``: the own name's, a cell
+    variable's): the function, whose name, qualified name, docstring and module come from the code object and
+    globals, its closure those cells and a new cell for each value. The recorder records such a call as
+    ``_MAKE_FUNCTION``, native code making the function through the C-API."""
 
-    __slots__ = ("code", "globals", "own")
+    __slots__ = ("code", "globals", "cells")
 
-    def __init__(self, code: types.CodeType, globals_: dict[str, Any], own: int | None) -> None:
+    def __init__(self, code: types.CodeType, globals_: dict[str, Any], cells: frozenset[int]) -> None:
         self.code = code
         self.globals = globals_
-        self.own = own
+        self.cells = cells
 
     def __call__(
         self,
@@ -119,8 +159,8 @@ class FunctionMaker:
         annotations: dict[str, Any] | None,
         *values: Any,
     ) -> types.FunctionType:
-        own = self.own
-        closure = tuple(value if i == own else types.CellType(value) for i, value in enumerate(values))
+        cells = self.cells
+        closure = tuple(value if i in cells else types.CellType(value) for i, value in enumerate(values))
         function = types.FunctionType(self.code, self.globals, None, defaults, closure or None)
         if kwdefaults is not None:
             function.__kwdefaults__ = kwdefaults
@@ -137,12 +177,14 @@ def nested_function(
     node: ast.Lambda | ast.FunctionDef,
     enclosing: Iterable[str] = (),
     binding: ast.Assign | None = None,
+    cells: frozenset[str] = frozenset(),
 ) -> NestedFunction:
     """The code object of a lambda or nested def and the function's variables it reads, each bound for good
     when node is evaluated, or its own name: the def's, or (binding) the name a statement `name = lambda ...`
     binds, when that statement is a top-level statement of the function and the name's only binding (its cell is
-    filled by the statement, as CPython's is). Raises Unsupported where it reads another variable of the function,
-    or one of the comprehensions around it (``enclosing``)."""
+    filled by the statement, as CPython's is), or a cell variable of the function (``cells``: its closure takes
+    that cell). Raises Unsupported where it reads another variable of the function, or one of the comprehensions
+    around it (``enclosing``)."""
     if isinstance(node, ast.Lambda):
         what, wanted, written = "lambda", "<lambda>", copy.deepcopy(node)
     else:
@@ -159,7 +201,11 @@ def nested_function(
         own_name = source.mangle(statement.targets[0].id)
     own = None
     changing = []
+    passed = set()
     for index, name in enumerate(own_code.co_freevars):
+        if name in cells and name not in enclosing:
+            passed.add(index)
+            continue
         if name == own_name and name not in enclosing:
             if _bindings(source, name) == [statement] and statement in source.node.body:
                 own = index  # (calls itself: the statement binds the name once, before any call can read it)
@@ -167,10 +213,112 @@ def nested_function(
         if name in enclosing or not _fixed(source, node, name):
             changing.append(name)
     if changing:
-        raise Unsupported(
-            f"{what} reading a variable of the function that may change ({', '.join(changing)})", node.lineno
-        )
-    return NestedFunction(own_code, own_code.co_freevars, own, source.func.__globals__)
+        raise Unsupported(_refusal(what, changing, enclosing), node.lineno)
+    return NestedFunction(own_code, own_code.co_freevars, own, source.func.__globals__, frozenset(passed))
+
+
+def _refusal(what: str, changing: list[str], enclosing: Iterable[str]) -> str:
+    """What jit.explain says of a nested scope reading variables it cannot be given: a comprehension's around it
+    (CPython's cell is in the comprehension's frame), else (none where ``cell_variables`` ran on the same scopes)
+    the function's that may change."""
+    if all(name in enclosing for name in changing):
+        return f"{what} reading a variable of a comprehension around it ({', '.join(changing)})"
+    return f"{what} reading a variable of the function that may change ({', '.join(changing)})"
+
+
+def cell_variables(source: FunctionSource) -> frozenset[str]:
+    """The variables of the function (mangled) that live in cells in its tier-1 code: those a lambda, nested def
+    or generator expression of the function reads (a free variable of its code object: ``nonlocal`` ones too) and
+    that are not bound for good before it is evaluated (``_fixed``, nor the own name of a def calling itself),
+    as ``nested_function`` and ``generator_function`` would otherwise refuse. A variable of a comprehension around
+    the scope, or of an enclosing function, is none (those stay refused)."""
+    found: set[str] = set()
+    for node, enclosing in _nested_scopes(source):
+        if isinstance(node, ast.GeneratorExp):
+            written: ast.AST = copy.deepcopy(node)
+            written.generators[0].iter = ast.Name(_ITERABLE, ast.Load())  # type: ignore[attr-defined]
+            wanted = "<genexpr>"
+        elif isinstance(node, ast.Lambda):
+            written, wanted = copy.deepcopy(node), "<lambda>"
+        else:
+            written, wanted = copy.deepcopy(node), node.name
+        try:
+            free = _own_code(source, node, written, enclosing, wanted).co_freevars
+        except (SyntaxError, AssertionError, ValueError):
+            continue  # (the front end refuses it where it is compiled)
+        for name in free:
+            if name in enclosing or name in source.func.__code__.co_freevars or name in found:
+                continue
+            if isinstance(node, ast.FunctionDef) and source.mangle(node.name) == name:
+                if _bindings(source, name) == [node] and node in source.node.body:
+                    continue  # (a def calling itself: its own cell, filled by the def statement)
+            if not _fixed(source, node, name):
+                found.add(name)
+    for statement in source.node.body:  # (`name = lambda ...: name(...)`, the name's only binding: its own cell)
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Lambda)
+        ):
+            name = source.mangle(statement.targets[0].id)
+            if name in found and _bindings(source, name) == [statement] and _reads_only_itself(source, name, statement):
+                found.discard(name)
+    return frozenset(found)
+
+
+def _reads_only_itself(source: FunctionSource, name: str, statement: ast.Assign) -> bool:
+    """Does only the lambda statement binds read name among the function's nested scopes?"""
+    for node, _ in _nested_scopes(source):
+        if node is statement.value:
+            continue
+        if any(isinstance(n, ast.Name) and source.mangle(n.id) == name for n in ast.walk(node)):
+            return False
+    return True
+
+
+def _nested_scopes(source: FunctionSource) -> list[tuple[ast.AST, list[str]]]:
+    """The lambdas, nested defs and generator expressions of the function's own code (not those inside them),
+    each with the variables (mangled) of the comprehensions around it."""
+    found: list[tuple[ast.AST, list[str]]] = []
+
+    def visit(node: ast.AST, enclosing: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Lambda, ast.FunctionDef, ast.GeneratorExp)):
+                found.append((child, enclosing))
+                # (its defaults, decorators and first iterable are the function's own code)
+                if isinstance(child, ast.GeneratorExp):
+                    visit(child.generators[0].iter, enclosing)
+                else:
+                    outside: list[ast.AST] = [*child.args.defaults, *(d for d in child.args.kw_defaults if d)]
+                    if isinstance(child, ast.FunctionDef):
+                        outside += child.decorator_list
+                    for part in outside:
+                        visit(part, enclosing)
+                continue
+            if isinstance(child, (ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(child, _COMPREHENSIONS):
+                names = [
+                    source.mangle(n.id)
+                    for generator in child.generators  # type: ignore[attr-defined]
+                    for n in ast.walk(generator.target)
+                    if isinstance(n, ast.Name)
+                ]
+                visit(child.generators[0].iter, enclosing)  # type: ignore[attr-defined]
+                inner = [*enclosing, *names]
+                for part in ast.iter_child_nodes(child):
+                    if part is not child.generators[0]:  # type: ignore[attr-defined]
+                        visit(part, inner)
+                first = child.generators[0]  # type: ignore[attr-defined]
+                visit(first.target, inner)
+                for condition in first.ifs:
+                    visit(condition, inner)
+                continue
+            visit(child, enclosing)
+
+    visit(source.node, [])
+    return found
 
 
 def string_annotations(source: FunctionSource, node: ast.FunctionDef) -> dict[str, str] | None:

@@ -71,8 +71,8 @@ def _parse(filename: str, text: str) -> tuple[ast.Module, symtable.SymbolTable]:
 
 def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
     """Find ``func``'s definition and scope, or raise Unsupported saying why not. func may be a closure reading
-    variables of enclosing functions (never assigning them: no ``nonlocal``; its tier-1 code reads its cells,
-    ``LOAD_FREE``). inlined: a callee to inline (``jit.inline``), which may also be a lambda (found where it is
+    variables of enclosing functions (its tier-1 code reads its cells, ``LOAD_FREE``; assigning them, ``nonlocal``,
+    only a callee to inline: ``STORE_FREE``). inlined: a callee to inline (``jit.inline``), which may also be a lambda (found where it is
     the only one starting on its line; its node is then a ``def`` returning its body); else lambdas are
     refused."""
     code = func.__code__
@@ -108,8 +108,10 @@ def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
         if found is None:
             raise Unsupported(f"{_CHANGED}: its definition is no longer at line {line}", line, source=True)
         node, scopes = found
+    # (a callee to inline may assign its closure's variables, ``nonlocal``: STORE_FREE, made at the call's return)
+    nonlocal_ok = inlined or not _first_line_of(node, ast.Nonlocal, 0)
     class_cell = code.co_freevars == ("__class__",) and not _first_line_of(node, ast.Nonlocal, 0)
-    free = "__class__" not in code.co_freevars and not _first_line_of(node, ast.Nonlocal, 0)
+    free = "__class__" not in code.co_freevars and nonlocal_ok
     if code.co_freevars and not class_cell and not free:
         _closure(node, code.co_freevars, line)  # (before the match: the recompiled def has no enclosing cells)
     free_names = code.co_freevars if free else ()
@@ -136,7 +138,7 @@ def locate(func: types.FunctionType, inlined: bool = False) -> FunctionSource:
     local_names = list(params)
     for sym in fn_table.get_symbols():
         name = sym.get_name()
-        if sym.is_nonlocal():
+        if sym.is_nonlocal() and not (inlined and name in free_names):
             raise Unsupported(f"nonlocal statement ({name})", _first_line_of(node, ast.Nonlocal, line))
         if sym.is_free() and not (class_cell and name == "__class__") and name not in free_names:
             raise Unsupported(f"closure: uses variable {name!r} of an enclosing function", line)

@@ -19,7 +19,7 @@ from jit.frontend.expressions import (
 )
 from jit.frontend.instructions import T1Code
 from jit.frontend.loops import compile_comprehension, compile_loop_head, compile_store, store_or_delete
-from jit.frontend.nested_code import NestedFunction, nested_function
+from jit.frontend.nested_code import NestedFunction, cell_variables, nested_function
 from jit.frontend.operators import AST_INPLACE
 from jit.frontend.source import FunctionSource
 from jit.frontend.unsupported import Unsupported
@@ -39,7 +39,7 @@ _UNSUPPORTED_STATEMENTS = {
 _UNSUPPORTED_STATEMENTS[ast.TryStar] = "try/except*"
 
 
-def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
+def compile_function(source: FunctionSource, partial: bool = False, inlined: bool = False) -> T1Code:
     """Compile a located function to tier-1 code; raises Unsupported for constructs outside the subset.
 
     partial: code for the loops only, which CPython hands over one at a time (the CPython baseline): a statement
@@ -47,8 +47,10 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     (CPython runs it), and the loops in it (a ``try`` or a ``with`` around a loop) are compiled on their own;
     so is a loop statement holding such a statement (it runs as plain CPython, never handed over), whose nested
     loops are then compiled on their own (``_compile_loop``); unless a lambda, nested def or class, or generator
-    expression of the function captures one of its variables (``_cells_may_outlive_their_statement``). A function
-    whose own code calls a builtin that shows its frame's locals is refused (``_frame_builtin``). A generator
+    expression of the function captures one of its variables (``_cells_may_outlive_their_statement``). Variables
+    that nested scopes read and the function may rebind are cell variables
+    (``jit.frontend.nested_code.cell_variables``), their cells made at entry (``MAKE_CELL``); a callee to inline
+    (``inlined``) with any is refused (the trace would have to make its cells). A function whose own code calls a builtin that shows its frame's locals is refused (``_frame_builtin``). A generator
     function compiles only as partial code (its yields left to CPython), and only where a loop is left to hand
     over."""
     if source.generator_line is not None and not partial:
@@ -59,7 +61,13 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
         name, line = frame_builtin
         raise Unsupported(f"{name}() (looks at the calling frame)", line)
     b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
-    if partial and not _cells_may_outlive_their_statement(source):
+    cells = cell_variables(source)
+    if cells and inlined:
+        raise Unsupported(f"a call inlined making cells ({', '.join(sorted(cells))})", source.node.lineno)
+    b.set_cells(cells)
+    for slot in sorted(b.cells):  # (CPython's MAKE_CELL: a parameter's cell holds the argument)
+        b.emit(I.MAKE_CELL, slot)
+    if partial and not _cells_may_outlive_their_statement(source, cells):
         b.cpython_only = []
     body = source.node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -153,18 +161,19 @@ def _evaluated_outside(node: ast.AST) -> list[ast.AST]:
 _LASTING_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp)
 
 
-def _cells_may_outlive_their_statement(source: FunctionSource) -> bool:
+def _cells_may_outlive_their_statement(source: FunctionSource, cells: frozenset[str]) -> bool:
     """Does a nested scope that may outlive its statement capture a variable of the function (a cell) that a loop
     statement of the function, or such a scope itself (a walrus in a generator expression), may bind? A loop
     handed over keeps the variable in a slot of its own until it hands the loop back, which would hide its
     changes from that closure, which CPython's code may call meanwhile (and the closure's from the loop): partial
     code is refused. A parameter the function never rebinds, captured by a generator expression, is no risk.
-    (Conservative: a name such a scope uses may be its own local, a name bound in a loop may be a nested scope's.)"""
-    cells = set(source.func.__code__.co_cellvars)
-    if not cells:
+    (Conservative: a name such a scope uses may be its own local, a name bound in a loop may be a nested scope's.)
+    A cell variable of the tier-1 code (``cells``) is none: the loop handed over gets CPython's cell itself."""
+    captured_cells = set(source.func.__code__.co_cellvars) - cells
+    if not captured_cells:
         return False
     scopes = [node for node in ast.walk(source.node) if node is not source.node and isinstance(node, _LASTING_SCOPES)]
-    captured = {source.mangle(name) for scope in scopes for name in _names_in(scope)} & cells
+    captured = {source.mangle(name) for scope in scopes for name in _names_in(scope)} & captured_cells
     if not captured:
         return False
     loops = [node for node in ast.walk(source.node) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))]
@@ -370,7 +379,7 @@ def _delete_target(b: FunctionBuilder, target: ast.expr) -> None:
 def _function_def(b: FunctionBuilder, node: ast.FunctionDef) -> None:
     """A nested def, as CPython's bytecode: its decorators evaluated, the function made (``push_function``), the
     decorators applied, innermost first, and the result bound."""
-    made = nested_function(b.source, node, comprehension_names(b))
+    made = nested_function(b.source, node, comprehension_names(b), cells=b.cell_names)
     _bind_function(b, node, made, ast.copy_location(ast.Name(node.name, ast.Store()), node))
 
 
@@ -380,7 +389,7 @@ def _recursive_lambda(b: FunctionBuilder, node: ast.Assign) -> bool:
     target, value = node.targets[0], node.value
     if len(node.targets) != 1 or not isinstance(target, ast.Name) or not isinstance(value, ast.Lambda):
         return False
-    made = nested_function(b.source, value, comprehension_names(b), binding=node)
+    made = nested_function(b.source, value, comprehension_names(b), binding=node, cells=b.cell_names)
     if made.own is None:
         return False
     _bind_function(b, value, made, target)
@@ -421,6 +430,14 @@ def _expr(b: FunctionBuilder, node: ast.Expr) -> None:
 
 
 def _pass(b: FunctionBuilder, node: ast.Pass) -> None:
+    b.emit(I.NOP)
+
+
+def _nonlocal(b: FunctionBuilder, node: ast.Nonlocal) -> None:
+    """`nonlocal name` in a callee to inline (``jit.frontend.source.locate`` refuses it elsewhere): its stores of
+    name are STORE_FREE."""
+    if not all(b.source.mangle(name) in b.source.free_names for name in node.names):
+        raise Unsupported("nonlocal statement", node.lineno)
     b.emit(I.NOP)
 
 
@@ -528,7 +545,8 @@ _HANDLERS: dict[type, Callable[[FunctionBuilder, ast.AST], None]] = {
     ast.Delete: _delete,
     ast.Expr: _expr,
     ast.Pass: _pass,
-    ast.Global: _pass,  # (symtable has made its names globals: loads, stores and deletes say so)
+    ast.Global: _pass,
+    ast.Nonlocal: _nonlocal,  # (symtable has made its names globals: loads, stores and deletes say so)
     ast.Return: _return,
     ast.Raise: _raise,
     ast.Assert: _assert,

@@ -25,6 +25,7 @@ registers its handlers when this package is imported.
 from jit.recorder import (  # noqa: F401  (each registers its handlers)
     array_access,
     calls,
+    cells,
     control,
     generic,
     iteration,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from jit import instances, specialize
+from jit import inline, instances, specialize
 from jit.aborts import Abort, Reason
 from jit.frontend import instructions as I
 from jit.kinds import Kind
@@ -168,6 +168,16 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
     read (Python code may assign it between two reads)."""
     index, name = arg
     call = r.inlined[-1] if r.inlined else None
+    owner = r.closure_owner(frame)
+    if r.inlined and r.inlined[0].cells:  # (cells this inlined call assigned: stored at its return)
+        pending = r.inlined[0].cells
+        key = (inline.cell_owner(owner), index)
+        if key in pending:
+            r.push(pending[key])
+            return
+        if any(k[0] != key[0] for k in pending):  # (another function's closure could hold the same cell)
+            why = f"it reads {name!r} of an enclosing function after a call assigned a variable of another's"
+            raise Abort(Reason.NOT_INLINED, name=r.inlined[0].function.__qualname__, why=why)
     try:
         value = frame.function.closure[index].cell_contents
     except ValueError:  # (the interpreter raises NameError: the call is made for real)
@@ -177,7 +187,37 @@ def _load_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
             raise Abort(Reason.FREE_VARIABLE, name=name, type=type(value).__name__)
         why = f"it reads {name!r} of an enclosing function, a {type(value).__name__}"
         raise Abort(Reason.NOT_INLINED, name=call.function.__qualname__, why=why)
-    r.push(_unbox(r, r.emit("_LOAD_FREE", (r.closure_owner(frame),), operand=index), value))
+    r.push(_unbox(r, r.emit("_LOAD_FREE", (owner,), operand=index), value))
+
+
+@_handles(I.STORE_FREE)
+def _store_free(r: Recorder, frame: Frame, arg: tuple[int, str]) -> None:
+    """`nonlocal name; name = value` in an inlined call (only a callee to inline assigns its closure's variables:
+    ``jit.frontend.source.locate``): checked where it is (the cell holds nothing, a number or None: replacing it
+    runs no Python code), made at the outermost call's return, after its last exit (``jit.inline``); reads of the
+    cell until then get the value stored."""
+    index, name = arg
+    if not r.inlined:
+        raise Abort(Reason.INLINED_MUTATES, name=frame.function.__qualname__)  # (never: the front end refuses it)
+    site = r.inlined[0]
+    callee = r.inlined[-1].function.__qualname__
+    value = generic.argument(r, r.pop(stored=True), f"a store into the variable {name!r} of an enclosing function")
+    try:
+        old = frame.function.closure[index].cell_contents
+    except ValueError:
+        old = None
+    if type(old) not in (int, float, bool, type(None)):
+        why = f"it assigns {name!r} of an enclosing function, which holds a {type(old).__name__}"
+        raise Abort(Reason.NOT_INLINED, name=callee, why=why)
+    owner = r.closure_owner(frame)
+    key = (inline.cell_owner(owner), index)
+    if any(k[0] != key[0] for k in site.cells):  # (another function's closure could hold the same cell)
+        why = f"it assigns {name!r} of an enclosing function after a call assigned a variable of another's"
+        raise Abort(Reason.NOT_INLINED, name=callee, why=why)
+    cell = r.emit("_CLOSURE_CELL", (owner,), operand=index)
+    r.emit("_CHECK_STORE_CELL", (cell,))
+    site.defer(("cell", key), "_STORE_CELL_CHECKED", (value, cell))
+    site.cells[key] = value
 
 
 @_handles(I.LOAD_ATTR)

@@ -226,7 +226,8 @@ def test_a_closure_reading_its_enclosing_functions_variable_is_inlined():
 
 
 def test_a_closures_variable_assigned_between_and_during_calls_is_read_at_every_call():
-    """set_k (nonlocal: a generic call) changes k: add_k, inlined, reads its cell at every call."""
+    """set_k (nonlocal: inlined, its store made at the call's return) changes k: add_k, inlined, reads its cell at
+    every call."""
     namespace: dict = {}
     plain = program("apply_and_poke", namespace)
     add_k, set_k, _ = namespace["make_adder"](3)

@@ -226,11 +226,14 @@ def test_variables_bound_for_good_are_given_to_the_generator_when_it_is_made():
     check(NS["reads_fixed_variables"], (rows, 2), (rows, 0.5), native=True)
 
 
-@pytest.mark.parametrize("name", ["reads_a_changing_variable", "reads_a_comprehension_variable"])
-def test_a_generator_reading_a_variable_that_changes_is_refused_and_explained(name):
-    func = NS[name]
+def test_a_generator_reading_a_variable_that_changes_reads_its_cell():
+    # (k, the loop's variable, is a cell variable: the generator's closure holds that cell, as CPython's does)
     rows = [[1, 2]] * 300
-    jitted = check(func, (rows,) if name == "reads_a_changing_variable" else (rows, 7))
+    jitted = check(NS["reads_a_changing_variable"], (rows,), native=True)
+    assert "may change" not in jit_module.explain(jitted)
+
+
+def test_a_generator_reading_a_comprehension_variable_is_refused_and_explained():
+    jitted = check(NS["reads_a_comprehension_variable"], ([[1, 2]] * 300, 7))
     report = jit_module.explain(jitted)
-    changing = "k" if name == "reads_a_changing_variable" else "n"
-    assert f"generator expression reading a variable of the function that may change ({changing})" in report, report
+    assert "generator expression reading a variable of a comprehension around it (n)" in report, report
