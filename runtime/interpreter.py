@@ -84,7 +84,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
 from jit.kinds import by_index
 from jit.unpacking import unpacker
 from runtime import messages
-from runtime.errors import internal, raise_at
+from runtime.errors import generator_raised, internal, raise_at
 from runtime.frame import UNBOUND, Frame
 
 _MISSING = object()
@@ -507,6 +507,9 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             where = pc - 1 if pc else 0
         else:
             frame.raised_at = None
+        converted = generator_raised(exc, code, where) if isinstance(exc, StopIteration) else None
+        if converted is not None:  # (PEP 479: raised in a generator expression's body, consumed inline)
+            exc, where = converted
         if view is not None:  # (run_loop: the loop driver points the user's frame at this pc)
             frame.error_pc = where
         try:
@@ -519,6 +522,8 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             if failed is exc:
                 raise
             # no stack left to point at the user's line: exc leaves as it is, with nothing of ours chained to it
+        if converted is not None:
+            raise exc from exc.__cause__
         raise
 
 

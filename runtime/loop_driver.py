@@ -39,12 +39,13 @@ from jit.lifecycle import Phase
 from jit.trace import WhenHot
 from runtime import parking
 from runtime.errors import (
-    COMPREHENSION_FRAMES,
-    comprehension_entry,
     fix_handoff_traceback,
+    generator_raised,
     handoff_locals,
     internal,
     loop_driver,
+    own_frame_entries,
+    own_frames_at,
     raise_in_comprehension,
 )
 from runtime.frame import UNBOUND, Frame
@@ -324,10 +325,16 @@ class LoopRuntime:
                         self.handoffs_counted += 1
                         raised = plan.runner.handoff_raised(tree)
                         if raised is not None:  # (the traceback shows the instruction native code left from)
+                            pc = raised[0]
+                            converted = generator_raised(exc, self.t1, pc)  # (PEP 479)
+                            if converted is not None:
+                                exc, pc = converted
                             if whole:
-                                raise_in_comprehension(exc, self.comprehension_entries(raised[0]))
+                                raise_in_comprehension(exc, self.comprehension_entries(pc))
                             frame = Frame(self.function, self.t1, raised[1][: self.t1.nslots])
-                            frame.error_pc = raised[0]
+                            frame.error_pc = pc
+                            if converted is not None:
+                                raise exc from exc.__cause__
                         raise
                     if out is None:
                         continue  # (the tree's entry type map does not match)
@@ -726,33 +733,14 @@ class LoopRuntime:
             self.busy = False
 
     def _comprehensions_at(self, pc: int | None) -> list[LoopInfo]:
-        """The comprehensions (their first loops) whose own frames CPython would run the instruction at pc in
-        (Python 3.11 only), outermost first."""
-        if not COMPREHENSION_FRAMES or pc is None:
-            return []
-        return sorted(
-            (loop for loop in self.t1.loops if loop.frame_name is not None and loop.contains(pc)),
-            key=lambda loop: loop.header_pc,
-        )
+        """The comprehensions and generator expressions (their first loops) whose own frames CPython would run the
+        instruction at pc in, outermost first (``runtime.errors.own_frames_at``)."""
+        return own_frames_at(self.t1, pc)
 
     def comprehension_entries(self, pc: int | None) -> list[tuple[types.FrameType, int, int]]:
-        """Traceback entries of the comprehensions' own frames for the instruction at pc (``_comprehensions_at``),
-        outermost first: each at the line where the next one starts, the innermost at the instruction's line, as
-        CPython 3.11's traceback shows them."""
-        levels = self._comprehensions_at(pc)
-        if not levels:
-            return []
-        assert pc is not None
-        code = self.t1
-        entries = []
-        qualname = f"{code.qualname}.<locals>"
-        for depth, level in enumerate(levels):
-            name = level.frame_name
-            assert name is not None
-            qualname = f"{qualname}.{name}"  # (a nested one's: f.<locals>.<listcomp>.<listcomp>, as CPython's)
-            line = code.lines[levels[depth + 1].frame_pc] if depth + 1 < len(levels) else code.lines[pc]
-            entries.append(comprehension_entry(code.filename, name, qualname, line))
-        return entries
+        """Traceback entries of the comprehensions' and generator expressions' own frames for the instruction at pc
+        (``_comprehensions_at``), outermost first, as CPython's traceback shows them."""
+        return own_frame_entries(self.t1, pc)
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at

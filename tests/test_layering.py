@@ -52,6 +52,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.frontend.nested_code",
         "jit.frontend.expressions",
         "jit.frontend.loops",
+        "jit.frontend.consumers",
         "jit.frontend.statements",
         "jit.frontend.instrument",
         "jit.frontend",

@@ -54,20 +54,22 @@ _ITERABLE = "_tracejit_iterable"
 
 
 def generator_function(
-    source: FunctionSource, node: ast.GeneratorExp, enclosing: Iterable[str] = ()
+    source: FunctionSource, node: ast.GeneratorExp, enclosing: Iterable[str] = (), changing: bool = False
 ) -> tuple[types.FunctionType, tuple[str, ...]]:
     """The generator function of node and the function's variables it reads (mangled), which it takes after the
     iterator, each bound for good when node is evaluated; raises Unsupported where the expression reads another
-    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names)."""
+    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names), unless
+    changing: then the generator takes the values they have when it is made (``jit.frontend.consumers``: the
+    generator of a call whose callee is not the builtin expected)."""
     if node.generators[0].is_async or any(isinstance(n, ast.Await) for n in ast.walk(node)):
         raise Unsupported("async generator expression", node.lineno)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
     own = _own_code(source, node, expression, enclosing, "<genexpr>")
-    changing = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
-    if changing:
+    changes = [name for name in own.co_freevars if name in enclosing or not _fixed(source, node, name)]
+    if changes and not changing:
         raise Unsupported(
-            f"generator expression reading a variable of the function that may change ({', '.join(changing)})",
+            f"generator expression reading a variable of the function that may change ({', '.join(changes)})",
             node.lineno,
         )
     body = [_loops(copy.deepcopy(node), 0)]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
+from jit.frontend.consumers import compile_consumed
 from jit.frontend.expressions import (
     FRAME_BUILTINS,
     compile_expr,
@@ -58,7 +59,7 @@ def compile_function(source: FunctionSource, partial: bool = False) -> T1Code:
     if frame_builtin is not None:
         name, line = frame_builtin
         raise Unsupported(f"{name}() (looks at the calling frame)", line)
-    b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
+    b = FunctionBuilder(source, lower_comprehension=compile_comprehension, lower_consumed=compile_consumed)
     if partial and not _cells_may_outlive_their_statement(source):
         b.cpython_only = []
     body = source.node.body
