@@ -37,7 +37,7 @@ from jit.frontend.instructions import FOR_ITER, FOR_RANGE, LoopInfo
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.lifecycle import Phase
 from jit.trace import WhenHot
-from runtime import parking
+from runtime import consumers, parking
 from runtime.errors import (
     fix_handoff_traceback,
     generator_raised,
@@ -159,6 +159,9 @@ class CodeHooks:
 
     iter = staticmethod(iter)
     extend = staticmethod(finish_comprehension)
+    consumer_is = staticmethod(consumers.consumer_is)
+    consumed = staticmethod(consumers.consumed)
+    consume_rest = staticmethod(consumers.consume_rest)
     unbound = UNBOUND
     name_error = NameError
     base_exception = BaseException

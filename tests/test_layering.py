@@ -137,6 +137,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "runtime",
         "runtime.messages",
         "runtime.errors",
+        "runtime.consumers",
         "runtime.interpreter",
         "runtime.handoff",
         "runtime.parking",

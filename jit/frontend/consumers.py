@@ -47,7 +47,7 @@ from jit.frontend.builder import FunctionBuilder, Label, at_line
 from jit.frontend.expressions import compile_expr, compile_jump_if, comprehension_names
 from jit.frontend.loops import compile_loop_head, compile_store
 from jit.frontend.nested_code import generator_function
-from jit.frontend.operators import BinOp, CompareOp
+from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 
 #: up to 3.11 builtin sum is a left fold with `+`; 3.12 adds compensated summation of floats
 SUM_IS_LEFT_FOLD = sys.version_info < (3, 12)
@@ -63,6 +63,21 @@ _BY_NAME = {
     "tuple": "call",
     "frozenset": "call",
     "sorted": "call",
+}
+
+
+#: what the loop of each consumer builds in its accumulator, where CPython hands it over whole (the loop driver
+#: makes it: ``LoopInfo.builds``): any/all whether an element decided, sum its total, the others a list or set
+_BUILDS: dict[str, type] = {
+    "any": bool,
+    "all": bool,
+    "sum": int,
+    "list": list,
+    "set": set,
+    "frozenset": set,
+    "tuple": list,
+    "sorted": list,
+    "join": list,
 }
 
 
@@ -215,6 +230,10 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
                 b.emit(I.LOAD_CONST, 0)
             b.emit(I.STORE_FAST, acc)
             return
+        if kind in ("any", "all"):  # (whether an element decided: the loop stops there)
+            b.emit(I.LOAD_CONST, False)
+            b.emit(I.STORE_FAST, acc)
+            return
         for slot, keyword in zip(extras, node.keywords):
             compile_expr(b, keyword.value)
             b.emit(I.STORE_FAST, slot)
@@ -234,6 +253,11 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         if i == 0:
             b.comprehension_scopes.append(scope)
             ctx.info.frame_name, ctx.info.frame_pc = "<genexpr>", at
+            if ctx.info.parent is None and not extras:  # (outside every loop: CPython may hand it over whole)
+                ctx.info.comprehension = (node.lineno, node.col_offset)
+                ctx.info.accumulator = acc
+                ctx.info.builds = _BUILDS[name]
+                ctx.info.consumer = name
         with at_line(b, gen.target):
             compile_store(b, gen.target)
         next_item = Label()
@@ -245,7 +269,10 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
     if kind in ("any", "all"):
         inner.break_label = Label()
         # (the builtin tests the truth of the value yielded: once, whatever the element is)
-        b.emit_jump(I.POP_JUMP_IF_TRUE if kind == "any" else I.POP_JUMP_IF_FALSE, inner.break_label)
+        b.emit_jump(I.POP_JUMP_IF_FALSE if kind == "any" else I.POP_JUMP_IF_TRUE, contexts[-1][1])
+        b.emit(I.LOAD_CONST, True)  # (decided, before the loops are left: a hand-over whole reads it there)
+        b.emit(I.STORE_FAST, acc)
+        b.emit_jump(I.JUMP, inner.break_label)
     elif kind == "sum":
         b.emit(I.LOAD_FAST, acc)
         b.emit(I.SWAP, 2)
@@ -270,12 +297,15 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
     variables = sorted(scope.values())
     done = Label()
     if kind in ("any", "all"):
-        b.emit(I.LOAD_CONST, kind == "all")  # (exhausted)
-        b.emit_jump(I.JUMP, done)
+        decided = Label()
+        b.emit_jump(I.JUMP, decided)  # (exhausted)
         assert first.break_label is not None
         b.place(first.break_label)
         b.emit(I.CLEAR_SLOTS, (first.info.hidden[0], len(first.info.hidden)))
-        b.emit(I.LOAD_CONST, kind == "any")
+        b.place(decided)
+        b.emit(I.LOAD_FAST_AND_CLEAR, acc)
+        if kind == "all":
+            b.emit(I.UNARY_OP, UnaryOp.NOT)
     elif kind == "call" or kind == "join":
         b.emit(I.LOAD_FAST, callee)
         b.emit(I.LOAD_FAST_AND_CLEAR, acc)

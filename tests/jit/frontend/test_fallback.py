@@ -334,7 +334,7 @@ def f(items):
 def f(n):
     k = 3
     k += 1
-    return sum(i * k for i in range(n))  #<
+    return max((i * k for i in range(n)), default=0)  #<
 """,
         "f",
         [0, 12],
