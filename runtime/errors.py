@@ -191,6 +191,23 @@ def own_frame_entries(
     return entries
 
 
+def enter_own_frames(exc: BaseException, code: Any, pc: int) -> int:
+    """Start exc's traceback (tracejit's frames dropped) with the entries of the own frames the instruction at pc of
+    tier-1 code `code` runs in (``own_frame_entries``), for it to be raised from the function's line then (as
+    ``raise_at`` does): as CPython's traceback shows them after the function's frame. The pc whose line the
+    function's frame shows: the outermost own frame's call, else pc."""
+    levels = own_frames_at(code, pc)
+    if not levels:
+        return pc
+    entries = own_frame_entries(code, pc, levels)
+    clean_traceback(exc)
+    rebuilt = exc.__traceback__
+    for frame, lasti, lineno in reversed(entries):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
+    exc.__traceback__ = rebuilt
+    return levels[0].frame_pc
+
+
 def generator_raised(exc: BaseException, code: Any, pc: int) -> tuple[RuntimeError, int] | None:
     """PEP 479 for a generator expression consumed inline (``jit.frontend.consumers``): where exc, a StopIteration
     raised at pc of tier-1 code `code`, was raised in the body of one (its loops, from its first FOR_ITER: the

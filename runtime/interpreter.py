@@ -84,7 +84,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
 from jit.kinds import by_index
 from jit.unpacking import unpacker
 from runtime import messages
-from runtime.errors import generator_raised, internal, raise_at
+from runtime.errors import enter_own_frames, generator_raised, internal, raise_at
 from runtime.frame import UNBOUND, Frame
 
 _MISSING = object()
@@ -517,7 +517,8 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 frame.trace_hook.abort(Abort(Reason.EXCEPTION_RAISED))
                 frame.trace_hook = None
             if view is None:
-                raise_at(exc, code, where)
+                # (after the comprehensions' and generator expressions' own frames, at their call)
+                raise_at(exc, code, enter_own_frames(exc, code, where))
         except RecursionError as failed:
             if failed is exc:
                 raise

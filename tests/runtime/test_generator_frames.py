@@ -2,8 +2,8 @@
 (``jit.frontend.consumers``), in a handed-over loop (natively, or in the tier-1 interpreter): CPython runs a generator
 expression in a frame of its own on every version, so the traceback shows ``<genexpr>`` after the user's frame, at
 the line CPython's does (``runtime.errors.own_frame_entries``); a StopIteration raised in the body becomes CPython's
-RuntimeError, whose traceback ends at the call, the StopIteration's starting at the expression's frame. Compared
-with CPython's own tracebacks (function names, qualified names and lines, of the exception and of its cause) after
+RuntimeError, whose traceback ends at the call, the StopIteration's starting at the expression's frame. In the
+tier-1 interpreter too (``interpreter=True``: the whole function). Compared with CPython's own tracebacks (function names, qualified names and lines, of the exception and of its cause) after
 warm-up calls that compile the loop, and on a first call."""
 
 from __future__ import annotations
@@ -121,10 +121,11 @@ def _frames(fn, arg):
 
 @pytest.mark.parametrize("name", sorted(FAILING))
 @pytest.mark.parametrize("warm", [True, False], ids=["native", "first-call"])
-def test_the_traceback_shows_the_generators_frames_as_cpythons(name, warm):
+@pytest.mark.parametrize("interpreter", [False, True], ids=["cpython", "interpreter"])
+def test_the_traceback_shows_the_generators_frames_as_cpythons(name, warm, interpreter):
     plain = define(SOURCE, name)
     expected = _frames(plain, FAILING[name])
-    f = jit(threshold=2, side_exit_threshold=2)(define(SOURCE, name))
+    f = jit(threshold=2, side_exit_threshold=2, interpreter=interpreter)(define(SOURCE, name))
     if warm:
         healthy = FAILING[name][:-1]
         f(healthy)
