@@ -252,6 +252,20 @@ def nested_and_scoped(rows, x):
     return out, x
 
 
+def reads_unbound(rows, bind):
+    out = []
+    for row in rows:
+        if bind:
+            k = 2
+        out.append(sum(x * k for x in row))
+        out.append(any(x > k for x in row))
+    return out
+
+
+def test_reading_an_unbound_local_raises_cpythons_name_error():
+    check(reads_unbound, (ROWS, True), (ROWS, False), ([], False))
+
+
 def test_nested_expressions_reading_loop_variables_and_no_leak():
     check(nested_and_scoped, (ROWS, "outer"), native=True)
 
