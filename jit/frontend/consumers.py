@@ -3,8 +3,9 @@
 result, in hidden slots of the function, as the comprehensions of ``jit.frontend.loops`` are.
 
 The callee is a plain name (``any``, ``all``, ``sum``, ``list``, ``tuple``, ``set``, ``frozenset``,
-``sorted``) or `<expr>.join`, and the generator expression its only positional argument (``sum`` may take a
-start, positionally or as ``start=``; ``sorted`` any keywords, which CPython passes on to ``list.sort``). Tier-1
+``sorted``, ``min``, ``max``) or `<expr>.join`, and the generator expression its only positional argument (``sum``
+may take a start, positionally or as ``start=``; ``sorted`` any keywords, which CPython passes on to
+``list.sort``; ``min`` and ``max`` ``key=`` and ``default=``). Tier-1
 code evaluates what CPython evaluates, in its order: the callee, then the first iterable and iter() of it, then
 the other arguments. Between the callee and the iterable it checks, without running any user code, that the
 callee is the builtin (for `.join`: that the object is an exact ``str``, whose `join` is ``str.join``). If so,
@@ -18,7 +19,10 @@ the expression runs inlined:
 * ``list`` and ``set`` build their container as a list or set comprehension does; ``tuple``, ``frozenset``,
   ``sorted`` and `.join` build a list (a set for ``frozenset``), as CPython's builtins do first, then the builtin
   itself is called on it (``sorted`` with the keywords evaluated before the loop: its key function and its errors
-  are CPython's).
+  are CPython's);
+* ``min``/``max`` take the first element, then each whose value (its key's, with a key) compares less (greater)
+  than the best one's, the comparison's truth tested once, as the builtin does; with no element, the default or the
+  builtin's ValueError.
 
 Otherwise (the name rebound in the globals, a str subclass's `join`) the real generator is made from iter() of
 the iterable and the callee called with it, as ``expressions._generator_expression`` does. The iterable and the
@@ -32,7 +36,9 @@ live in hidden slots, cleared when it ends, as its frame is under CPython.
 
 Left as CPython's generator: an expression holding ``:=``, ``await`` or ``yield``, or another comprehension,
 generator expression or lambda in its first iterable or the consumer's other arguments (compiled twice, they
-would be two loops or functions of one position); ``min``/``max``.
+would be two loops or functions of one position). Outside every loop, CPython hands the call over whole
+(``jit.frontend.instrument``, ``runtime.consumers``) where it has no argument but the expression and the consumer
+is not ``min``/``max``.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ _BY_NAME = {
     "tuple": "call",
     "frozenset": "call",
     "sorted": "call",
+    "min": "min",
+    "max": "max",
 }
 
 
@@ -101,6 +109,9 @@ def consumer_kind(b: FunctionBuilder, node: ast.Call) -> str | None:
         elif name == "sorted":
             if len(node.args) != 1:
                 return None
+        elif name in ("min", "max"):
+            if len(node.args) != 1 or any(k.arg not in ("key", "default") for k in node.keywords):
+                return None
         elif len(node.args) != 1 or node.keywords:
             return None
     elif isinstance(func, ast.Attribute) and func.attr == "join":
@@ -135,6 +146,42 @@ def check_sum_start(start: Any) -> Any:
     if isinstance(start, bytearray):
         raise TypeError("sum() can't sum bytearray [use b''.join(seq) instead]")
     return start
+
+
+#: what min/max hold before the first element
+NO_ITEM = object()
+
+
+def _empty_message() -> str:
+    """builtin min's error where it gets no element and no default, its name a field (probed: the text differs
+    across versions)."""
+    try:
+        min(iter(()))
+    except ValueError as exc:
+        return str(exc).replace("min()", "{name}()")
+    raise AssertionError("min of nothing did not raise")
+
+
+EMPTY_MESSAGE = _empty_message()
+
+
+def key_function(key: Any) -> Any:
+    """min's and max's key: None is no key (each element its own value)."""
+    return _itself if key is None else key
+
+
+def _itself(value: Any) -> Any:
+    return value
+
+
+def min_max_result(name: str, best: Any, *default: Any) -> Any:
+    """What min or max (name) returns having consumed every element: the best one, else the default if given, else
+    the builtin's ValueError."""
+    if best is NO_ITEM:
+        if default:
+            return default[0]
+        raise ValueError(EMPTY_MESSAGE.format(name=name))
+    return best
 
 
 def compile_consumed(b: FunctionBuilder, node: ast.Call) -> bool:
@@ -218,6 +265,13 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
     acc = b.new_hidden(f".{kind}")
     extras = [b.new_hidden(f".argument{i}") for i in range(len(node.args) - 1 + len(node.keywords))]
     name = node.func.id if isinstance(node.func, ast.Name) else "join"
+    by_keyword = {k.arg: slot for slot, k in zip(extras, node.keywords)}
+    key, default = by_keyword.get("key"), by_keyword.get("default")
+    item = value = best = -1
+    if kind in ("min", "max"):  # (the element, and with a key its key's value and the best one's)
+        item = b.new_hidden(".item")
+        if key is not None:
+            value, best = b.new_hidden(".value"), b.new_hidden(".best")
 
     def before_loop() -> None:  # (after iter() of the first iterable, as CPython evaluates the other arguments)
         if kind == "sum":
@@ -237,7 +291,15 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         for slot, keyword in zip(extras, node.keywords):
             compile_expr(b, keyword.value)
             b.emit(I.STORE_FAST, slot)
-        if kind in ("list", "set", "call", "join"):
+        if kind in ("min", "max"):  # (no element yet; a key of None is none, as the builtin takes it)
+            if key is not None:
+                b.emit(I.LOAD_CONST, key_function)
+                b.emit(I.LOAD_FAST, key)
+                b.emit(I.CALL, 1)
+                b.emit(I.STORE_FAST, key)
+            b.emit(I.LOAD_CONST, NO_ITEM)
+            b.emit(I.STORE_FAST, acc)
+        else:
             b.emit(I.BUILD_SET if name in ("set", "frozenset") else I.BUILD_LIST, 0)
             b.emit(I.STORE_FAST, acc)
 
@@ -253,7 +315,8 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         if i == 0:
             b.comprehension_scopes.append(scope)
             ctx.info.frame_name, ctx.info.frame_pc = "<genexpr>", at
-            if ctx.info.parent is None and not extras:  # (outside every loop: CPython may hand it over whole)
+            # (outside every loop: CPython may hand it over whole)
+            if ctx.info.parent is None and not extras and name in _BUILDS:
                 ctx.info.comprehension = (node.lineno, node.col_offset)
                 ctx.info.accumulator = acc
                 ctx.info.builds = _BUILDS[name]
@@ -273,6 +336,29 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         b.emit(I.LOAD_CONST, True)  # (decided, before the loops are left: a hand-over whole reads it there)
         b.emit(I.STORE_FAST, acc)
         b.emit_jump(I.JUMP, inner.break_label)
+    elif kind in ("min", "max"):
+        # as the builtin: the first element taken, then each whose value compares less (greater) than the best's
+        take = Label()
+        b.emit(I.STORE_FAST, item)
+        if key is not None:
+            b.emit(I.LOAD_FAST, key)
+            b.emit(I.LOAD_FAST, item)
+            b.emit(I.CALL, 1)
+            b.emit(I.STORE_FAST, value)
+        b.emit(I.LOAD_FAST, acc)
+        b.emit(I.LOAD_CONST, NO_ITEM)
+        b.emit(I.COMPARE_OP, CompareOp.IS)
+        b.emit_jump(I.POP_JUMP_IF_TRUE, take)
+        b.emit(I.LOAD_FAST, item if key is None else value)
+        b.emit(I.LOAD_FAST, acc if key is None else best)
+        b.emit(I.COMPARE_OP, CompareOp.LT if kind == "min" else CompareOp.GT)
+        b.emit_jump(I.POP_JUMP_IF_FALSE, contexts[-1][1])
+        b.place(take)
+        b.emit(I.LOAD_FAST, item)
+        b.emit(I.STORE_FAST, acc)
+        if key is not None:
+            b.emit(I.LOAD_FAST, value)
+            b.emit(I.STORE_FAST, best)
     elif kind == "sum":
         b.emit(I.LOAD_FAST, acc)
         b.emit(I.SWAP, 2)
@@ -306,6 +392,16 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         b.emit(I.LOAD_FAST_AND_CLEAR, acc)
         if kind == "all":
             b.emit(I.UNARY_OP, UnaryOp.NOT)
+    elif kind in ("min", "max"):
+        b.emit(I.LOAD_CONST, min_max_result)
+        b.emit(I.LOAD_CONST, name)
+        b.emit(I.LOAD_FAST_AND_CLEAR, acc)
+        if default is not None:
+            b.emit(I.LOAD_FAST_AND_CLEAR, default)
+        b.emit(I.CALL, 2 if default is None else 3)
+        for slot in (item, value, best, -1 if key is None else key):
+            if slot >= 0:
+                b.emit(I.CLEAR_SLOTS, (slot, 1))
     elif kind == "call" or kind == "join":
         b.emit(I.LOAD_FAST, callee)
         b.emit(I.LOAD_FAST_AND_CLEAR, acc)

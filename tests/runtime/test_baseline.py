@@ -578,7 +578,7 @@ def cold(xs):
 def test_function_without_loop_statements_keeps_its_code():
     # (a generator expression no builtin tracejit inlines consumes is a frame of its own: never handed over, unlike
     # a list comprehension, or one that sum consumes: tests/runtime/test_consumer_handoff.py)
-    func = define("def f(n):\n    return max(i * i for i in range(n))\n", "f")
+    func = define("def f(n):\n    return math.fsum(i * i for i in range(n))\n", "f")
     jitted = jit(threshold=2)(func)
     for _ in range(3):
         assert jitted(50) == func(50)

@@ -318,3 +318,57 @@ def test_the_last_element_is_released_with_the_expression():
 
 def test_args_with_keywords():
     check(every_consumer, Args(ROWS, t=2))
+
+
+def minimum_and_maximum(rows, t):
+    out = []
+    for row in rows:
+        out.append(min((x for x in row), default=None))
+        out.append(max((x * t for x in row if x != t), default=-1))
+        out.append(min((x for x in row), key=lambda v: abs(v - t), default=0))
+        out.append(max((x for x in row), key=None, default="none"))
+        out.append(max(str(x) for x in row) if row else "")
+    return out
+
+
+def test_min_and_max():
+    check(minimum_and_maximum, (ROWS, 3), (ROWS, 0), ([], 1), native=True)
+
+
+def min_of_nothing(rows):
+    out = []
+    for row in rows:
+        out.append(min(x for x in row))
+        out.append(max((x for x in row), key=lambda v: -v))
+    return out
+
+
+class Ordered:
+    """Compared by `<` and `>`, each comparison counted: min and max compare in CPython's order."""
+
+    log = []
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        Ordered.log.append(("<", self.v, other.v))
+        return self.v < other.v
+
+    def __gt__(self, other):
+        Ordered.log.append((">", self.v, other.v))
+        return self.v > other.v
+
+
+def min_max_order(rows):
+    Ordered.log.clear()
+    out = []
+    for row in rows:
+        out.append(min(Ordered(x) for x in row).v)
+        out.append(max(Ordered(x) for x in row).v)
+    return out, list(Ordered.log)
+
+
+def test_min_and_max_of_nothing_and_their_order_of_comparisons():
+    check(min_of_nothing, ([[1, 2]] * 5 + [[]],), ([[3, 1, 2]] * 5,), native=True)
+    check(min_max_order, ([[3, 1, 2, 1, 5, 5]] * 6,), native=True)

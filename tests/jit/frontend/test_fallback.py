@@ -334,7 +334,7 @@ def f(items):
 def f(n):
     k = 3
     k += 1
-    return max((i * k for i in range(n)), default=0)  #<
+    return math.fsum(i * k for i in range(n))  #<
 """,
         "f",
         [0, 12],
