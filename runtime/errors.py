@@ -153,10 +153,11 @@ COMPREHENSION_FRAMES = _comprehension_frames()
 def own_frames_at(code: Any, pc: int | None) -> list[Any]:
     """The first loops of the comprehensions and generator expressions of tier-1 code `code` whose own frames CPython
     would run the instruction at pc in, outermost first: a generator expression's on every version, a list, set or
-    dict comprehension's where the running Python makes one (3.11)."""
+    dict comprehension's where the running Python makes one (3.11). (What a builtin consuming a generator
+    expression does with each element, ``LoopInfo.consumer_pcs``, runs in the frame around the expression's.)"""
     if pc is None:
         return []
-    return sorted(
+    levels = sorted(
         (
             loop
             for loop in code.loops
@@ -166,6 +167,10 @@ def own_frames_at(code: Any, pc: int | None) -> list[Any]:
         ),
         key=lambda loop: loop.header_pc,
     )
+    for depth, level in enumerate(levels):
+        if pc in level.consumer_pcs:
+            return levels[:depth]
+    return levels
 
 
 def own_frame_entries(

@@ -31,7 +31,9 @@ other arguments are compiled on both paths; neither runs both.
 CPython runs a generator expression in a frame of its own, on every version (PEP 709 inlines comprehensions
 only): the first loop's ``LoopInfo.frame_name`` is ``<genexpr>`` and its ``frame_pc`` an instruction at the
 call, so an error in the body shows that frame in the traceback (``runtime.errors``), and a StopIteration raised
-there becomes CPython's ``RuntimeError("generator raised StopIteration")`` (PEP 479). The expression's variables
+there becomes CPython's ``RuntimeError("generator raised StopIteration")`` (PEP 479). What the builtin does with
+each element (its truth test, `+`, a set's hash, min's key and comparison: ``LoopInfo.consumer_pcs``) runs in the
+caller's frame, not the generator's: an error there shows at the call, and a StopIteration stays one. The expression's variables
 live in hidden slots, cleared when it ends, as its frame is under CPython.
 
 Left as CPython's generator: an expression holding ``:=``, ``await`` or ``yield``, or another comprehension,
@@ -329,6 +331,7 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
             compile_jump_if(b, cond, next_item, False)
     inner = contexts[-1][0]
     compile_expr(b, genexp.elt)
+    consuming = len(b.ops)  # (from here the builtin's work: what raises there shows at the call, not in the frame)
     if kind in ("any", "all"):
         inner.break_label = Label()
         # (the builtin tests the truth of the value yielded: once, whatever the element is)
@@ -366,6 +369,7 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
         b.emit(I.STORE_FAST, acc)
     else:
         b.emit(I.SET_ADD if name in ("set", "frozenset") else I.LIST_APPEND, acc)
+    contexts[0][0].info.consumer_pcs = range(consuming, len(b.ops))
     for level in range(len(contexts) - 1, -1, -1):
         ctx, next_item = contexts[level]
         b.place(next_item)

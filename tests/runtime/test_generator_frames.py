@@ -2,7 +2,9 @@
 (``jit.frontend.consumers``), in a handed-over loop (natively, or in the tier-1 interpreter): CPython runs a generator
 expression in a frame of its own on every version, so the traceback shows ``<genexpr>`` after the user's frame, at
 the line CPython's does (``runtime.errors.own_frame_entries``); a StopIteration raised in the body becomes CPython's
-RuntimeError, whose traceback ends at the call, the StopIteration's starting at the expression's frame. In the
+RuntimeError, whose traceback ends at the call, the StopIteration's starting at the expression's frame. What the
+builtin does with each element (`+`, a truth test, a hash, min's key) raises in the caller's frame, not the
+expression's: a StopIteration there stays one. In the
 tier-1 interpreter too (``interpreter=True``: the whole function). Compared with CPython's own tracebacks (function names, qualified names and lines, of the exception and of its cause) after
 warm-up calls that compile the loop, and on a first call."""
 
@@ -80,9 +82,58 @@ def stops_in_a_call(rows):
         it = iter(r)
         t.append(all(next(it) for _ in range(2)))
     return t
+
+
+class Truth:
+    def __init__(self, error):
+        self.error = error
+
+    def __bool__(self):
+        raise self.error
+
+
+def adds_strings(rows):
+    t = 0
+    for r in rows:
+        t += sum(x for x in r)
+    return t
+
+
+def tests_truth(rows):
+    t = 0
+    for r in rows:
+        if any(Truth(StopIteration(x)) if x > 5 else x for x in r):
+            t += 1
+    return t
+
+
+def hashes(rows):
+    t = 0
+    for r in rows:
+        t += len(set([x] if x > 5 else x for x in r))
+    return t
+
+
+def keys(rows):
+    t = 0
+    for r in rows:
+        t += min((x for x in r), key=lambda v: 10 // v)
+    return t
+
+
+def consumed_in_a_generator(ms):
+    t = 0
+    for m in ms:
+        t += sum(sum(x for x in row) for row in m)
+    return t
 """
 
 FAILING = {
+    "adds_strings": [[1, 2]] * 300 + [[1, "a"]],
+    "tests_truth": [[0, 1]] * 300 + [[0, 7]],
+    "hashes": [[1, 2]] * 300 + [[1, 7]],
+    "keys": [[1, 2]] * 300 + [[1, 0]],
+    "consumed_in_a_generator": [[[1, 2], [3]]] * 300 + [[[1], [2, "a"]]],
     "flat": [[1, 2]] * 300 + [[1, 0]],
     "spread": [[1, None, 2]] * 300 + [[None, 0]],
     "nested": [[[1, 2], [3]]] * 300 + [[[1], [2, 0]]],
