@@ -431,7 +431,9 @@ class _Gen:
             return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).p()}])")
         fn = "max" if kind == "max" else "sum"
         if self.flag(40):
-            if fn == "sum" and self.flag(50):
+            # (not beside a try: partial code is refused where a generator expression reads a variable a loop binds,
+            # jit.frontend.statements._cells_may_outlive_their_statement)
+            if fn == "sum" and not self.use_try and self.flag(50):
                 return self.consumed(inner, depth, growth, source)
             return self.nested_code(sc, depth, growth, fn)
         elt = self.num_expr(inner, depth, growth).text
