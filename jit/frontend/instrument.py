@@ -712,9 +712,10 @@ class _Instrumenter:
             self.single_copy.add(loop.index)  # (handed over at its header only)
             self.handed_comprehensions.add(loop.index)
             names = {n: self.hidden(f"c{n}", number) for n in ("S", "C", "I", "O", "R", "F")}
-            temps.extend(names[n] for n in ("I", "O", "R", "F"))
-            # (a generator expression a builtin consumes, jit.frontend.consumers: the call is handed over)
+            # (a generator expression a builtin consumes, jit.frontend.consumers: the call is handed over, its
+            # callee in F)
             call = found_node if isinstance(found_node, ast.Call) else None
+            temps.extend(names[n] for n in ("I", "O", "R", "F") if n != "F" or call is not None)
             comprehension = found_node.args[0] if isinstance(found_node, ast.Call) else found_node
             index = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
             for part, template in _COMPREHENSION_PARTS.items():
