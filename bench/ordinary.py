@@ -649,6 +649,24 @@ def nearest_distance(n: int) -> tuple[float, float]:
     return round(total, 6), best
 
 
+# --- generator expressions consumed by any() and sum() ---------------------------------------------------------
+
+
+def flagged_rows(n: int) -> tuple[int, int]:
+    """Rows tested with any() and totalled with sum() of generator expressions, in a loop: `if any(x > t for x in
+    row):`, `energy += sum(x * x for x in row)` (the threshold changes in the loop)."""
+    rows = [[(i * 7 + j * 13) % 101 for j in range(8)] for i in range(64)]
+    flagged = 0
+    energy = 0
+    for i in range(n):
+        row = rows[i % 64]
+        t = 90 + i % 10
+        if any(x > t for x in row):
+            flagged += 1
+        energy += sum(x * x for x in row)
+    return flagged, energy
+
+
 def _run(f: Callable[[int], Any], n: int) -> Any:
     return f(n)
 
@@ -698,4 +716,5 @@ ORDINARY: dict[str, Case] = {
     "nearest_distance": Case(nearest_distance, 200_000, 4000, what="a helper def of the function called in its loop"),
     "normalize": Case(normalize, 20_000, 500, _call_normalize, "a top-level list comprehension over floats"),
     "best_of_kind": Case(best_of_kind, 20_000, 500, _call_best_of_kind, "top-level dict and set comprehensions"),
+    "flagged_rows": Case(flagged_rows, 50_000, 1000, what="any() and sum() of generator expressions in a loop"),
 }

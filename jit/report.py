@@ -28,7 +28,10 @@ def explain_report(state: JitFunction) -> str:
         lines.append(f"  runs as plain CPython from now on: {state.gave_up}")
         where = "tier-1 code"
     elif cpython and state.loop_runtime is None:
-        lines.append("  runs as plain CPython: no for or while statement nor comprehension to hand to the JIT")
+        lines.append(
+            "  runs as plain CPython: no for or while statement, comprehension nor generator expression consumed by"
+            " a builtin to hand to the JIT"
+        )
         where = "tier-1 code"
     elif cpython:
         where = "CPython runs it and hands hot loops to the JIT; tier-1 code"
@@ -112,6 +115,8 @@ def _cpython_status(state: JitFunction, index: int) -> str:
     runtime = state.loop_runtime
     loop = state.code.loops[index]  # type: ignore[union-attr]
     if loop.statement is None and index not in runtime.comprehensions:
+        if loop.frame_name == "<genexpr>":  # (jit.frontend.consumers: inlined where a builtin consumes it)
+            return "a generator expression's loop, consumed by a builtin: runs where its statement runs"
         return "a comprehension's loop: runs where its statement runs"
     count = runtime.counters[index]
     # (a comprehension handed over whole is counted as a loop statement is, by iterations: jit.frontend.instrument)

@@ -165,6 +165,96 @@ def _comprehension_frames() -> bool:
 COMPREHENSION_FRAMES = _comprehension_frames()
 
 
+def own_frame_loops(code: Any) -> list[Any]:
+    """The first loops of the comprehensions and generator expressions of tier-1 code `code` that CPython runs in
+    frames of their own, outermost first: a generator expression's on every version, a list, set or dict
+    comprehension's where the running Python makes one (3.11)."""
+    return sorted(
+        (
+            loop
+            for loop in code.loops
+            if loop.frame_name is not None and (COMPREHENSION_FRAMES or loop.frame_name == "<genexpr>")
+        ),
+        key=lambda loop: loop.header_pc,
+    )
+
+
+def own_frames_at(code: Any, pc: int | None, candidates: list[Any] | None = None) -> list[Any]:
+    """Those of ``own_frame_loops(code)`` (or of candidates, that list made once) whose own frames CPython would run
+    the instruction at pc in, outermost first. (What a builtin consuming a generator expression does with each
+    element, ``LoopInfo.consumer_pcs``, runs in the frame around the expression's.)"""
+    if pc is None:
+        return []
+    levels = [loop for loop in (own_frame_loops(code) if candidates is None else candidates) if loop.contains(pc)]
+    for depth, level in enumerate(levels):
+        if pc in level.consumer_pcs:
+            return levels[:depth]
+    return levels
+
+
+def own_frame_entries(
+    code: Any, pc: int | None, levels: list[Any] | None = None
+) -> list[tuple[types.FrameType, int, int]]:
+    """Traceback entries of the own frames (``own_frames_at``, or levels: some of them, the innermost last) the
+    instruction at pc of tier-1 code `code` runs in, outermost first: each at the line where the next one starts,
+    the innermost at the instruction's line, as CPython's traceback shows them."""
+    if levels is None:
+        levels = own_frames_at(code, pc)
+    if not levels:
+        return []
+    assert pc is not None
+    entries = []
+    qualname = f"{code.qualname}.<locals>"
+    for level in own_frames_at(code, levels[0].frame_pc):  # (the frames around the first level's, if any)
+        qualname = f"{qualname}.{level.frame_name}"
+    for depth, level in enumerate(levels):
+        name = level.frame_name
+        qualname = f"{qualname}.{name}"  # (a nested one's: f.<locals>.<listcomp>.<genexpr>, as CPython's)
+        line = code.lines[levels[depth + 1].frame_pc] if depth + 1 < len(levels) else code.lines[pc]
+        entries.append(comprehension_entry(code.filename, name, qualname, line))
+    return entries
+
+
+def enter_own_frames(exc: BaseException, code: Any, pc: int) -> int:
+    """Start exc's traceback (tracejit's frames dropped) with the entries of the own frames the instruction at pc of
+    tier-1 code `code` runs in (``own_frame_entries``), for it to be raised from the function's line then (as
+    ``raise_at`` does): as CPython's traceback shows them after the function's frame. The pc whose line the
+    function's frame shows: the outermost own frame's call, else pc."""
+    levels = own_frames_at(code, pc)
+    if not levels:
+        return pc
+    entries = own_frame_entries(code, pc, levels)
+    clean_traceback(exc)
+    rebuilt = exc.__traceback__
+    for frame, lasti, lineno in reversed(entries):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
+    exc.__traceback__ = rebuilt
+    return levels[0].frame_pc
+
+
+def generator_raised(exc: BaseException, code: Any, pc: int) -> tuple[RuntimeError, int] | None:
+    """PEP 479 for a generator expression consumed inline (``jit.frontend.consumers``): where exc, a StopIteration
+    raised at pc of tier-1 code `code`, was raised in the body of one (its loops, from its first FOR_ITER: the
+    end of an iterator it loops over raises nothing), the RuntimeError CPython raises instead, caused by exc, and
+    the pc where it shows in the code around (the innermost such expression's call); exc's traceback then starts
+    at the expression's own frame, as CPython's does. None elsewhere."""
+    generators = [level for level in own_frames_at(code, pc) if level.frame_name == "<genexpr>"]
+    if not isinstance(exc, StopIteration) or not generators:
+        return None
+    innermost = generators[-1]
+    levels = own_frames_at(code, pc)
+    inside = levels[levels.index(innermost) :]
+    clean_traceback(exc)
+    rebuilt = exc.__traceback__
+    for frame, lasti, lineno in reversed(own_frame_entries(code, pc, inside)):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
+    exc.__traceback__ = rebuilt
+    converted = RuntimeError("generator raised StopIteration")
+    converted.__cause__ = exc
+    converted.__context__ = exc
+    return converted, innermost.frame_pc
+
+
 @internal
 def raise_in_comprehension(exc: BaseException, entries: list[tuple[types.FrameType, int, int]]) -> NoReturn:
     """Re-raise exc, raised in a comprehension that CPython handed over whole, as if from that comprehension's own

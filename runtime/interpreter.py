@@ -90,7 +90,7 @@ from jit.frontend.instructions import (  # opcodes as plain globals: the dispatc
 from jit.kinds import by_index
 from jit.unpacking import unpacker
 from runtime import messages
-from runtime.errors import internal, raise_at
+from runtime.errors import enter_own_frames, generator_raised, internal, own_frames_at, raise_at
 from runtime.frame import UNBOUND, Frame
 
 _MISSING = object()
@@ -258,7 +258,7 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 push(slots[arg])
                 if stack[-1] is UNBOUND:
                     pop()
-                    raise messages.unbound_local(code.slot_names[arg], pc - 1 in code.comprehension_loads)
+                    raise _unbound(code, arg, pc - 1)
             elif op == LOAD_CONST:
                 push(arg)
             elif op == STORE_FAST:
@@ -552,6 +552,9 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             where = pc - 1 if pc else 0
         else:
             frame.raised_at = None
+        converted = generator_raised(exc, code, where) if isinstance(exc, StopIteration) else None
+        if converted is not None:  # (PEP 479: raised in a generator expression's body, consumed inline)
+            exc, where = converted
         if view is not None:  # (run_loop: the loop driver points the user's frame at this pc)
             frame.error_pc = where
         try:
@@ -559,12 +562,27 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
                 frame.trace_hook.abort(Abort(Reason.EXCEPTION_RAISED))
                 frame.trace_hook = None
             if view is None:
-                raise_at(exc, code, where)
+                # (after the comprehensions' and generator expressions' own frames, at their call)
+                raise_at(exc, code, enter_own_frames(exc, code, where))
         except RecursionError as failed:
             if failed is exc:
                 raise
             # no stack left to point at the user's line: exc leaves as it is, with nothing of ours chained to it
+        if converted is not None:
+            raise exc from exc.__cause__
         raise
+
+
+def _unbound(code: Any, slot: int, pc: int) -> NameError:
+    """The error of reading unbound slot at pc: a local read inside a generator expression is one of its free
+    variables on every version (its own frame: PEP 709 inlines comprehensions only), inside a comprehension
+    what the running Python raises there, else UnboundLocalError."""
+    name = code.slot_names[slot]
+    if pc not in code.comprehension_loads:
+        return messages.unbound_local(name)
+    if any(level.frame_name == "<genexpr>" for level in own_frames_at(code, pc)):
+        return messages.unbound_free(name)
+    return messages.unbound_local(name, True)
 
 
 def super_attribute(callable_: Any, cell: Any, first: Any, name: str) -> Any:

@@ -37,14 +37,16 @@ from jit.frontend.instructions import FOR_ITER, FOR_RANGE, POP_JUMP_IF_FALSE, PO
 from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
 from jit.lifecycle import Phase
 from jit.trace import WhenHot
-from runtime import parking
+from runtime import consumers, parking
 from runtime.errors import (
-    COMPREHENSION_FRAMES,
-    comprehension_entry,
     fix_handoff_traceback,
+    generator_raised,
     handoff_locals,
     internal,
     loop_driver,
+    own_frame_entries,
+    own_frame_loops,
+    own_frames_at,
     raise_in_comprehension,
 )
 from runtime.frame import UNBOUND, Frame
@@ -208,6 +210,9 @@ class CodeHooks:
     iter = staticmethod(iter)
     cell = staticmethod(cell_of)
     extend = staticmethod(finish_comprehension)
+    consumer_is = staticmethod(consumers.consumer_is)
+    consumed = staticmethod(consumers.consumed)
+    consume_rest = staticmethod(consumers.consume_rest)
     unbound = UNBOUND
     name_error = NameError
     base_exception = BaseException
@@ -323,13 +328,10 @@ class LoopRuntime:
         self.comprehensions = comprehensions  # comprehensions' loops CPython hands over whole (``loop``, whole)
         code = function.code
         self.t1 = code
-        # the comprehensions (their first loops) that CPython runs in frames of their own, outermost first: where an
-        # exception's traceback shows them (_comprehensions_at; once, not at every exception: none, mostly)
-        self._comprehension_loops = (
-            sorted((loop for loop in code.loops if loop.frame_name is not None), key=lambda loop: loop.header_pc)
-            if COMPREHENSION_FRAMES
-            else []
-        )
+        # the comprehensions and generator expressions (their first loops) that CPython runs in frames of their own,
+        # outermost first: where an exception's traceback shows them (_comprehensions_at; once, not at every
+        # exception: none, mostly)
+        self._comprehension_loops = own_frame_loops(code)
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
         self.counters: list[int] = [start] * len(code.loops)  # LOOPS
@@ -413,10 +415,16 @@ class LoopRuntime:
                         self.handoffs_counted += 1
                         raised = plan.runner.handoff_raised(tree)
                         if raised is not None:  # (the traceback shows the instruction native code left from)
+                            pc = raised[0]
+                            converted = generator_raised(exc, self.t1, pc)  # (PEP 479)
+                            if converted is not None:
+                                exc, pc = converted
                             if whole:
-                                raise_in_comprehension(exc, self.comprehension_entries(raised[0]))
+                                raise_in_comprehension(exc, self.comprehension_entries(pc))
                             frame = Frame(self.function, self.t1, raised[1][: self.t1.nslots])
-                            frame.error_pc = raised[0]
+                            frame.error_pc = pc
+                            if converted is not None:
+                                raise exc from exc.__cause__
                         raise
                     if out is None:
                         continue  # (the tree's entry type map does not match)
@@ -858,31 +866,17 @@ class LoopRuntime:
             self.busy = False
 
     def _comprehensions_at(self, pc: int | None) -> list[LoopInfo]:
-        """The comprehensions (their first loops) whose own frames CPython would run the instruction at pc in
-        (Python 3.11 only), outermost first."""
+        """The comprehensions and generator expressions (their first loops) whose own frames CPython would run the
+        instruction at pc in, outermost first (``runtime.errors.own_frames_at``)."""
         loops = self._comprehension_loops
         if not loops or pc is None:
             return []
-        return [loop for loop in loops if loop.contains(pc)]
+        return own_frames_at(self.t1, pc, loops)
 
     def comprehension_entries(self, pc: int | None) -> list[tuple[types.FrameType, int, int]]:
-        """Traceback entries of the comprehensions' own frames for the instruction at pc (``_comprehensions_at``),
-        outermost first: each at the line where the next one starts, the innermost at the instruction's line, as
-        CPython 3.11's traceback shows them."""
-        levels = self._comprehensions_at(pc)
-        if not levels:
-            return []
-        assert pc is not None
-        code = self.t1
-        entries = []
-        qualname = f"{code.qualname}.<locals>"
-        for depth, level in enumerate(levels):
-            name = level.frame_name
-            assert name is not None
-            qualname = f"{qualname}.{name}"  # (a nested one's: f.<locals>.<listcomp>.<listcomp>, as CPython's)
-            line = code.lines[levels[depth + 1].frame_pc] if depth + 1 < len(levels) else code.lines[pc]
-            entries.append(comprehension_entry(code.filename, name, qualname, line))
-        return entries
+        """Traceback entries of the comprehensions' and generator expressions' own frames for the instruction at pc
+        (``_comprehensions_at``), outermost first, as CPython's traceback shows them."""
+        return own_frame_entries(self.t1, pc)
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at

@@ -433,10 +433,24 @@ class _Gen:
             return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).p()}])")
         fn = "max" if kind == "max" else "sum"
         if self.flag(40):
+            # (not beside a try: partial code is refused where a generator expression reads a variable a loop binds,
+            # jit.frontend.statements._cells_may_outlive_their_statement)
+            if fn == "sum" and not self.use_try and self.flag(50):
+                return self.consumed(inner, depth, growth, source)
             return self.nested_code(sc, depth, growth, fn)
         elt = self.num_expr(inner, depth, growth).text
         test = f" if {self.cond(inner, depth).p()}" if self.flag(30) else ""
         return _atom(f"{fn}([{elt} for {COMP_VAR} in {source}{test}])")
+
+    def consumed(self, inner: Scope, depth: int, growth: bool, source: str) -> E:
+        """sum or any of a generator expression over data or a short range, reading the program's variables:
+        tier-1 code inlines it (jit.frontend.consumers)."""
+        # (no assignment expression: the expression would stay CPython's generator, which may not read them)
+        inner = dataclasses.replace(inner, int_write=(), num_write=())
+        test = f" if {self.cond(inner, depth).p()}" if self.flag(30) else ""
+        if self.flag(30):
+            return _atom(f"any({self.cond(inner, depth).p()} for {COMP_VAR} in {source}{test})")
+        return _atom(f"sum({self.num_expr(inner, depth, growth).text} for {COMP_VAR} in {source}{test})")
 
     def nested_code(self, sc: Scope, depth: int, growth: bool, fn: str) -> E:
         """sum/max of a generator expression over a short range: code CPython compiles

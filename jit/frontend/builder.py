@@ -34,11 +34,17 @@ class LoopContext:
 
 class FunctionBuilder:
     def __init__(
-        self, source: FunctionSource, lower_comprehension: Callable[[FunctionBuilder, ast.expr], None]
+        self,
+        source: FunctionSource,
+        lower_comprehension: Callable[[FunctionBuilder, ast.expr], None],
+        lower_consumed: Callable[[FunctionBuilder, ast.Call], bool] | None = None,
     ) -> None:
         self.source = source
         # how a comprehension is lowered (``jit.frontend.loops``, which builds on the expressions that call it)
         self.lower_comprehension = lower_comprehension
+        # how a generator expression consumed by a builtin is lowered, if it is (``jit.frontend.consumers``):
+        # whether it was
+        self.lower_consumed = lower_consumed
         self.ops: list[int] = []
         self.args: list[Any] = []
         self.lines: list[int] = []

@@ -207,6 +207,8 @@ def _jump_if_chained_compare(b: FunctionBuilder, node: ast.Compare, label: Label
 def _call(b: FunctionBuilder, node: ast.Call) -> None:
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         raise Unsupported("star-args in a call (*args/**kwargs)", node.lineno)
+    if b.lower_consumed is not None and b.lower_consumed(b, node):
+        return  # (a generator expression consumed by a builtin: jit.frontend.consumers, inlined)
     compile_expr(b, node.func)
     for arg in node.args:
         compile_expr(b, arg)

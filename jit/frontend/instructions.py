@@ -186,6 +186,13 @@ class LoopInfo:
     comprehension: tuple[int, int] | None = None
     accumulator: int = -1
     builds: type | None = None
+    # the first loop of a generator expression consumed inline (``jit.frontend.consumers``) that CPython may hand
+    # over whole (its ``comprehension`` is then the call's position): the consumer's name ("any", ..., "join"),
+    # whose result comes of what the loop builds in its accumulator; None for every other loop
+    consumer: str | None = None
+    # the first loop of a generator expression consumed inline: the pcs, in its innermost loop's body, of what the
+    # builtin does with each element, which runs in the caller's frame, not the generator's (empty for other loops)
+    consumer_pcs: range = range(0)
     # the first loop of any list, set or dict comprehension: the name of the frame CPython 3.11 runs it in
     # ("<listcomp>"...), and the pc of its first instruction (whose position is the whole comprehension's); None,
     # -1 for every other loop. (The loop's pcs are that frame's: what raises in them shows it in a traceback.)

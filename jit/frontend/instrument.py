@@ -49,6 +49,7 @@ import ast
 import copy
 import dataclasses
 import types
+from collections.abc import Collection
 from typing import Any
 
 from jit.frontend.builder import collect_consts, const_key
@@ -471,6 +472,23 @@ _COMPREHENSION_HANDOFF = """(
     else RT.extend(R[1], REST)
 )"""
 
+# A generator expression a builtin consumes (``jit.frontend.consumers``), in the statement's second copy, the same
+# way, the whole call handed over: once hot, the callee evaluated (F) and checked to be the builtin of the consumer K
+# (without running any user code), else called with the generator as written; then the first iterable evaluated
+# and iter() called on it, and the expression's loop handed over whole: R is (ended, what its loop built), which
+# RT.consumed makes the consumer's result of; given back part way, the builtin consumes the rest (REST, over I)
+# after what tier 1 consumed (RT.consume_rest).
+_CONSUMER_HANDOFF = """(
+    (PLAIN_COPY if S < 0 else COUNTED_COPY) if S
+    else (
+        RT.consumed(K, F, R[1])
+        if (R := RT.runtime().loop(L, False, (I := RT.iter(O := ITERABLE)), None if I is O else O, ARGS, True))[0]
+        else RT.consume_rest(K, F, R[1], REST)
+    )
+    if RT.consumer_is(K, F := CALLEE)
+    else F(GENERATOR)
+)"""
+
 _COMPREHENSION_PARTS = {
     "READ": _COMPREHENSION_READ,
     "PLAIN": _COMPREHENSION_PLAIN,
@@ -678,7 +696,8 @@ class _Instrumenter:
         three copies of the comprehension in the second). A statement with an assignment expression (``:=``) stays
         as written: the locals the hand-off passes would not be those the comprehension reads, and one it binds
         would not come back."""
-        found = [c for c in _outer_comprehensions(node) if (c.lineno, c.col_offset) in self.comprehension_loops]
+        keys = self.comprehension_loops.keys()
+        found = [c for c in _outer_comprehensions(node, keys) if (c.lineno, c.col_offset) in keys]
         if not found or any(isinstance(sub, ast.NamedExpr) for sub in ast.walk(node)):
             return [node]
         loops = [self.comprehension_loops[(c.lineno, c.col_offset)] for c in found]
@@ -694,12 +713,16 @@ class _Instrumenter:
         # the statement's second copy (the user's AST is shared by every instrumentation of the function: it is never
         # changed), its comprehensions in the same order
         second = copy.deepcopy(node)
-        in_second = [c for c in _outer_comprehensions(second) if (c.lineno, c.col_offset) in self.comprehension_loops]
-        for number, (comprehension, loop) in enumerate(zip(found, loops)):
+        in_second = [c for c in _outer_comprehensions(second, keys) if (c.lineno, c.col_offset) in keys]
+        for number, (found_node, loop) in enumerate(zip(found, loops)):
             self.single_copy.add(loop.index)  # (handed over at its header only)
             self.handed_comprehensions.add(loop.index)
-            names = {n: self.hidden(f"c{n}", number) for n in ("S", "C", "I", "O", "R")}
-            temps.extend(names[n] for n in ("I", "O", "R"))
+            names = {n: self.hidden(f"c{n}", number) for n in ("S", "C", "I", "O", "R", "F")}
+            # (a generator expression a builtin consumes, jit.frontend.consumers: the call is handed over, its
+            # callee in F)
+            call = found_node if isinstance(found_node, ast.Call) else None
+            temps.extend(names[n] for n in ("I", "O", "R", "F") if n != "F" or call is not None)
+            comprehension = found_node.args[0] if isinstance(found_node, ast.Call) else found_node
             index = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
             for part, template in _COMPREHENSION_PARTS.items():
                 if part == "SETUP" and len(found) == 1:
@@ -734,7 +757,19 @@ class _Instrumenter:
                 "ARGS": ast.Tuple(args, ast.Load()),
                 "REST": rest,
             }
-            handoff = _Fill(comprehension, names, exprs).fill(_template(_COMPREHENSION_HANDOFF))
+            template = _COMPREHENSION_HANDOFF
+            if call is not None:
+                counted_call = copy.deepcopy(call)
+                counted_call.args[0] = counted
+                assert loop.consumer is not None
+                exprs.update(
+                    COUNTED_COPY=counted_call,
+                    K=ast.Constant(loop.consumer),
+                    CALLEE=copy.deepcopy(call.func),
+                    GENERATOR=copy.deepcopy(comprehension),
+                )
+                template = _CONSUMER_HANDOFF
+            handoff = _Fill(found_node, names, exprs).fill(_template(template))
             hot[id(in_second[number])] = handoff[0].value  # type: ignore[attr-defined]
         test = tests[0] if len(tests) == 1 else ast.copy_location(ast.BoolOp(ast.And(), tests), node)
         clear = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None))]
@@ -908,14 +943,23 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp)
 _OWN_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _outer_comprehensions(node: ast.AST) -> list[ast.expr]:
+def _outer_comprehensions(node: ast.AST, consumers: Collection[tuple[int, int]] = ()) -> list[ast.expr]:
     """The list, set and dict comprehensions in node that no other comprehension (nor a nested scope) holds, in
-    source order. (One in another's first iterable is left to run as written, inside the copies of that one.)"""
+    source order, and the calls consuming a generator expression (``jit.frontend.consumers``) at the positions
+    consumers (the call whole: what it holds runs as written). (One in another's first iterable is left to run as
+    written, inside the copies of that one.)"""
     found: list[ast.expr] = []
     pending = [node]
     while pending:
         sub = pending.pop()
         if isinstance(sub, _COMPREHENSIONS):
+            found.append(sub)
+        elif (
+            isinstance(sub, ast.Call)
+            and sub.args
+            and isinstance(sub.args[0], ast.GeneratorExp)
+            and (sub.lineno, sub.col_offset) in consumers
+        ):
             found.append(sub)
         elif not isinstance(sub, _OWN_SCOPES):
             pending.extend(reversed(list(ast.iter_child_nodes(sub))))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import opcode
+from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
@@ -82,11 +83,16 @@ LOOP_HEAD_AT_ITERABLE = loop_head_at_iterable()
 
 
 def compile_loop_head(
-    b: FunctionBuilder, iterable: ast.expr, target: ast.expr, statement: ast.For | None = None
+    b: FunctionBuilder,
+    iterable: ast.expr,
+    target: ast.expr,
+    statement: ast.For | None = None,
+    before_loop: Callable[[], None] | None = None,
 ) -> LoopContext:
     """Evaluate a for loop's iterable, open the loop and emit its FOR_RANGE/FOR_ITER (which pushes the next
     item); the caller stores the item into its target. statement: the for statement (None in a
-    comprehension)."""
+    comprehension). before_loop: emits what runs after iter() of the iterable and before the loop's header (a
+    consumer's other arguments, ``jit.frontend.consumers``)."""
     line = iterable.lineno
     head = statement if statement is not None and not LOOP_HEAD_AT_ITERABLE else None
     if _is_range_call(b, iterable):
@@ -97,6 +103,8 @@ def compile_loop_head(
         b.new_hidden(".range.iter")
         with at_line(b, iterable, head):
             b.emit(I.RANGE_SETUP, base)
+        if before_loop is not None:
+            before_loop()
         ctx = b.begin_loop(I.LoopKind.RANGE, line, (base, base + 1, base + 2, base + 3), statement)
         ctx.info.unit_step = len(iterable.args) <= 2  # type: ignore[attr-defined]
         with at_line(b, iterable, head):
@@ -108,6 +116,8 @@ def compile_loop_head(
         b.new_hidden(".iter")
         with at_line(b, iterable, head):
             b.emit(I.GET_ITER, base)
+        if before_loop is not None:
+            before_loop()
         ctx = b.begin_loop(I.LoopKind.ITER, line, (base, base + 1, base + 2), statement)
         with at_line(b, iterable, head):
             b.emit_jump(I.FOR_ITER, ctx.exit, slot=base)

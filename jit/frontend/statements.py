@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from jit.frontend import instructions as I
 from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
+from jit.frontend.consumers import compile_consumed
 from jit.frontend.expressions import (
     FRAME_BUILTINS,
     compile_expr,
@@ -60,7 +61,7 @@ def compile_function(source: FunctionSource, partial: bool = False, inlined: boo
     if frame_builtin is not None:
         name, line = frame_builtin
         raise Unsupported(f"{name}() (looks at the calling frame)", line)
-    b = FunctionBuilder(source, lower_comprehension=compile_comprehension)
+    b = FunctionBuilder(source, lower_comprehension=compile_comprehension, lower_consumed=compile_consumed)
     cells = cell_variables(source)
     if cells and inlined:
         raise Unsupported(f"a call inlined making cells ({', '.join(sorted(cells))})", source.node.lineno)
