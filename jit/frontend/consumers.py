@@ -56,7 +56,6 @@ from jit.frontend.expressions import compile_expr, compile_jump_if, comprehensio
 from jit.frontend.loops import compile_loop_head, compile_store
 from jit.frontend.nested_code import generator_function
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
-from jit.frontend.unsupported import Unsupported
 
 #: up to 3.11 builtin sum is a left fold with `+`; 3.12 adds compensated summation of floats
 SUM_IS_LEFT_FOLD = sys.version_info < (3, 12)
@@ -196,10 +195,8 @@ def compile_consumed(b: FunctionBuilder, node: ast.Call) -> bool:
     kind = _BY_NAME.get(name, "join")
     genexp = node.args[0]
     assert isinstance(genexp, ast.GeneratorExp)
-    try:  # (the generator a callee that is not the builtin gets: the cell of a variable that may change)
-        made, reads = generator_function(b.source, genexp, comprehension_names(b), b.cell_names)
-    except Unsupported:
-        return False  # (one of a comprehension around it: the expression is compiled as before, which says why)
+    # the generator a callee that is not the builtin gets: a cell variable's cell, a comprehension's variable's value
+    made, reads = generator_function(b.source, genexp, comprehension_names(b), b.cell_names, enclosing_by_value=True)
     read_slots = [b.lookup(name) for name in reads]
     if None in read_slots:  # (a free variable of the function: CPython's generator, as today)
         return False

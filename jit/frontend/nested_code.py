@@ -62,25 +62,33 @@ _ITERABLE = "_tracejit_iterable"
 
 
 def generator_function(
-    source: FunctionSource, node: ast.GeneratorExp, enclosing: Iterable[str] = (), cells: frozenset[str] = frozenset()
+    source: FunctionSource,
+    node: ast.GeneratorExp,
+    enclosing: Iterable[str] = (),
+    cells: frozenset[str] = frozenset(),
+    enclosing_by_value: bool = False,
 ) -> tuple[types.FunctionType | GeneratorMaker, tuple[str, ...]]:
     """The generator function of node and the function's variables it reads (mangled), which it takes after the
     iterator, each bound for good when node is evaluated; raises Unsupported where the expression reads another
-    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names). Where
-    it reads a cell variable of the function (``cells``), a ``GeneratorMaker`` instead, taking that variable's
-    cell in its place."""
+    variable of the function, or one of the comprehensions around it (``enclosing``: their mangled names; unless
+    enclosing_by_value: then it takes their values when it is made, ``jit.frontend.consumers``' generator for a
+    callee that is not the builtin expected). Where it reads a cell variable of the function (``cells``), a
+    ``GeneratorMaker`` instead, taking that variable's cell in its place."""
     if node.generators[0].is_async or any(isinstance(n, ast.Await) for n in ast.walk(node)):
         raise Unsupported("async generator expression", node.lineno)
     expression = copy.deepcopy(node)
     expression.generators[0].iter = ast.Name(_ITERABLE, ast.Load())
     own = _own_code(source, node, expression, enclosing, "<genexpr>")
+    refused = frozenset(() if enclosing_by_value else enclosing)
     if any(name in cells and name not in enclosing for name in own.co_freevars):
-        changing = [name for name in own.co_freevars if name in enclosing]
+        changing = [name for name in own.co_freevars if name in refused]
         if not changing:
-            passed = frozenset(i for i, name in enumerate(own.co_freevars) if name in cells)
+            passed = frozenset(i for i, name in enumerate(own.co_freevars) if name in cells and name not in enclosing)
             return GeneratorMaker(own, source.func.__globals__, passed), own.co_freevars
     changing = [
-        name for name in own.co_freevars if name in enclosing or (name not in cells and not _fixed(source, node, name))
+        name
+        for name in own.co_freevars
+        if name in refused or (name not in cells and name not in enclosing and not _fixed(source, node, name))
     ]
     if changing:
         raise Unsupported(_refusal("generator expression", changing, enclosing), node.lineno)
