@@ -433,9 +433,9 @@ class _Gen:
             return _atom(f"len([{COMP_VAR} for {COMP_VAR} in data if {self.cond(inner, depth).p()}])")
         fn = "max" if kind == "max" else "sum"
         if self.flag(40):
-            # (not beside a try: partial code is refused where a generator expression reads a variable a loop binds,
-            # jit.frontend.statements._cells_may_outlive_their_statement)
-            if fn == "sum" and not self.use_try and self.flag(50):
+            # (not beside a try, nor in a generator function: partial code is refused where a generator expression
+            # reads a variable a loop binds, jit.frontend.statements._cells_may_outlive_their_statement)
+            if fn == "sum" and not self.use_try and not self.as_generator and self.flag(50):
                 return self.consumed(inner, depth, growth, source)
             return self.nested_code(sc, depth, growth, fn)
         elt = self.num_expr(inner, depth, growth).text
@@ -826,6 +826,7 @@ class _Gen:
         init_sc = Scope(int_read=INT_PARAMS, int_write=(), num_read=NUM_PARAMS, num_write=())
         self.use_globals = self.flag(30)
         self.use_try = self.flag(20)
+        self.as_generator = self.flag(15)  # (drawn before the body: what the body may hold depends on it)
         int_vars = INT_LOCALS + INT_GLOBALS * self.use_globals
         num_vars = NUM_LOCALS + NUM_GLOBALS * self.use_globals
         lines = [f"global {', '.join(INT_GLOBALS + NUM_GLOBALS)}"] if self.use_globals else []
@@ -865,7 +866,6 @@ class _Gen:
             loop = ["try:", *(f"    {line}" for line in loop), "except (ZeroDivisionError, OverflowError, ValueError):"]
             loop += [f"    {line}" for line in handler]
         lines += loop
-        self.as_generator = self.flag(15)
         if self.as_generator:  # (a generator function's loops that do not yield are compiled: partial code)
             lines.append(f"yield ({', '.join(sc.int_read + sc.num_read)})")
         lines += self.block(sc, 0, 3) if self.flag(50) else []
