@@ -215,6 +215,16 @@ def own_frame_entries(
     return entries
 
 
+def _entries_first(exc: BaseException, entries: list[tuple[types.FrameType, int, int]]) -> types.TracebackType | None:
+    """exc's traceback, tracejit's frames dropped (``clean_traceback``), after the traceback entries `entries`
+    (outermost first)."""
+    clean_traceback(exc)
+    rebuilt = exc.__traceback__
+    for frame, lasti, lineno in reversed(entries):
+        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
+    return rebuilt
+
+
 def enter_own_frames(exc: BaseException, code: Any, pc: int) -> int:
     """Start exc's traceback (tracejit's frames dropped) with the entries of the own frames the instruction at pc of
     tier-1 code `code` runs in (``own_frame_entries``), for it to be raised from the function's line then (as
@@ -223,12 +233,7 @@ def enter_own_frames(exc: BaseException, code: Any, pc: int) -> int:
     levels = own_frames_at(code, pc)
     if not levels:
         return pc
-    entries = own_frame_entries(code, pc, levels)
-    clean_traceback(exc)
-    rebuilt = exc.__traceback__
-    for frame, lasti, lineno in reversed(entries):
-        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
-    exc.__traceback__ = rebuilt
+    exc.__traceback__ = _entries_first(exc, own_frame_entries(code, pc, levels))
     return levels[0].frame_pc
 
 
@@ -238,17 +243,15 @@ def generator_raised(exc: BaseException, code: Any, pc: int) -> tuple[RuntimeErr
     end of an iterator it loops over raises nothing), the RuntimeError CPython raises instead, caused by exc, and
     the pc where it shows in the code around (the innermost such expression's call); exc's traceback then starts
     at the expression's own frame, as CPython's does. None elsewhere."""
-    generators = [level for level in own_frames_at(code, pc) if level.frame_name == "<genexpr>"]
-    if not isinstance(exc, StopIteration) or not generators:
+    if not isinstance(exc, StopIteration):
+        return None
+    levels = own_frames_at(code, pc)
+    generators = [level for level in levels if level.frame_name == "<genexpr>"]
+    if not generators:
         return None
     innermost = generators[-1]
-    levels = own_frames_at(code, pc)
     inside = levels[levels.index(innermost) :]
-    clean_traceback(exc)
-    rebuilt = exc.__traceback__
-    for frame, lasti, lineno in reversed(own_frame_entries(code, pc, inside)):
-        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
-    exc.__traceback__ = rebuilt
+    exc.__traceback__ = _entries_first(exc, own_frame_entries(code, pc, inside))
     converted = RuntimeError("generator raised StopIteration")
     converted.__cause__ = exc
     converted.__context__ = exc
@@ -263,12 +266,8 @@ def raise_in_comprehension(exc: BaseException, entries: list[tuple[types.FrameTy
     user's frame then shows the comprehension, as CPython's traceback."""
     if not entries:
         raise exc
-    clean_traceback(exc)
-    rebuilt = exc.__traceback__
-    for frame, lasti, lineno in reversed(entries):
-        rebuilt = types.TracebackType(rebuilt, frame, lasti, lineno)
     try:
-        raise exc.with_traceback(rebuilt)
+        raise exc.with_traceback(_entries_first(exc, entries))
     finally:
         del exc
 

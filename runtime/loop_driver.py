@@ -876,7 +876,7 @@ class LoopRuntime:
     def comprehension_entries(self, pc: int | None) -> list[tuple[types.FrameType, int, int]]:
         """Traceback entries of the comprehensions' and generator expressions' own frames for the instruction at pc
         (``_comprehensions_at``), outermost first, as CPython's traceback shows them."""
-        return own_frame_entries(self.t1, pc)
+        return own_frame_entries(self.t1, pc, self._comprehensions_at(pc))
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at
