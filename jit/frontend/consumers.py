@@ -51,9 +51,9 @@ import sys
 from typing import Any
 
 from jit.frontend import instructions as I
-from jit.frontend.builder import FunctionBuilder, Label, at_line
-from jit.frontend.expressions import compile_expr, compile_jump_if, comprehension_names
-from jit.frontend.loops import compile_loop_head, compile_store
+from jit.frontend.builder import FunctionBuilder, Label, LoopContext, at_line
+from jit.frontend.expressions import compile_expr, comprehension_names
+from jit.frontend.loops import open_comprehension_loops
 from jit.frontend.nested_code import generator_function
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
 
@@ -306,30 +306,16 @@ def _inlined(b: FunctionBuilder, node: ast.Call, genexp: ast.GeneratorExp, kind:
             b.emit(I.BUILD_SET if name in ("set", "frozenset") else I.BUILD_LIST, 0)
             b.emit(I.STORE_FAST, acc)
 
-    scope: dict[str, int] = {}
-    for gen in genexp.generators:
-        for target in ast.walk(gen.target):
-            if isinstance(target, ast.Name) and b.source.mangle(target.id) not in scope:
-                scope[b.source.mangle(target.id)] = b.new_hidden(target.id)
-    contexts = []
-    for i, gen in enumerate(genexp.generators):
-        # the first iterable is evaluated in the enclosing scope, the others in the expression's
-        ctx = compile_loop_head(b, gen.iter, gen.target, before_loop=before_loop if i == 0 else None)
-        if i == 0:
-            b.comprehension_scopes.append(scope)
-            ctx.info.frame_name, ctx.info.frame_pc = "<genexpr>", at
-            # (outside every loop: CPython may hand it over whole)
-            if ctx.info.parent is None and not extras and name in _BUILDS:
-                ctx.info.comprehension = (node.lineno, node.col_offset)
-                ctx.info.accumulator = acc
-                ctx.info.builds = _BUILDS[name]
-                ctx.info.consumer = name
-        with at_line(b, gen.target):
-            compile_store(b, gen.target)
-        next_item = Label()
-        contexts.append((ctx, next_item))
-        for cond in gen.ifs:
-            compile_jump_if(b, cond, next_item, False)
+    def first(ctx: LoopContext) -> None:
+        ctx.info.frame_name, ctx.info.frame_pc = "<genexpr>", at
+        # (outside every loop: CPython may hand it over whole)
+        if ctx.info.parent is None and not extras and name in _BUILDS:
+            ctx.info.comprehension = (node.lineno, node.col_offset)
+            ctx.info.accumulator = acc
+            ctx.info.builds = _BUILDS[name]
+            ctx.info.consumer = name
+
+    contexts, scope = open_comprehension_loops(b, genexp.generators, first, before_loop)
     inner = contexts[-1][0]
     compile_expr(b, genexp.elt)
     consuming = len(b.ops)  # (from here the builtin's work: what raises there shows at the call, not in the frame)

@@ -124,6 +124,38 @@ def compile_loop_head(
     return ctx
 
 
+def open_comprehension_loops(
+    b: FunctionBuilder,
+    generators: list[ast.comprehension],
+    first: Callable[[LoopContext], None],
+    before_loop: Callable[[], None] | None = None,
+) -> tuple[list[tuple[LoopContext, Label]], dict[str, int]]:
+    """Open the loops of a comprehension or generator expression inlined in hidden slots: its variables' slots (its
+    scope, pushed on ``b.comprehension_scopes`` once the first iterable, which the enclosing scope evaluates, is
+    compiled; the caller pops it), each loop's head (first called on the first loop's context, before_loop given
+    to its head), target and conditions. Returns each loop's context with the label of its next item (where a
+    condition that fails goes), outermost first, and the scope."""
+    scope: dict[str, int] = {}
+    for gen in generators:
+        for target in ast.walk(gen.target):
+            if isinstance(target, ast.Name) and b.source.mangle(target.id) not in scope:
+                scope[b.source.mangle(target.id)] = b.new_hidden(target.id)
+    contexts = []
+    for i, gen in enumerate(generators):
+        # the first iterable is evaluated in the enclosing scope, the others in the comprehension's
+        ctx = compile_loop_head(b, gen.iter, gen.target, before_loop=before_loop if i == 0 else None)
+        if i == 0:
+            b.comprehension_scopes.append(scope)
+            first(ctx)
+        with at_line(b, gen.target):
+            compile_store(b, gen.target)
+        next_item = Label()
+        contexts.append((ctx, next_item))
+        for cond in gen.ifs:
+            compile_jump_if(b, cond, next_item, False)
+    return contexts, scope
+
+
 def compile_comprehension(b: FunctionBuilder, node: ast.expr) -> None:
     """A list, set or dict comprehension, inlined: its loops run in hidden slots of the function."""
     kind = {ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict"}[type(node)]
@@ -140,28 +172,14 @@ def compile_comprehension(b: FunctionBuilder, node: ast.expr) -> None:
     built_at = b.emit(build, 0)
     b.emit(I.STORE_FAST, acc)
 
-    scope: dict[str, int] = {}
-    for gen in generators:
-        for target in ast.walk(gen.target):
-            if isinstance(target, ast.Name) and b.source.mangle(target.id) not in scope:
-                scope[b.source.mangle(target.id)] = b.new_hidden(target.id)
-    contexts = []
-    for i, gen in enumerate(generators):
-        # the first iterable is evaluated in the enclosing scope, the others in the comprehension's
-        ctx = compile_loop_head(b, gen.iter, gen.target)
-        if i == 0:
-            b.comprehension_scopes.append(scope)
-            ctx.info.frame_name, ctx.info.frame_pc = f"<{kind}comp>", built_at
-            if ctx.info.parent is None:  # (outside every loop: CPython may hand the comprehension over whole)
-                ctx.info.comprehension = (node.lineno, node.col_offset)
-                ctx.info.accumulator = acc
-                ctx.info.builds = {"list": list, "set": set, "dict": dict}[kind]
-        with at_line(b, gen.target):
-            compile_store(b, gen.target)
-        next_item = Label()
-        contexts.append((ctx, next_item))
-        for cond in gen.ifs:
-            compile_jump_if(b, cond, next_item, False)
+    def first(ctx: LoopContext) -> None:
+        ctx.info.frame_name, ctx.info.frame_pc = f"<{kind}comp>", built_at
+        if ctx.info.parent is None:  # (outside every loop: CPython may hand the comprehension over whole)
+            ctx.info.comprehension = (node.lineno, node.col_offset)
+            ctx.info.accumulator = acc
+            ctx.info.builds = {"list": list, "set": set, "dict": dict}[kind]
+
+    contexts, _ = open_comprehension_loops(b, generators, first)
     if kind == "dict":
         compile_expr(b, node.key)  # type: ignore[attr-defined]
         compile_expr(b, node.value)  # type: ignore[attr-defined]
