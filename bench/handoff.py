@@ -2,7 +2,7 @@
 
 ``twelve_locals(k)`` has a dozen live locals around one loop of k = 1, 2, 4 or 16 iterations; plain Python calls
 it many times (``call_many``), as plain CPython, under ``@jit`` (whose loop goes back to CPython when its native
-entries do not pay: what a user gets) and under ``@jit(min_native_iterations=0)``, which enters native code at
+entries do not pay: what a user gets) and under ``@jit(min_native_iterations=0, warmup=0)``, which enters native code at
 every call. Once its loop has a tree, each call of the latter enters native code at the loop's header and leaves
 it at the loop's end, so
 
@@ -13,7 +13,7 @@ and leaving native code, and that cost itself once the rest of the call runs at 
 ``jit.stats``; where there are none (the loop did not run natively: not compiled, or not entered because it
 does not pay), the table says so instead of deriving a number that would measure something else.
 
-The same run times ``@jit(min_native_iterations=0, entry_stubs=False)``, which enters native code as tracejit
+The same run times ``@jit(min_native_iterations=0, warmup=0, entry_stubs=False)``, which enters native code as tracejit
 did before entry stubs (the frame unboxed into a buffer and boxed back in Python, the tree called through
 ctypes), and the table gives both round trips and their ratio: what the native entry stubs
 (``codegen/entry.py``) save. Calls per timed run times pyperf's loops and values: the loop is entered about a
@@ -145,12 +145,12 @@ class HandoffSection:
             f"`twelve_locals(k)` (a dozen live locals, one loop of k iterations) called {self.rows[0].calls} times "
             "per timed run from a plain Python loop; times are microseconds per call (pyperf medians). @jit / plain: how many "
             "times slower than plain (its loop runs in CPython once its entries are found not to pay); always entering "
-            "= `@jit(min_native_iterations=0)`, whose native entries and exits per call come from `jit.stats` around "
+            "= `@jit(min_native_iterations=0, warmup=0)`, whose native entries and exits per call come from `jit.stats` around "
             "one such run. Round trip = (always entering - plain) / native entries per call: everything @jit adds to a call, charged to its trips into native code and "
             "back (an upper bound of that cost: the hand-off's Python included). "
             f'Goal (issue 7): at most about {GOAL_US} us. "no native entries": the loop did not run '
             "natively, so there is no round trip to derive. Entry in Python = `@jit(min_native_iterations=0, "
-            "entry_stubs=False)`, entering as before the native entry stubs (frame unboxed and boxed in Python, tree "
+            "warmup=0, entry_stubs=False)`, entering as before the native entry stubs (frame unboxed and boxed in Python, tree "
             "called through ctypes), timed in the same run; speed-up = its round trip / the stubs' round trip.",
         ]
         return "\n".join(lines)

@@ -21,6 +21,9 @@ from jit import jit
 #: warm-up of a jitted callable ends after this many calls that compiled nothing new, or after MAX_WARMUP_CALLS
 STABLE_CALLS = 3
 MAX_WARMUP_CALLS = 20
+#: and goes on while a loop still counts its warm-up (option warmup), for at most this long (a loop of a few
+#: iterations a call may take millions of calls to warm up)
+MAX_WARMING_SECONDS = 1.0
 
 
 @dataclass
@@ -85,9 +88,9 @@ def is_jitted(f: Any) -> bool:
     return True
 
 
-def jit_progress(f: Any) -> tuple[int, int, int]:
+def jit_progress(f: Any) -> tuple[int, int, int, int]:
     s = jit.stats(f)
-    return s["traces_compiled"], s["aborts_total"], s["invalidated_trees"]
+    return s["traces_compiled"], s["aborts_total"], s["invalidated_trees"], len(s["warming_loops"])
 
 
 def wait_for_compiles(f: Any, timeout: float = 30.0) -> None:
@@ -100,20 +103,25 @@ def wait_for_compiles(f: Any, timeout: float = 30.0) -> None:
 def warm_up(run: Callable[[], Any], jitted: Any = None) -> Any:
     """Call ``run()`` once, then, if ``jitted`` is a jit instance, until its JIT has compiled nothing new for a
     few calls (an outer loop with few iterations per call gets hot only after several calls; side traces grow
-    after a few exits). Returns the last result."""
+    after a few exits) and no loop counts its warm-up any more (``MAX_WARMING_SECONDS``). Returns the last
+    result."""
     result = run()
     if jitted is None or not is_jitted(jitted):
         return result
     seen = None
     stable = 0
-    for _ in range(MAX_WARMUP_CALLS):
+    calls = 0
+    deadline = time.perf_counter() + MAX_WARMING_SECONDS
+    while True:
         wait_for_compiles(jitted)
         key = jit_progress(jitted)
         stable = stable + 1 if key == seen else 0
-        if stable >= STABLE_CALLS:
+        warming = key[3] > 0 and time.perf_counter() < deadline
+        if (stable >= STABLE_CALLS or calls >= MAX_WARMUP_CALLS) and not warming:
             break
         seen = key
         result = run()
+        calls += 1
     return result
 
 

@@ -17,7 +17,8 @@ from typing import Any
 from jit import jit
 
 PLAIN, JIT, NESTING_OFF, NUMBA = "plain", "jit", "nesting-off", "numba"
-#: @jit with the policy of entries that pay off: every hand-off enters native code (to measure what that costs)
+#: @jit with the policy of entries that pay off and no warm-up: every hand-off enters native code (to measure what
+#: that costs)
 ALWAYS_ENTER = "always-enter"
 #: the same, entering native code the way it did before entry stubs: the frame unboxed and boxed in Python
 PYTHON_ENTRY = "python-entry"
@@ -27,8 +28,8 @@ LABELS = {
     JIT: "@jit",
     NESTING_OFF: "nesting off",
     NUMBA: "numba.njit",
-    ALWAYS_ENTER: "@jit(min_native_iterations=0)",
-    PYTHON_ENTRY: "@jit(min_native_iterations=0, entry_stubs=False)",
+    ALWAYS_ENTER: "@jit(min_native_iterations=0, warmup=0)",
+    PYTHON_ENTRY: "@jit(min_native_iterations=0, warmup=0, entry_stubs=False)",
 }
 
 
@@ -42,9 +43,9 @@ def make_variant(func: Callable[..., Any], variant: str) -> Callable[..., Any]:
     if variant == NESTING_OFF:
         return jit(nesting=False)(func)
     if variant == ALWAYS_ENTER:
-        return jit(min_native_iterations=0)(func)
+        return jit(min_native_iterations=0, warmup=0)(func)
     if variant == PYTHON_ENTRY:
-        return jit(min_native_iterations=0, entry_stubs=False)(func)
+        return jit(min_native_iterations=0, warmup=0, entry_stubs=False)(func)
     if variant == NUMBA:
         import numba
 

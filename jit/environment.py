@@ -11,6 +11,8 @@
 - ``TRACEJIT_CACHE_DIR``: a directory; ``@jit(cache=True)`` keeps its entries there instead of next to the
   source file (``codegen.cache``). Unset or empty: the default. Read when a cached function first looks an
   entry up.
+- ``TRACEJIT_WARMUP``: a non-negative integer, the default of ``@jit(warmup=...)`` (``jit.options``). Read when a
+  function is decorated.
 - ``TRACEJIT_UPDATE_GOLDEN`` (yes/no) and ``TRACEJIT_FUZZ_EXAMPLES`` (a count) are read by the test suite only.
 
 A value that cannot be understood gives one ``jit.EnvironmentVariableWarning`` naming what is accepted, and is
@@ -46,6 +48,11 @@ def dump_kinds() -> tuple[str, ...]:
     return _dump_kinds(os.environ.get("JIT_DUMP", ""))
 
 
+def warmup(default: int) -> int:
+    """``TRACEJIT_WARMUP``: the default of the option ``warmup`` (else `default`)."""
+    return count("TRACEJIT_WARMUP", default)
+
+
 def cache_directory() -> str:
     """``TRACEJIT_CACHE_DIR``: where ``@jit(cache=True)`` keeps its entries ("": the default)."""
     return os.environ.get(CACHE_DIRECTORY, "")
@@ -78,6 +85,7 @@ def check() -> None:
     """Read every variable once, so that a value tracejit does not understand is reported right away."""
     jit_disabled()
     debug()
+    warmup(0)
     dump_kinds()
 
 

@@ -142,6 +142,8 @@ def _cpython_status(state: JitFunction, index: int) -> str:
         left = collections_left(runtime, index)
         when = f"for {left} more garbage collection(s)" if left is not None else "until it wakes"
         return f"parked: new calls run it as plain CPython, with no counter, {when}{paying}"
+    if count > 0 and runtime.warming[index]:
+        return f"CPython counts its warm-up (option warmup={state.options.warmup}): hot in {count} {starts}"
     if count > 0:
         return f"CPython counts: hot in {count} {starts}"
     if count == 0:

@@ -30,6 +30,8 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "handoff_entries": 0,
         # loops CPython runs because their native entries did not pay (min_native_iterations), by line
         "not_paying_loops": [],
+        # loops CPython still counts the warm-up of (option warmup), never handed to the JIT yet, by line
+        "warming_loops": [],
         # loops new calls run as the user wrote them, with no counter, until they wake (runtime.parking)
         "parked_loops": sorted(state.code.loops[i].line for i in state.loop_runtime.parked)
         if state.loop_runtime is not None
@@ -74,6 +76,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         out["not_paying_loops"] = [
             loop.line for loop, per_entry in zip(state.code.loops, runtime.not_paying) if per_entry is not None
         ]
+        out["warming_loops"] = [loop.line for loop, warming in zip(state.code.loops, runtime.warming) if warming]
     if monitor is None:
         return out
     compiled = monitor.compiled

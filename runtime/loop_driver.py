@@ -3,7 +3,7 @@ hands over in the tier-1 interpreter, where the JIT hooks of ``jit.function.JitF
 at hot loop headers and record traces, and handing it back.
 
 Policy (a reference for now): CPython counts a loop's iterations; after ``threshold`` of them (as the
-interpreter counts back-edges) the loop is hot and is handed over at the start of the next one's body; from then on each start of the loop is handed over at its header. At
+interpreter counts back-edges; the first time, after its warm-up: ``warmup_count``) the loop is hot and is handed over at the start of the next one's body; from then on each start of the loop is handed over at its header. At
 the loop's own header the monitor is asked: if it enters native code or starts recording, the driver goes on;
 otherwise CPython takes the loop back (CONTINUE) and counts again for the monitor's cooldown (or the
 threshold). A loop blacklisted without a tree runs plain for a number of loop starts that doubles each time (up
@@ -254,6 +254,26 @@ def body_weight(code: Any, index: int) -> float:
     return max(1.0, min(own(i) for i in family) / SIMPLEST_BODY)
 
 
+#: the longest count CPython is given (its specialized int operations take one-digit ints, below 2**30)
+LONGEST_COUNT = 2**30 - 1
+
+
+def warmup_count(function: Any, loop: LoopInfo) -> int:
+    """The iterations CPython's counted copy runs `loop` before its first hand-off: the option ``warmup`` over
+    what an iteration of its body is worth (its tier-1 instructions, inner loops' included once, over the smallest
+    body's), or ``threshold`` if that is more. Recording and compiling a trace costs 10-50 ms, an ``s += i``
+    iteration in CPython 14 ns: a loop that runs fewer iterations than that in a process never pays for its code
+    (ski rental: CPython's time until the JIT starts is at most the compile time the JIT then spends). An outer
+    loop need not wait out its own count: once an inner loop runs native code the outer loop gets hot at its next
+    iteration (the instrumented code's boost)."""
+    threshold = function.hot_threshold
+    warmup = function.options.warmup
+    if warmup <= threshold:
+        return threshold
+    weight = max(1.0, (loop.body_end - loop.body_pc) / SIMPLEST_BODY)
+    return min(max(threshold, int(warmup / weight)), LONGEST_COUNT)
+
+
 #: parts of the names of uops whose work native code does much as CPython does (hashing, building str and other
 #: objects, calls into C or Python code, a builtin iterator's next, ints past 64 bits): an iteration saves little on
 #: them (a dict count loop, ``d[w] = d.get(w, 0) + 1``, 11 tier-1 instructions, saves a quarter of its 50 ns in
@@ -307,6 +327,7 @@ class LoopRuntime:
         "parked",
         "park_for",
         "busy",
+        "warming",
         "loop_end",
         "counted",
         "starts",
@@ -334,11 +355,22 @@ class LoopRuntime:
         self._comprehension_loops = own_frame_loops(code)
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
-        self.counters: list[int] = [start] * len(code.loops)  # LOOPS
+        if start != NEVER:  # a loop's first count is its warm-up (warmup_count); a single copy counts starts
+            starts = [
+                start
+                if loop.index in single_copy and loop.index not in comprehensions
+                else warmup_count(function, loop)
+                for loop in code.loops
+            ]
+        else:
+            starts = [start] * len(code.loops)
+        self.counters: list[int] = list(starts)  # LOOPS
         # per loop: the iterations CPython was last given to count (counters), and the starts of its counted copy
         # that ended since (the instrumented code's RT.starts); the iterations per start that made the last hot
         # hand-off give the loop back unrecorded (starts_too_short), until at_own_header does
-        self.counted: list[int] = [start] * len(code.loops)
+        self.counted: list[int] = list(starts)
+        # per loop: still counting its warm-up (a first count longer than the threshold), not handed over yet
+        self.warming = [count > start for count in starts]
         self.starts: list[int] = [0] * len(code.loops)
         self.short: list[float | None] = [None] * len(code.loops)
         self.unrecorded = [False] * len(code.loops)  # per loop: its not_paying figure is CPython's, per start
@@ -492,6 +524,7 @@ class LoopRuntime:
                     how, value = resume_loop(frame, index, monitor.exited(frame, exit))
                     return self.finish(index, it, iterable, frame, how, value, before)
         self.handoffs_counted += 1
+        self.warming[index] = False
         if whole:
             return self.comprehension_in_python(index, it, iterable, values)
         function = self.function

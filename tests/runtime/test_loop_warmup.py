@@ -1,0 +1,208 @@
+"""The warm-up of a loop (option ``warmup``, ``runtime.loop_driver.warmup_count``): CPython runs a loop for the
+warm-up's worth of iterations before its first hand-off, so that code whose loops run only briefly never pays for
+recording and compiling. The suite runs with ``TRACEJIT_WARMUP=0`` (tests/conftest.py); these tests pass the option.
+Every decision is a count (``jit.stats``), never a time; every result is compared with CPython's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+from helpers import define
+
+import jit as jit_module
+from jit import jit
+from jit.api import state_of
+from jit.options import DEFAULT_WARMUP, Options
+from runtime.loop_driver import LONGEST_COUNT, warmup_count
+
+SUM = """
+def total(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+"""
+
+# the same loop with a body nine times as big
+BIG = """
+def total(n):
+    s = 0
+    for i in range(n):
+        s += i
+        s += i
+        s += i
+        s += i
+        s += i
+        s += i
+        s += i
+        s += i
+        s += i
+    return s
+"""
+
+NEST = """
+def nest(n, m):
+    s = 0
+    for i in range(n):
+        for j in range(m):
+            s += i * j
+    return s
+"""
+
+COMPREHENSION = """
+def squares(n):
+    return [i * i for i in range(n)]
+"""
+
+
+def calls_to_first_handoff(f, plain, arg, limit):
+    """Call f(arg) until CPython first hands a loop over; the number of calls (each result checked)."""
+    for calls in range(1, limit + 1):
+        assert f(arg) == plain(arg)
+        if jit_module.stats(f)["handoffs"]:
+            return calls
+    return None
+
+
+def test_a_loop_is_handed_over_only_after_its_warm_up():
+    plain = define(SUM, "total")
+    f = jit(warmup=20_000)(plain)
+    for _ in range(19):  # 19000 iterations: still warming up
+        assert f(1000) == plain(1000)
+    stats = jit_module.stats(f)
+    assert stats["handoffs"] == 0 and stats["traces_compiled"] == 0
+    assert stats["warming_loops"] == [4]
+    assert "CPython counts its warm-up (option warmup=20000): hot in 1000 iterations" in jit_module.explain(f)
+    for _ in range(3):
+        assert f(1000) == plain(1000)
+    stats = jit_module.stats(f)
+    assert stats["handoffs"] > 0 and stats["traces_compiled"] >= 1 and stats["native_entries"] >= 1
+    assert stats["warming_loops"] == []
+    assert "warm-up" not in jit_module.explain(f)
+
+
+def test_without_warm_up_the_threshold_alone_decides():
+    plain = define(SUM, "total")
+    f = jit(warmup=0)(plain)
+    assert f(1000) == plain(1000)
+    stats = jit_module.stats(f)
+    assert stats["handoffs"] == 1 and stats["traces_compiled"] >= 1 and stats["warming_loops"] == []
+
+
+def test_a_threshold_above_the_warm_up_wins():
+    plain = define(SUM, "total")
+    f = jit(warmup=100, threshold=500)(plain)
+    assert f(400) == plain(400)
+    assert jit_module.stats(f)["handoffs"] == 0
+    assert f(400) == plain(400)
+    assert jit_module.stats(f)["handoffs"] == 1
+    assert jit_module.stats(f)["warming_loops"] == []  # (a count no longer than the threshold is no warm-up)
+
+
+def test_an_iteration_of_a_bigger_body_counts_for_more():
+    small, big = define(SUM, "total"), define(BIG, "total")
+    calls_small = calls_to_first_handoff(jit(warmup=30_000)(small), small, 500, 100)
+    calls_big = calls_to_first_handoff(jit(warmup=30_000)(big), big, 500, 100)
+    assert calls_small == 60  # 30000 iterations of the smallest body: the 60th call ran the last of them
+    assert calls_big is not None and calls_big <= calls_small // 5
+
+
+def test_warmup_count_follows_the_option_and_its_limits():
+    plain = define(SUM, "total")
+    for warmup, expected in ((0, 64), (10, 64), (64, 64), (5000, 5000), (2**40, LONGEST_COUNT)):
+        f = jit(warmup=warmup)(plain)
+        f(1)  # (the instrumented code and its runtime are made at the first call)
+        state = state_of(f)
+        assert warmup_count(state, state.code.loops[0]) == expected
+        assert state.loop_runtime.counters[0] == expected - 1  # (the first call ran one iteration)
+
+
+def test_an_outer_loop_gets_hot_once_its_inner_loop_runs_natively():
+    plain = define(NEST, "nest")
+    f = jit(warmup=50_000)(plain)
+    for _ in range(30):
+        assert f(100, 100) == plain(100, 100)  # (each call: 10000 inner iterations, 100 outer ones)
+    state = state_of(f)
+    loops = state.monitor.loops
+    assert loops[0] is not None and loops[0].trees, jit_module.explain(f)  # the outer loop has a tree of its own
+    assert loops[1] is not None and loops[1].trees
+    stats = jit_module.stats(f)
+    assert stats["warming_loops"] == []
+    before = stats["native_iterations"]
+    assert f(100, 100) == plain(100, 100)
+    assert jit_module.stats(f)["native_iterations"] - before >= 100 * 100
+
+
+def test_a_comprehension_warms_up_too():
+    plain = define(COMPREHENSION, "squares")
+    f = jit(warmup=20_000)(plain)
+    assert f(1000) == plain(1000)
+    state = state_of(f)
+    count = warmup_count(state, state.code.loops[0])
+    assert 64 < count < 20_000  # (a comprehension's iteration is worth more than the smallest body's)
+    assert jit_module.stats(f)["warming_loops"] == [3]
+    # hot in the call that runs its count's last iteration, handed over at the next one's start
+    assert calls_to_first_handoff(f, plain, 1000, 100) + 1 == -(-count // 1000) + 1
+    assert jit_module.stats(f)["warming_loops"] == []
+
+
+def test_results_while_warming_up_are_cpythons():
+    source = """
+def mixed(xs):
+    total = 0
+    for x in xs:
+        total += x // 3 if type(x) is int else x * 0.5
+    return total
+"""
+    plain = define(source, "mixed")
+    f = jit(warmup=2_000)(plain)
+    data = [2**62, -7, 3.5, -0.0, 10**20, 1]
+    for k in range(600):
+        xs = data[k % 3 :] * 3
+        assert repr(f(xs)) == repr(plain(xs))
+
+
+def test_the_default_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TRACEJIT_WARMUP", "1234")
+    assert Options().warmup == 1234
+    monkeypatch.setenv("TRACEJIT_WARMUP", "")
+    assert Options().warmup == DEFAULT_WARMUP
+    monkeypatch.setenv("TRACEJIT_WARMUP", "lots")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert Options().warmup == DEFAULT_WARMUP
+    assert any("TRACEJIT_WARMUP='lots'" in str(w.message) for w in caught)
+    assert Options(warmup=7).warmup == 7  # the option itself wins
+
+
+def test_the_suite_runs_without_warm_up():
+    assert Options().warmup == 0  # (tests/conftest.py)
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True])
+def test_a_bad_warmup_is_refused(value):
+    with pytest.raises((TypeError, ValueError), match="warmup"):
+        jit(warmup=value)
+
+
+def test_the_default_warm_up_in_a_fresh_process():
+    # without the suite's TRACEJIT_WARMUP=0: a loop of 20000 iterations called once stays in CPython
+    code = f"""
+import linecache, sys
+source = {SUM!r}
+linecache.cache["<warm>"] = (len(source), None, source.splitlines(True), "<warm>")
+ns = {{}}
+exec(compile(source, "<warm>", "exec"), ns)
+import jit
+f = jit.jit(ns["total"])
+assert f(20000) == sum(range(20000))
+stats = jit.stats(f)
+print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRACEJIT_WARMUP"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
