@@ -254,6 +254,11 @@ def body_weight(code: Any, index: int) -> float:
     return max(1.0, min(own(i) for i in family) / SIMPLEST_BODY)
 
 
+#: the iterations after which a warming loop with no loop in it is judged by its starts (``starts_too_short``): a loop
+#: whose starts are too short for native entries to pay goes back to CPython's plain copy (and its back-off) then,
+#: not after the whole warm-up in the counted copy
+WARMUP_CHECK = 1024
+
 #: the longest count CPython is given (its specialized int operations take one-digit ints, below 2**30)
 LONGEST_COUNT = 2**30 - 1
 
@@ -328,6 +333,8 @@ class LoopRuntime:
         "park_for",
         "busy",
         "warming",
+        "warmup_left",
+        "rest",
         "loop_end",
         "counted",
         "starts",
@@ -355,13 +362,22 @@ class LoopRuntime:
         self._comprehension_loops = own_frame_loops(code)
         self.codes: list[types.CodeType] = []  # the versions of the instrumented code bound to this runtime
         start = function.hot_threshold if function.hot_threshold > 0 else NEVER
+        # per loop: the warm-up still to count once its first count (starts) has ended (a loop with no loop in it
+        # counts WARMUP_CHECK first, so that its starts are judged as when it is hot: starts_too_short), and the
+        # count given back to CPython at its header where the warm-up goes on (at_own_header)
+        self.warmup_left = [0] * len(code.loops)
+        self.rest = [0] * len(code.loops)
         if start != NEVER:  # a loop's first count is its warm-up (warmup_count); a single copy counts starts
-            starts = [
-                start
-                if loop.index in single_copy and loop.index not in comprehensions
-                else warmup_count(function, loop)
-                for loop in code.loops
-            ]
+            starts = []
+            for loop in code.loops:
+                if loop.index in single_copy and loop.index not in comprehensions:
+                    starts.append(start)
+                    continue
+                count = warmup_count(function, loop)
+                if count > WARMUP_CHECK and not any(inner.parent == loop.index for inner in code.loops):
+                    self.warmup_left[loop.index] = count - WARMUP_CHECK
+                    count = WARMUP_CHECK
+                starts.append(count)
         else:
             starts = [start] * len(code.loops)
         self.counters: list[int] = list(starts)  # LOOPS
@@ -370,7 +386,7 @@ class LoopRuntime:
         # hand-off give the loop back unrecorded (starts_too_short), until at_own_header does
         self.counted: list[int] = list(starts)
         # per loop: still counting its warm-up (a first count longer than the threshold), not handed over yet
-        self.warming = [count > start for count in starts]
+        self.warming = [count > start or left > 0 for count, left in zip(starts, self.warmup_left)]
         self.starts: list[int] = [0] * len(code.loops)
         self.short: list[float | None] = [None] * len(code.loops)
         self.unrecorded = [False] * len(code.loops)  # per loop: its not_paying figure is CPython's, per start
@@ -523,8 +539,13 @@ class LoopRuntime:
                         frame.stack[:] = result[2:]
                     how, value = resume_loop(frame, index, monitor.exited(frame, exit))
                     return self.finish(index, it, iterable, frame, how, value, before)
-        self.handoffs_counted += 1
-        self.warming[index] = False
+        if self.warmup_goes_on(index):
+            if whole:  # (CPython builds it, counting the rest of the warm-up)
+                self.count(index, self.rest[index])
+                self.rest[index] = 0
+                return False, self.t1.loops[index].builds()  # type: ignore[misc]
+        else:
+            self.handoffs_counted += 1
         if whole:
             return self.comprehension_in_python(index, it, iterable, values)
         function = self.function
@@ -537,7 +558,9 @@ class LoopRuntime:
         if info.hidden:
             enter(info, it, iterable, slots)
         if at_body:
-            if self.starts_too_short(index):
+            if self.rest[index]:
+                pass  # the warm-up goes on: the interpreter runs this iteration, then CPython the loop (at_own_header)
+            elif self.starts_too_short(index):
                 # not worth recording: the interpreter runs this iteration, then CPython the loop (at_own_header)
                 self.short[index] = self.counted[index] / self.starts[index]
             else:
@@ -739,6 +762,11 @@ class LoopRuntime:
         """The interpreter is at the header of the loop it runs for CPython: the pc to go on from, or -1 to
         give the loop back to CPython."""
         function = self.function
+        rest = self.rest[index]
+        if rest:
+            self.rest[index] = 0
+            self.count(index, rest)
+            return -1
         short = self.short[index]
         if short is not None:
             self.short[index] = None
@@ -777,6 +805,23 @@ class LoopRuntime:
                 state.cooldown = 0  # CPython waits it out instead, counting iterations
             self.counters[index] = wait if wait > 0 else max(function.hot_threshold, 1)
         return -1
+
+    def warmup_goes_on(self, index: int) -> bool:
+        """Loop `index`'s count has ended (a hand-off): if that was the check of its warm-up (``WARMUP_CHECK``) and
+        its starts are not too short to pay (``starts_too_short``: judged now, as when a loop gets hot), the rest of
+        the warm-up is to be counted (``rest``), True; otherwise its warm-up is over."""
+        if not self.warming[index]:
+            return False
+        self.warming[index] = False
+        left = self.warmup_left[index]
+        if not left:
+            return False
+        self.warmup_left[index] = 0
+        if self.starts_too_short(index):
+            return False
+        self.rest[index] = left
+        self.warming[index] = True
+        return True
 
     def count(self, index: int, iterations: int) -> None:
         """Let CPython count `iterations` iterations of loop `index` (its counted copy), and its starts, before
