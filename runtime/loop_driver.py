@@ -29,12 +29,13 @@ have passed for the loop to be tried again.
 from __future__ import annotations
 
 import itertools
+import operator
 import types
 import weakref
 from typing import Any
 
 from jit.frontend.instructions import FOR_ITER, FOR_RANGE, POP_JUMP_IF_FALSE, POP_JUMP_IF_TRUE, LoopInfo
-from jit.frontend.instrument import BREAK, CONTINUE, EXHAUSTED, NEVER, RETURN
+from jit.frontend.instrument import BREAK, CONTINUE, COUNT_BY_LENGTH, EXHAUSTED, NEVER, RETURN
 from jit.lifecycle import Phase
 from jit.trace import WhenHot
 from runtime import consumers, parking
@@ -208,6 +209,7 @@ class CodeHooks:
     __slots__ = ("counters", "starts", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
+    hint = staticmethod(operator.length_hint)
     cell = staticmethod(cell_of)
     extend = staticmethod(finish_comprehension)
     consumer_is = staticmethod(consumers.consumer_is)
@@ -257,7 +259,7 @@ def body_weight(code: Any, index: int) -> float:
 #: the iterations after which a warming loop with no loop in it is judged by its starts (``starts_too_short``): a loop
 #: whose starts are too short for native entries to pay goes back to CPython's plain copy (and its back-off) then,
 #: not after the whole warm-up in the counted copy
-WARMUP_CHECK = 1024
+WARMUP_CHECK = COUNT_BY_LENGTH  # (where the counted copy's counting by length hints starts: it is all warm-up)
 
 #: the longest count CPython is given (its specialized int operations take one-digit ints, below 2**30)
 LONGEST_COUNT = 2**30 - 1

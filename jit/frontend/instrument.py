@@ -64,13 +64,22 @@ CONTINUE, EXHAUSTED, BREAK, RETURN = 0, 1, 2, 3
 #: specialized int operations require
 NEVER = -(2**30) + 1
 
+#: a counted copy whose count is above this (a warm-up: ``jit.options``' warmup) counts a start of a ``for`` loop
+#: whose iterator's length hint is below its count at once, by that hint, and runs it plain: counting each iteration
+#: (a decrement and test of a local) costs a small body half its speed in CPython. A start that breaks early counts
+#: for its whole length
+COUNT_BY_LENGTH = 1024
+#: (a count above every count: a loop with loops in it counts each iteration, where they boost it)
+NEVER_BY_LENGTH = 2**30
+
 #: how many times the body of the innermost instrumented loop may appear in the generated code
 MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
 #: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does), ``counters`` (LOOPS: a list,
 #: one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
-#: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin),
+#: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin), ``hint``
+#: (``operator.length_hint``),
 #: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
 #: builtin classes: the user's globals may rebind their names), ``ticks`` (per loop: a counter a comprehension's
 #: counted copy calls per iteration), ``cell`` (the cell of a lambda's one free variable) and ``extend`` (what adds the rest of a comprehension given back part way).
@@ -219,7 +228,10 @@ else:
             HANDOFF_HEADER
         if HOW == 0:
             C = RT.counters[L]
-            if C > 0:
+            if C > BY_LENGTH and 0 < (N := RT.hint(IT, 0)) < C:
+                RT.counters[L] = C - N
+                RT.starts[L] += 1
+            elif C > 0:
                 HOW = 2
                 try:
                     for TARGET in IT:
@@ -582,6 +594,8 @@ class _Instrumenter:
     def __init__(self, source: FunctionSource, t1: T1Code, parked: frozenset[int]) -> None:
         self.source = source
         self.parked = parked
+        # tier-1 loops with loops nested in them
+        self.outer_loops = frozenset(loop.parent for loop in t1.loops if loop.parent is not None)
         self.loops: dict[tuple[int, int], LoopInfo] = {
             loop.statement: loop for loop in t1.loops if loop.statement is not None
         }
@@ -828,7 +842,12 @@ class _Instrumenter:
         bound = self.bound_at[(node.lineno, node.col_offset)]
         targets = _assigned_names(node.target, self.source) if isinstance(node, ast.For) else frozenset()
         targets -= self.bound_at[_DELETED]
-        exprs: dict[str, ast.expr] = {"L": ast.Constant(loop.index), "NEVER": ast.Constant(NEVER)}
+        exprs: dict[str, ast.expr] = {
+            "L": ast.Constant(loop.index),
+            "NEVER": ast.Constant(NEVER),
+            # (not a loop with loops in it: its counted copy is where a loop nested in it boosts it)
+            "BY_LENGTH": ast.Constant(NEVER_BY_LENGTH if loop.index in self.outer_loops else COUNT_BY_LENGTH),
+        }
         if isinstance(node, ast.For):
             exprs.update(ITERABLE=node.iter, TARGET=node.target)
             template = _FOR_SINGLE if single else _FOR
@@ -848,7 +867,7 @@ class _Instrumenter:
         return _Fill(head, self.loop_names(level), exprs, stmts, loop_at=node).fill(_template(template))
 
     def loop_names(self, level: int) -> dict[str, str]:
-        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E", "W")}
+        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E", "W", "N")}
         return names
 
     def handoff(

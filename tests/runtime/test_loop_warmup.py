@@ -5,6 +5,7 @@ Every decision is a count (``jit.stats``), never a time; every result is compare
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -15,6 +16,7 @@ from helpers import define
 import jit as jit_module
 from jit import jit
 from jit.api import state_of
+from jit.frontend.instrument import COUNT_BY_LENGTH
 from jit.monitor import SIDE_WARMUP_SHARE, side_warmup
 from jit.options import DEFAULT_WARMUP, Options
 from runtime.loop_driver import LONGEST_COUNT, WARMUP_CHECK, warmup_count
@@ -179,6 +181,36 @@ def first(xs):
     assert runtime.warming[0] is False
 
 
+def test_a_warming_start_counts_its_length_hint_at_once():
+    source = """
+def until_negative(xs):
+    s = 0
+    for x in xs:
+        if x < 0:
+            break
+        s += x
+    return s
+"""
+    plain = define(source, "until_negative")
+    f = jit(warmup=200_000)(plain)
+    xs = list(range(600))
+    for _ in range(2):  # (the warm-up's check: the first COUNT_BY_LENGTH iterations, counted one by one)
+        assert f(xs) == plain(xs)
+    runtime = state_of(f).loop_runtime
+    assert runtime.warming[0] and runtime.counters[0] > COUNT_BY_LENGTH
+
+    def counted(make):
+        before = runtime.counters[0]
+        assert f(make()) == plain(make())
+        return before - runtime.counters[0]
+
+    assert counted(lambda: xs) == 600  # by its length hint, at its start
+    assert counted(lambda: [5, -1] + xs) == 602  # a start that breaks early counts for its whole length
+    assert counted(lambda: iter(xs)) == 600  # (a list iterator has a hint too)
+    assert counted(lambda: (x for x in xs[:300])) == 300  # no hint: one by one
+    assert jit_module.stats(f)["handoffs"] == 0
+
+
 def test_results_while_warming_up_are_cpythons():
     source = """
 def mixed(xs):
@@ -208,8 +240,8 @@ def test_the_default_comes_from_the_environment(monkeypatch):
     assert Options(warmup=7).warmup == 7  # the option itself wins
 
 
-def test_the_suite_runs_without_warm_up():
-    assert Options().warmup == 0  # (tests/conftest.py)
+def test_the_suite_runs_without_warm_up_unless_told():
+    assert Options().warmup == int(os.environ["TRACEJIT_WARMUP"])  # (tests/conftest.py: 0 unless set outside)
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, True])
@@ -232,7 +264,7 @@ assert f(20000) == sum(range(20000))
 stats = jit.stats(f)
 print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
 """
-    env = {k: v for k, v in __import__("os").environ.items() if k != "TRACEJIT_WARMUP"}
+    env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
