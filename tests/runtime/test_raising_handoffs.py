@@ -16,7 +16,7 @@ from helpers import define
 from jit import jit
 from jit.api import state_of
 from runtime import errors
-from runtime.loop_driver import EXCEPTION_ENTRIES, PAY_WINDOW, CodeHooks, LoopRuntime
+from runtime.loop_driver import EXCEPTION_ENTRIES, FIRST_BACKOFF, PAY_WINDOW, CodeHooks, LoopRuntime
 
 SOURCE = """
 import sys
@@ -311,3 +311,35 @@ def test_debug_keeps_tracejits_frames(monkeypatch):
     monkeypatch.delenv("TRACEJIT_DEBUG")
     assert "loop" not in [name for name, _ in tb_lines(jitted, rows)]
     assert sys.exc_info() == (None, None, None)
+
+
+def test_a_window_that_pays_despite_exceptions_keeps_the_back_off():
+    """How many of a window's hand-offs raise varies: a loop near the line would alternate between windows that
+    pay and windows that do not, each paying one putting it back at the shortest back-off, and every return to
+    native code after CPython ran the loop costs more than one in a row. A window with exceptions that pays keeps
+    the back-off (the loop stays native while windows pay); one without exceptions resets it, as before."""
+    func = define(SOURCE, "setitem_rows")
+    jitted = jit(threshold=2, side_exit_threshold=0)(func)
+    for _ in range(3 * PAY_WINDOW):
+        jitted([[0]] * 300)
+    state = state_of(jitted)
+    runtime, monitor = state.loop_runtime, state.monitor
+    assert jit.stats(jitted)["not_paying_loops"] == []
+    runtime.windows[0].reset()
+    n = 3 * int(runtime.min_per_entry[0])  # (1 exception in a window pays, 4 do not)
+
+    def window(raising):
+        for i in range(PAY_WINDOW):
+            if i < raising:
+                runtime.count_raised(0, 1, n, False)
+            else:
+                runtime.judge(0, monitor, 1, n, False)
+
+    window(4)
+    assert runtime.not_paying[0] is not None and runtime.counters[0] == -FIRST_BACKOFF
+    window(1)
+    assert runtime.not_paying[0] is None and runtime.pay_backoff[0] == 2 * FIRST_BACKOFF
+    window(4)
+    assert runtime.not_paying[0] is not None and runtime.counters[0] == -2 * FIRST_BACKOFF
+    window(0)
+    assert runtime.not_paying[0] is None and runtime.pay_backoff[0] == FIRST_BACKOFF
