@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jit.frontend.instrument import NEVER
 from jit.function import Baseline, JitFunction, Mode
+from runtime.loop_driver import EXCEPTION_ENTRIES
 from runtime.parking import collections_left
 
 
@@ -138,6 +139,13 @@ def _cpython_status(state: JitFunction, index: int) -> str:
             f": its native code ran {per_entry:.1f} iterations per entry, fewer than would pay for entering it "
             f"({threshold})"
         )
+        raised = runtime.raised_handoffs[index]
+        if raised:
+            # (runtime.loop_driver.LoopRuntime.count_raised)
+            paying += (
+                f"; {raised} hand-off(s) ended in an exception, each counted as {EXCEPTION_ENTRIES} entries more "
+                "(an exception leaving native code costs microseconds more than in CPython)"
+            )
     if index in runtime.parked:
         left = collections_left(runtime, index)
         when = f"for {left} more garbage collection(s)" if left is not None else "until it wakes"

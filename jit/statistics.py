@@ -32,6 +32,9 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         "not_paying_loops": [],
         # loops CPython still counts the warm-up of (option warmup), never handed to the JIT yet, by line
         "warming_loops": [],
+        # hand-offs that ended in an exception after native entries, which that policy counted, each as
+        # runtime.loop_driver.EXCEPTION_ENTRIES native entries more
+        "raising_handoffs": sum(state.loop_runtime.raised_handoffs) if state.loop_runtime is not None else 0,
         # loops new calls run as the user wrote them, with no counter, until they wake (runtime.parking)
         "parked_loops": sorted(state.code.loops[i].line for i in state.loop_runtime.parked)
         if state.loop_runtime is not None

@@ -295,53 +295,108 @@ def _is_driver(code: types.CodeType) -> bool:
     return _driver_codes.get(id(code)) is code
 
 
+#: An exception's attribute, set by the loop driver as the exception leaves it (``LoopRuntime.loop``): (the driver's
+#: frame, its runtime, the tier-1 frame or None), what the instrumented frame's handler would otherwise read from the
+#: driver frame's ``f_locals`` (1-1.5 us a read on 3.11: it copies every local of the driver into a dict, twice per
+#: exception). Taken off the exception by the first handler that sees it (``fix_handoff_traceback``), so a caller
+#: never does; an entry whose driver frame is another than the one at hand is not used (a handler deeper down did
+#: not run: a RecursionError), then f_locals is read.
+HANDOFF_NOTE = "__tracejit_handoff__"
+
+
+def _driver_state(driver: types.FrameType, note: tuple[Any, ...] | None) -> tuple[Any, Any]:
+    """(the loop runtime, the tier-1 frame or None) of the loop driver frame `driver`: from the driver's note on
+    the exception if it is that frame's, else from its locals."""
+    if note is not None and note[0] is driver:
+        return note[1], note[2]
+    names = driver.f_locals
+    return names["self"], names.get("frame")
+
+
+def _locals_of(runtime: Any, frame: Any) -> tuple[tuple[Any, ...], bool] | None:
+    if frame is None:
+        return None
+    values = tuple(frame.slots[: runtime.t1.nlocals])
+    return values, _UNBOUND_ID in map(id, values)  # (by identity: a value's == may be the user's)
+
+
 def handoff_locals(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
     """Where a handed-off loop raised exc: the user's locals as the tier-1 frame had them (slot order, the
     unbound marker for unbound ones) and whether one is unbound, for the instrumented frame handling exc (its
     traceback's head, which called the loop driver) to take before it re-raises, so that its frame holds them
     as CPython's would have when that instruction raised (a handler around the loop, a ``finally``, a
     post-mortem debugger see them); None if the driver made no tier-1 frame (nothing of the loop ran). Call it
-    before ``fix_handoff_traceback``, which drops the driver's entry."""
+    before ``fix_handoff_traceback``, which drops the driver's entry (``unwind_handoff`` does both)."""
     node = exc.__traceback__
     following = node.tb_next if node is not None else None
     if following is None or not _is_driver(following.tb_frame.f_code):
         return None
-    driver = following.tb_frame.f_locals
-    frame = driver.get("frame")
-    if frame is None:
-        return None
-    values = tuple(frame.slots[: driver["self"].t1.nlocals])
-    return values, _UNBOUND_ID in map(id, values)  # (by identity: a value's == may be the user's)
+    return _locals_of(*_driver_state(following.tb_frame, exc.__dict__.get(HANDOFF_NOTE)))
+
+
+def unwind_handoff(exc: BaseException) -> tuple[tuple[Any, ...], bool] | None:
+    """What the instrumented frame handling exc, raised by a hand-off, does before it re-raises, in one call:
+    ``handoff_locals`` (returned), then ``fix_handoff_traceback``."""
+    # (one Python call where it can: 2 us at every exception leaving a handed-over loop went in a dozen small ones)
+    note = exc.__dict__.pop(HANDOFF_NOTE, None)
+    node = exc.__traceback__
+    following = node.tb_next if node is not None else None
+    unwound = None
+    if following is not None:
+        driver = following.tb_frame
+        if _driver_codes.get(id(driver.f_code)) is driver.f_code:
+            if note is not None and note[0] is driver:
+                runtime, frame = note[1], note[2]
+            else:
+                runtime, frame = _driver_state(driver, None)
+            if frame is not None:
+                values = tuple(frame.slots[: runtime.t1.nlocals])
+                unwound = values, _UNBOUND_ID in map(id, values)  # (by identity: a value's == may be the user's)
+    try:
+        _fix(exc, note)
+    except RecursionError:
+        pass  # (no stack left to fix the traceback: the locals are still the frame's, as when this was two calls)
+    return unwound
 
 
 def fix_handoff_traceback(exc: BaseException) -> None:
     """Rewrite exc's traceback from its head (the instrumented frame handling it): every user frame entry
     that called the loop driver gets the failing instruction's position; tracejit's frames go (TRACEJIT_DEBUG=1
     keeps them). The walk stops at the first entry already in order, so each frame's handler does a few steps
-    only."""
+    only. Takes the driver's note (``HANDOFF_NOTE``) off exc."""
+    _fix(exc, exc.__dict__.pop(HANDOFF_NOTE, None))
+
+
+def _fix(exc: BaseException, note: tuple[Any, ...] | None) -> None:
     keep_ours = environment.debug()
     kept: list[tuple[types.FrameType, int, int]] = []
     node = exc.__traceback__
     fixed = False
+    internal_codes = _internal_codes
+    driver_codes = _driver_codes
     while node is not None:
         code = node.tb_frame.f_code
         following = node.tb_next
-        if _is_internal(code):
+        # (_is_internal and _is_driver, inline)
+        ref = internal_codes.get(id(code))
+        if code.co_filename.startswith(_PACKAGE_DIRS) or (ref is not None and ref() is code):
             if keep_ours:
                 kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
             node = following
             continue
-        if following is None or not _is_driver(following.tb_frame.f_code):
+        if following is None:
+            break
+        driver = following.tb_frame
+        if driver_codes.get(id(driver.f_code)) is not driver.f_code:
             break  # a user frame that did not hand off: from here on the traceback is in order
-        driver = following.tb_frame.f_locals
-        position = driver["self"].traceback_position(code, driver.get("frame"))
-        if position is None:
+        runtime, tier1_frame = _driver_state(driver, note)
+        located = runtime.raise_location(code, tier1_frame)
+        if located is None:
             kept.append((node.tb_frame, node.tb_lasti, node.tb_lineno))
         else:
-            kept.append((node.tb_frame, *position))
+            kept.append((node.tb_frame, *located[0]))
             # (the frames of the comprehensions the instruction ran in, where CPython makes them: after the user's)
-            tier1_frame = driver.get("frame")
-            kept.extend(driver["self"].comprehension_entries(tier1_frame.error_pc if tier1_frame else None))
+            kept.extend(located[1])
         fixed = True
         node = following
     if not fixed:

@@ -552,7 +552,8 @@ def run(frame: Frame, pc: int = 0, view: tuple[tuple[int, ...], tuple[Any, ...]]
             where = pc - 1 if pc else 0
         else:
             frame.raised_at = None
-        converted = generator_raised(exc, code, where)
+        # (the test generator_raised starts with, first: a call less at every exception, StopIteration aside)
+        converted = generator_raised(exc, code, where) if isinstance(exc, StopIteration) else None
         if converted is not None:  # (PEP 479: raised in a generator expression's body, consumed inline)
             exc, where = converted
         if view is not None:  # (run_loop: the loop driver points the user's frame at this pc)

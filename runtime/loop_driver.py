@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 import types
 import weakref
 from typing import Any
@@ -40,15 +41,16 @@ from jit.lifecycle import Phase
 from jit.trace import WhenHot
 from runtime import consumers, parking
 from runtime.errors import (
+    HANDOFF_NOTE,
     fix_handoff_traceback,
     generator_raised,
-    handoff_locals,
     internal,
     loop_driver,
     own_frame_entries,
     own_frame_loops,
     own_frames_at,
     raise_in_comprehension,
+    unwind_handoff,
 )
 from runtime.frame import UNBOUND, Frame
 from runtime.handoff import enter, leave
@@ -61,6 +63,11 @@ MIN_STARTS = 4  # ended loop starts CPython counted, at least, before their iter
 PAY_WINDOW = 8  # hand-offs with native entries judged together by the policy of entries that pay
 PAY_ENTRIES = 64  # native entries that end a window early (however few hand-offs made them)
 MAX_PAY_BACKOFF = 2**10  # the longest back-off of a loop whose entries did not pay; the next one parks it
+#: what a hand-off that ends in an exception costs more than one that ends at the loop's end, in native entries
+#: (``count_raised``): 3.2-5.5 us more than under CPython (native code's exit, the interpreter running the failing
+#: instruction again, the traceback and locals made CPython's; measured on tuple_setitem, type_error_add,
+#: first_bad, int_parse of the probe), over the 0.8 us of a hand-off's round trip that min_native_iterations is for
+EXCEPTION_ENTRIES = 7
 
 _UNBOUND_ID = id(UNBOUND)
 # where native code leaves a for loop at its end (the instruction after its header), by that instruction's opcode:
@@ -116,18 +123,19 @@ _IDLE = Phase.IDLE
 
 class _Window:
     """One loop's window of the policy of entries that pay (``LoopRuntime.judge``): the hand-offs, native entries
-    and native iterations counted so far. ``room``: the hand-offs of one native entry each it may still count
+    and native iterations counted so far, and the hand-offs that ended in an exception (``raised``). ``room``: the
+    hand-offs of one native entry each it may still count
     without ending; ``LoopRuntime.loop`` counts those inline, in room and iterations only (two steps where judge
     takes a Python call), and ``count`` adds them to the hand-offs and entries."""
 
-    __slots__ = ("room", "iterations", "handoffs", "entries", "counted_room")
+    __slots__ = ("room", "iterations", "handoffs", "entries", "counted_room", "raised")
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         """Start a new window."""
-        self.handoffs = self.entries = self.iterations = 0
+        self.handoffs = self.entries = self.iterations = self.raised = 0
         self.room = self.counted_room = min(PAY_WINDOW, PAY_ENTRIES) - 1
 
     def count(self, entries: int, iterations: int) -> bool:
@@ -220,7 +228,7 @@ class CodeHooks:
     base_exception = BaseException
     recursion_error = RecursionError
     fix = staticmethod(fix_handoff_traceback)
-    unwound = staticmethod(handoff_locals)
+    unwound = staticmethod(unwind_handoff)
 
     def __init__(self, runtime: LoopRuntime) -> None:
         # (the same lists as the runtime's: the code and the driver count in them together)
@@ -343,6 +351,8 @@ class LoopRuntime:
         "short",
         "unrecorded",
         "_positions",
+        "_located",
+        "raised_handoffs",
         "_comprehension_loops",
         "plans",
         "ways",
@@ -403,6 +413,8 @@ class LoopRuntime:
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)
         # per loop: the iterations per native entry of its last window, if that window did not pay
         self.not_paying: list[float | None] = [None] * len(code.loops)
+        # per loop: the hand-offs that ended in an exception the policy counted (count_raised)
+        self.raised_handoffs = [0] * len(code.loops)
         # per loop: blacklisted, and sent to run plain since (its next hand-off reprobes it)
         self.waited = [False] * len(code.loops)
         self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
@@ -413,6 +425,9 @@ class LoopRuntime:
         self.busy = False  # changing the code: not now, says the runtime to the parking clock
         # per version of the code: (position -> offset, line -> offset), for tracebacks
         self._positions: dict[int, tuple[dict[Any, int], dict[int, int]]] = {}
+        # per (version of the code, by id; pc): (that version, raise_location's position, whether the pc runs in a
+        # comprehension's own frame); the version is kept to tell an id reused
+        self._located: dict[tuple[int, int], tuple[types.CodeType, tuple[int, int], bool]] = {}
         # per loop: the pc where native code leaves a for loop at its end (its FOR_RANGE or FOR_ITER, else -2), and
         # the test that it has ended there
         self.loop_end: list[tuple[int, Any]] = [
@@ -473,6 +488,10 @@ class LoopRuntime:
                                 raise_in_comprehension(exc, self.comprehension_entries(pc))
                             frame = Frame(self.function, self.t1, raised[1][: self.t1.nslots])
                             frame.error_pc = pc
+                            try:
+                                self.raised(index, exc, frame, 1, raised[1][-1][1], False)
+                            except RecursionError:
+                                pass  # (no stack left: the handler reads the driver's locals instead)
                             if converted is not None:
                                 raise exc from exc.__cause__
                         raise
@@ -498,6 +517,10 @@ class LoopRuntime:
                                     raise_in_comprehension(exc, self.comprehension_entries(exit.pc))
                                 frame = Frame(self.function, self.t1, slots)
                                 frame.error_pc = exit.pc
+                                try:
+                                    self.raised(index, exc, frame, 1, result[1], False)
+                                except RecursionError:
+                                    pass  # (no stack left: the handler reads the driver's locals instead)
                                 raise
                         if not ended:
                             how = otherwise
@@ -539,7 +562,14 @@ class LoopRuntime:
                     frame.error_pc = plan.info.header_pc
                     if len(result) > 2:
                         frame.stack[:] = result[2:]
-                    how, value = resume_loop(frame, index, monitor.exited(frame, exit))
+                    try:
+                        how, value = resume_loop(frame, index, monitor.exited(frame, exit))
+                    except BaseException as exc:
+                        try:
+                            self.raised_after(index, exc, frame, before)
+                        except RecursionError:
+                            pass  # (no stack left: the handler reads the driver's locals instead)
+                        raise
                     return self.finish(index, it, iterable, frame, how, value, before)
         if self.warmup_goes_on(index):
             if whole:  # (CPython builds it, counting the rest of the warm-up)
@@ -570,13 +600,48 @@ class LoopRuntime:
                 # the interpreter (which then records the next iteration)
                 counts = function.backedge_counts
                 counts[index] = max(counts[index], function.hot_threshold - 1)
-        if monitor is None:
-            how, value = self.run(frame, index, at_body, None)
-            return self.finish(index, it, iterable, frame, how, value, None)
-        runner = monitor.runner
-        before = (runner.native_entries, runner.native_iterations, monitor.growth)
-        how, value = self.run(frame, index, at_body, monitor)
+        before = None
+        if monitor is not None:
+            runner = monitor.runner
+            before = (runner.native_entries, runner.native_iterations, monitor.growth)
+        try:
+            how, value = self.run(frame, index, at_body, monitor)
+        except BaseException as exc:
+            try:
+                self.raised_after(index, exc, frame, before)
+            except RecursionError:
+                pass  # (no stack left: the handler reads the driver's locals instead)
+            raise
         return self.finish(index, it, iterable, frame, how, value, before)
+
+    def raised(self, index: int, exc: BaseException, frame: Frame, entries: int, iterations: int, grew: bool) -> None:
+        """A hand-off of loop `index` (the caller: ``loop``) raised exc where the tier-1 frame `frame` was, after
+        `entries` native entries that ran `iterations` iterations (grew: the trees grew meanwhile). Notes the
+        driver's state on exc for the instrumented frame's handler (``runtime.errors.HANDOFF_NOTE``), and counts
+        the hand-off towards the loop's window of the policy of entries that pay (``count_raised``)."""
+        exc.__dict__[HANDOFF_NOTE] = (sys._getframe(1), self, frame)
+        self.count_raised(index, entries, iterations, grew)
+
+    def raised_after(self, index: int, exc: BaseException, frame: Frame, before: tuple[int, int, int] | None) -> None:
+        """``raised``, for a hand-off run in the interpreter (before: the monitor's counts before it, as
+        ``finish`` takes them; None without a monitor)."""
+        exc.__dict__[HANDOFF_NOTE] = (sys._getframe(1), self, frame)
+        if before is not None:
+            runner = self.function.monitor.runner
+            entries = runner.native_entries - before[0]
+            iterations = runner.native_iterations - before[1]
+            self.count_raised(index, entries, iterations, self.function.monitor.growth != before[2])
+
+    def count_raised(self, index: int, entries: int, iterations: int, grew: bool) -> None:
+        """Judge a hand-off of loop `index` that ended in an exception after `entries` native entries (none: not
+        judged, as ``finish`` does), its exception counted as ``EXCEPTION_ENTRIES`` entries more: native code
+        gives the exception back through the interpreter and the instrumented code, which costs some
+        microseconds where CPython raises in a fraction of one, so a loop that raises after a few hundred
+        iterations at most does not pay (the module docstring has the policy)."""
+        if self.min_iterations and entries:
+            self.raised_handoffs[index] += 1
+            self.windows[index].raised += 1
+            self.judge(index, self.function.monitor, entries + EXCEPTION_ENTRIES, iterations, grew)
 
     @internal
     def comprehension_in_python(self, index: int, it: Any, iterable: Any, values: tuple[Any, ...]) -> tuple[bool, Any]:
@@ -866,14 +931,21 @@ class LoopRuntime:
         if not window.count(entries, iterations):
             return
         per_entry = window.iterations / window.entries
+        raised = window.raised
         window.reset()
         self.unrecorded[index] = False
         if not self.weighed[index]:
             self.weigh(index, state)
         if per_entry >= self.min_per_entry[index]:
             self.not_paying[index] = None
-            self.pay_backoff[index] = FIRST_BACKOFF
-            self.park_for[index] = parking.FIRST_PARK
+            if not raised:
+                self.pay_backoff[index] = FIRST_BACKOFF
+                self.park_for[index] = parking.FIRST_PARK
+            # (else the back-offs stay: how many of a window's few hand-offs raise varies from window to window, so
+            # a loop near the line alternated between windows that paid, which put it back at the shortest back-off,
+            # and windows that did not; every return to native code after CPython ran the loop costs microseconds
+            # more, the code and data cold: attr_error of the probe ran at 0.85-0.91x CPython so, at 1.14x always
+            # native, 1.0x parked. Such a loop now ends parked; a window without exceptions that pays resets them)
             return
         self.not_paying[index] = per_entry
         self.back_off(index, self.pay_backoff, MAX_PAY_BACKOFF)
@@ -957,6 +1029,25 @@ class LoopRuntime:
         """Traceback entries of the comprehensions' and generator expressions' own frames for the instruction at pc
         (``_comprehensions_at``), outermost first, as CPython's traceback shows them."""
         return own_frame_entries(self.t1, pc, self._comprehensions_at(pc))
+
+    def raise_location(
+        self, code: types.CodeType, frame: Frame | None
+    ) -> tuple[tuple[int, int], list[tuple[types.FrameType, int, int]]] | None:
+        """Where the instrumented frame's traceback shows the tier-1 instruction at frame.error_pc that raised:
+        ((tb_lasti, tb_lineno) of its entry, the traceback entries of the comprehensions' own frames to follow it,
+        ``comprehension_entries``), None where it cannot (no tier-1 frame, or code is not a version of this
+        runtime's code). Remembered per version of the code and pc, but the comprehensions' entries (frames of
+        their own, made afresh)."""
+        if frame is None or frame.error_pc is None:
+            return None
+        pc = frame.error_pc
+        known = self._located.get((id(code), pc))
+        if known is None or known[0] is not code:
+            position = self.traceback_position(code, frame)
+            if position is None:
+                return None
+            known = self._located[(id(code), pc)] = (code, position, bool(self._comprehensions_at(pc)))
+        return known[1], self.comprehension_entries(pc) if known[2] else []
 
     def traceback_position(self, code: types.CodeType, frame: Frame | None) -> tuple[int, int] | None:
         """(tb_lasti, tb_lineno) for the instrumented frame's traceback entry when the tier-1 instruction at

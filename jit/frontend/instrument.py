@@ -28,8 +28,8 @@ in its place is the same cell, which no assignment takes). It returns ``(how, va
 CONTINUE (go on with the loop in CPython, from its header: the runtime has moved the iterator to where the
 JIT left it and chosen the copy through ``RT.counters[L]``), EXHAUSTED (the loop ended: run its else clause),
 BREAK or RETURN (``extra`` is the value); otherwise ``extra`` says whether some local came back unbound
-(such locals are deleted). Exceptions propagate; ``RT.fix(e)`` first makes their traceback show the line
-that failed, as CPython's would.
+(such locals are deleted). Exceptions propagate; ``RT.unwound(e)`` (``RT.fix(e)`` for a comprehension) first
+makes their traceback show the line that failed, as CPython's would.
 
 Objects enter the code as constants: the generated code holds placeholder constants, which ``bind``
 replaces in ``co_consts`` with the real objects, so the function's globals stay the user's globals and the
@@ -76,7 +76,8 @@ NEVER_BY_LENGTH = 2**30
 MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
-#: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does), ``counters`` (LOOPS: a list,
+#: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does: unwound also returns the locals
+#: where it raised), ``counters`` (LOOPS: a list,
 #: one int per tier-1 loop), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
 #: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin), ``hint``
 #: (``operator.length_hint``),
@@ -371,7 +372,6 @@ except RT.base_exception as E:
     W = None
     try:
         W = RT.unwound(E)
-        RT.fix(E)
     except RT.recursion_error:
         pass
     if W is not None:

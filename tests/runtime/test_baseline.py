@@ -403,8 +403,8 @@ def formatted(func, *args):
 @pytest.mark.parametrize("threshold", [2, 10, 1000])
 def test_traceback_is_cpythons(name, args, threshold, monkeypatch):
     fixed = []
-    original = CodeHooks.fix
-    monkeypatch.setattr(CodeHooks, "fix", staticmethod(lambda exc: fixed.append(exc) or original(exc)))
+    original = CodeHooks.unwound  # (what a hand-off that raised calls: the locals, then the traceback fixed)
+    monkeypatch.setattr(CodeHooks, "unwound", staticmethod(lambda exc: fixed.append(exc) or original(exc)))
     func = define(FAILING, name)
     jitted = jit(threshold=threshold)(func)
     for _ in range(3):  # counted, handed over, native
