@@ -377,6 +377,19 @@ def test_array_speed_table_runs():
     assert all(f"| {name} |" in table for name in small)
 
 
+def test_runcheck_prototype_variants_compute_the_stencil():
+    # (bench/runcheck_proto.py: each way of checking a row's run, written by hand, checks its grid against the
+    # kernel's before it is timed; 70: a group of 64 and a last group overlapping it)
+    pytest.importorskip("numpy")
+    import runcheck_proto
+
+    if not runcheck_proto.available():
+        pytest.skip("the prototype reads x86-64's MXCSR")
+    times = runcheck_proto.measure(70, 1)
+    assert {name for name, _, _ in runcheck_proto.VARIANTS} <= set(times)
+    assert all(seconds > 0 for seconds in times.values())
+
+
 def test_array_section_table():
     pytest.importorskip("numpy")
     section = arraysection.ArraySection(quick=True)
