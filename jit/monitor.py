@@ -456,6 +456,11 @@ class Monitor:
             return
         if not exit.life.start():
             return  # another thread records from this exit right now
+        if exit.side is not None:
+            # the background compiler hung a side trace from it since the caller looked (it does so before the
+            # exit is idle again: a start that wins sees it)
+            exit.life.aborted()
+            return
         self.recordings += 1
         frame.trace_hook = Recorder(self, frame, tree.loop, exit.pc, parent=exit)
 
@@ -675,8 +680,11 @@ class Monitor:
                     state.aborts = 0
                     state.installed()  # only now: until the tree is installed, no other thread records it
                 else:
-                    trace.parent_exit.life.installed()
                     registry.install_side(compiled)
+                    # only now: the user's thread reads neither lock nor life cycle before growing a side trace
+                    # from a hot exit (Monitor.exited), only whether the exit has one and is idle; idle first, it
+                    # recorded a second side trace from the same exit between the two (the background compiler)
+                    trace.parent_exit.life.installed()
         finally:
             with registry.lock:
                 registry.compiling -= 1

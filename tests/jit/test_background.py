@@ -401,3 +401,37 @@ def test_a_loop_does_not_record_while_the_tree_that_runs_it_compiles():
         shapes[name] = sorted((tree["loop_line"], tree["depth"]) for tree in jit.stats(f)["trees"])
     line = three_level.__code__.co_firstlineno
     assert shapes["bg"] == shapes["sync"] == [(line + 2, 2), (line + 3, 1)], shapes
+
+
+def test_an_exit_has_its_side_trace_before_it_may_record_again(monkeypatch):
+    # the background compiler installs while the user's thread runs: an exit idle again before its side trace is
+    # hung from it would grow a second side trace from the same exit (seen: type_dispatch, two per exit)
+    from runtime.registry import TreeRegistry
+
+    phases = []
+    original = TreeRegistry.install_side
+
+    def install_side(self, compiled):
+        phases.append(compiled.trace.parent_exit.life.phase.value)
+        return original(self, compiled)
+
+    monkeypatch.setattr(TreeRegistry, "install_side", install_side)
+    f = jit(**BACKGROUND)(two_ways)
+    for _ in range(4):
+        assert f(200) == two_ways(200)
+        assert background.compiler().drain()
+    assert phases == ["compiling", "compiling"]
+
+
+def test_a_side_exit_that_got_its_side_trace_meanwhile_does_not_record():
+    # the user's thread saw the exit without a side trace, then the background compiler hung one and let the exit
+    # be idle: the start that wins must not record a second side trace from it
+    f = jit(**TEST_OPTIONS)(two_ways)
+    for _ in range(3):
+        assert f(200) == two_ways(200)
+    monitor = state_of(f).monitor
+    exits = [e for t in monitor.traces for e in t.exits if e.side is not None]
+    assert exits
+    recordings = monitor.recordings
+    monitor.maybe_record_side(None, exits[0])  # (as Monitor.exited does once it saw no side trace)
+    assert monitor.recordings == recordings and exits[0].life.phase.value == "idle"
