@@ -3,10 +3,25 @@
 When a recording ends, the monitor optimizes the trace and lowers it to LLVM IR, then hands it to the process's
 background compiler (one daemon thread, started with the first job) and the interpreter goes on; the compiler
 compiles it with LLVM (which releases the GIL, so the user's thread really runs meanwhile) and installs it, and
-the next entry at its loop header or exit runs it. Jobs run one at a time, in order. While a loop's tree is on
-its way, a recording of an outer loop that reaches it stops (``Reason.INNER_COMPILING``) and is not tried again
-before the function's background compilations are done, and the loop driver does not judge whether native
-entries pay (``runtime.loop_driver``).
+the next entry at its loop header or exit runs it. Jobs run one at a time, in order.
+
+Once everything is installed, the code must be what compiling synchronously makes (same trees, side traces,
+joins and links), only later. Synchronously, nothing else happens between a recording's end and its code's
+installation; in the background, the user's thread goes on, and what it meets meanwhile must not be recorded
+against trees as they are before the installation. So (``jit.monitor``), while a trace is on its way:
+
+- an outer loop's recording that reaches a loop whose tree is on its way stops (``Reason.INNER_COMPILING``) and
+  records again once that tree is installed (not later: meanwhile the inner tree's entries from CPython, one per
+  outer iteration, grew trees of their own);
+- a loop nested in one whose tree is on its way does not record, and its header visits meanwhile do not make it
+  hot (synchronously, the outer tree would run it from now on: a loop unrolled into it got a tree, never entered);
+- a side exit of a tree's root does not record while a side trace from another exit of that root is on its way
+  (``jit.stats``: ``sides_postponed``): ``codegen.joined`` joins the side traces installed when a side trace is
+  lowered, and the second of two side traces recorded at once was joined with itself only, the loop running in two
+  functions that jump into each other (the histogram kernel's steady state: 2.3 times as slow);
+- a hand-off of an inner loop that recorded its tree makes the enclosing loop hot, as the native code it would
+  run synchronously does (``runtime.loop_driver``); else an outer loop of a few iterations per start could be
+  judged too short to record meanwhile; and the loop driver does not judge whether native entries pay.
 
 This is what ``@jit(sync_compile=False)`` does. The default, ``sync_compile=True``, compiles on the recording
 thread, which waits: ``jit.stats`` counts then do not depend on timing, and, measured on the benchmark

@@ -97,7 +97,7 @@ class RecordingHost(Protocol):
         ...
 
     def compiling(self, loop: int) -> bool:
-        """Is a root trace of loop being compiled in the background (its tree is on its way)?"""
+        """Is a trace of loop being compiled in the background (a tree of it, or a side trace of one)?"""
         ...
 
     def why_no_tree(self, loop: int) -> Reason:

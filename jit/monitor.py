@@ -121,6 +121,7 @@ class Monitor:
         # tiered compilation (option tier_up_threshold): traces compiled cheaply first, hot trees again
         self.tiering = tiering.Tiering(self) if self.options.first_opt_level != self.options.opt_level else None
         self.pending = 0  # traces handed to the background compiler and not installed (or dropped) yet
+        self.sides_postponed = 0  # side trace recordings put off while another of the same tree was on its way
         self._pending_lock = threading.Lock()
         self.has_barriers = False  # a trace of the function runs Python code (the generic object path)
         # loop -> (its trees' native entries where its header last waited for slots to be bound, how many waits)
@@ -380,9 +381,16 @@ class Monitor:
         return self.registry.tree_for(loop, self.runner.tags(frame))  # the same tags the entry itself will use
 
     def compiling(self, loop: int) -> bool:
-        """Is loop's tree on its way from the background compiler?"""
+        """Is a trace of loop on its way from the background compiler: a tree, or a side trace of one of its
+        trees?"""
+        if not self.pending:
+            return False
         state = self.loops[loop]
-        return self.pending > 0 and state is not None and state.compiling
+        if state is None:
+            return False
+        return state.compiling or any(
+            exit.life.compiling for tree in state.trees for compiled in tree.traces() for exit in compiled.exits
+        )
 
     def why_no_tree(self, loop: int) -> Reason:
         state = self.loops[loop]
@@ -403,12 +411,20 @@ class Monitor:
     def may_record(self, state: LoopState) -> bool:
         if state.recording or state.blacklisted or not self.options.threshold:
             return False
+        if self.pending and self._enclosing_compiling(state):
+            # an enclosing loop's tree is on its way from the background compiler: compiled synchronously, it would
+            # run this loop from now on (calling its tree, or unrolled), and this header would record nothing. Its
+            # visits meanwhile do not count: once the tree is there, it must get hot anew (distances: a loop of 3
+            # trips unrolled into its outer loop's trace got a tree of its own, never entered)
+            state.cooldown = max(state.cooldown, self.options.threshold)
+            return False
         if state.waiting:
             if self.pending:
                 return False
             state.waiting = False
         if state.waiting_on is not None:
-            if state.waiting_on.recording:
+            inner = state.waiting_on
+            if inner.recording or self.compiling(inner.loop.index):
                 return False
             state.waiting_on = None
         if state.cooldown > 0:
@@ -419,6 +435,17 @@ class Monitor:
             self.blacklist(state)
             return False
         return True
+
+    def _enclosing_compiling(self, state: LoopState) -> bool:
+        """Is a root trace of a loop enclosing state's being compiled?"""
+        loops = self.code.loops
+        parent = state.loop.parent
+        while parent is not None:
+            outer = self.loops[parent]
+            if outer is not None and outer.compiling:
+                return True
+            parent = loops[parent].parent
+        return False
 
     def _may_add_tree(self, state: LoopState) -> bool:
         """Is loop state below its limit of trees (max_trees_per_loop live, twice that ever made)?"""
@@ -434,8 +461,22 @@ class Monitor:
             self.limits_hit["max_side_traces"] += 1
             exit.life.blacklist()
             return
+        if exit.trace is tree.root and tree.side_on_its_way(exit):
+            # a side trace from another exit of the root is on its way (compiling in the background; recorded or
+            # compiled by another thread): lowered now, this one would not be joined with it (codegen.joined), and
+            # the loop would run in two functions that jump into each other where compiling synchronously makes one
+            # (histogram: its steady state 2.3x as slow with sync_compile=False). Record it once that one is
+            # installed: the same code as with sync_compile, which records it only then too
+            exit.retry_at = exit.taken + self.options.side_exit_threshold
+            self.sides_postponed += 1
+            return
         if not exit.life.start():
             return  # another thread records from this exit right now
+        if exit.side is not None:
+            # the background compiler hung a side trace from it since the caller looked (it does so before the
+            # exit is idle again: a start that wins sees it)
+            exit.life.aborted()
+            return
         self.recordings += 1
         frame.trace_hook = Recorder(self, frame, tree.loop, exit.pc, parent=exit)
 
@@ -449,9 +490,12 @@ class Monitor:
         options = self.options
         # an inner loop without a tree yet, while traces of this function compile in the background: its tree is
         # probably among them; try again a little later, not counting a failure
-        waiting = abort.reason in (Reason.INNER_FIRST, Reason.INNER_COMPILING) and self.pending > 0
-        # an inner loop another thread records or compiles right now: its tree is on its way (bad timing, which
-        # warm-up from several threads at once meets all the time: not a failure, and no recording until then)
+        waiting = abort.reason is Reason.INNER_FIRST and self.pending > 0
+        # an inner loop another thread records or compiles right now, or whose tree compiles in the background: its
+        # tree is on its way (bad timing, which warm-up from several threads at once meets all the time: not a
+        # failure, and no recording until then; but right then, as when compiling synchronously: waiting for
+        # every compilation of the function, the outer loop's recording came later, and in the meantime its
+        # inner loops' trees were entered from CPython at every outer iteration and grew trees of their own)
         busy = self._inner_busy(abort)
         if trace.kind is TraceKind.ROOT:
             state = self.loops[trace.loop.index]
@@ -496,11 +540,13 @@ class Monitor:
         return True
 
     def _inner_busy(self, abort: Abort) -> LoopState | None:
-        """The inner loop's state, if the abort says another thread records or compiles it right now."""
-        if abort.reason is not Reason.INNER_BUSY:
+        """The inner loop's state, if the abort says another thread records or compiles it right now, or that its
+        tree compiles in the background."""
+        if abort.reason is not Reason.INNER_BUSY and abort.reason is not Reason.INNER_COMPILING:
             return None
-        state = self.loops[abort.params["loop"]]
-        return state if state is not None and state.recording else None
+        index = abort.params["loop"]
+        state = self.loops[index]
+        return state if state is not None and (state.recording or self.compiling(index)) else None
 
     def blacklist(self, state: LoopState) -> None:
         state.blacklist()
@@ -650,8 +696,11 @@ class Monitor:
                     state.aborts = 0
                     state.installed()  # only now: until the tree is installed, no other thread records it
                 else:
-                    trace.parent_exit.life.installed()
                     registry.install_side(compiled)
+                    # only now: the user's thread reads neither lock nor life cycle before growing a side trace
+                    # from a hot exit (Monitor.exited), only whether the exit has one and is idle; idle first, it
+                    # recorded a second side trace from the same exit between the two (the background compiler)
+                    trace.parent_exit.life.installed()
         finally:
             with registry.lock:
                 registry.compiling -= 1

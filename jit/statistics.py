@@ -50,6 +50,9 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
         # in Python), then LLVM's (codegen.engine.PHASES)
         "compile_phases_ms": {},
         "compiles_pending": 0,  # traces compiling in the background, not installed yet (jit.background)
+        # side trace recordings put off because another side trace of the same tree was on its way (compiling in
+        # the background, or another thread's): recorded once it is installed, to be joined with it
+        "sides_postponed": 0,
         # tiered compilation (option tier_up_threshold, jit.tiering): the optimization level traces were compiled
         # at first (compile_ms is theirs), the tree families compiled again at opt_level and swapped in, families
         # compiled but not swapped (a tree invalidated meanwhile), and the traces compiled again: ms each, summed,
@@ -99,6 +102,7 @@ def stats_of(state: JitFunction) -> dict[str, Any]:
     out["compile_ms"] = round(sum(ms for _, ms, _ in compiled), 3)
     out["compile_phases_ms"] = {phase: round(ms, 3) for phase, ms in monitor.compile_phases.items()}
     out["compiles_pending"] = monitor.pending
+    out["sides_postponed"] = monitor.sides_postponed
     tiering = monitor.tiering
     if tiering is not None:
         with tiering.lock:

@@ -799,8 +799,12 @@ class LoopRuntime:
             if before is not None and self.min_iterations:
                 iterations = runner.native_iterations - before[1]
                 self.judge(index, monitor, entries, iterations, monitor.growth != before[2])
-            if entries and info.parent is not None:
-                self.boost[info.parent] = 1  # (see jit.frontend.instrument: the enclosing loop gets hot soon)
+            # (see jit.frontend.instrument: the enclosing loop gets hot soon). Also where this hand-off recorded the
+            # loop's tree and it is compiling in the background: compiled synchronously, it would have run here,
+            # and the enclosing loop would get hot now; later, CPython would have counted its starts meanwhile, and
+            # an outer loop of a few iterations per start was then judged too short to record (starts_too_short)
+            if info.parent is not None and (entries or monitor.compiling(index)):
+                self.boost[info.parent] = 1
         slots = frame.slots
         if how == CONTINUE:
             leave(info, it, iterable, slots)

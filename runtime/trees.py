@@ -331,6 +331,12 @@ class Tree:
                     out.append(other)
         return out
 
+    def side_on_its_way(self, exit: ExitDescriptor) -> bool:
+        """Is a side trace from another exit of this tree's root being recorded or compiled now (in the
+        background, or by another thread)? It is not installed yet, so a side trace from exit lowered meanwhile
+        would not be joined with it (``join_plan`` takes the installed ones)."""
+        return any(other is not exit and other.life.recording for other in self.root.exits)
+
     def join_plan(self, side: Trace, symbol: str) -> JoinPlan | None:
         """What side (about to be compiled as symbol, hanging from an exit of this tree) may be joined with
         (``codegen.joined``): this tree's root and its side traces hanging from the root that jump back to

@@ -427,3 +427,17 @@ def test_compilesplit_at_opt_level_0_runs_no_passes(capsys):
     cells = next(line for line in lines if line.startswith("collatz")).split()
     split = dict(zip(compilesplit.COLUMNS, map(float, cells[3:])))
     assert split["passes"] == 0 and split["codegen"] > 0
+
+
+def test_background_compares_both_modes_first_calls_and_steady_state(capsys):
+    import background
+
+    background.main(["--quick", "--repeats", "1", "--calls", "3", "--steady", "2", "collatz", "fib"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[1:] if line.split()[0] in ("collatz", "fib")}
+    assert set(rows) == {"collatz", "fib"}
+    for cells in rows.values():
+        times = list(map(float, cells[1:11]))
+        assert all(t > 0 for t in times), cells
+        assert times[4] >= times[0] and times[5] >= times[1]  # (the first calls include the first)
+        assert cells[11] in ("yes", "NO") and cells[12].isdigit()

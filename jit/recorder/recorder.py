@@ -889,6 +889,12 @@ class Recorder:
             raise _EndHere()
         unrolled = loop.index in self.unrolled or self.unroll(frame, loop)
         tree = None if unrolled else self.host.tree_for(loop.index, frame)
+        if tree is not None and self.host.compiling(loop.index):
+            # a side trace of its trees is on its way from the background compiler: compiled synchronously, it
+            # would be there before this recording, and calling the tree now would record a way out of it (the
+            # exit that side trace takes) and grow a side trace of this loop's own from there. Record this loop
+            # once it is installed (jit.background)
+            raise Abort(Reason.INNER_COMPILING, line=loop.line, loop=loop.index)
         if unrolled or (tree is not None and self.peel(loop, tree)):
             # (its iterations, or its first, are recorded, its back-edges allowed: control._jump_backward). Each
             # visit of its header counts in the fuel, as its tree's would: the native iterations the pay policy

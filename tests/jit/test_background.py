@@ -250,3 +250,188 @@ def test_jobs_submitted_later_run_after_the_others():
     assert compiler.drain(timeout=10)
     assert order == ["first", "trace", "tier-up"]
     compiler.close()
+
+
+def two_ways(n):
+    total = 0
+    for i in range(n):
+        k = i % 7
+        if k == 0:
+            total += 3
+        elif k == 1:
+            total -= 1
+        else:
+            total += k
+    return total
+
+
+def _joined(f):
+    """How many traces each side trace's function joins with its tree's loop (codegen.joined), sorted."""
+    traces = [trace for tree in jit.stats(f)["trees"] for trace in tree["traces"]]
+    return sorted(len(trace["joined"]) for trace in traces if trace["kind"] == "side")
+
+
+def test_a_side_trace_waits_for_its_siblings_to_be_joined_with_them():
+    # the root's two failing guards grow side traces that both come back to the loop: compiled synchronously, the
+    # second one's function holds both ways of the loop (codegen.joined). In the background, the second exit gets
+    # hot while the first side trace compiles: recorded then, it would be joined with itself only, and the loop
+    # would run in two functions jumping into each other (histogram: 2.3 times as slow). It waits for the first
+    sync = jit(**TEST_OPTIONS)(two_ways)
+    for _ in range(3):
+        assert sync(200) == two_ways(200)
+    assert _joined(sync) == [1, 2]
+    f = jit(**BACKGROUND)(two_ways)
+    compiler = background.compiler()
+    gate = threading.Event()
+    compiler.submit(gate.wait)  # (holds the compiler: what is queued behind it stays on its way)
+    assert f(200) == two_ways(200)  # records the root
+    gate.set()
+    assert compiler.drain()
+    assert _joined(f) == []
+    gate.clear()
+    compiler.submit(gate.wait)
+    assert f(200) == two_ways(200)  # the root runs; both exits get hot while the first side trace is on its way
+    assert jit.stats(f)["side_traces"] == 0 and jit.stats(f)["compiles_pending"] == 1
+    assert jit.stats(f)["sides_postponed"] >= 1
+    gate.set()
+    assert compiler.drain()
+    for _ in range(3):
+        assert f(200) == two_ways(200)
+        assert compiler.drain()
+    assert _joined(f) == [1, 2]
+    assert jit.stats(sync)["sides_postponed"] == 0
+
+
+def rows_sum(rows):
+    total = 0
+    for row in rows:
+        for x in row:
+            total += x * 3
+    return total
+
+
+def test_an_outer_loop_of_few_iterations_gets_hot_while_its_inner_tree_compiles():
+    # compiled synchronously, the inner loop's tree runs in the hand-off that recorded it, which makes the outer
+    # loop hot at its next iteration (jit.frontend.instrument's boost). In the background that hand-off runs no
+    # native code; the outer loop must get hot all the same, else CPython counts its starts of three iterations
+    # meanwhile and the loop driver judges them too short to record (runtime.loop_driver.starts_too_short)
+    rows = [list(range(k, k + 100)) for k in range(3)]
+    expected = rows_sum(rows)
+    compiler = background.compiler()
+    results = {}
+    for name, options in (("sync", {}), ("bg", {"sync_compile": False})):
+        f = jit(**options)(rows_sum)
+        gate = threading.Event()
+        compiler.submit(gate.wait)  # (a compilation that takes 30 calls)
+        for _ in range(30):
+            assert f(rows) == expected
+        gate.set()
+        assert compiler.drain()
+        for _ in range(5):
+            assert f(rows) == expected
+            assert compiler.drain()
+        stats = jit.stats(f)
+        results[name] = (sorted(tree["depth"] for tree in stats["trees"]), stats["not_paying_loops"])
+    assert results["bg"] == results["sync"] == ([1, 2], []), results
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_traces_compile_goes_on_compiling_the_same_function(tmp_path):
+    # the fork waits for every queued compilation, so the child inherits no trace on its way that would never
+    # arrive there (compiles_pending 0): the function's outer loop, which waited for its inner loop's tree,
+    # records in the child and calls that tree
+    proc = _run(
+        tmp_path,
+        SLOW_COMPILES
+        + """
+    def nest(n):
+        total = 0
+        for i in range(n):
+            for j in range(i % 9):
+                total += i ^ j
+        return total
+
+    g = jit(sync_compile=False)(nest)
+    assert g(300) == nest(300)
+    assert jit.stats(g)["compiles_pending"] >= 1
+    pid = os.fork()
+    if pid == 0:
+        ok = jit.stats(g)["compiles_pending"] == 0 and jit.stats(f)["compiles_pending"] == 0
+        for _ in range(10):
+            ok = ok and g(300) == nest(300) and background.compiler().drain(timeout=60)
+        ok = ok and max(tree["depth"] for tree in jit.stats(g)["trees"]) == 2
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status))
+    """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "child 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def three_level(n):
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            for k in range(3):
+                t = (i - j + k) * 0.5
+                s += t * t
+            total += s
+    return total
+
+
+def test_a_loop_does_not_record_while_the_tree_that_runs_it_compiles():
+    # the middle loop's trace unrolls the loop of 3 trips. Compiled synchronously, its tree runs that loop from
+    # then on; in the background, the interpreter met the short loop's header all the while the tree compiled,
+    # and recorded a tree for it that nothing entered
+    compiler = background.compiler()
+    shapes = {}
+    for name, options in (("sync", {}), ("bg", {"sync_compile": False})):
+        f = jit(**options)(three_level)
+        gate = threading.Event()
+        compiler.submit(gate.wait)  # (compilations that take three calls)
+        for _ in range(3):
+            assert f(60) == three_level(60)
+        gate.set()
+        assert compiler.drain()
+        for _ in range(3):
+            assert f(60) == three_level(60)
+            assert compiler.drain()
+        shapes[name] = sorted((tree["loop_line"], tree["depth"]) for tree in jit.stats(f)["trees"])
+    line = three_level.__code__.co_firstlineno
+    assert shapes["bg"] == shapes["sync"] == [(line + 2, 2), (line + 3, 1)], shapes
+
+
+def test_an_exit_has_its_side_trace_before_it_may_record_again(monkeypatch):
+    # the background compiler installs while the user's thread runs: an exit idle again before its side trace is
+    # hung from it would grow a second side trace from the same exit (seen: type_dispatch, two per exit)
+    from runtime.registry import TreeRegistry
+
+    phases = []
+    original = TreeRegistry.install_side
+
+    def install_side(self, compiled):
+        phases.append(compiled.trace.parent_exit.life.phase.value)
+        return original(self, compiled)
+
+    monkeypatch.setattr(TreeRegistry, "install_side", install_side)
+    f = jit(**BACKGROUND)(two_ways)
+    for _ in range(4):
+        assert f(200) == two_ways(200)
+        assert background.compiler().drain()
+    assert phases == ["compiling", "compiling"]
+
+
+def test_a_side_exit_that_got_its_side_trace_meanwhile_does_not_record():
+    # the user's thread saw the exit without a side trace, then the background compiler hung one and let the exit
+    # be idle: the start that wins must not record a second side trace from it
+    f = jit(**TEST_OPTIONS)(two_ways)
+    for _ in range(3):
+        assert f(200) == two_ways(200)
+    monitor = state_of(f).monitor
+    exits = [e for t in monitor.traces for e in t.exits if e.side is not None]
+    assert exits
+    recordings = monitor.recordings
+    monitor.maybe_record_side(None, exits[0])  # (as Monitor.exited does once it saw no side trace)
+    assert monitor.recordings == recordings and exits[0].life.phase.value == "idle"
