@@ -5,8 +5,7 @@ One monitor per jitted function (made when its first loop gets hot). Policies, e
 - a loop header records a root trace once its loop is hot, at most ``max_trees_per_loop`` trees (one per
   entry type map); failed recordings back off exponentially and, after ``max_aborts``, the header is
   blacklisted (and stops costing anything);
-- an exit taken ``side_exit_threshold`` times (or the warm-up's share, ``side_warmup``) grows a side trace (at most
-  ``max_side_traces`` per tree), unless
+- an exit taken ``side_exit_threshold`` times grows a side trace (at most ``max_side_traces`` per tree), unless
   it leaves its loop; failures back off and blacklist the same way;
 - a hoisted guard (a global's value) that keeps failing invalidates its tree, which is then recorded anew.
 
@@ -82,25 +81,11 @@ class Jitted(Protocol):
     def revive(self) -> None: ...
 
 
-#: what a side exit's warm-up is of the option warmup: an exit taken costs the interpreter's finishing the iteration
-#: (microseconds), a side trace 10-30 ms to compile; 1000 exits for the default warm-up
-SIDE_WARMUP_SHARE = 4000
-
-
-def side_warmup(options: Options) -> int:
-    """The times an exit is taken before it grows a side trace: ``side_exit_threshold``, or the warm-up's share
-    (``warmup // SIDE_WARMUP_SHARE``) if that is more; as a loop's warm-up, so that an exit taken only a few hundred
-    times in a process never pays for compiling a side trace."""
-    return max(options.side_exit_threshold, options.warmup // SIDE_WARMUP_SHARE)
-
-
 class Monitor:
     def __init__(self, function: Jitted) -> None:
         self.function = function
         self.code = function.code
         self.options = function.options
-        # exits a side trace grows after: the option, or the warm-up's share of it (side_warmup)
-        self.side_threshold = side_warmup(self.options)
         self.layout = abi.Layout(self.code.nslots, self.code.max_stack)
         self.registry = TreeRegistry(len(self.code.loops))
         # the persistent code cache (option cache), and how many of this function's traces LLVM compiled
@@ -244,8 +229,7 @@ class Monitor:
                 self._count_rebinding(exit)
                 self.registry.invalidate(exit.tree)
             elif exit.can_grow() and exit.side is None and self.options.side_exit_threshold:
-                if exit.taken >= self.side_threshold:
-                    self.maybe_record_side(frame, exit)
+                self.maybe_record_side(frame, exit)
         return exit.pc
 
     def _count_rebinding(self, exit: ExitDescriptor) -> None:

@@ -22,9 +22,8 @@ class Options:
     #: body's worth (``s += i``; an iteration of a bigger body, inner loops included, counts for its tier-1
     #: instructions over that one's), or ``threshold`` iterations if that is more: code whose loops run only
     #: briefly in a process never pays for recording and compiling (``runtime.loop_driver.warmup_count``). Once
-    #: per loop: after a back-off, ``threshold`` again. A side exit grows its side trace once taken ``warmup //
-    #: 4000`` times (``jit.monitor.side_warmup``), or ``side_exit_threshold`` if more. 0: the thresholds only. The
-    #: environment variable ``TRACEJIT_WARMUP`` sets the default (the test suite runs with 0)
+    #: per loop: after a back-off, ``threshold`` again. 0: ``threshold`` only. The environment variable
+    #: ``TRACEJIT_WARMUP`` sets the default (the test suite runs with 0)
     warmup: int = dataclasses.field(default_factory=lambda: environment.warmup(DEFAULT_WARMUP))
     #: grow a side trace from an exit once it has been taken this many times (0: never)
     side_exit_threshold: int = 16

@@ -17,7 +17,6 @@ import jit as jit_module
 from jit import jit
 from jit.api import state_of
 from jit.frontend.instrument import COUNT_BY_LENGTH
-from jit.monitor import SIDE_WARMUP_SHARE, side_warmup
 from jit.options import DEFAULT_WARMUP, Options
 from runtime.loop_driver import LONGEST_COUNT, WARMUP_CHECK, warmup_count
 
@@ -268,36 +267,3 @@ print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.o
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
-
-
-BRANCH = """
-def signs(xs):
-    s = 0
-    for x in xs:
-        if x:
-            s += 3
-        else:
-            s -= 1
-    return s
-"""
-
-
-def test_a_side_exit_warms_up_too():
-    plain = define(BRANCH, "signs")
-    warmup = 200_000
-    side = side_warmup(Options(warmup=warmup))
-    assert side == warmup // SIDE_WARMUP_SHARE == 50
-    f = jit(warmup=warmup)(plain)
-    zeros = [0] * 300_000  # (the loop's warm-up, then its root trace: the else branch)
-    assert f(zeros) == plain(zeros)
-    assert jit_module.stats(f)["traces_compiled"] == 1
-    some = ([0] * 30 + [1]) * 30  # 30 exits a call
-    assert f(some) == plain(some)
-    assert jit_module.stats(f)["side_traces"] == 0  # 30 exits: fewer than the side exit's warm-up
-    assert f(some) == plain(some)
-    assert jit_module.stats(f)["side_traces"] == 1  # 60
-    # without the warm-up: side_exit_threshold (16) alone
-    g = jit(warmup=0)(plain)
-    assert g(zeros) == plain(zeros) and g(some) == plain(some)
-    assert jit_module.stats(g)["side_traces"] == 1
-    assert side_warmup(Options(warmup=0)) == Options().side_exit_threshold == 16
