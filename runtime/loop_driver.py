@@ -860,7 +860,13 @@ class LoopRuntime:
                 counts[index] = max(counts[index], function.hot_threshold - 1)
                 self.counters[index] = function.hot_threshold
                 return pc + 1
-            self.count(index, max(function.hot_threshold - counts[index], 1))
+            iterations = max(function.hot_threshold - counts[index], 1)
+            short = self.not_paying[index]
+            if short is not None and self.unrecorded[index]:
+                # its starts were too short to pay when last judged: count enough of them to judge them again
+                # (starts_too_short) rather than record it after a start or two
+                iterations = max(iterations, int(MIN_STARTS * short) + 1)
+            self.count(index, iterations)
             return -1
         monitor = function.monitor
         entries = monitor.runner.native_entries

@@ -174,6 +174,14 @@ def first(xs):
     # too short for native entries to pay: back to CPython's plain copy now, not after 100000 counted iterations
     assert runtime.counters[0] < 0 and runtime.not_paying[0] is not None
     assert jit_module.stats(f)["warming_loops"] == [] and jit_module.stats(f)["traces_compiled"] == 0
+    # starts of 61 iterations: after its back-off the loop counts enough of them to be judged by them again, not
+    # recorded after a start or two (it was, and its native entries judged: a compile wasted)
+    g = jit(warmup=100_000)(plain)
+    medium = [0] * 60 + [2]
+    for _ in range(400):
+        assert g(medium) == plain(medium)
+    assert jit_module.stats(g)["traces_compiled"] == 0
+    assert 55 <= state_of(g).loop_runtime.not_paying[0] <= 70  # (iterations counted per start: about 61)
     long = [0] * 5000 + [3]
     for _ in range(4):
         assert f(long) == plain(long)
