@@ -257,8 +257,8 @@ def test_a_bad_warmup_is_refused(value):
         jit(warmup=value)
 
 
-def test_the_default_warm_up_in_a_fresh_process():
-    # without the suite's TRACEJIT_WARMUP=0: a loop of 20000 iterations called once stays in CPython
+def test_the_warm_up_set_by_the_environment_in_a_fresh_process():
+    # TRACEJIT_WARMUP=1000000: a loop of 20000 iterations called once stays in CPython
     code = f"""
 import linecache, sys
 source = {SUM!r}
@@ -271,7 +271,7 @@ assert f(20000) == sum(range(20000))
 stats = jit.stats(f)
 print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
 """
-    env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
+    env = dict(os.environ, TRACEJIT_WARMUP="1000000")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
+    assert out.stdout.split() == ["0", "0", "[4]", "1000000"]
