@@ -379,6 +379,7 @@ class LoopRuntime:
         # count given back to CPython at its header where the warm-up goes on (at_own_header)
         self.warmup_left = [0] * len(code.loops)
         self.rest = [0] * len(code.loops)
+        outer = code.outer_loops
         if start != NEVER:  # a loop's first count is its warm-up (warmup_count); a single copy counts starts
             starts = []
             for loop in code.loops:
@@ -386,7 +387,7 @@ class LoopRuntime:
                     starts.append(start)
                     continue
                 count = warmup_count(function, loop)
-                if count > WARMUP_CHECK and not any(inner.parent == loop.index for inner in code.loops):
+                if count > WARMUP_CHECK and loop.index not in outer:
                     self.warmup_left[loop.index] = count - WARMUP_CHECK
                     count = WARMUP_CHECK
                 starts.append(count)
@@ -407,7 +408,7 @@ class LoopRuntime:
         # per loop: the iterations per native entry that pay, min_iterations for the smallest body (see body_weight)
         self.min_per_entry = [self.min_iterations / body_weight(code, loop.index) for loop in code.loops]
         # per loop: min_per_entry takes its root trace's weight into account (weigh)
-        self.weighed = [any(inner.parent == loop.index for inner in code.loops) for loop in code.loops]
+        self.weighed = [loop.index in outer for loop in code.loops]
         # per loop: the window of hand-offs being counted (judge)
         self.windows = [_Window() for _ in code.loops]
         self.pay_backoff = [FIRST_BACKOFF] * len(code.loops)

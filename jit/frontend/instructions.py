@@ -261,6 +261,11 @@ class T1Code:
     def nslots(self) -> int:
         return len(self.slot_names)
 
+    @property
+    def outer_loops(self) -> frozenset[int]:
+        """The loops (indices) with a loop nested in them."""
+        return frozenset(loop.parent for loop in self.loops if loop.parent is not None)
+
     def loop_of_statement(self, node: Any) -> LoopInfo | None:
         """The loop compiled from a for/while statement node (matched by its position in the source)."""
         key = (node.lineno, node.col_offset)

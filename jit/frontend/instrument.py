@@ -594,8 +594,7 @@ class _Instrumenter:
     def __init__(self, source: FunctionSource, t1: T1Code, parked: frozenset[int]) -> None:
         self.source = source
         self.parked = parked
-        # tier-1 loops with loops nested in them
-        self.outer_loops = frozenset(loop.parent for loop in t1.loops if loop.parent is not None)
+        self.outer_loops = t1.outer_loops
         self.loops: dict[tuple[int, int], LoopInfo] = {
             loop.statement: loop for loop in t1.loops if loop.statement is not None
         }
