@@ -44,6 +44,7 @@ __all__ = [
     "frame_resume",
     "needed_values",
     "prewritten",
+    "prewritten_known",
     "substitute",
 ]
 
@@ -415,7 +416,6 @@ def exit_resume(trace: Trace, snapshot: Snapshot) -> list[FrameResume]:
 
 
 def prewritten(
-    trace: Trace,
     snapshot: Snapshot,
     inner_exit: int,
     pc: int,
@@ -427,12 +427,20 @@ def prewritten(
     """An outer exit taken when an inner tree, called at snapshot, left its loop by its exit inner_exit
     (resuming at pc with a stack of stack_kinds) after writing inner_writes (its `FrameResume.writes` there,
     with the slots its side traces assign): the state is in the buffer already."""
+    borrowed = borrowed_slots - set(inner_writes)
+    return Prewritten(inner_exit, pc, list(stack_kinds), dict(inner_writes), owned_stack, borrowed)
+
+
+def prewritten_known(trace: Trace, snapshot: Snapshot, state: Prewritten) -> dict[int, Kind]:
+    """The kinds of the slots the buffer holds at a prewritten exit of trace (taken at snapshot): what the trace
+    knows there, updated by what the inner tree writes. Worked out once the trace is recorded, as for its other
+    exits: a root learns the kind of an entry slot where it first reads it, which may come after the call (its
+    entry checks every entry slot, so an exit before that read knows the kind as well)."""
     known = frame_resume(trace, snapshot.outer).known_kinds
-    for slot, (kind, certain) in inner_writes.items():
+    for slot, (kind, certain) in state.inner_writes.items():
         if certain:
             assert kind is not None
             known[slot] = kind
         else:
             known.pop(slot, None)
-    borrowed = borrowed_slots - set(inner_writes)
-    return Prewritten(inner_exit, pc, list(stack_kinds), known, owned_stack, borrowed)
+    return known

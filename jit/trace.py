@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping
 from typing import Any
 
 from jit.frontend.instructions import LoopInfo
@@ -125,7 +126,9 @@ class Prewritten:
     inner_exit: int  # the inner tree's exit number (what its call returns)
     pc: int
     stack_kinds: list[Kind]
-    known_kinds: dict[int, Kind]
+    # slot -> (kind, certain) for what the inner tree writes there (``runtime.trees.Tree.writes_at``): the kinds
+    # the exit knows are worked out from them once the trace is recorded (``jit.resume.prewritten_known``)
+    inner_writes: Mapping[int, tuple[Kind | None, bool]]
     owned_stack: frozenset[int] = frozenset()  # the stack entries the inner exit handed over owned
     # the slots whose buffer value is certainly no reference of the buffer's own (see ExitView.borrowed_slots)
     borrowed_slots: frozenset[int] = frozenset()

@@ -14,7 +14,7 @@ from typing import Any
 
 from jit.kinds import Kind
 from jit.lifecycle import Lifecycle
-from jit.resume import FrameResume, Hold, exit_resume
+from jit.resume import FrameResume, Hold, exit_resume, prewritten_known
 from jit.trace import ExitPoint, Trace, WhenHot
 
 
@@ -81,7 +81,7 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
             pc=state.pc,
             line=point.line,
             stack_kinds=list(state.stack_kinds),
-            known_kinds=dict(state.known_kinds),
+            known_kinds=prewritten_known(trace, point.snapshot, state),
             stack_consts={},
             leaves_loop=False,
             when_hot=point.when_hot,

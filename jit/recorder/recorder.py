@@ -1051,7 +1051,6 @@ class Recorder:
                 continue
             point = ExitPoint(snapshot, self.line)
             point.prewritten = prewritten(
-                trace,
                 snapshot,
                 other.id,
                 other.pc,

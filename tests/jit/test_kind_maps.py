@@ -361,3 +361,36 @@ def test_int_objects_handed_between_trees_leak_nothing(func, args):
             assert result == (h, 400) and result[0] is h
         del result
         assert sys.getrefcount(h) == before
+
+
+ROWS = [[(i * 7 + j * 13) % 101 for j in range(8)] for i in range(64)]
+
+
+def rows_tested_by_generator_expressions(n, rows):
+    flagged = 0
+    energy = 0
+    for i in range(n):
+        row = rows[i % 64]
+        t = 90 + i % 10
+        if any(x > t for x in row):  # (an inner tree that leaves two ways: found, or exhausted)
+            flagged += 1  # (an entry slot the outer root reads only after the inner call)
+        energy += sum(x * x for x in row)
+    return flagged, energy
+
+
+def test_a_side_trace_from_an_inner_trees_other_exit_links_to_the_root_its_state_asks_for():
+    """The outer root (recorded before the generator expressions' loops had trees: a long warm-up lets the outer
+    loop get hot first) leaves through its `any()` call's other exit; the side trace grown there ends at the
+    header holding `row` (a list), which the root does not name, so the header records a second root whose map
+    does. The side trace's end knows `flagged` (slot read after the call, which the exit learned only once the
+    trace was recorded): it links to that root and warm calls stay native (before: one exit per iteration)."""
+    f = jit(warmup=1_000_000)(rows_tested_by_generator_expressions)
+    for _ in range(4):
+        assert f(50_000, ROWS) == rows_tested_by_generator_expressions(50_000, ROWS)
+    result, entries, exits = warm_call(f, 50_000, ROWS)
+    assert result == rows_tested_by_generator_expressions(50_000, ROWS)
+    stats = jit_module.stats(f)
+    assert stats["aborts_total"] <= 2 and entries <= 4 and exits <= 4, (entries, exits, stats["aborts"])
+    ends = [t for tree in stats["trees"] for t in tree["traces"] if t["kind"] == "side" and t["ends_with"] == "exit"]
+    linked = [e for t in ends for e in t["exits"] if e["jumps_to"]]
+    assert linked, ends
