@@ -7,11 +7,9 @@ from typing import Any
 
 from jit import environment
 
-#: ``warmup``'s default: off. 1000000 (about 14 ms of ``s += i`` in CPython, 14 ns an iteration here, what recording
-#: and compiling a loop's first trace costs: 10-50 ms, LLVM's start once per process on top) is what was measured:
-#: README, "Warm-up"; it stays off while an outer loop that gets hot before its inner loops can end with trees that
-#: leave native code at every iteration (flagged_rows: 0.22x plain)
-DEFAULT_WARMUP = 0
+#: ``warmup``'s default: about 14 ms of ``s += i`` in CPython (14 ns an iteration here), what recording and
+#: compiling a loop's first trace costs (10-50 ms; LLVM's start, once per process, comes on top)
+DEFAULT_WARMUP = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,8 +22,8 @@ class Options:
     #: body's worth (``s += i``; an iteration of a bigger body, inner loops included, counts for its tier-1
     #: instructions over that one's), or ``threshold`` iterations if that is more: code whose loops run only
     #: briefly in a process never pays for recording and compiling (``runtime.loop_driver.warmup_count``). Once
-    #: per loop: after a back-off, ``threshold`` again. 0 (the default, ``DEFAULT_WARMUP`` says why): ``threshold``
-    #: only. The environment variable ``TRACEJIT_WARMUP`` sets the default
+    #: per loop: after a back-off, ``threshold`` again. 0: ``threshold`` only. The environment variable
+    #: ``TRACEJIT_WARMUP`` sets the default (the test suite runs with 0)
     warmup: int = dataclasses.field(default_factory=lambda: environment.warmup(DEFAULT_WARMUP))
     #: grow a side trace from an exit once it has been taken this many times (0: never)
     side_exit_threshold: int = 16

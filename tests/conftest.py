@@ -2,10 +2,9 @@ import os
 import sys
 from pathlib import Path
 
-# the suite records loops as soon as their threshold says (no warm-up, jit.options' warmup, the default now; its own
-# tests pass it explicitly), so that a few hundred iterations reach native code; subprocesses the tests start inherit
-# it. A value set outside wins (TRACEJIT_WARMUP=3000 runs the program generator's differential tests through
-# warm-ups)
+# the suite records loops as soon as their threshold says (no warm-up: jit.options' warmup, whose own tests pass it
+# explicitly), so that a few hundred iterations reach native code; subprocesses the tests start inherit it. A value
+# set outside wins (TRACEJIT_WARMUP=3000 runs the program generator's differential tests through warm-ups)
 os.environ.setdefault("TRACEJIT_WARMUP", "0")
 
 # tests import their helpers as `helpers`

@@ -275,3 +275,24 @@ print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.o
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "0", "[4]", "1000000"]
+
+
+def test_the_default_warm_up_in_a_fresh_process():
+    # without the suite's TRACEJIT_WARMUP=0: a loop of 20000 iterations called once stays in CPython
+    code = f"""
+import linecache, sys
+source = {SUM!r}
+linecache.cache["<warm>"] = (len(source), None, source.splitlines(True), "<warm>")
+ns = {{}}
+exec(compile(source, "<warm>", "exec"), ns)
+import jit
+f = jit.jit(ns["total"])
+assert f(20000) == sum(range(20000))
+stats = jit.stats(f)
+print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert DEFAULT_WARMUP > 20000
+    assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
