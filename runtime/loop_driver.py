@@ -218,6 +218,7 @@ class CodeHooks:
 
     iter = staticmethod(iter)
     hint = staticmethod(operator.length_hint)
+    repeat = staticmethod(itertools.repeat)
     cell = staticmethod(cell_of)
     extend = staticmethod(finish_comprehension)
     consumer_is = staticmethod(consumers.consumer_is)

@@ -218,6 +218,53 @@ def until_negative(xs):
     assert jit_module.stats(f)["handoffs"] == 0
 
 
+WHILE_COUNTED = """
+def steps(xs, stop, log):
+    i = 0
+    s = 0
+    while (log.append(i) or i) < len(xs):
+        x = xs[i]
+        i += 1
+        if x == stop:
+            break
+        if x < 0:
+            continue
+        s += 10 // x
+    else:
+        s = -s
+    return s, i
+"""
+
+
+@pytest.mark.parametrize("threshold", [1, 2, 3, 7, 64])
+def test_a_while_loops_counted_copy_counts_each_iteration_and_keeps_cpythons_order(threshold):
+    """The counted copy of a `while` loop counts with an iterator (``jit.frontend.instrument``'s `_WHILE`): its
+    test runs once per iteration where CPython's does (the log), `continue`, `break` and `else` as written, an
+    exception in the body leaves with the count so far; the iteration after the last counted one hands off."""
+    plain = define(WHILE_COUNTED, "steps")
+    f = jit(warmup=0, threshold=threshold)(plain)
+    assert f([], 0, []) == (0, 0)
+    runtime = state_of(f).loop_runtime
+    for xs, stop in [([], 0), ([3, -1, 4], 0), ([3, -1, 4, 1, 5], 4), ([2, 0, 5], 9), ([1] * 70, 0), ([5] * 9, 5)]:
+        for _ in range(3):
+            before, started = runtime.counters[0], runtime.starts[0]
+            handoffs = jit_module.stats(f)["handoffs"]
+            mine, theirs = [], []
+            try:
+                got = f(xs, stop, mine)
+            except ZeroDivisionError as e:
+                got = ("raised", str(e))
+            try:
+                want = plain(xs, stop, theirs)
+            except ZeroDivisionError as e:
+                want = ("raised", str(e))
+            assert (got, mine) == (want, theirs), (xs, stop)
+            if before > 0 and jit_module.stats(f)["handoffs"] == handoffs:  # counted in CPython, no hand-off
+                bodies = sum(1 for i in theirs if i < len(xs))  # (the iterations whose test was true)
+                assert before - runtime.counters[0] == bodies, (xs, stop, before, runtime.counters[0])
+                assert runtime.starts[0] == started + 1
+
+
 def test_results_while_warming_up_are_cpythons():
     source = """
 def mixed(xs):
