@@ -29,6 +29,7 @@ from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.lower.numpy_values import element_address
 from codegen.ownership import ENTRY
+from codegen.text import module_text
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import DIRTY, Kind
 from jit.resume import assigned_late
@@ -762,7 +763,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
     first (the trace's function, its globals: exit counters, links, ``refused``), defined in the first."""
     fast = ctx.vectorized
     if fast is None:
-        return str(ctx.module), ""
+        return module_text(ctx.module), ""
     functions = [f for f in ctx.module.functions if f.blocks]
     variables = [g for g in ctx.module.global_values if isinstance(g, ir.GlobalVariable) and g.initializer]
     saved_blocks = {id(f): f.blocks for f in functions}
@@ -776,7 +777,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
     try:
         fast.blocks = []
         forget()
-        main_text = str(ctx.module)
+        main_text = module_text(ctx.module)
         fast.blocks = saved_blocks[id(fast)]
         for function in functions:
             if function is not fast:
@@ -784,7 +785,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
         for variable in variables:
             variable.initializer, variable.linkage = None, ""
         forget()
-        fast_text = str(ctx.module)
+        fast_text = module_text(ctx.module)
     finally:
         for function in functions:
             function.blocks = saved_blocks[id(function)]
