@@ -39,7 +39,7 @@ def module_text(module: ir.Module) -> str:
         else:
             lines.append(str(value))
     for name, node in module.namedmetadata.items():
-        operands = ", ".join(operand.get_reference() for operand in node.operands)
+        operands = ", ".join(_reference(operand) for operand in node.operands)
         lines.append(f"!{name} = !{{ {operands} }}")
     lines += [str(node) for node in module.metadata]
     return "\n".join(lines)
@@ -74,80 +74,97 @@ def instruction_text(instr: ir.Instruction) -> str:
 # type is void, its descr, stripped at the end), or None for a form it does not print (llvmlite prints it then).
 
 
+def _reference(value: ir.Value) -> str:
+    """How an operand is written, as its ``get_reference()`` writes it: the same text, made here for constants
+    and named values (llvmlite caches it on the value, and the first time, which for most values of a module is
+    the one time, costs an AttributeError raised and caught: half a microsecond, a third of printing a module)."""
+    cls = type(value)
+    if cls is ir.Constant:
+        constant = value.constant
+        if constant is None:
+            return value.type.null
+        if constant is not ir.Undefined and not isinstance(constant, bytearray):
+            return value.type.format_constant(constant)
+    elif cls in _NAMED:
+        name = value.name
+        if "\\" in name or '"' in name:
+            name = name.replace("\\", "\\5c").replace('"', "\\22")
+        return f'{cls.name_prefix}"{name}"'
+    return value.get_reference()
+
+
 def _metadata(instr: ir.Instruction) -> str:
     if not instr.metadata:
         return ""
-    return "".join(f", !{key} {node.get_reference()}" for key, node in instr.metadata.items())
+    return "".join(f", !{key} {_reference(node)}" for key, node in instr.metadata.items())
 
 
 def _named(instr: ir.Instruction, descr: str) -> str:
-    return f"{instr.get_reference()} = {descr}".rstrip()
+    return f"{_reference(instr)} = {descr}".rstrip()
 
 
 def _operator(instr: ir.Instruction) -> str:
     opname = " ".join([instr.opname, *instr.flags]) if instr.flags else instr.opname
-    operands = ", ".join([op.get_reference() for op in instr.operands])
+    operands = ", ".join([_reference(op) for op in instr.operands])
     return _named(instr, f"{opname} {instr.type} {operands}{_metadata(instr)}")
 
 
 def _load(instr: ir.LoadInstr) -> str:
     (ptr,) = instr.operands
     align = "" if instr.align is None else f", align {instr.align:d}"
-    return _named(instr, f"load {instr.type}, {ptr.type} {ptr.get_reference()}{align}{_metadata(instr)}")
+    return _named(instr, f"load {instr.type}, {ptr.type} {_reference(ptr)}{align}{_metadata(instr)}")
 
 
 def _store(instr: ir.StoreInstr) -> str:
     value, ptr = instr.operands
     align = "" if instr.align is None else f", align {instr.align:d}"
-    return (
-        f"store {value.type} {value.get_reference()}, {ptr.type} {ptr.get_reference()}{align}{_metadata(instr)}"
-    ).rstrip()
+    return f"store {value.type} {_reference(value)}, {ptr.type} {_reference(ptr)}{align}{_metadata(instr)}".rstrip()
 
 
 def _compare(instr: ir.CompareInstr) -> str:
     lhs, rhs = instr.operands
     flags = "".join(" " + flag for flag in instr.flags)
-    text = f"{instr.opname}{flags} {instr.op} {lhs.type} {lhs.get_reference()}, {rhs.get_reference()} "
+    text = f"{instr.opname}{flags} {instr.op} {lhs.type} {_reference(lhs)}, {_reference(rhs)} "
     return _named(instr, text + _metadata(instr))
 
 
 def _gep(instr: ir.GEPInstr) -> str:
-    indices = ", ".join([f"{index.type} {index.get_reference()}" for index in instr.indices])
+    indices = ", ".join([f"{index.type} {_reference(index)}" for index in instr.indices])
     op = "getelementptr inbounds" if instr.inbounds else "getelementptr"
     pointer = instr.pointer
-    text = f"{op} {instr.source_etype}, {pointer.type} {pointer.get_reference()}, {indices} {_metadata(instr)}"
+    text = f"{op} {instr.source_etype}, {pointer.type} {_reference(pointer)}, {indices} {_metadata(instr)}"
     return _named(instr, text)
 
 
 def _cast(instr: ir.CastInstr) -> str:
     (value,) = instr.operands
-    return _named(instr, f"{instr.opname} {value.type} {value.get_reference()} to {instr.type} {_metadata(instr)}")
+    return _named(instr, f"{instr.opname} {value.type} {_reference(value)} to {instr.type} {_metadata(instr)}")
 
 
 def _select(instr: ir.SelectInstr) -> str:
     cond, lhs, rhs = instr.operands
     text = (
-        f"select {' '.join(instr.flags)} {cond.type} {cond.get_reference()}, {lhs.type} {lhs.get_reference()}, "
-        f"{rhs.type} {rhs.get_reference()} {_metadata(instr)}"
+        f"select {' '.join(instr.flags)} {cond.type} {_reference(cond)}, {lhs.type} {_reference(lhs)}, "
+        f"{rhs.type} {_reference(rhs)} {_metadata(instr)}"
     )
     return _named(instr, text)
 
 
 def _phi(instr: ir.PhiInstr) -> str:
-    incomings = ", ".join([f"[{value.get_reference()}, {block.get_reference()}]" for value, block in instr.incomings])
+    incomings = ", ".join([f"[{_reference(value)}, {_reference(block)}]" for value, block in instr.incomings])
     return _named(instr, f"phi {' '.join(instr.flags)} {instr.type} {incomings} {_metadata(instr)}")
 
 
 def _terminator(instr: ir.Terminator) -> str:
     # (a branch's or a conditional branch's: void, so no name)
-    operands = ", ".join([f"{op.type} {op.get_reference()}" for op in instr.operands])
+    operands = ", ".join([f"{op.type} {_reference(op)}" for op in instr.operands])
     return f"{instr.opname} {operands}{_metadata(instr)}".rstrip()
 
 
 def _ret(instr: ir.Ret) -> str:
     if instr.operands:
         (value,) = instr.operands
-        return f"{instr.opname} {value.type} {value.get_reference()}{_metadata(instr)}".rstrip()
+        return f"{instr.opname} {value.type} {_reference(value)}{_metadata(instr)}".rstrip()
     return f"{instr.opname}{_metadata(instr)}".rstrip()
 
 
@@ -156,9 +173,9 @@ def _call(instr: ir.CallInstr) -> str | None:
     ftype = callee.function_type
     if instr.cconv or instr.arg_attributes or instr.attributes or instr.fastmath or ftype.var_arg:
         return None  # (forms traces seldom use: llvmlite's printing)
-    args = ", ".join([f"{arg.type} {arg.get_reference()}" for arg in instr.operands[1:]])
+    args = ", ".join([f"{arg.type} {_reference(arg)}" for arg in instr.operands[1:]])
     tail = f"{instr.tail} " if instr.tail else ""
-    text = f"{tail}{instr.opname} {ftype.return_type} {callee.get_reference()}({args}){_metadata(instr)}"
+    text = f"{tail}{instr.opname} {ftype.return_type} {_reference(callee)}({args}){_metadata(instr)}"
     if isinstance(instr.type, ir.VoidType):
         return text.rstrip()
     return _named(instr, text)
@@ -167,7 +184,7 @@ def _call(instr: ir.CallInstr) -> str | None:
 def _extract_value(instr: ir.ExtractValue) -> str:
     aggregate = instr.aggregate
     indices = ", ".join([str(index) for index in instr.indices])
-    return _named(instr, f"extractvalue {aggregate.type} {aggregate.get_reference()}, {indices} {_metadata(instr)}")
+    return _named(instr, f"extractvalue {aggregate.type} {_reference(aggregate)}, {indices} {_metadata(instr)}")
 
 
 #: the printer of each instruction class (by exact class: a subclass may print differently)
@@ -187,3 +204,21 @@ _PRINTERS: dict[type, Callable[..., str | None]] = {
     ir.CallInstr: _call,
     ir.ExtractValue: _extract_value,
 }
+
+#: the classes of named values whose reference is their prefix and quoted name (llvmlite's NamedValue's; the
+#: others, metadata for one, write theirs their own way: _reference asks them)
+_NAMED: frozenset[type] = frozenset(
+    {
+        ir.Argument,
+        ir.Block,
+        ir.Function,
+        ir.GlobalVariable,
+        *_PRINTERS,
+        ir.AllocaInstr,
+        ir.LoadAtomicInstr,
+        ir.InsertValue,
+        ir.InsertElement,
+        ir.ExtractElement,
+        ir.ShuffleVector,
+    }
+)

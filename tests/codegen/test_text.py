@@ -8,7 +8,7 @@ from helpers import TEST_OPTIONS, check
 from llvmlite import ir
 
 import codegen.function
-from codegen.text import _PRINTERS, instruction_text, module_text
+from codegen.text import _PRINTERS, _reference, instruction_text, module_text
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 DOUBLE = ir.DoubleType()
@@ -100,6 +100,33 @@ def test_each_instruction_prints_as_llvmlite_prints_it():
 def test_a_module_prints_as_llvmlite_prints_it():
     module = sample_module()
     assert module_text(module) == str(module)
+
+
+def test_operands_are_written_as_llvmlite_writes_them():
+    module = sample_module()
+    values = [
+        ir.Constant(I1, True),
+        ir.Constant(I1, 0),
+        ir.Constant(I64, -(2**63)),
+        ir.Constant(I64, None),
+        ir.Constant(I32, 7),
+        *(ir.Constant(DOUBLE, v) for v in (0.1, -0.0, float("inf"), float("nan"), 1e300, 5e-324)),
+        ir.Constant(ir.FloatType(), 0.1),
+        ir.Constant(I64.as_pointer(), None),
+        ir.Constant(I64, ir.Undefined),
+        ir.Constant(PAIR, None),
+        ir.Constant(PAIR, [ir.Constant(I64, 3), ir.Constant(I1, 1)]),
+        ir.Constant(ir.ArrayType(I64, 2), [1, 2]),
+        ir.Constant(ir.ArrayType(I8, 3), bytearray(b'a"\\')),
+        ir.Constant(I64, 4096).inttoptr(I64.as_pointer()),
+        module.add_metadata([ir.Constant(I32, 1)]),
+    ]
+    for fn in module.functions:
+        values += [fn, *fn.args, *fn.blocks]
+        values += [op for block in fn.blocks for i in block.instructions for op in [i, *i.operands]]
+    values += list(module.global_values)
+    for value in values:
+        assert _reference(value) == value.get_reference()
 
 
 def test_an_instruction_changed_after_it_was_printed_prints_as_it_is_now():
