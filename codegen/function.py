@@ -1087,7 +1087,11 @@ def hoist_invariants(function: ir.Function, preheader: ir.Block, loop: ir.Block)
             continue
         kept = []
         for instr in block.instructions:
-            if _speculatable(instr) and all(_defined_in(op, outside) for op in instr.operands):
+            # (each operand available before the loop: a constant, an argument or global, or computed in a block
+            # before it; tested inline, without a call per operand, as it runs for each instruction of the loop)
+            if _speculatable(instr) and all(
+                not isinstance(op, ir.Instruction) or id(op.parent) in outside for op in instr.operands
+            ):
                 instr.parent = preheader
                 preheader.instructions.append(instr)
             else:
@@ -1100,13 +1104,6 @@ def _speculatable(instr: ir.Instruction) -> bool:
     if instr.opname == "call":
         return isinstance(instr.callee, ir.Function) and instr.callee.name.startswith(_SPECULATABLE_CALLS)
     return instr.opname in _SPECULATABLE
-
-
-def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
-    """Is value available before the loop: a constant, an argument or global, or computed in one of blocks?"""
-    if isinstance(value, ir.Instruction):
-        return id(value.parent) in blocks
-    return True
 
 
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:
