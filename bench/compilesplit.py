@@ -30,6 +30,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as llvm_ir
 from kernelspeed import SIZES, warm_llvm
 
+import codegen.function
 import jit.monitor
 from jit import jit as make_jit
 
@@ -59,7 +60,8 @@ def instrument() -> None:
     """Timers around the parts of compiling (the monitor's names for them, and llvmlite's calls)."""
     _timed(jit.monitor, "optimize", "optimize")
     _timed(jit.monitor, "lower_trace", "lower")
-    _timed(llvm_ir.Module, "__str__", "ir_text")
+    _timed(llvm_ir.Module, "__str__", "ir_text")  # (the entry stubs' support library, once)
+    _timed(codegen.function, "module_text", "ir_text")  # (a trace's module: codegen.text)
     _timed(llvm, "parse_assembly", "parse")
     _timed(llvm.ModuleRef, "verify", "verify")
     _timed(llvm.ModulePassManager, "run", "passes")

@@ -21,7 +21,7 @@ from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
 from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
-from jit.resume import Hold, exit_resume, written_with_reference
+from jit.resume import FrameResume, Hold, exit_resume, written_with_reference
 from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
 
 TRACE_FN = ir.FunctionType(I64, [PTR])
@@ -55,6 +55,8 @@ def llvm_type(kind: Kind) -> ir.Type:
 #: one process): no weights 208 us (the in-range way out of line: three taken branches an iteration), 2:1 165 us,
 #: 4:1 164 us, 16:1 175 us
 RECORDED_WAY = (3, 1)
+#: the weights of a guard's branch: on, or out through its exit
+GUARD_WEIGHTS = (1000, 1)
 
 
 class LowerContext:
@@ -148,6 +150,11 @@ class LowerContext:
         # phis of their number and fuel (less IR per guard, and less for LLVM to compile)
         self.state_writers: dict[tuple[Any, ...], tuple[ir.Block, ir.PhiInstr, ir.PhiInstr]] = {}
         self.state_writes = 0  # exits whose state went through a writer (shared or not), for tests and dumps
+        # the module's branch-weight metadata nodes, by weights (weigh)
+        self._weights: dict[tuple[int, ...], Any] = {}
+        # the state at each snapshot asked for (resume), by its id (with the snapshot, which keeps the id its own)
+        self._resumes: dict[int, tuple[Snapshot, FrameResume]] = {}
+        self._weights: dict[tuple[int, ...], Any] = {}
         self.globals: dict[str, Any] = host.globals if host is not None else {}
         self.builtins: dict[str, Any] = host.builtins if host is not None else {}
         # a tree's loop lowered with side traces that come back to it (codegen.joined): per exit point (its id()),
@@ -353,7 +360,7 @@ class LowerContext:
         pinned = {v.id for v in self.ownership.pinned(self.trace, snapshot)[0]} if pin else set()
         if self.before_state is not None:  # (a side trace inside its tree's loop: the loop's state first)
             self.before_state()
-        (frame,) = exit_resume(self.trace, snapshot)
+        frame = self.resume(snapshot)
         handed: set[int] = set()  # owned values handed over already: one more reference for each other place
         replaced: list[ir.Value] = []  # the buffer's references to the slots' former values
         for state in frame.slots:
@@ -529,7 +536,7 @@ class LowerContext:
         where that is the object handed over (`box, keep = keep, box` run an even number of times): the exit
         released the one handed over itself, and the trace may read the slot back borrowed."""
         b = self.builder
-        (frame,) = exit_resume(self.trace, snapshot)
+        frame = self.resume(snapshot)
         for state in frame.slots:
             value = state.value
             if state.slot in written:
@@ -600,7 +607,7 @@ class LowerContext:
             side = self.function.append_basic_block(f"side_{uop.name.lower()}")
             branch = b.cbranch(ok, cont, side)
             if self.recorded_way:
-                branch.set_weights(list(RECORDED_WAY))
+                self.weigh(branch, RECORDED_WAY)
             b.position_at_end(side)
             joined()
             b.position_at_end(cont)
@@ -624,8 +631,29 @@ class LowerContext:
             if before_exit is not None:
                 before_exit()
             self.exit_stub(exit)
-        branch.set_weights([1000, 1])
+        self.weigh(branch, GUARD_WEIGHTS)
         b.position_at_end(cont)
+
+    def resume(self, snapshot: Snapshot) -> FrameResume:
+        """The interpreter's state at snapshot (``jit.resume.exit_resume``'s one frame), worked out once: a guard's
+        exit asks for it to name the state (state_key), then to write it (materialize)."""
+        known = self._resumes.get(id(snapshot))
+        if known is not None:
+            return known[1]
+        (frame,) = exit_resume(self.trace, snapshot)
+        self._resumes[id(snapshot)] = (snapshot, frame)
+        return frame
+
+    def weigh(self, branch: ir.Instruction, weights: tuple[int, ...]) -> None:
+        """``branch.set_weights(weights)``, the same metadata node: llvmlite makes the node's operands anew at each
+        call and looks them up among the module's nodes, 7 microseconds, for each guard; here it is looked up once
+        per weights."""
+        node = self._weights.get(weights)
+        if node is None:
+            branch.set_weights(list(weights))
+            self._weights[weights] = branch.metadata["prof"]
+        else:
+            branch.set_metadata("prof", node)
 
     def check_deferred(self, mark: ir.Value, uop: Uop) -> None:
         """Leave through uop's exit unless mark (a double) is 0, checked later: the marks of the checks deferred
@@ -745,7 +773,7 @@ class LowerContext:
         versioned loop's copies), a slot assigned late by its flag and previous value, so a key never names
         values of another copy of the loop; each IR value named dominates every exit that has the key (it is
         used there), hence the writer."""
-        (frame,) = exit_resume(self.trace, snapshot)
+        frame = self.resume(snapshot)
         slots = []
         for state in frame.slots:
             if state.hold is Hold.VALUE:

@@ -34,8 +34,12 @@ at the time; 1.1 to 28 times measured since, on every kernel: the first tier of 
 slower); the vectorizer without interleaving, or interleaving 2 (8 ms or 4.5 ms less per vectorized trace,
 nested_int 60% or 16% slower); the exits' state writers, or a tree's entry stub, moved into a second module
 compiled at level 0 (the trace's function 17% smaller, but the second module costs what it saves: no gain). The
-IR's text cannot be avoided (llvmlite builds IR as text only); the target machines and the pass pipelines are made
-once, and every trace is one module linked into the one LLJIT as a JIT library.
+IR's text cannot be avoided (llvmlite builds IR as text only), but it is printed by ``codegen.text`` (the same
+text in about half llvmlite's time), and a trace is lowered with Python's cyclic collector paused
+(``codegen.compile``: the llvmlite objects of a module set off full collections of the process): the lowering
+in Python and the optimizer went from 5.0 to 4.0 ms per trace, median over the benchmark kernels (README,
+"Compile time"). The target machines and the pass pipelines are made once, and every trace is one module linked
+into the one LLJIT as a JIT library.
 
 Tiering (issue 9, item 4; ``jit.tiering``, option ``tier_up_threshold``, off by default). Measured in process
 time on the benchmark kernels' first calls (``bench/compilesplit.py --opt-level N``, one run each, median over

@@ -29,6 +29,7 @@ from codegen.context import LowerContext, llvm_type
 from codegen.lower import DEFERRING, LOWERINGS, flushes_deferred
 from codegen.lower.numpy_values import element_address
 from codegen.ownership import ENTRY
+from codegen.text import module_text
 from codegen.versions import conditions_hold, trips_left
 from jit.kinds import DIRTY, Kind
 from jit.resume import assigned_late
@@ -762,7 +763,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
     first (the trace's function, its globals: exit counters, links, ``refused``), defined in the first."""
     fast = ctx.vectorized
     if fast is None:
-        return str(ctx.module), ""
+        return module_text(ctx.module), ""
     functions = [f for f in ctx.module.functions if f.blocks]
     variables = [g for g in ctx.module.global_values if isinstance(g, ir.GlobalVariable) and g.initializer]
     saved_blocks = {id(f): f.blocks for f in functions}
@@ -776,7 +777,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
     try:
         fast.blocks = []
         forget()
-        main_text = str(ctx.module)
+        main_text = module_text(ctx.module)
         fast.blocks = saved_blocks[id(fast)]
         for function in functions:
             if function is not fast:
@@ -784,7 +785,7 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
         for variable in variables:
             variable.initializer, variable.linkage = None, ""
         forget()
-        fast_text = str(ctx.module)
+        fast_text = module_text(ctx.module)
     finally:
         for function in functions:
             function.blocks = saved_blocks[id(function)]
@@ -1086,7 +1087,11 @@ def hoist_invariants(function: ir.Function, preheader: ir.Block, loop: ir.Block)
             continue
         kept = []
         for instr in block.instructions:
-            if _speculatable(instr) and all(_defined_in(op, outside) for op in instr.operands):
+            # (each operand available before the loop: a constant, an argument or global, or computed in a block
+            # before it; tested inline, without a call per operand, as it runs for each instruction of the loop)
+            if _speculatable(instr) and all(
+                not isinstance(op, ir.Instruction) or id(op.parent) in outside for op in instr.operands
+            ):
                 instr.parent = preheader
                 preheader.instructions.append(instr)
             else:
@@ -1099,13 +1104,6 @@ def _speculatable(instr: ir.Instruction) -> bool:
     if instr.opname == "call":
         return isinstance(instr.callee, ir.Function) and instr.callee.name.startswith(_SPECULATABLE_CALLS)
     return instr.opname in _SPECULATABLE
-
-
-def _defined_in(value: ir.Value, blocks: set[int]) -> bool:
-    """Is value available before the loop: a constant, an argument or global, or computed in one of blocks?"""
-    if isinstance(value, ir.Instruction):
-        return id(value.parent) in blocks
-    return True
 
 
 def _lower(ctx: LowerContext, uop: Uop, position: int | None = None) -> None:

@@ -177,6 +177,8 @@ def test_compilesplit_prints_each_kernels_cpu_split(capsys):
     import llvmlite.binding
 
     import codegen.engine
+    import codegen.function
+    import codegen.text
 
     emit = llvmlite.binding.TargetMachine.emit_object
     compilesplit.main(["collatz"])
@@ -190,6 +192,7 @@ def test_compilesplit_prints_each_kernels_cpu_split(capsys):
     assert split["compile"] >= split["codegen"] + split["passes"]
     # its timers are taken off again: llvmlite's functions are llvmlite's
     assert llvmlite.binding.TargetMachine.emit_object is emit and codegen.engine.llvm.TargetMachine.emit_object is emit
+    assert codegen.function.module_text is codegen.text.module_text
 
 
 def overflowing(n):

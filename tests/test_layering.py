@@ -106,6 +106,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codegen.symbols",
         "codegen.engine",
         "codegen.cache",
+        "codegen.text",
         "codegen.ownership",
         "codegen.context",
         "codegen.lower.table",
