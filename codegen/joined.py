@@ -185,7 +185,7 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     side = ctx.trace
     # the loop's own function, which the side trace's end goes on in, and which the loop's fast copy hands an
     # entry back to (its state at the loop's top in the buffer, as the side trace's end writes it)
-    holder = LowerContext(side, ctx.layout, f"{ctx.symbol}_loop", "", "", sibling_of=ctx)
+    holder = LowerContext(side, ctx.layout, loop_symbol(ctx.symbol), "", "", sibling_of=ctx)
     holder.globals, holder.builtins = ctx.globals, ctx.builtins
 
     def into_loop(uop: Uop) -> None:  # (the end of the side trace as it is: its state to the buffer)
@@ -218,9 +218,27 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     if warm is None and plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
         loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
     build(loop, fast_copy=False, enter=enter, warm=warm)
-    if ctx.vectorized is not None:  # (declared in the vectorized copy's module: codegen.function.module_texts)
+    # (declared in the vectorized copy's module: codegen.function.module_texts; or, a loop of one copy, what an
+    # outer tree calls instead of the root's function: ``loop_entry``)
+    if ctx.vectorized is not None or loop_entry(plan.root, symbols):
         holder.function.linkage = ""
     return symbols
+
+
+def loop_symbol(symbol: str) -> str:
+    """The loop's function in the module of the side trace named symbol, joined with its tree's loop."""
+    return f"{symbol}_loop"
+
+
+def loop_entry(root: Trace, joined: list[str]) -> bool:
+    """Is the loop's function of a side trace joined with root's loop (the side traces joined: joined) an entry
+    of the tree, which an outer tree calls instead of the root's function (``runtime.trees.Tree.call_symbol``)?
+    Where the root has one copy of its loop (no fast copy, no tree call entry): the loop's function is then the
+    root's loop with the side traces in it, entered as the root's function is (its fuel and slots from the buffer,
+    its hoisted guards), and leaving by the root's exits. An inner loop entered at every outer iteration whose
+    branch soon takes the side trace's way (collatz: a start's first odd value) otherwise leaves the root's
+    function once per entry, into the side trace's function, then this one."""
+    return bool(joined) and root.versioning is None and root.range_counter() is None
 
 
 def _joined_fast(
@@ -469,4 +487,4 @@ def _joined_side(
     return lower
 
 
-__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable"]
+__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable", "loop_entry", "loop_symbol"]

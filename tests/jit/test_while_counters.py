@@ -199,3 +199,41 @@ def test_exits_of_both_ways_when_if_converted():
     xs = list(range(300))
     big = [*range(100), 2**62, 2**62 + 1, -(2**62) - 1, *range(100)]
     check(parity_with_exit_on_the_root_way, Args(xs, 3), Args(big, 3), Args(big, 2**40), options=OPTS, native=True)
+
+
+# --- an outer loop calls the inner loop's joined function (codegen.joined.loop_entry) -------------------------
+
+
+def collatz_of(starts, steps0):
+    total = 0
+    for start in starts:
+        m = start
+        steps = steps0
+        while m != 1:
+            if m % 2 == 0:
+                m //= 2
+            else:
+                m = 3 * m + 1
+            steps += 1
+        total += steps
+    return total
+
+
+def test_outer_loop_calls_the_joined_loop():
+    f = jit(**OPTS)(collatz_steps)
+    assert f(300) == collatz_steps(300)
+    outer = next(part for part in jit_module.dump(f, "opt-ir").split("\n\n# ") if "root0_3" in part.split("\n")[0])
+    assert re.search(r"call i64 @\"?tj_collatz_steps_side\w*_loop\"?\(", outer), outer[:2000]
+    assert f(2000) == collatz_steps(2000)
+
+
+@pytest.mark.parametrize("odd", [2**62 + 1, 3074457345618258603, MAX, 2**61 + 3])
+def test_outer_loop_with_starts_that_overflow_inside_the_joined_loop(odd):
+    small = list(range(1, 200))
+    check(collatz_of, Args(small, 0), Args([*small, odd, *small], 0), Args([*small, odd], 0), options=OPTS, native=True)
+
+
+def test_outer_loop_with_a_counter_entering_near_2_63():
+    small = list(range(1, 200))
+    starts = [*small, 27, *small]
+    check(collatz_of, Args(small, 0), Args(starts, MAX - 60), Args(starts, MAX - PERIOD), options=OPTS, native=True)
