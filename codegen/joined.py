@@ -100,6 +100,9 @@ class JoinPlan:
     root_symbol: str
     sides: tuple[JoinedSide, ...]
     libraries: tuple[str, ...] = ()
+    #: the share of the root's iterations that took the way of the side trace being compiled, so far (its parent
+    #: exit's count over the iterations of the tree's entries; None: not known), which ``if_convertible`` weighs
+    taken_share: float | None = None
 
 
 def parent_point(root: Trace, index: int) -> ExitPoint | None:
@@ -207,7 +210,12 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     symbols = [part.symbol for part, _, _ in joined]
     enter = _merged_fast(ctx, plan, symbols)
     # (one side trace, both ways plain arithmetic: computed both, in the checked loop and its fast copy)
-    converted = enter is None and len(joined) == 1 and if_convertible(plan.root, joined[0][0].trace, joined[0][2])
+    converted = (
+        enter is None
+        and len(joined) == 1
+        and IF_CONVERT_SHARE <= (plan.taken_share or 0.0) <= 1 - IF_CONVERT_SHARE
+        and if_convertible(plan.root, joined[0][0].trace, joined[0][2])
+    )
     warm = _joined_fast(ctx, holder, plan, joined, converted) if enter is None else None
     for part, point, guard in joined:
         lower = _joined_side(holder, loop, part, point, guard)
@@ -341,6 +349,12 @@ _SPECULABLE = frozenset(
     }
 )
 _DIVISIONS = frozenset({"_BINARY_OP_FLOOR_DIVIDE_INT", "_BINARY_OP_REMAINDER_INT"})
+#: the least share of the iterations taking each way (the side trace's: ``JoinPlan.taken_share``) for the two ways
+#: to be computed both: a branch one way most of the time is predicted, and a select then costs the other way's
+#: work and its latency at each iteration (measured in one process: a while loop whose root's way is taken once in
+#: 64 iterations 2x slower if-converted, one whose side way is taken once in 256, with three multiplications, 2.6x;
+#: collatz, about one in three, 11% faster)
+IF_CONVERT_SHARE = 1 / 8
 _BRANCHES = frozenset({"_GUARD_IS_TRUE_POP", "_GUARD_IS_FALSE_POP"})
 
 
@@ -483,6 +497,7 @@ def _joined_side(
                 uop = Uop(unchecked, uop.args, uop.out, uop.operand, uop.pc, uop.line)
             _lower(body, uop, position)
         assert body.deferred is None
+        assert way is None or loop.predicate is way, "an if-converted side trace that did not come back"
 
     return lower
 

@@ -373,7 +373,11 @@ class Tree:
             compiled.module.library for compiled in self.side_traces if compiled.symbol in {s.symbol for s in sides}
         )
         sides.append(JoinedSide(side, symbol, parent.index))
-        return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries)
+        # (how often the side's way was taken, per iteration of the tree's entries: codegen.joined.IF_CONVERT_SHARE)
+        counts = self.root.exit_counts()
+        taken = counts[parent.index] if parent.index < len(counts) else 0
+        share = taken / self.iterations if self.iterations > 0 else None
+        return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries, share)
 
     def add_side_trace(self, side: CompiledTrace) -> bool:
         """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's

@@ -237,3 +237,25 @@ def test_outer_loop_with_a_counter_entering_near_2_63():
     small = list(range(1, 200))
     starts = [*small, 27, *small]
     check(collatz_of, Args(small, 0), Args(starts, MAX - 60), Args(starts, MAX - PERIOD), options=OPTS, native=True)
+
+
+def rare_way(n):
+    s = 0
+    i = 0
+    while i < n:
+        if i & 63 == 0:
+            s = (s * 3 + 1) & 0xFFFFFF
+        else:
+            s = s + (i & 7)
+        i += 1
+    return s
+
+
+def test_a_way_taken_rarely_is_not_if_converted():
+    """A branch one way 63 times in 64 is predicted: computing both ways would cost the other's work at every
+    iteration (codegen.joined.IF_CONVERT_SHARE)."""
+    f = check(rare_way, 5000, 20000, options=OPTS, native=True).cpython_baseline
+    assert any(t["joined"] for t in _side_traces(f))
+    ir = jit_module.dump(f, "opt-ir")
+    loop = ir[re.search(r"define [^\n]*_loop\(", ir).start() :]
+    assert "select i1" not in loop[: loop.index("\n}\n")]
