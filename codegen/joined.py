@@ -51,6 +51,13 @@ after ``QUIET`` iterations without a joined side trace (``codegen.function._chec
 few iterations stays joined, one taken once in a while costs an exit each time, as apart, and the loop runs in
 its fast copy between.
 
+If-converted (``if_convertible``): where one side trace is joined, hanging from a branch guard, and both ways are
+plain int arithmetic and guards, taken each in at least ``IF_CONVERT_SHARE`` of the iterations so far, both ways
+are computed in the loop's block: each way's guards leave only where that way is taken (``LowerContext.
+predicate``), and the iteration's end selects each slot's next value, which LLVM makes a ``cmov`` (collatz's
+parity: no branch to mispredict). Where the root has one copy of its loop, the loop's function is also an entry
+of the tree that outer trees call (``loop_entry``).
+
 Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
 ``jit.stats``: ``compile_phases_ms``), once per side trace joined, and a second copy, its fast copy, where it has
 one. Measured in one process (median of 3, loaded machine): LLVM's time for the side traces of collatz 64 -> 122
