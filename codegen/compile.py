@@ -14,7 +14,7 @@ from codegen.context import LowerContext
 from codegen.engine import NO_PEEL, VECTOR_MODULE, CompiledModule, ObjectCache, engine
 from codegen.entry import build_entry, can_build, support
 from codegen.function import build, call_entry_symbol, module_texts, proven_entry_symbol
-from codegen.joined import JoinPlan, build_joined, joinable
+from codegen.joined import JoinPlan, build_joined, joinable, loop_entry, loop_symbol
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, TraceKind
 
@@ -124,6 +124,8 @@ def _lower_trace(
         exports.append(call_entry_symbol(symbol))
     if proven_entry_symbol(symbol) in ctx.module.globals:  # (and the one callers enter where they know its guards hold)
         exports.append(proven_entry_symbol(symbol))
+    if joined and join is not None and loop_entry(join.root, joined):  # (a tree's entry: codegen.joined)
+        exports.append(loop_symbol(symbol))
     dependencies = []
     entry = ""
     if trace.kind is TraceKind.ROOT and can_build(trace.entry_kinds):
@@ -137,8 +139,8 @@ def _lower_trace(
         lowered_traces += [join.root, *(side.trace for side in join.sides if side.symbol in joined)]
         dependencies.extend(join.libraries)
     for uop in (uop for lowered_trace in lowered_traces for uop in lowered_trace.uops):
-        if uop.name == "_CALL_TREE":
-            dependencies.append(uop.operand.tree.library)
+        if uop.name == "_CALL_TREE":  # (the library of the function it calls: runtime.trees.Tree.call_symbol)
+            dependencies.append(uop.operand.tree.call_library)
         elif uop.name == "_JUMP_TO_TREE":
             dependencies.append(uop.operand.library)
     main_text, fast_text = module_texts(ctx)

@@ -165,6 +165,12 @@ class LowerContext:
         # (a fast copy of a loop joined with side traces: codegen.joined) each guard a joined side trace hangs from
         # branches with the weights RECORDED_WAY
         self.recorded_way = False
+        # (a loop joined with one side trace computed both ways, codegen.joined: if-converted) per exit point, what
+        # lowers the side trace in the loop's own block, given the guard's condition (the root's way); and, while
+        # one way of such an iteration is lowered, the condition under which it is the way taken: a guard leaves
+        # only where it fails on that way
+        self.if_converted: dict[int, Callable[[ir.Value], None]] = {}
+        self.predicate: ir.Value | None = None
         self.rejoin: Callable[[Uop], None] | None = None
         self.before_state: Callable[[], None] | None = None
         self.loop_top: tuple[Any, ir.Block] | None = None
@@ -599,6 +605,12 @@ class LowerContext:
         b = self.builder
         assert uop.exit is not None
         exit = uop.exit
+        converted = self.if_converted.get(id(exit))
+        if converted is not None and before_exit is None:
+            converted(ok)  # (both ways, in this block: codegen.joined)
+            return
+        if self.predicate is not None:  # (a way computed whether or not it is taken: it leaves only if taken)
+            ok = b.select(self.predicate, ok, ir.Constant(I1, 1))
         cont = self.function.append_basic_block()
         joined = self.joined.get(id(exit))
         if joined is not None and before_exit is None:

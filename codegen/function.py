@@ -995,7 +995,8 @@ def _loop(
                     ctx.incref(ctx.value(value))
             carried = {slot: ctx.value(end[slot]) for slot in here.values}
             flags = {slot: (ir.Constant(I1, 1), ctx.value(end[slot])) for slot in here.flags}
-            next_iteration(_Top(carried, flags, ctx.fuel, quiet=here.quiet))  # type: ignore[arg-type]
+            # (ctx.loop_latch: next_iteration, or what a loop computing both ways of a branch puts before it)
+            ctx.loop_latch(_Top(carried, flags, ctx.fuel, quiet=here.quiet))  # type: ignore[arg-type]
         elif counted and position < 2:
             continue
         elif counted and uop.name == "_UNROLLED_HEADER":  # (the run is sized so that no check falls due in it)

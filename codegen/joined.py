@@ -51,6 +51,13 @@ after ``QUIET`` iterations without a joined side trace (``codegen.function._chec
 few iterations stays joined, one taken once in a while costs an exit each time, as apart, and the loop runs in
 its fast copy between.
 
+If-converted (``if_convertible``): where one side trace is joined, hanging from a branch guard, and both ways are
+plain int arithmetic and guards, taken each in at least ``IF_CONVERT_SHARE`` of the iterations so far, both ways
+are computed in the loop's block: each way's guards leave only where that way is taken (``LowerContext.
+predicate``), and the iteration's end selects each slot's next value, which LLVM makes a ``cmov`` (collatz's
+parity: no branch to mispredict). Where the root has one copy of its loop, the loop's function is also an entry
+of the tree that outer trees call (``loop_entry``).
+
 Cost: the side trace's module holds a copy of the root's loop, compiled again (about the root's compile time;
 ``jit.stats``: ``compile_phases_ms``), once per side trace joined, and a second copy, its fast copy, where it has
 one. Measured in one process (median of 3, loaded machine): LLVM's time for the side traces of collatz 64 -> 122
@@ -70,9 +77,11 @@ from codegen.context import LowerContext
 from codegen.function import _build_fast, _guard_free, _lower, _Top, build, vectorizable
 from codegen.ownership import Ownership
 from jit.kinds import Kind
+from jit.optimizer.counters import joined_additions
 from jit.optimizer.merge import merged
 from jit.resume import Hold, SlotResume, assigned_late, exit_resume
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
+from jit.uops import UOPS
 
 #: uops whose exits never lead into a joined side trace: the periodic check (its exit is also the handlers'
 #: exception), an inner tree's exit (its state is the inner tree's)
@@ -98,6 +107,9 @@ class JoinPlan:
     root_symbol: str
     sides: tuple[JoinedSide, ...]
     libraries: tuple[str, ...] = ()
+    #: the share of the root's iterations that took the way of the side trace being compiled, so far (its parent
+    #: exit's count over the iterations of the tree's entries; None: not known), which ``if_convertible`` weighs
+    taken_share: float | None = None
 
 
 def parent_point(root: Trace, index: int) -> ExitPoint | None:
@@ -134,6 +146,8 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
         if Ownership(trace).defined or any(uop.op.barrier for uop in (*trace.hoisted, *trace.uops)):
             return False
     if _stores_pinned_global(root, side):
+        return False
+    if joined_additions(root, side, point) is None:  # (it would break the proof of root's counters)
         return False
     root_end = root.end_snapshot.outer.slots
     carried = {slot: v.kind for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
@@ -181,7 +195,7 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     side = ctx.trace
     # the loop's own function, which the side trace's end goes on in, and which the loop's fast copy hands an
     # entry back to (its state at the loop's top in the buffer, as the side trace's end writes it)
-    holder = LowerContext(side, ctx.layout, f"{ctx.symbol}_loop", "", "", sibling_of=ctx)
+    holder = LowerContext(side, ctx.layout, loop_symbol(ctx.symbol), "", "", sibling_of=ctx)
     holder.globals, holder.builtins = ctx.globals, ctx.builtins
 
     def into_loop(uop: Uop) -> None:  # (the end of the side trace as it is: its state to the buffer)
@@ -199,21 +213,55 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
         point = parent_point(plan.root, part.parent)
         if point is not None and joinable(plan.root, part.trace, part.parent):
             guard = next(uop for uop in plan.root.uops if uop.exit is point)
-            loop.joined[id(point)] = _joined_side(holder, loop, part, point, guard)
             joined.append((part, point, guard))
     symbols = [part.symbol for part, _, _ in joined]
     enter = _merged_fast(ctx, plan, symbols)
-    warm = _joined_fast(ctx, holder, plan, joined) if enter is None else None
+    # (one side trace, both ways plain arithmetic: computed both, in the checked loop and its fast copy)
+    converted = (
+        enter is None
+        and len(joined) == 1
+        and IF_CONVERT_SHARE <= (plan.taken_share or 0.0) <= 1 - IF_CONVERT_SHARE
+        and if_convertible(plan.root, joined[0][0].trace, joined[0][2])
+    )
+    warm = _joined_fast(ctx, holder, plan, joined, converted) if enter is None else None
+    for part, point, guard in joined:
+        lower = _joined_side(holder, loop, part, point, guard)
+        if converted:
+            loop.if_converted[id(point)] = lower
+        else:
+            loop.joined[id(point)] = lower
     if warm is None and plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
         loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
     build(loop, fast_copy=False, enter=enter, warm=warm)
-    if ctx.vectorized is not None:  # (declared in the vectorized copy's module: codegen.function.module_texts)
+    # (declared in the vectorized copy's module: codegen.function.module_texts; or, a loop of one copy, what an
+    # outer tree calls instead of the root's function: ``loop_entry``)
+    if ctx.vectorized is not None or loop_entry(plan.root, symbols):
         holder.function.linkage = ""
     return symbols
 
 
+def loop_symbol(symbol: str) -> str:
+    """The loop's function in the module of the side trace named symbol, joined with its tree's loop."""
+    return f"{symbol}_loop"
+
+
+def loop_entry(root: Trace, joined: list[str]) -> bool:
+    """Is the loop's function of a side trace joined with root's loop (the side traces joined: joined) an entry
+    of the tree, which an outer tree calls instead of the root's function (``runtime.trees.Tree.call_symbol``)?
+    Where the root has one copy of its loop (no fast copy, no tree call entry): the loop's function is then the
+    root's loop with the side traces in it, entered as the root's function is (its fuel and slots from the buffer,
+    its hoisted guards), and leaving by the root's exits. An inner loop entered at every outer iteration whose
+    branch soon takes the side trace's way (collatz: a start's first odd value) otherwise leaves the root's
+    function once per entry, into the side trace's function, then this one."""
+    return bool(joined) and root.versioning is None and root.range_counter() is None
+
+
 def _joined_fast(
-    ctx: LowerContext, holder: LowerContext, plan: JoinPlan, joined: list[tuple[JoinedSide, ExitPoint, Uop]]
+    ctx: LowerContext,
+    holder: LowerContext,
+    plan: JoinPlan,
+    joined: list[tuple[JoinedSide, ExitPoint, Uop]],
+    converted: bool = False,
 ) -> tuple[ir.Function, ir.GlobalVariable] | None:
     """Where the root's loop has a fast copy that checks each iteration (its body has guards: a branch the side
     traces hang from), a fast copy of the loop joined with them: the root's fast copy (``codegen.function.
@@ -224,7 +272,8 @@ def _joined_fast(
     (holder's). The loop's function goes on in it after a warm-up, as a root's in its own fast copy, instead of
     going back to the root's function where no joined side trace ran for a while: a loop whose branch goes
     each way often (a histogram's values out of range, one in seven) ran in the checked copy alone before.
-    None where the root has no such fast copy (none at all, or one with no guard, entered at once)."""
+    None where the root has no such fast copy (none at all, or one with no guard, entered at once). converted:
+    the one side trace is computed with the root's way, in the same block (``if_convertible``)."""
     root = plan.root
     if not joined or root.versioning is None or not any(uop.fast is not None for uop in root.uops):
         return None
@@ -236,7 +285,11 @@ def _joined_fast(
     def join(fast: LowerContext) -> None:
         fast.recorded_way = True
         for part, point, guard in joined:
-            fast.joined[id(point)] = _joined_side(fast, fast, part, point, guard)
+            lower = _joined_side(fast, fast, part, point, guard)
+            if converted:
+                fast.if_converted[id(point)] = lower
+            else:
+                fast.joined[id(point)] = lower
 
     fast, refused = _build_fast(main, join=join, sides=tuple(part.trace for part, _, _ in joined))
     if main.vectorized is not None:  # (its own module: codegen.function.module_texts)
@@ -270,11 +323,99 @@ def _merged_fast(
     return fast, refused, loop.extra_slots
 
 
+#: uops computed on a way not taken, in an if-converted loop (``if_convertible``): their lowering reads no memory,
+#: has no effect and cannot trap on any input (an overflow's poison goes only into a select), and their guards go
+#: through ``LowerContext.guard``; a division or remainder only by a constant other than 0 and -1
+_SPECULABLE = frozenset(
+    {
+        "_BINARY_OP_ADD_INT",
+        "_BINARY_OP_SUBTRACT_INT",
+        "_BINARY_OP_MULTIPLY_INT",
+        "_BINARY_OP_ADD_INT_IN_RANGE",
+        "_BINARY_OP_SUBTRACT_INT_IN_RANGE",
+        "_BINARY_OP_MULTIPLY_INT_IN_RANGE",
+        "_BINARY_OP_AND_INT",
+        "_BINARY_OP_OR_INT",
+        "_BINARY_OP_XOR_INT",
+        "_BINARY_OP_AND_BOOL",
+        "_BINARY_OP_OR_BOOL",
+        "_BINARY_OP_XOR_BOOL",
+        "_BINARY_OP_RSHIFT_INT",
+        "_GUARD_INT_RANGE",
+        "_INT_RANGE_PROVEN",
+        "_COMPARE_OP_INT",
+        "_TO_BOOL_INT",
+        "_UNARY_NOT",
+        "_CONVERT_BOOL_TO_INT",
+        "_GUARD_IS_TRUE_POP",
+        "_GUARD_IS_FALSE_POP",
+        "_GUARD_NONZERO_INT",
+        "_UNARY_NEGATIVE_INT",
+        "_UNARY_NEGATIVE_INT_IN_RANGE",
+        "_UNARY_INVERT_INT",
+    }
+)
+_DIVISIONS = frozenset({"_BINARY_OP_FLOOR_DIVIDE_INT", "_BINARY_OP_REMAINDER_INT"})
+#: the least share of the iterations taking each way (the side trace's: ``JoinPlan.taken_share``) for the two ways
+#: to be computed both: a branch one way most of the time is predicted, and a select then costs the other way's
+#: work and its latency at each iteration (measured in one process: a while loop whose root's way is taken once in
+#: 64 iterations 2x slower if-converted, one whose side way is taken once in 256, with three multiplications, 2.6x;
+#: collatz, about one in three, 11% faster)
+IF_CONVERT_SHARE = 1 / 8
+_BRANCHES = frozenset({"_GUARD_IS_TRUE_POP", "_GUARD_IS_FALSE_POP"})
+
+
+def _speculable(uop: Uop) -> bool:
+    if uop.name in _DIVISIONS:
+        divisor = uop.args[1]
+        return divisor.is_const and type(divisor.const) is int and divisor.const not in (0, -1)
+    return uop.name in _SPECULABLE
+
+
+def if_convertible(root: Trace, side: Trace, guard: Uop) -> bool:
+    """Can the loop joined with side alone (hanging from root's branch guard) compute both ways in one block (an
+    if-conversion: no branch on the data, where the branch is a coin toss at each iteration, as collatz's
+    parity)? Where both ways, the root's after the guard and the side trace's, are plain int arithmetic and
+    guards (``_SPECULABLE``), and the side trace assigns only slots the loop carries (no store to the buffer)."""
+    if guard.name not in _BRANCHES or side.hoisted:
+        return False
+    after = root.uops[root.uops.index(guard) + 1 :]
+    if not after or after[-1].name != "_JUMP_TO_TOP" or not all(_speculable(uop) for uop in after[:-1]):
+        return False
+    if not side.uops or side.uops[-1].name != "_JUMP_TO_TREE":
+        return False
+    if not all(_speculable(uop) for uop in side.uops[:-1]):
+        return False
+    assert root.end_snapshot is not None
+    root_end = root.end_snapshot.outer.slots
+    carried = {slot for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
+    return side.written <= carried | set(assigned_late(root))
+
+
+def _choose(loop: LowerContext, way: ir.Value, root: _Top, side: _Top) -> _Top:
+    """The state at the next iteration's top of an if-converted loop: the root's where way holds, else the side's."""
+    b = loop.builder
+
+    def pick(a: ir.Value, c: ir.Value) -> ir.Value:
+        return a if a is c else b.select(way, a, c)
+
+    values = {slot: pick(value, side.values[slot]) for slot, value in root.values.items()}
+    flags = {}
+    for slot, (assigned, value) in root.flags.items():
+        other_assigned, other = side.flags[slot]
+        flags[slot] = (pick(assigned, other_assigned), pick(value, other))
+    quiet = root.quiet if root.quiet is None or side.quiet is None else pick(root.quiet, side.quiet)
+    return _Top(values, flags, pick(root.fuel, side.fuel), quiet=quiet)
+
+
 def _joined_side(
     ctx: LowerContext, loop: LowerContext, part: JoinedSide, point: ExitPoint, guard: Uop
-) -> Callable[[], None]:
+) -> Callable[..., None]:
     """What lowers part's body where the loop's guard of point fails (``LowerContext.joined``). Where that is a
-    branch guard, the body knows its input's truth (a side trace starts by guarding it again: LLVM folds that)."""
+    branch guard, the body knows its input's truth (a side trace starts by guarding it again: LLVM folds that).
+    Given the guard's condition (``LowerContext.if_converted``: ``if_convertible``), it lowers the body in the
+    loop's block instead, each of its guards leaving only where the guard fails (the side's way is taken), and
+    the root's way after it the same where it holds; the iteration's end chooses each slot's next value."""
     failed = {}
     if guard.op.condition is not None and guard.args and not guard.args[0].is_const:
         failed[guard.args[0].id] = ir.Constant(ir.IntType(1), int(not guard.op.condition))
@@ -284,10 +425,12 @@ def _joined_side(
         constant = failed.get(value.id)
         return constant if constant is not None else loop.value(value)
 
-    def lower() -> None:
+    def lower(way: ir.Value | None = None) -> None:
         side = part.trace
         here, _ = loop.loop_top  # type: ignore[misc]
         body = LowerContext(side, ctx.layout, part.symbol, "", "", host=ctx)
+        if way is not None:  # (if-converted: the side's way is taken where the guard fails)
+            body.predicate = ctx.builder.not_(way)
         holds = _holds(loop.trace, point)
 
         def start(slot: int, kind: object) -> ir.Value:
@@ -332,20 +475,38 @@ def _joined_side(
                     flags[slot] = flag
             # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
             outside = sorted(side.written - set(here.values) - set(here.flags))
+            assert not (outside and way is not None), "if-converted with a store"
             body.store_loop_state({slot: (end[slot].kind, body.value(end[slot])) for slot in outside})
             assert body.fuel is not None
             quiet = body.fuel if here.quiet is not None else None  # (a joined side trace ran: codegen.function.QUIET)
             assert loop.loop_latch is not None  # (on as the loop's own iteration ends: a counted run counts it)
-            loop.loop_latch(_Top(values, flags, body.fuel, quiet=quiet))
+            if way is None:
+                loop.loop_latch(_Top(values, flags, body.fuel, quiet=quiet))
+            else:  # (the root's way goes on in this block; its end chooses between the two: _choose)
+                latch = loop.loop_latch
+                mine = _Top(values, flags, body.fuel, quiet=quiet)
+
+                def choose(after: _Top) -> None:
+                    loop.predicate, loop.loop_latch = None, latch
+                    latch(_choose(loop, way, after, mine))
+
+                loop.loop_latch = choose
+                loop.predicate = way
 
         body.rejoin = back
         for uop in side.hoisted:  # (checked at each entry of the side trace compiled apart: here too)
             _lower(body, uop)
+        # (an addition to a counter of the loop that the loop's guard proves, jit.optimizer.counters: unchecked)
+        proven = joined_additions(loop.trace, side, point) or frozenset()
         for position, uop in enumerate(side.uops):
+            if id(uop) in proven:
+                unchecked = UOPS[uop.op.unchecked]  # type: ignore[index]
+                uop = Uop(unchecked, uop.args, uop.out, uop.operand, uop.pc, uop.line)
             _lower(body, uop, position)
         assert body.deferred is None
+        assert way is None or loop.predicate is way, "an if-converted side trace that did not come back"
 
     return lower
 
 
-__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable"]
+__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable", "loop_entry", "loop_symbol"]

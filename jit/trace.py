@@ -211,6 +211,9 @@ class Trace:
     removed_uops: int = 0  # by the optimizer
     # a looping trace's fast copy and its conditions (jit.versions; None: one copy, the trace as it is)
     versioning: Versioning | None = None
+    # a while loop's counters (jit.optimizer.counters): slot -> the most any iteration adds to it (its additions
+    # unchecked, a hoisted _GUARD_COUNTER_ROOM instead); a side trace joined with the loop keeps that (codegen.joined)
+    counters: dict[int, int] = dataclasses.field(default_factory=dict)
     # a side trace joined with its tree's loop: that loop merged with it (both ways in one iteration), whose
     # vectorized fast copy its function has (jit.optimizer.merge, codegen.joined); None: none
     merged: Trace | None = None

@@ -449,6 +449,16 @@ for _name in ("AND", "OR", "XOR"):
     _uop(f"_BINARY_OP_{_name}_INT", (I, I), I, fold=_plain(_BINARY[_name]))
     _uop(f"_BINARY_OP_{_name}_BOOL", (B, B), B, fold=_plain(_BINARY[_name]))
 _uop("_BINARY_OP_TRUE_DIVIDE_INT", (I, I), F, DEOPT, fold=_plain(operator.truediv), doc="exact below 2**53")
+# jit.optimizer.affine: x * c + d checked once, where x is (its bounds constants), the two operations unchecked
+_uop(
+    "_GUARD_INT_RANGE",
+    (I, I, I),
+    None,
+    DEOPT,
+    unchecked="_INT_RANGE_PROVEN",
+    doc="inputs: x, lo, hi (constants): lo <= x <= hi",
+)
+_uop("_INT_RANGE_PROVEN", (I, I, I), None, doc="_GUARD_INT_RANGE where the range analysis proved it: nothing to do")
 _uop("_UNARY_NEGATIVE_INT", (I,), I, DEOPT, fold=_plain(operator.neg), unchecked="_UNARY_NEGATIVE_INT_IN_RANGE")
 _uop("_UNARY_NEGATIVE_INT_IN_RANGE", (I,), I, fold=_plain(operator.neg), doc="its input is not -2**63")
 _uop("_UNARY_INVERT_INT", (I,), I, fold=_plain(operator.invert))
@@ -487,6 +497,18 @@ _uop(
     doc="a range's step read at the entry is 1 (the trace then uses the constant)",
 )
 _uop("_RANGE_PROVEN", (I, I, I), None, doc="a range guard the range analysis proved (an unrolled loop's): nothing")
+# jit.optimizer.counters: a while loop's counter (a slot every iteration adds at most step to) has room for the
+# iterations between two periodic checks, checked at the entry and after each periodic check (hoisted): the
+# additions to it then need no overflow check; failing at the entry (a counter near 2**63) grows a side trace
+_uop(
+    "_GUARD_COUNTER_ROOM",
+    (I, I),
+    None,
+    DEOPT,
+    hoistable=True,
+    transient=True,
+    doc="inputs: the counter, its step (a positive constant): counter + step * codegen.abi.PERIOD fits i64",
+)
 _uop(
     "_ITER_NEXT_RANGE",
     (I, I),

@@ -124,6 +124,7 @@ class TreeRegistry:
         ran_python = any(t.runs_python() for t in tree.entered_from())
         grew = tree.add_side_trace(compiled)
         parent.trace.link(parent, compiled)
+        tree.join_entry(compiled)
         leaves = any(exit.leaves_loop for exit in compiled.exits)
         # (a jump into a peer tree: the callers now meet that tree's ways out of the loop too)
         jumps = any(target is not tree for target in _trees_used(compiled.trace, "_JUMP_TO_TREE"))

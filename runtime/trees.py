@@ -19,7 +19,7 @@ from codegen.compile import NativeCode
 from codegen.engine import CompiledModule
 from codegen.entry import HANDOFF_COUNTS
 from codegen.function import call_entry_symbol, proven_entry_symbol
-from codegen.joined import JoinedSide, JoinPlan
+from codegen.joined import JoinedSide, JoinPlan, loop_symbol
 from jit.frontend.instructions import LoopInfo
 from jit.kinds import Kind
 from jit.trace import Trace, TraceEnd, WhenHot
@@ -178,6 +178,9 @@ class Tree:
         # what an outer trace calls (_CALL_TREE): the root's tree call entry, where it has one (codegen.function)
         call_entry = call_entry_symbol(root.symbol)
         self.call_symbol = call_entry if call_entry in root.module.addresses else root.symbol
+        # or the loop's function of the side trace last joined with its loop, where that is an entry of the tree
+        # (codegen.joined.loop_entry: set by join_entry)
+        self.joined_entry: CompiledTrace | None = None
         self.refresh()
         self.side_traces: list[CompiledTrace] = []
         self.depth = depth  # 1 + the deepest tree it calls
@@ -213,6 +216,23 @@ class Tree:
         # swaps while the user's thread plans its hand-offs) is made again at its next plan
         self.handoff: Any = None
         self.handoff_entry = 0
+
+    @property
+    def call_library(self) -> str:
+        """The JIT library that defines call_symbol."""
+        return self.joined_entry.module.library if self.joined_entry is not None else self.library
+
+    def join_entry(self, side: CompiledTrace) -> None:
+        """side, just installed, joined with the loop: outer trees compiled from now on call its loop's function,
+        where it is an entry of the tree (``codegen.joined.loop_entry``), instead of the root's: the loop with the
+        side traces joined in it (those compiled before go on calling what they call: the same loop, as it was)."""
+        symbol = loop_symbol(side.symbol)
+        if side.joined and symbol in side.module.addresses and self.call_symbol in (self.symbol, self._loop_symbol()):
+            self.call_symbol = symbol
+            self.joined_entry = side
+
+    def _loop_symbol(self) -> str | None:
+        return loop_symbol(self.joined_entry.symbol) if self.joined_entry is not None else None
 
     @property
     def opt_level(self) -> int:
@@ -353,7 +373,11 @@ class Tree:
             compiled.module.library for compiled in self.side_traces if compiled.symbol in {s.symbol for s in sides}
         )
         sides.append(JoinedSide(side, symbol, parent.index))
-        return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries)
+        # (how often the side's way was taken, per iteration of the tree's entries: codegen.joined.IF_CONVERT_SHARE)
+        counts = self.root.exit_counts()
+        taken = counts[parent.index] if parent.index < len(counts) else 0
+        share = taken / self.iterations if self.iterations > 0 else None
+        return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries, share)
 
     def add_side_trace(self, side: CompiledTrace) -> bool:
         """Attach a side trace; True if it assigns slots no trace of the tree assigned before (the tree's

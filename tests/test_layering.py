@@ -95,6 +95,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.optimizer.cse",
         "jit.optimizer.moves",
         "jit.optimizer.ranges",
+        "jit.optimizer.counters",
+        "jit.optimizer.affine",
         "jit.optimizer.merge",
         "jit.optimizer",
     ),

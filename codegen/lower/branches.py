@@ -9,7 +9,9 @@ from codegen.capi import I64
 from codegen.context import LowerContext
 from codegen.lower.objects import _load_at
 from codegen.lower.table import (
+    INT_MAX,
     _args,
+    _const_arg,
     _f64,
     _i64,
     _true,
@@ -64,6 +66,16 @@ def _guard_false(ctx: LowerContext, uop: Uop) -> None:
 @lowers("_GUARD_UNIT_STEP")
 def _guard_unit_step(ctx: LowerContext, uop: Uop) -> None:
     ctx.guard(ctx.builder.icmp_signed("==", ctx.value(uop.args[0]), _i64(1)), uop)
+
+
+@lowers("_GUARD_COUNTER_ROOM")
+def _guard_counter_room(ctx: LowerContext, uop: Uop) -> None:
+    """(jit.optimizer.counters) the counter may grow by its step at each of the next abi.PERIOD iterations: as
+    many as run until the next periodic check, which checks this again."""
+    step = _const_arg(uop, 1)
+    assert type(step) is int and 0 < step, step
+    limit = INT_MAX - step * abi.PERIOD
+    ctx.guard(ctx.builder.icmp_signed("<=", ctx.value(uop.args[0]), _i64(limit)), uop)
 
 
 @lowers("_GUARD_NONZERO_INT")

@@ -80,6 +80,20 @@ def _no_overflow(name: str) -> Lowering:
 LOWERINGS["_BINARY_OP_MULTIPLY_INT_IN_RANGE"] = _no_overflow("mul")  # (+ and -: _add_in_range, _subtract_in_range)
 
 
+@lowers("_GUARD_INT_RANGE")
+def _guard_int_range(ctx: LowerContext, uop: Uop) -> None:
+    """(jit.optimizer.affine) x within [lo, hi]: LLVM makes it one unsigned compare of x - lo."""
+    b = ctx.builder
+    x = ctx.value(uop.args[0])
+    lo, hi = _const_arg(uop, 1), _const_arg(uop, 2)
+    ctx.guard(b.and_(b.icmp_signed(">=", x, _i64(lo)), b.icmp_signed("<=", x, _i64(hi))), uop)  # type: ignore[arg-type]
+
+
+@lowers("_INT_RANGE_PROVEN")
+def _int_range_proven(ctx: LowerContext, uop: Uop) -> None:
+    return None
+
+
 @lowers("_BINARY_OP_FLOOR_DIVIDE_INT")
 def _floordiv_int(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder

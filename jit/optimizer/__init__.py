@@ -7,10 +7,21 @@ which guards only need checking when the trace is entered.
 
 from __future__ import annotations
 
-from jit.optimizer import bounds, constfold, cse, dce, guards, hoist, moves, ranges
+from jit.optimizer import affine, bounds, constfold, counters, cse, dce, guards, hoist, moves, ranges
 from jit.trace import Trace
 
-PASSES = (guards.run, constfold.run, cse.run, moves.run, hoist.run, bounds.run, dce.run, ranges.run)
+PASSES = (
+    guards.run,
+    constfold.run,
+    cse.run,
+    moves.run,
+    hoist.run,
+    bounds.run,
+    dce.run,
+    ranges.run,
+    counters.run,
+    affine.run,
+)
 
 
 def optimize(trace: Trace) -> None:

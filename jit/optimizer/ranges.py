@@ -358,6 +358,16 @@ class _Analysis:
             return self.from_end(uop, env)
         if name in ("_GUARD_NOT_EXHAUSTED_RANGE", "_GUARD_EXHAUSTED_RANGE"):
             return None, self.range_guard_holds(uop, env)
+        if name == "_GUARD_INT_RANGE":  # (jit.optimizer.affine's, in a merged loop analysed again)
+            x, lo, hi = uop.args
+            known = self.get(x, env)
+            if known is None:
+                return None, None
+            return None, _combine(
+                known.needs,
+                _check(Condition(vx.const(lo.const), known.lo)),
+                _check(Condition(known.hi, vx.const(hi.const))),
+            )
         args = [self.get_partial(a, env) for a in uop.args]
         base = _ARITHMETIC.get(name)
         if base is not None:

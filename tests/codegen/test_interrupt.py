@@ -153,12 +153,34 @@ def spin(n, out):
 """
 MERGED_PER_OUTER = sum(j & 255 if j & 1 else -(j & 15) for j in range(1000))
 
+# a while loop's counter checked once per periodic check (jit.optimizer.counters), its branch's two ways computed
+# both in one block (codegen.joined: if-converted): the check still runs, and leaves at an iteration's start.
+# m goes 1, 6, 2, 0, -1, then 2, 0, -1 over and over (out[1] is m before iteration out[0])
+IF_CONVERTED = """
+EXPECT_JOINED = True
+
+@jit(threshold=2)
+def spin(n, out):
+    m = 1
+    steps = 0
+    while steps < n:
+        out[0] = steps
+        out[1] = m
+        if m & 1:
+            m = 2 * m + 4
+        else:
+            m = m // 2 - 1
+        steps += 1
+    return m
+"""
+
 LOOPS = {"while-counter": WHILE_COUNTER, "for-range-float": FOR_RANGE_FLOAT, "while-true": INFINITE_WHILE}
 LOOPS["nested"] = NESTED
 LOOPS["for-list"] = FOR_LIST
 LOOPS["alternating"] = ALTERNATING
 LOOPS["unrolled"] = UNROLLED
 LOOPS["merged"] = MERGED
+LOOPS["if-converted"] = IF_CONVERTED
 
 # the loop never gets to the end: a billion billion iterations
 UNCAUGHT = """
@@ -271,6 +293,8 @@ def test_state_intact_after_caught_keyboard_interrupt(tmp_path, loop):
         assert int(fields[1]) == MERGED_PER_OUTER * (count + 1), out
     elif loop == "for-list":
         assert float(fields[1]) == 450.0 * count
+    elif loop == "if-converted":
+        assert int(fields[1]) == [2, 0, -1][(count - 2) % 3], out
     assert entries_before >= 2  # the warm-up's entry and the long call's
     assert int(fields[3]) >= 2
     if loop in ("while-counter", "for-range-float"):

@@ -370,7 +370,7 @@ def test_a_side_trace_title():
     (golden,) = [p for p in LISTINGS if p.stem == "while_branch"]
     root, side = parse_dump(golden.read_text())
     assert root.trace.kind is TraceKind.ROOT and root.parent is None
-    assert side.trace.kind is TraceKind.SIDE and (side.parent.id, side.parent.line) == (3, 7)
+    assert side.trace.kind is TraceKind.SIDE and (side.parent.id, side.parent.line) == (4, 7)
     assert side.trace.end is TraceEnd.TREE and side.trace.end_tree.symbol == root.symbol
     assert side.trace.loop.line == 6
     assert [v.kind for v in side.trace.start_stack] == [Kind.BOOL]
