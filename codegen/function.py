@@ -1206,8 +1206,14 @@ def _check_events(
         entered = b.load_atomic(ctx.word(abi.FUEL), "monotonic", 8)
     warmed_up = b.icmp_unsigned("<", fuel, b.sub(entered, ir.Constant(I64, WARM_UP)))  # (fuel < entered)
     handed_back = b.icmp_unsigned("==", entered, b.load(refused))
+    ready = b.and_(warmed_up, b.not_(handed_back))
+    # (the fast copy takes the slots assigned late as assigned, from the buffer: after whole iterations of the
+    # trace's own loop they are, but a side trace joined with the loop may go round it without assigning one, and
+    # an entry whose iterations all went its way has nothing of that slot's kind in the buffer to hand over)
+    for written, _ in here.flags.values():
+        ready = b.and_(ready, written)
     go = ctx.function.append_basic_block("warmed_up")
-    b.cbranch(b.and_(warmed_up, b.not_(handed_back)), go, cont)
+    b.cbranch(ready, go, cont)
     b.position_at_end(go)
     counter = trace.range_counter()
     if counter is not None:  # (a guess, wrapping: the conditions decide)
@@ -1216,7 +1222,7 @@ def _check_events(
         on = ctx.function.append_basic_block("to_fast")
         b.cbranch(b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS)), on, cont)
         b.position_at_end(on)
-    # the state at the loop's top (flags: assigned, WARM_UP iterations have run; loop-carried objects with a
+    # the state at the loop's top (flags: assigned, tested above; loop-carried objects with a
     # reference of the buffer's own, as at an exit: the fast copy's exits release it where they write the slot)
     _store_top(ctx, here)
     b.store(here.fuel, ctx.word(abi.FUEL))  # (this iteration's is the fast copy's)

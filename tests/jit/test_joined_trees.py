@@ -7,7 +7,7 @@ the parent exit once per entry when joined, at every other iteration when not.""
 import sys
 
 import pytest
-from helpers import Args, check
+from helpers import Args, check, define
 
 import jit as jit_module
 from jit import jit
@@ -269,3 +269,82 @@ def test_a_way_taken_once_in_a_while_runs_in_the_joined_fast_copy():
     assert side["fast_runs"] - before >= 1
     assert to_interpreter == 1  # the loop's end
     assert sum(parents.values()) == 1  # into the joined function once
+
+
+# found by the program generator (tests/test_generated.py, TRACEJIT_FUZZ_EXAMPLES=3000): `k` is assigned late in
+# the while loop's root (`k = +(...)`, line "elif"), not on the way its joined side trace takes (`a = ...`)
+LATE_ON_ONE_WAY = """
+import math
+LIMIT = 9223372036854775806
+SCALE = -0.0
+
+
+def f(a, b, x, y, data):
+    n = a
+    m = a
+    s = math.hypot(x, a)
+    t = x
+    i = j = k = 0
+    tup = (x, SCALE, x)
+    words = ('a', 'bb', '', 'a b', 'ünï')
+    tally = {}
+    for vi in data:
+        for j in range(-3, 12):
+            vi *= 2
+            if (data[a % len(data)] + x) < (tup[-1] - (-4611686018427387904)):
+                a = int(data[0])
+                x = abs(tup[4611686018427387905 % 3])
+                for k in range((b + b) % 1):
+                    j -= -4611686018427387904
+                    vi = min(s / vi, -x)
+                    b = int(data[j % len(data)])
+            elif y < (t * vi):
+                for k in range((b ^ m) % 1):
+                    tally[words[4611686018427387905 % 5]] = tally.get(words[4611686018427387905 % 5], 0) + (abs(y) ** 0.5)
+                    x = y = data[(~1) % len(data)] = (3 ** 0) % 1.5
+                k -= words[255 % 5] not in tally
+                if (vi + vi) <= len(data):
+                    s %= -2.5
+                    break
+                else:
+                    vi, t = j / (x or 1), (65537 and vi) * 2
+                    a += k
+                    vi *= 5
+            elif not (x <= vi):
+                a = (((n // 1000) | (i & LIMIT)) + ((b - j) if (k is None) else (len(data) if (j % 3 == 1) else j))) % 1000003
+                tally[words[n % 5]] = y
+                x += 4611686018427387905
+        else:
+            w0 = 13
+            while w0 > 0:
+                w0 -= 1
+                b = (vi > vi > 0.1 != 1e300) % 97
+                if (m >= 2147483647) and math.isfinite(vi):
+                    tally[words[b % 5]] = tally.get(words[b % 5], 0) + data[w0 % len(data)]
+                    data[(9223372036854775807 * m) % len(data)] -= data[0]
+                elif not (n % 3 == 0):
+                    k = +(math.floor(x) + len(data))
+                    t += b
+                else:
+                    a = (j + a) >> 4
+        n >>= 67
+    data[(len(data) + LIMIT) % len(data)] //= 4294967296
+    s /= 0.5
+    k += min(j, i) ** 1
+    return (a, b, n, m, i, j, k, x, y, s, t, tally)
+"""
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_slot_assigned_late_on_the_roots_way_only_stays_the_interpreters_until_assigned(opt_level):
+    """The joined loop goes on in its fast copy once warmed up, which takes the slots assigned late as assigned
+    (read from the buffer). An entry whose iterations all took the side trace's way never assigned `k`: the fast
+    copy took the interpreter's object for an int and the loop's exit handed back its address as `k`. It goes on
+    there only once every such slot is assigned (``codegen.function._check_periodic``)."""
+    func = define(LATE_ON_ONE_WAY, "f")
+    calls = [
+        Args(-10, 4611686018427387904, -5.891968044396519e16, -5.359397644260844e34, [-150492, 253]),
+        Args(-4611686018427387929, 8, 1e-300, -3.29110506371912e197, [36893488147419103232, 9223372036854775822]),
+        Args(2, -6, 10.52378288341093, 48.0, [-9223372036854775843, 9]),
+    ]
+    check(func, *calls, options={"opt_level": opt_level})
