@@ -57,25 +57,6 @@ class LoweredTrace:
     phases: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-def lower_trace(
-    trace: Trace,
-    *,
-    symbol: str,
-    layout: abi.Layout,
-    globals_: dict[str, Any],
-    builtins_: dict[str, Any],
-    active_address: int,
-    cache: ObjectCache | None = None,
-    join: JoinPlan | None = None,
-) -> LoweredTrace:
-    """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
-    the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``).
-    cache: where the entry stubs' support library is looked for if this process has not compiled it yet. join:
-    (a side trace) its tree's loop and side traces, which it is joined with where it can be (``codegen.joined``)."""
-    with _collector_paused():
-        return _lower_trace(trace, symbol, layout, globals_, builtins_, active_address, cache, join)
-
-
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while a trace is lowered. Lowering makes tens of thousands of
@@ -97,16 +78,22 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lower_trace(
+@_collector_paused()
+def lower_trace(
     trace: Trace,
+    *,
     symbol: str,
     layout: abi.Layout,
     globals_: dict[str, Any],
     builtins_: dict[str, Any],
     active_address: int,
-    cache: ObjectCache | None,
-    join: JoinPlan | None,
+    cache: ObjectCache | None = None,
+    join: JoinPlan | None = None,
 ) -> LoweredTrace:
+    """Lower trace to the text of an LLVM module. Its exit points are numbered already (``ExitPoint.id``: what
+    the code returns). A root's entry stub counts its calls in progress at active_address (``codegen.entry``).
+    cache: where the entry stubs' support library is looked for if this process has not compiled it yet. join:
+    (a side trace) its tree's loop and side traces, which it is joined with where it can be (``codegen.joined``)."""
     llvm = engine()
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_

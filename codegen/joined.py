@@ -69,7 +69,7 @@ side traces 24 and 24 -> 87 and 126 ms, its root 42 -> 67 ms: its fast copy's ru
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from llvmlite import ir
 
@@ -224,12 +224,7 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
         and if_convertible(plan.root, joined[0][0].trace, joined[0][2])
     )
     warm = _joined_fast(ctx, holder, plan, joined, converted) if enter is None else None
-    for part, point, guard in joined:
-        lower = _joined_side(holder, loop, part, point, guard)
-        if converted:
-            loop.if_converted[id(point)] = lower
-        else:
-            loop.joined[id(point)] = lower
+    _join_sides(holder, loop, joined, converted)
     if warm is None and plan.root.versioning is not None and any(uop.fast is not None for uop in plan.root.uops):
         loop.back_to_root = plan.root_symbol  # (its fast copy: codegen.function._check_quiet)
     build(loop, fast_copy=False, enter=enter, warm=warm)
@@ -284,12 +279,7 @@ def _joined_fast(
 
     def join(fast: LowerContext) -> None:
         fast.recorded_way = True
-        for part, point, guard in joined:
-            lower = _joined_side(fast, fast, part, point, guard)
-            if converted:
-                fast.if_converted[id(point)] = lower
-            else:
-                fast.joined[id(point)] = lower
+        _join_sides(fast, fast, joined, converted)
 
     fast, refused = _build_fast(main, join=join, sides=tuple(part.trace for part, _, _ in joined))
     if main.vectorized is not None:  # (its own module: codegen.function.module_texts)
@@ -406,6 +396,15 @@ def _choose(loop: LowerContext, way: ir.Value, root: _Top, side: _Top) -> _Top:
         flags[slot] = (pick(assigned, other_assigned), pick(value, other))
     quiet = root.quiet if root.quiet is None or side.quiet is None else pick(root.quiet, side.quiet)
     return _Top(values, flags, pick(root.fuel, side.fuel), quiet=quiet)
+
+
+def _join_sides(
+    ctx: LowerContext, loop: LowerContext, joined: Sequence[tuple[JoinedSide, ExitPoint, Uop]], converted: bool
+) -> None:
+    """Lower each joined side trace where the loop's guard of its parent exit fails (loop: the context whose
+    guards those are), if-converted or as a branch of its own."""
+    for part, point, guard in joined:
+        (loop.if_converted if converted else loop.joined)[id(point)] = _joined_side(ctx, loop, part, point, guard)
 
 
 def _joined_side(

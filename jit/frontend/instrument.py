@@ -266,7 +266,8 @@ else:
         raise
 """
 
-_WHILE = """
+# a while loop: its header, its counted copy (one of two), its plain copy
+_WHILE_HEAD = """
 S = RT.counters[L]
 if S < 0:
     if S > NEVER:
@@ -279,20 +280,8 @@ else:
         C = RT.counters[L]
         if C > 0:
             HOW = 2
-            try:
-                while TEST:
-                    C -= 1
-                    if not C:
-                        HANDOFF_BODY
-                        if H == 0 and C > 0:
-                            continue
-                        HOW = H
-                        break
-                    BODY
-                else:
-                    HOW = 1
-            finally:
-                RT.counters[L] = C
+"""
+_WHILE_TAIL = """
                 RT.starts[L] += 1
     if HOW:
         S = 0
@@ -306,15 +295,6 @@ if S < 0:
     else:
         ORELSE
 """
-
-# The counted copy of a `while` loop with no loop in it counts its iterations with an itertools.repeat iterator K
-# (a for statement around the user's test and body; K's length hint is the count left) rather than a decrement of
-# C: an int past 256, which CPython allocates anew at each decrement, cost a small body 40% of its speed while it
-# warmed up (a warm-up counts up to 2**30 - 1); FOR_ITER over K, 15-20%. The test runs where CPython's `while` runs
-# it, once per iteration; the iteration after the last counted one hands off as before (C 0), once its test is
-# true. What is left of the count is K's hint, and one more where the loop ended by its test (K gave an item for
-# that test: C counts the iterations whose test was true, as the decrement did). A loop with loops in it counts
-# with C: a loop nested in it boosts it by setting C (``_BOOST``).
 _WHILE_COUNTED = """
             try:
                 while TEST:
@@ -331,6 +311,15 @@ _WHILE_COUNTED = """
             finally:
                 RT.counters[L] = C
 """
+
+# The counted copy of a `while` loop with no loop in it counts its iterations with an itertools.repeat iterator K
+# (a for statement around the user's test and body; K's length hint is the count left) rather than a decrement of
+# C: an int past 256, which CPython allocates anew at each decrement, cost a small body 40% of its speed while it
+# warmed up (a warm-up counts up to 2**30 - 1); FOR_ITER over K, 15-20%. The test runs where CPython's `while` runs
+# it, once per iteration; the iteration after the last counted one hands off as before (C 0), once its test is
+# true. What is left of the count is K's hint, and one more where the loop ended by its test (K gave an item for
+# that test: C counts the iterations whose test was true, as the decrement did). A loop with loops in it counts
+# with C: a loop nested in it boosts it by setting C (``_BOOST``).
 _WHILE_COUNTED_BY_ITERATOR = """
             K = None
             try:
@@ -359,8 +348,8 @@ _WHILE_COUNTED_BY_ITERATOR = """
                     K = None
                 RT.counters[L] = C
 """
-_WHILE_LEAF = _WHILE.replace(_WHILE_COUNTED[1:], _WHILE_COUNTED_BY_ITERATOR[1:])
-assert _WHILE_LEAF != _WHILE
+_WHILE = _WHILE_HEAD + _WHILE_COUNTED[1:] + _WHILE_TAIL[1:]
+_WHILE_LEAF = _WHILE_HEAD + _WHILE_COUNTED_BY_ITERATOR[1:] + _WHILE_TAIL[1:]
 
 # single copy (deep loops): count loop starts towards 0 from either side; hand off at the header only
 _FOR_SINGLE = """

@@ -304,8 +304,9 @@ def test_a_bad_warmup_is_refused(value):
         jit(warmup=value)
 
 
-def test_the_warm_up_set_by_the_environment_in_a_fresh_process():
-    # TRACEJIT_WARMUP=1000000: a loop of 20000 iterations called once stays in CPython
+def warm_up_in_a_fresh_process(env: dict[str, str]) -> list[str]:
+    """A loop of 20000 iterations called once in a fresh process with env: its hand-offs, traces compiled and
+    warming loops, and the default warm-up."""
     code = f"""
 import linecache, sys
 source = {SUM!r}
@@ -318,28 +319,18 @@ assert f(20000) == sum(range(20000))
 stats = jit.stats(f)
 print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
 """
-    env = dict(os.environ, TRACEJIT_WARMUP="1000000")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0", "0", "[4]", "1000000"]
+    return out.stdout.split()
+
+
+def test_the_warm_up_set_by_the_environment_in_a_fresh_process():
+    # TRACEJIT_WARMUP=1000000: a loop of 20000 iterations called once stays in CPython
+    assert warm_up_in_a_fresh_process(dict(os.environ, TRACEJIT_WARMUP="1000000")) == ["0", "0", "[4]", "1000000"]
 
 
 def test_the_default_warm_up_in_a_fresh_process():
-    # without the suite's TRACEJIT_WARMUP=0: a loop of 20000 iterations called once stays in CPython
-    code = f"""
-import linecache, sys
-source = {SUM!r}
-linecache.cache["<warm>"] = (len(source), None, source.splitlines(True), "<warm>")
-ns = {{}}
-exec(compile(source, "<warm>", "exec"), ns)
-import jit
-f = jit.jit(ns["total"])
-assert f(20000) == sum(range(20000))
-stats = jit.stats(f)
-print(stats["handoffs"], stats["traces_compiled"], stats["warming_loops"], jit.options.Options().warmup)
-"""
-    env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 0, out.stderr
+    # without the suite's TRACEJIT_WARMUP=0: the default, which keeps such a loop in CPython too
     assert DEFAULT_WARMUP > 20000
-    assert out.stdout.split() == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
+    env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
+    assert warm_up_in_a_fresh_process(env) == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
