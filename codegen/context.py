@@ -154,7 +154,6 @@ class LowerContext:
         self._weights: dict[tuple[int, ...], Any] = {}
         # the state at each snapshot asked for (resume), by its id (with the snapshot, which keeps the id its own)
         self._resumes: dict[int, tuple[Snapshot, FrameResume]] = {}
-        self._weights: dict[tuple[int, ...], Any] = {}
         self.globals: dict[str, Any] = host.globals if host is not None else {}
         self.builtins: dict[str, Any] = host.builtins if host is not None else {}
         # a tree's loop lowered with side traces that come back to it (codegen.joined): per exit point (its id()),

@@ -76,15 +76,21 @@ def _eligible(trace: Trace) -> bool:
     )
 
 
-def _step_of(uop: Uop, value: Value) -> int | None:
-    """c where uop computes value + c (a constant 0 < c <= MAX_STEP, either order), else None."""
+def _added(uop: Uop, value: Value) -> int | None:
+    """c where uop computes value + c (c an int constant, either order), else None."""
     if uop.name not in (_ADD, _ADD_IN_RANGE):
         return None
     a, b = uop.args
     other = b if a is value else a if b is value else None
     if other is None or not other.is_const or type(other.const) is not int:
         return None
-    return other.const if 0 < other.const <= MAX_STEP else None
+    return other.const
+
+
+def _step_of(uop: Uop, value: Value) -> int | None:
+    """c where uop computes value + c (a constant 0 < c <= MAX_STEP, either order), else None."""
+    step = _added(uop, value)
+    return step if step is not None and 0 < step <= MAX_STEP else None
 
 
 def joined_additions(root: Trace, side: Trace, point: ExitPoint) -> frozenset[int] | None:
@@ -118,13 +124,9 @@ def joined_additions(root: Trace, side: Trace, point: ExitPoint) -> frozenset[in
             added = 0
         else:
             addition = producer.get(following.id) if following is not None and start is not None else None
-            if addition is None or addition.name not in (_ADD, _ADD_IN_RANGE):
+            added = _added(addition, start) if addition is not None and start is not None else None
+            if added is None:
                 return None
-            a, b = addition.args
-            other = b if a is start else a if b is start else None
-            if other is None or not other.is_const or type(other.const) is not int:
-                return None
-            added = other.const
             if added >= 0:
                 unchecked.add(id(addition))
         if before + added > step:
