@@ -347,4 +347,4 @@ def test_a_slot_assigned_late_on_the_roots_way_only_stays_the_interpreters_until
         Args(-4611686018427387929, 8, 1e-300, -3.29110506371912e197, [36893488147419103232, 9223372036854775822]),
         Args(2, -6, 10.52378288341093, 48.0, [-9223372036854775843, 9]),
     ]
-    check(func, *calls, options={"opt_level": opt_level})
+    check(func, *calls, options={"opt_level": opt_level}, native=True)
