@@ -214,7 +214,7 @@ class CodeHooks:
     holds its function.)
     """
 
-    __slots__ = ("counters", "starts", "boost", "ticks", "runtime")
+    __slots__ = ("counters", "starts", "skips", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
     hint = staticmethod(operator.length_hint)
@@ -235,6 +235,7 @@ class CodeHooks:
         # (the same lists as the runtime's: the code and the driver count in them together)
         self.counters = runtime.counters
         self.starts = runtime.starts
+        self.skips = runtime.skips
         self.boost = runtime.boost
         # per loop: what a comprehension's counted copy counts its iterations with (jit.frontend.instrument)
         self.ticks = [itertools.count(1).__next__ for _ in runtime.counters]
@@ -349,6 +350,7 @@ class LoopRuntime:
         "loop_end",
         "counted",
         "starts",
+        "skips",
         "short",
         "unrecorded",
         "_positions",
@@ -420,6 +422,8 @@ class LoopRuntime:
         # per loop: blacklisted, and sent to run plain since (its next hand-off reprobes it)
         self.waited = [False] * len(code.loops)
         self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
+        # per loop: starts the counted copy charged ahead (jit.frontend.instrument's WARMUP_SKIP), run plain
+        self.skips = [0] * len(code.loops)  # the instrumented code's RT.skips
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs_counted = 0  # hand-offs (calls of loop) but those that entered native code in one call (handoffs)
         self.parked: set[int] = set()  # loops parked (see runtime.parking)
@@ -908,6 +912,7 @@ class LoopRuntime:
         self.counters[index] = iterations
         self.counted[index] = iterations
         self.starts[index] = 0
+        self.skips[index] = 0
 
     def starts_too_short(self, index: int) -> bool:
         """Loop `index` just got hot in CPython's counted copy: were its starts so short that native entries

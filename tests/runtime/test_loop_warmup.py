@@ -16,7 +16,7 @@ from helpers import define
 import jit as jit_module
 from jit import jit
 from jit.api import state_of
-from jit.frontend.instrument import COUNT_BY_LENGTH
+from jit.frontend.instrument import COUNT_BY_LENGTH, WARMUP_SKIP
 from jit.options import DEFAULT_WARMUP, Options
 from runtime.loop_driver import LONGEST_COUNT, WARMUP_CHECK, warmup_count
 
@@ -214,8 +214,112 @@ def until_negative(xs):
     assert counted(lambda: xs) == 600  # by its length hint, at its start
     assert counted(lambda: [5, -1] + xs) == 602  # a start that breaks early counts for its whole length
     assert counted(lambda: iter(xs)) == 600  # (a list iterator has a hint too)
-    assert counted(lambda: (x for x in xs[:300])) == 300  # no hint: one by one
+    # no hint: one by one, then charged ahead for the starts that run plain (next test)
+    assert counted(lambda: (x for x in xs[:300])) == 300 * (1 + runtime.skips[0])
     assert jit_module.stats(f)["handoffs"] == 0
+
+
+UNTIL_STOP = """
+def until_stop(rows, stop, log):
+    found = []
+    for row in rows:
+        for j, x in enumerate(row):
+            if x == stop:
+                found.append(j)
+                break
+            if x < 0:
+                continue
+            log.append(10 // x)
+        else:
+            found.append(-1)
+    return found
+"""
+
+UNTIL_STOP_WHILE = """
+def until_stop(rows, stop, log):
+    found = []
+    for row in rows:
+        j = 0
+        while j < len(row):
+            x = row[j]
+            j += 1
+            if x == stop:
+                found.append(j)
+                break
+            if x < 0:
+                continue
+            log.append(10 // x)
+        else:
+            found.append(-1)
+    return found
+"""
+
+
+@pytest.mark.parametrize("source", [UNTIL_STOP, UNTIL_STOP_WHILE], ids=["enumerate", "while"])
+def test_a_start_counted_one_by_one_charges_the_next_starts_ahead(source):
+    """Past the warm-up's check, a start of a loop with no loop in it that the counted copy counted one by one (no
+    length hint) charges its length for the next WARMUP_SKIP to 2 * WARMUP_SKIP - 1 starts at once (``RT.skips``),
+    which CPython runs in the plain copy: the count goes down by that many lengths, and those starts change no
+    count. Results, what the loops append, `break`, `continue` and `else` are CPython's throughout."""
+    plain = define(source, "until_stop")
+    f = jit(warmup=400_000)(plain)
+    rows = [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] for _ in range(4)]
+    for _ in range(WARMUP_CHECK // 40 + 2):  # (the warm-up's check: its first iterations, counted one by one)
+        assert f(rows, 0, []) == plain(rows, 0, [])
+    runtime = state_of(f).loop_runtime
+    inner = 1
+    assert runtime.warming[inner] and runtime.counters[inner] > COUNT_BY_LENGTH
+
+    def run(rows, stop):
+        mine, theirs = [], []
+        assert (f(rows, stop, mine), mine) == (plain(rows, stop, theirs), theirs)
+
+    while runtime.skips[inner]:  # (a start charged ahead by the calls above: run out its plain starts)
+        run([[1]], 0)
+    before, started = runtime.counters[inner], runtime.starts[inner]
+    run([[5, -1, 7, 3, 9]], 7)  # counted one by one: 3 iterations (break at the third)
+    skips = runtime.skips[inner]
+    assert WARMUP_SKIP <= skips < 2 * WARMUP_SKIP
+    assert before - runtime.counters[inner] == 3 * (1 + skips)
+    assert runtime.starts[inner] == started + 1 + skips
+    charged = runtime.counters[inner]
+    for k in range(skips - 1):  # plain starts (one a call): break, continue, else, no count
+        run([[2, -3, 5, 2, 1] * (k + 1)], 1 if k % 2 else 9)
+        assert runtime.skips[inner] == skips - 1 - k
+    with pytest.raises(ZeroDivisionError):  # (the last: an exception)
+        f([[3, 0, 1]], 9, [])
+    assert runtime.skips[inner] == 0
+    assert runtime.counters[inner] == charged and runtime.starts[inner] == started + 1 + skips
+    run([[2, 2, 2, 2]], 9)  # counted again: 4 iterations, to its end
+    assert runtime.counters[inner] == charged - 4 * (1 + runtime.skips[inner])
+    assert jit_module.stats(f)["handoffs"] == 0
+    while runtime.skips[inner]:
+        run([[1]], 0)
+    second = runtime.counters[inner]
+    with pytest.raises(ZeroDivisionError):  # (an exception in a counted start: its count so far, 3)
+        f([[3, 3, 0]], 9, [])
+    assert runtime.counters[inner] == second - 3 * (1 + runtime.skips[inner])
+
+
+@pytest.mark.parametrize("source", [UNTIL_STOP, UNTIL_STOP_WHILE], ids=["enumerate", "while"])
+def test_a_loop_whose_starts_are_charged_ahead_gets_hot_in_time(source):
+    """Charging starts ahead only saves counting: the loop is handed over after about its warm-up's worth of
+    iterations, as when every start was counted, and then runs native code."""
+    plain = define(source, "until_stop")
+    f = jit(warmup=150_000)(plain)
+    state = state_of(f)
+    rows = [list(range(1, 30)) + [0] + [5] * k for k in range(40)]  # 30 iterations a start: 1200 a call
+    count = None
+    for calls in range(1, 400):
+        mine, theirs = [], []
+        assert (f(rows, 0, mine), mine) == (plain(rows, 0, theirs), theirs)
+        if count is None:
+            count = warmup_count(state, state.code.loops[1])
+        if jit_module.stats(f)["native_entries"]:
+            break
+    assert count is not None and count > 10 * COUNT_BY_LENGTH
+    assert count // 1200 <= calls <= count // 1200 + 3, (calls, count)
+    assert 1 not in [line - 3 for line in jit_module.stats(f)["warming_loops"]]
 
 
 WHILE_COUNTED = """
