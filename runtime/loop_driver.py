@@ -214,7 +214,7 @@ class CodeHooks:
     holds its function.)
     """
 
-    __slots__ = ("counters", "starts", "skips", "boost", "ticks", "runtime")
+    __slots__ = ("counters", "starts", "skips", "began", "boost", "ticks", "runtime")
 
     iter = staticmethod(iter)
     hint = staticmethod(operator.length_hint)
@@ -236,6 +236,7 @@ class CodeHooks:
         self.counters = runtime.counters
         self.starts = runtime.starts
         self.skips = runtime.skips
+        self.began = runtime.began
         self.boost = runtime.boost
         # per loop: what a comprehension's counted copy counts its iterations with (jit.frontend.instrument)
         self.ticks = [itertools.count(1).__next__ for _ in runtime.counters]
@@ -351,6 +352,7 @@ class LoopRuntime:
         "counted",
         "starts",
         "skips",
+        "began",
         "short",
         "unrecorded",
         "_positions",
@@ -422,8 +424,10 @@ class LoopRuntime:
         # per loop: blacklisted, and sent to run plain since (its next hand-off reprobes it)
         self.waited = [False] * len(code.loops)
         self.boost = [0] * len(code.loops)  # the instrumented code's RT.boost
-        # per loop: starts the counted copy charged ahead (jit.frontend.instrument's WARMUP_SKIP), run plain
-        self.skips = [0] * len(code.loops)  # the instrumented code's RT.skips
+        # per loop: starts charged ahead (jit.frontend.instrument's WARMUP_SKIP) left to run plain, and the count
+        # where the counted copy's last start began (the instrumented code's RT.skips and RT.began)
+        self.skips = [0] * len(code.loops)
+        self.began = [0] * len(code.loops)
         self.padding = (UNBOUND,) * (code.nslots - code.nlocals)
         self.handoffs_counted = 0  # hand-offs (calls of loop) but those that entered native code in one call (handoffs)
         self.parked: set[int] = set()  # loops parked (see runtime.parking)
@@ -912,7 +916,7 @@ class LoopRuntime:
         self.counters[index] = iterations
         self.counted[index] = iterations
         self.starts[index] = 0
-        self.skips[index] = 0
+        self.skips[index] = self.began[index] = 0
 
     def starts_too_short(self, index: int) -> bool:
         """Loop `index` just got hot in CPython's counted copy: were its starts so short that native entries

@@ -72,13 +72,13 @@ COUNT_BY_LENGTH = 1024
 #: (a count above every count: a loop with loops in it counts each iteration, where they boost it)
 NEVER_BY_LENGTH = 2**30
 
-#: a start of a loop with no loop in it that its counted copy counted one by one (a ``while`` loop, a ``for`` loop over
-#: an iterator without a length hint: ``enumerate``, ``zip``, a generator), where the count left is above
-#: ``COUNT_BY_LENGTH``, charges WARMUP_SKIP to 2 * WARMUP_SKIP - 1 starts more of its length at once (the count's low
-#: bits choose: a fixed number would sample the same item of a periodic pattern, such as the same row of a table in
-#: each call), which run the plain copy (``RT.skips``): counting cost such a body a third to half of its speed (a
-#: decrement of an int past 256 each iteration, or a ``while`` loop's ``repeat``, and the counted copy's set-up at
-#: each start), the plain copy costs a list read and write per start. A power of two.
+#: once a start of a loop with no loop in it was counted one by one (a ``while`` loop, a ``for`` loop over an iterator
+#: without a length hint: ``enumerate``, ``zip``, a generator) where the count left is above ``COUNT_BY_LENGTH``, the
+#: next start charges itself and the WARMUP_SKIP - 1 to 2 * WARMUP_SKIP - 2 starts after it that length at once (the
+#: count's low bits choose: a fixed number would sample the same item of a periodic pattern, such as the same row of a
+#: table in each call), and they run the plain copy (``RT.skips``, ``_CHARGE_AHEAD``): counting cost such a body a
+#: third to half of its speed (a decrement of an int past 256 each iteration, or a ``while`` loop's ``repeat``, and
+#: the counted copy's set-up at each start), the plain copy costs a list read and write per start. A power of two.
 WARMUP_SKIP = 16
 
 #: how many times the body of the innermost instrumented loop may appear in the generated code
@@ -87,7 +87,8 @@ MAX_COPIES = 9
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
 #: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does: unwound also returns the locals
 #: where it raised), ``counters`` (LOOPS: a list,
-#: one int per tier-1 loop), ``skips`` (per loop: plain starts charged ahead, ``WARMUP_SKIP``), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
+#: one int per tier-1 loop), ``skips`` and ``began`` (per loop: plain starts charged ahead, and the count where the last counted start began:
+#: ``WARMUP_SKIP``), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
 #: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin), ``hint``
 #: (``operator.length_hint``), ``repeat`` (``itertools.repeat``: a `while` loop's counted copy counts with it),
 #: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
@@ -218,19 +219,6 @@ def instrument(source: FunctionSource, t1: T1Code, parked: frozenset[int] = froz
 # Upper-case names are filled in: hidden locals (IT, S, ...), the placeholder RT, L (the loop's
 # index), user code (ITERABLE, TARGET, TEST; statement lists BODY, ORELSE) and hand-offs (HANDOFF_*).
 
-# The end of a start of a counted copy: the count left (C, D where the start began), and the starts; a loop with no
-# loop in it (BY_LENGTH not above every count) whose count is above COUNT_BY_LENGTH charges its next WARMUP_SKIP to
-# 2 * WARMUP_SKIP - 1 starts (the count's low bits choose) this one's length ahead, and runs them plain (RT.skips)
-_COUNTED_END = """
-if C > BY_LENGTH and 0 < (N := D - C) and (N := C - (Q := SKIP + (C & SKIP - 1)) * N) > BY_LENGTH:
-    RT.counters[L] = N
-    RT.skips[L] = Q
-    RT.starts[L] += Q + 1
-else:
-    RT.counters[L] = C
-    RT.starts[L] += 1
-"""
-
 _FOR = """
 S = RT.counters[L]
 if S < 0 or (Q := RT.skips[L]):
@@ -255,11 +243,15 @@ else:
         if HOW == 0:
             C = RT.counters[L]
             if C > BY_LENGTH and 0 < (N := RT.hint(IT, 0)) < C:
-                RT.counters[L] = C - N
+                RT.counters[L] = RT.began[L] = C - N
                 RT.starts[L] += 1
+            elif CHARGE_AHEAD:
+                RT.counters[L] = RT.began[L] = N
+                RT.skips[L] = Q - 1
+                RT.starts[L] += Q
             elif C > 0:
                 HOW = 2
-                D = C
+                RT.began[L] = C
                 try:
                     for TARGET in IT:
                         C -= 1
@@ -273,7 +265,8 @@ else:
                     else:
                         HOW = 1
                 finally:
-                    COUNTED_END
+                    RT.counters[L] = C
+                    RT.starts[L] += 1
         OWN = None
         if HOW == 0:
             for TARGET in IT:
@@ -307,10 +300,16 @@ else:
         HANDOFF_HEADER
     if HOW == 0:
         C = RT.counters[L]
-        if C > 0:
+        if CHARGE_AHEAD:
+            RT.counters[L] = RT.began[L] = N
+            RT.skips[L] = Q - 1
+            RT.starts[L] += Q
+        elif C > 0:
             HOW = 2
+            RT.began[L] = C
 """
 _WHILE_TAIL = """
+                RT.starts[L] += 1
     if HOW:
         S = 0
         if HOW == 1:
@@ -338,7 +337,6 @@ _WHILE_COUNTED = """
                     HOW = 1
             finally:
                 RT.counters[L] = C
-                RT.starts[L] += 1
 """
 
 # The counted copy of a `while` loop with no loop in it counts its iterations with an itertools.repeat iterator K
@@ -351,7 +349,6 @@ _WHILE_COUNTED = """
 # with C: a loop nested in it boosts it by setting C (``_BOOST``).
 _WHILE_COUNTED_BY_ITERATOR = """
             K = None
-            D = C
             try:
                 while True:
                     for N in (K := RT.repeat(None, C - 1)):
@@ -376,7 +373,7 @@ _WHILE_COUNTED_BY_ITERATOR = """
                 if K is not None:
                     C = RT.hint(K, 0) + 1 + (HOW == 1)
                     K = None
-                COUNTED_END
+                RT.counters[L] = C
 """
 _WHILE = _WHILE_HEAD + _WHILE_COUNTED[1:] + _WHILE_TAIL[1:]
 _WHILE_LEAF = _WHILE_HEAD + _WHILE_COUNTED_BY_ITERATOR[1:] + _WHILE_TAIL[1:]
@@ -584,6 +581,15 @@ _COMPREHENSION_PARTS = {
 
 # the test the counted copy adds first to its first loop: counts an iteration, always true
 _COUNT_ITERATION = "RT.ticks[L]()"
+
+
+# A start of a loop with no loop in it, past its warm-up's check: did the counted copy's last start count N > 0
+# iterations one by one (RT.began: the count where it began), with nothing charged since? Then this start and the
+# next Q - 1 are charged N each at once (N: the count left after that, above COUNT_BY_LENGTH) and run plain. (A loop
+# with loops in it counts every iteration: the loops nested in it boost it. Its test is False.)
+_CHARGE_AHEAD = (
+    "C > BY_LENGTH and 0 < (N := RT.began[L] - C) and (N := C - (Q := SKIP + (C & SKIP - 1)) * N) > BY_LENGTH"
+)
 
 
 def _template(text: str) -> list[ast.stmt]:
@@ -931,7 +937,6 @@ class _Instrumenter:
         stmts = {
             "BODY": body,
             "ORELSE": orelse,
-            "COUNTED_END": _Fill(head, self.loop_names(level), exprs).fill(_template(_COUNTED_END)),
             "HANDOFF_HEADER": self.handoff(
                 loop, level, False, "HOW", is_for, head, bound, self.unbound_at[(node.lineno, node.col_offset)]
             ),
@@ -939,12 +944,11 @@ class _Instrumenter:
         }
         # the copies' for/while statements keep the original's position: CPython then places their
         # GET_ITER and FOR_ITER exactly as in the user's code
+        template = template.replace("CHARGE_AHEAD", "False" if loop.index in self.outer_loops else _CHARGE_AHEAD)
         return _Fill(head, self.loop_names(level), exprs, stmts, loop_at=node).fill(_template(template))
 
     def loop_names(self, level: int) -> dict[str, str]:
-        names = {
-            n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E", "W", "N", "K", "Q", "D")
-        }
+        names = {n: self.hidden(n, level) for n in ("IT", "S", "OWN", "HOW", "C", "H", "R", "E", "W", "N", "K", "Q")}
         return names
 
     def handoff(

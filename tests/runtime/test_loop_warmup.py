@@ -214,8 +214,14 @@ def until_negative(xs):
     assert counted(lambda: xs) == 600  # by its length hint, at its start
     assert counted(lambda: [5, -1] + xs) == 602  # a start that breaks early counts for its whole length
     assert counted(lambda: iter(xs)) == 600  # (a list iterator has a hint too)
-    # no hint: one by one, then charged ahead for the starts that run plain (next test)
-    assert counted(lambda: (x for x in xs[:300])) == 300 * (1 + runtime.skips[0])
+    assert counted(lambda: (x for x in xs[:300])) == 300  # no hint: one by one
+    # (the next start is charged that length for itself and the starts after it, which run plain: next test)
+    assert counted(lambda: (x for x in xs[:20])) == 300 * (1 + runtime.skips[0])
+    while runtime.skips[0]:
+        assert counted(lambda: xs) == 0
+    assert counted(lambda: (x for x in xs[:30])) == 30
+    assert counted(lambda: xs) == 600  # (by its hint: the next start is counted one by one again)
+    assert counted(lambda: (x for x in xs[:40])) == 40
     assert jit_module.stats(f)["handoffs"] == 0
 
 
@@ -257,10 +263,11 @@ def until_stop(rows, stop, log):
 
 @pytest.mark.parametrize("source", [UNTIL_STOP, UNTIL_STOP_WHILE], ids=["enumerate", "while"])
 def test_a_start_counted_one_by_one_charges_the_next_starts_ahead(source):
-    """Past the warm-up's check, a start of a loop with no loop in it that the counted copy counted one by one (no
-    length hint) charges its length for the next WARMUP_SKIP to 2 * WARMUP_SKIP - 1 starts at once (``RT.skips``),
-    which CPython runs in the plain copy: the count goes down by that many lengths, and those starts change no
-    count. Results, what the loops append, `break`, `continue` and `else` are CPython's throughout."""
+    """Past the warm-up's check, once the counted copy counted a start of a loop with no loop in it one by one (no
+    length hint), the next start charges that length for itself and the next WARMUP_SKIP - 1 to 2 * WARMUP_SKIP - 2
+    starts at once (``RT.skips``), and they run CPython's plain copy: the count goes down by that many lengths, and
+    those starts change no count. Results, what the loops append, `break`, `continue`, `else`, `return` and
+    exceptions are CPython's throughout."""
     plain = define(source, "until_stop")
     f = jit(warmup=400_000)(plain)
     rows = [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] for _ in range(4)]
@@ -276,29 +283,32 @@ def test_a_start_counted_one_by_one_charges_the_next_starts_ahead(source):
 
     while runtime.skips[inner]:  # (a start charged ahead by the calls above: run out its plain starts)
         run([[1]], 0)
+    if runtime.began[inner] > runtime.counters[inner]:  # (a start counted, the next not charged yet)
+        run([[1]], 0)
+    while runtime.skips[inner]:  # (charged ahead by the calls above: run out its plain starts)
+        run([[1]], 0)
     before, started = runtime.counters[inner], runtime.starts[inner]
     run([[5, -1, 7, 3, 9]], 7)  # counted one by one: 3 iterations (break at the third)
-    skips = runtime.skips[inner]
-    assert WARMUP_SKIP <= skips < 2 * WARMUP_SKIP
-    assert before - runtime.counters[inner] == 3 * (1 + skips)
-    assert runtime.starts[inner] == started + 1 + skips
-    charged = runtime.counters[inner]
-    for k in range(skips - 1):  # plain starts (one a call): break, continue, else, no count
+    assert before - runtime.counters[inner] == 3 and runtime.starts[inner] == started + 1
+    assert runtime.skips[inner] == 0
+    run([[2, -3, 5, 2, 1] * 3], 1)  # charged 3 for itself and the starts after it: plain
+    charged = runtime.skips[inner] + 1
+    assert WARMUP_SKIP <= charged < 2 * WARMUP_SKIP
+    assert before - runtime.counters[inner] == 3 * (1 + charged)
+    assert runtime.starts[inner] == started + 1 + charged
+    after = runtime.counters[inner], runtime.starts[inner]
+    for k in range(charged - 2):  # plain starts (one a call): break, continue, else, no count
         run([[2, -3, 5, 2, 1] * (k + 1)], 1 if k % 2 else 9)
-        assert runtime.skips[inner] == skips - 1 - k
+        assert runtime.skips[inner] == charged - 2 - k
     with pytest.raises(ZeroDivisionError):  # (the last: an exception)
         f([[3, 0, 1]], 9, [])
-    assert runtime.skips[inner] == 0
-    assert runtime.counters[inner] == charged and runtime.starts[inner] == started + 1 + skips
-    run([[2, 2, 2, 2]], 9)  # counted again: 4 iterations, to its end
-    assert runtime.counters[inner] == charged - 4 * (1 + runtime.skips[inner])
-    assert jit_module.stats(f)["handoffs"] == 0
-    while runtime.skips[inner]:
-        run([[1]], 0)
-    second = runtime.counters[inner]
-    with pytest.raises(ZeroDivisionError):  # (an exception in a counted start: its count so far, 3)
+    assert runtime.skips[inner] == 0 and (runtime.counters[inner], runtime.starts[inner]) == after
+    with pytest.raises(ZeroDivisionError):  # counted again: an exception in its third iteration, counted
         f([[3, 3, 0]], 9, [])
-    assert runtime.counters[inner] == second - 3 * (1 + runtime.skips[inner])
+    assert runtime.counters[inner] == after[0] - 3
+    run([[2, 2, 2, 2]], 9)  # charged 3 again
+    assert runtime.counters[inner] == after[0] - 3 * (2 + runtime.skips[inner])
+    assert jit_module.stats(f)["handoffs"] == 0
 
 
 @pytest.mark.parametrize("source", [UNTIL_STOP, UNTIL_STOP_WHILE], ids=["enumerate", "while"])
