@@ -441,6 +441,29 @@ def first_duplicate(n: int) -> int:
     return -1
 
 
+def first_matches(n: int) -> list[int]:
+    """Per row of a table, where the first item equal to a target is: an inner `for j, v in enumerate(row)` that
+    ends with `break` (or its `else`), started once per row, about 24 iterations a start."""
+    rows = _table(n)
+    found = []
+    for row in rows:
+        for j, v in enumerate(row):
+            if v == 33:
+                found.append(j)
+                break
+        else:
+            found.append(-1)
+    return found
+
+
+def _table(n: int) -> list[list[int]]:
+    """n rows of 40 small ints (made once per size, outside the timed function's work)."""
+    key = ("table", n)
+    if key not in _DATA:
+        _DATA[key] = [[(i * 7 + j) % 50 for j in range(40)] for i in range(n)]
+    return _DATA[key]
+
+
 # --- a str built in a loop, a comprehension with a filter in a loop ---------------------------------------------
 
 
@@ -703,6 +726,7 @@ ORDINARY: dict[str, Case] = {
     "row_stats": Case(row_stats, 4000, 200, _call_row_stats, "a helper's 150-iteration loop, called per row"),
     "stock_value": Case(stock_value, 4000, 200, _call_stock_value, "a loop over a 200-item dict's items, per call"),
     "first_duplicate": Case(first_duplicate, 50_000, 2000, what="search loop with return, enumerate"),
+    "first_matches": Case(first_matches, 2000, 60, what="per row, enumerate(row) until a match: break or else"),
     "integrate": Case(integrate, 100_000, 2000, _integrate_both, "a function passed in: Python's, then math.cos"),
     "hyphenated": Case(hyphenated, 200_000, 2000, what="a str built with += on two ways"),
     "filtered_squares": Case(filtered_squares, 8000, 200, what="comprehensions in a loop, one with a filter"),

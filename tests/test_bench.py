@@ -282,6 +282,10 @@ def test_ordinary_section_table():
     assert {t.name for t in timings if t.name.endswith("/paired")} == {f"ordinary/{r}/paired" for r in rows}
     header = next(line for line in table.splitlines() if line.startswith("| function"))
     assert " @jit speed, paired |" in header and " separate workers |" in header
+    assert " early calls: @jit speed |" in header
+    for row in section.rows:  # (each row's early calls: at least EARLY_MIN_CALLS, results checked)
+        assert noslowdown.EARLY_MIN_CALLS <= row.early_calls <= noslowdown.EARLY_MAX_CALLS
+        assert row.early_speed > 0 and f"x ({row.early_calls}) |" in table
 
 
 def test_paired_time_func_alternates_and_returns_the_ratio(monkeypatch):

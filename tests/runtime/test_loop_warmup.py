@@ -448,3 +448,46 @@ def test_the_default_warm_up_in_a_fresh_process():
     assert DEFAULT_WARMUP > 20000
     env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_WARMUP"}
     assert warm_up_in_a_fresh_process(env) == ["0", "0", "[4]", str(DEFAULT_WARMUP)]
+
+
+SEARCH = """
+def search(rows, want, depth):
+    hits = 0
+    for row in rows:
+        for k, x in enumerate(row):
+            if x == want:
+                if depth and k % 3 == 0:
+                    hits += search(rows[:2], want + 1, depth - 1)[0]
+                elif k % 5 == 4:
+                    return hits, k
+                hits += 1
+                break
+            if x < 0:
+                raise ValueError(f"negative at {k}")
+    return hits, -1
+"""
+
+
+def test_starts_charged_ahead_keep_cpythons_results_with_return_raise_and_recursion():
+    """Through the warm-up's charged starts (a recursive call's loop starts share the counts of its caller's), every
+    call returns or raises what CPython does, and the loop is native in the end."""
+    plain = define(SEARCH, "search")
+    f = jit(warmup=30_000)(plain)
+    runtime = None
+    charged = 0
+    for call in range(300):
+        rows = [[(call * 7 + r * 3 + k) % 23 - (call % 50 == 49) for k in range(12 + r % 9)] for r in range(9)]
+        args = (rows, call % 17, call % 3)
+        try:
+            want = ("ok", plain(*args))
+        except ValueError as e:
+            want = ("raised", str(e))
+        try:
+            got = ("ok", f(*args))
+        except ValueError as e:
+            got = ("raised", str(e))
+        assert got == want, (call, args)
+        runtime = state_of(f).loop_runtime
+        charged += runtime.skips[1] > 0
+    assert charged >= 5, charged  # (calls that ended with starts charged ahead: 12 here)
+    assert jit_module.stats(f)["native_entries"] > 0, jit_module.explain(f)
