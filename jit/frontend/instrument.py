@@ -72,13 +72,15 @@ COUNT_BY_LENGTH = 1024
 #: (a count above every count: a loop with loops in it counts each iteration, where they boost it)
 NEVER_BY_LENGTH = 2**30
 
-#: once a start of a loop with no loop in it was counted one by one (a ``while`` loop, a ``for`` loop over an iterator
-#: without a length hint: ``enumerate``, ``zip``, a generator) where the count left is above ``COUNT_BY_LENGTH``, the
-#: next start charges itself and the WARMUP_SKIP - 1 to 2 * WARMUP_SKIP - 2 starts after it that length at once (the
-#: count's low bits choose: a fixed number would sample the same item of a periodic pattern, such as the same row of a
-#: table in each call), and they run the plain copy (``RT.skips``, ``_CHARGE_AHEAD``): counting cost such a body a
-#: third to half of its speed (a decrement of an int past 256 each iteration, or a ``while`` loop's ``repeat``, and
-#: the counted copy's set-up at each start), the plain copy costs a list read and write per start. A power of two.
+#: once a start of a loop with no loop in it was counted where the count left is above ``COUNT_BY_LENGTH`` (one by one:
+#: a ``while`` loop, a ``for`` loop over an iterator without a length hint, such as ``enumerate``, ``zip``, a
+#: generator; or at once by its length hint), the next start charges itself and the WARMUP_SKIP - 1 to
+#: 2 * WARMUP_SKIP - 2 starts after it that length at once (the count's low bits choose: a fixed number would sample
+#: the same item of a periodic pattern, such as the same row of a table in each call), and they run the plain copy
+#: (``RT.skips``, ``_CHARGE_AHEAD``): counting one by one cost such a body a third to half of its speed (a decrement
+#: of an int past 256 each iteration, or a ``while`` loop's ``repeat``, and the counted copy's set-up at each start),
+#: a start counted by its hint about 100 ns (the hint's call and the counted copy's set-up); a plain start costs a
+#: list read and write. A power of two.
 WARMUP_SKIP = 16
 
 #: how many times the body of the innermost instrumented loop may appear in the generated code
@@ -242,13 +244,14 @@ else:
             HANDOFF_HEADER
         if HOW == 0:
             C = RT.counters[L]
-            if C > BY_LENGTH and 0 < (N := RT.hint(IT, 0)) < C:
-                RT.counters[L] = RT.began[L] = C - N
-                RT.starts[L] += 1
-            elif CHARGE_AHEAD:
+            if CHARGE_AHEAD:
                 RT.counters[L] = RT.began[L] = N
                 RT.skips[L] = Q - 1
                 RT.starts[L] += Q
+            elif C > BY_LENGTH and 0 < (N := RT.hint(IT, 0)) < C:
+                RT.began[L] = C
+                RT.counters[L] = C - N
+                RT.starts[L] += 1
             elif C > 0:
                 HOW = 2
                 RT.began[L] = C
@@ -583,10 +586,11 @@ _COMPREHENSION_PARTS = {
 _COUNT_ITERATION = "RT.ticks[L]()"
 
 
-# A start of a loop with no loop in it, past its warm-up's check: did the counted copy's last start count N > 0
-# iterations one by one (RT.began: the count where it began), with nothing charged since? Then this start and the
-# next Q - 1 are charged N each at once (N: the count left after that, above COUNT_BY_LENGTH) and run plain. (A loop
-# with loops in it counts every iteration: the loops nested in it boost it. Its test is False.)
+# A start of a loop with no loop in it, past its warm-up's check: did its last start count N > 0 iterations (one by
+# one in the counted copy, or at once by its length hint; RT.began: the count where it began), with nothing charged
+# since? Then this start and the next Q - 1 are charged N each at once (N: the count left after that, above
+# COUNT_BY_LENGTH) and run plain. (A loop with loops in it counts every iteration: the loops nested in it boost it.
+# Its test is False.)
 _CHARGE_AHEAD = (
     "C > BY_LENGTH and 0 < (N := RT.began[L] - C) and (N := C - (Q := SKIP + (C & SKIP - 1)) * N) > BY_LENGTH"
 )
