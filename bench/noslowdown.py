@@ -112,6 +112,7 @@ class OrdinaryRow:
     compile_ms: float = 0.0
     early_calls: int = 0
     early_speed: float = 0.0  # plain / @jit over the early calls (median of the fresh instances)
+    early_compile_ms: float = 0.0  # compile ms during them (median)
     mode: str = ""
     times: dict[str, Any] = field(default_factory=dict)
     estimates: dict[str, float] = field(default_factory=dict)  # variant -> seconds of one call, from prepare
@@ -139,7 +140,7 @@ def measure_first_calls(row: OrdinaryRow, repeats: int) -> None:
     row.plain_result = case.run(case.func, n)
     _, row.estimates["plain"] = harness.timed(lambda: case.run(case.func, n))
     row.early_calls = min(EARLY_MAX_CALLS, max(EARLY_MIN_CALLS, int(EARLY_SECONDS / row.estimates["plain"]) + 1))
-    plain_ms, jit_ms, frontend, compile_ms, early = [], [], [], [], []
+    plain_ms, jit_ms, frontend, compile_ms, early, early_compile = [], [], [], [], [], []
     jitted = None
     for _ in range(repeats):
         plain = fresh_plain(case.func) if not case.recursive else case.func
@@ -151,16 +152,18 @@ def measure_first_calls(row: OrdinaryRow, repeats: int) -> None:
         result = case.run(jitted, n)
         jit_ms.append((time.perf_counter() - t0) * 1e3)
         harness.check(row.name, "jit", "first call", result, row.plain_result)
-        early.append(early_calls(row, plain, jitted))
         stats = jit.stats(jitted)
         frontend.append(stats.get("frontend_ms", 0.0))
         compile_ms.append(stats["compile_ms"])
         row.mode = stats["mode"]
+        early.append(early_calls(row, plain, jitted))
+        early_compile.append(jit.stats(jitted)["compile_ms"] - stats["compile_ms"])
     row.plain_first_ms = statistics.median(plain_ms)
     row.jit_first_ms = statistics.median(jit_ms)
     row.frontend_ms = statistics.median(frontend)
     row.compile_ms = statistics.median(compile_ms)
     row.early_speed = statistics.median(early)
+    row.early_compile_ms = statistics.median(early_compile)
     harness.check(row.name, "jit", "warm", warm_up(case, jitted, n, calls=3), row.plain_result)
     result, row.estimates["jit"] = harness.timed(lambda: case.run(jitted, n))
     harness.check(row.name, "jit", "steady state", result, row.plain_result)
@@ -246,7 +249,7 @@ class NoSlowdownSection:
                     f"{row.plain_first_ms:.1f} ms",
                     f"{row.jit_first_ms:.1f} ms",
                     f"{overhead:.1f} ms",
-                    f"{row.early_speed:.2f}x ({row.early_calls})",
+                    f"{row.early_speed:.2f}x ({row.early_calls}; {row.early_compile_ms:.0f} ms)",
                     verdict,
                 ]
             )
@@ -261,9 +264,9 @@ class NoSlowdownSection:
             f" at most {FIRST_CALL_GOAL}x plain CPython's first call plus tracejit's front end and compile "
             "time (from `jit.stats`). Functions that take a size n are called as f(n); `digit_sum`, `clamp` and "
             "`describe_order` are called n times from a plain Python loop. Early calls: plain / @jit over the calls "
-            f"after the first of fresh instances (how many in brackets: plain's take about {EARLY_SECONDS * 1e3:.0f} "
-            "ms), alternating, the median of the instances whose first calls are timed: what a new function costs "
-            "while CPython counts its loops' warm-up, or while they compile (no goal: shown so that the warm-up's "
-            "cost is seen).",
+            f"after the first of fresh instances (in brackets: how many, plain's taking about "
+            f"{EARLY_SECONDS * 1e3:.0f} ms, and the compile time in them), alternating, the median of the instances "
+            "whose first calls are timed: what a new function costs while CPython counts its loops' warm-up, or "
+            "while they compile (no goal: shown so that the warm-up's cost is seen).",
         ]
         return "\n".join(lines)

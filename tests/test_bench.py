@@ -285,7 +285,7 @@ def test_ordinary_section_table():
     assert " early calls: @jit speed |" in header
     for row in section.rows:  # (each row's early calls: at least EARLY_MIN_CALLS, results checked)
         assert noslowdown.EARLY_MIN_CALLS <= row.early_calls <= noslowdown.EARLY_MAX_CALLS
-        assert row.early_speed > 0 and f"x ({row.early_calls}) |" in table
+        assert row.early_speed > 0 and f"x ({row.early_calls}; {row.early_compile_ms:.0f} ms) |" in table
 
 
 def test_paired_time_func_alternates_and_returns_the_ratio(monkeypatch):
