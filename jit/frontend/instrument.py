@@ -221,7 +221,9 @@ def instrument(source: FunctionSource, t1: T1Code, parked: frozenset[int] = froz
 # Upper-case names are filled in: hidden locals (IT, S, ...), the placeholder RT, L (the loop's
 # index), user code (ITERABLE, TARGET, TEST; statement lists BODY, ORELSE) and hand-offs (HANDOFF_*).
 
-_FOR = """
+# A loop statement's start: its counter read; where the plain copy runs (plain, or a start charged ahead), that start
+# counted (a for loop's template goes on in the plain copy, a while loop's sets S for its tail)
+_START = """
 S = RT.counters[L]
 if S < 0 or (Q := RT.skips[L]):
     if S < 0:
@@ -229,7 +231,11 @@ if S < 0 or (Q := RT.skips[L]):
             RT.counters[L] = S + 1
     else:
         RT.skips[L] = Q - 1
-    for TARGET in ITERABLE:
+"""
+
+_FOR = (
+    _START
+    + """    for TARGET in ITERABLE:
         BODY
     else:
         ORELSE
@@ -286,17 +292,12 @@ else:
         IT = OWN = None
         raise
 """
+)
 
 # a while loop: its header, its counted copy (one of two), its plain copy
-_WHILE_HEAD = """
-S = RT.counters[L]
-if S < 0 or (Q := RT.skips[L]):
-    if S < 0:
-        if S > NEVER:
-            RT.counters[L] = S + 1
-    else:
-        RT.skips[L] = Q - 1
-        S = -1
+_WHILE_HEAD = (
+    _START
+    + """        S = -1
 else:
     HOW = 0
     if not S:
@@ -311,6 +312,7 @@ else:
             HOW = 2
             RT.began[L] = C
 """
+)
 _WHILE_TAIL = """
                 RT.starts[L] += 1
     if HOW:
