@@ -88,14 +88,14 @@ MAX_COPIES = 9
 
 #: objects the generated code refers to; ``bind`` gets one object per name. RT has the attributes ``runtime``,
 #: ``fix`` and ``unwound`` (``runtime.errors``: what a hand-off that raised does: unwound also returns the locals
-#: where it raised), ``counters`` (LOOPS: a list,
-#: one int per tier-1 loop), ``skips`` and ``began`` (per loop: plain starts charged ahead, and the count where the last counted start began:
-#: ``WARMUP_SKIP``), ``boost`` (per loop: 1 once a loop nested in it ran native code, so that it gets hot
-#: at its next iteration), ``starts`` (per loop: the starts its counted copy ended), ``iter`` (the builtin), ``hint``
-#: (``operator.length_hint``), ``repeat`` (``itertools.repeat``: a `while` loop's counted copy counts with it),
-#: ``unbound`` (the tier-1 UNBOUND marker), ``name_error``, ``base_exception`` and ``recursion_error`` (the
-#: builtin classes: the user's globals may rebind their names), ``ticks`` (per loop: a counter a comprehension's
-#: counted copy calls per iteration), ``cell`` (the cell of a lambda's one free variable) and ``extend`` (what adds the rest of a comprehension given back part way).
+#: where it raised), ``counters`` (LOOPS: a list, one int per tier-1 loop), ``skips`` and ``began`` (per loop: the
+#: plain starts charged ahead, and the count where its last counted start began: ``WARMUP_SKIP``), ``boost`` (per
+#: loop: 1 once a loop nested in it ran native code, so that it gets hot at its next iteration), ``starts`` (per loop:
+#: the starts its counted copy ended), ``iter`` (the builtin), ``hint`` (``operator.length_hint``), ``repeat``
+#: (``itertools.repeat``: a `while` loop's counted copy counts with it), ``unbound`` (the tier-1 UNBOUND marker),
+#: ``name_error``, ``base_exception`` and ``recursion_error`` (the builtin classes: the user's globals may rebind
+#: their names), ``ticks`` (per loop: a counter a comprehension's counted copy calls per iteration), ``cell`` (the
+#: cell of a lambda's one free variable) and ``extend`` (what adds the rest of a comprehension given back part way).
 PLACEHOLDERS = ("RT",)
 
 # The placeholder constant. CPython warns at compile time about calling, indexing or `is`-comparing a
