@@ -35,6 +35,7 @@ FIRST_CALL_GOAL = 1.5
 #: the early calls (after the first) of a fresh instance: until plain CPython's have taken this long, at least
 #: EARLY_MIN_CALLS and at most EARLY_MAX_CALLS
 EARLY_SECONDS = 0.2
+EARLY_SECONDS_QUICK = 0.02  # (--quick: the CI's smoke run)
 EARLY_MIN_CALLS = 10
 EARLY_MAX_CALLS = 2000
 
@@ -132,14 +133,14 @@ def early_calls(row: OrdinaryRow, plain: Callable[..., Any], jitted: Callable[..
     return spent[0] / spent[1]
 
 
-def measure_first_calls(row: OrdinaryRow, repeats: int) -> None:
+def measure_first_calls(row: OrdinaryRow, repeats: int, early_seconds: float = EARLY_SECONDS) -> None:
     """First-call times (median of fresh instances), the early calls' speed after them, and the JIT's own costs
     from jit.stats; then one warmed-up instance's result is checked and one steady-state call of each variant timed
     (for pyperf's loops)."""
     case, n = row.case, row.size
     row.plain_result = case.run(case.func, n)
     _, row.estimates["plain"] = harness.timed(lambda: case.run(case.func, n))
-    row.early_calls = min(EARLY_MAX_CALLS, max(EARLY_MIN_CALLS, int(EARLY_SECONDS / row.estimates["plain"]) + 1))
+    row.early_calls = min(EARLY_MAX_CALLS, max(EARLY_MIN_CALLS, int(early_seconds / row.estimates["plain"]) + 1))
     plain_ms, jit_ms, frontend, compile_ms, early, early_compile = [], [], [], [], [], []
     jitted = None
     for _ in range(repeats):
@@ -178,10 +179,11 @@ class NoSlowdownSection:
             OrdinaryRow(name, case, case.quick_size if quick else case.size) for name, case in ordinary.ORDINARY.items()
         ]
         self.numba_skip = numba_skip  # no Numba variant here
+        self.early_seconds = EARLY_SECONDS_QUICK if quick else EARLY_SECONDS
 
     def prepare(self, repeats: int) -> None:
         for row in self.rows:
-            measure_first_calls(row, repeats)
+            measure_first_calls(row, repeats, self.early_seconds)
         print("checked the ordinary functions: jitted results equal plain CPython's", flush=True)
 
     def numba_skipped(self) -> list[str]:
@@ -265,7 +267,7 @@ class NoSlowdownSection:
             "time (from `jit.stats`). Functions that take a size n are called as f(n); `digit_sum`, `clamp` and "
             "`describe_order` are called n times from a plain Python loop. Early calls: plain / @jit over the calls "
             f"after the first of fresh instances (in brackets: how many, plain's taking about "
-            f"{EARLY_SECONDS * 1e3:.0f} ms, and the compile time in them), alternating, the median of the instances "
+            f"{self.early_seconds * 1e3:.0f} ms, and the compile time in them), alternating, the median of the instances "
             "whose first calls are timed: what a new function costs while CPython counts its loops' warm-up, or "
             "while they compile (no goal: shown so that the warm-up's cost is seen).",
         ]
