@@ -188,6 +188,17 @@ def first(xs):
     assert runtime.warming[0] is False
 
 
+def run_out_charges(runtime, index, start):
+    """Call start(), which starts loop `index` once, until no charge ahead is due (its last start was counted: the
+    next one charges ahead) and the starts charged ahead have run; each of those changes no count."""
+    if runtime.began[index] > runtime.counters[index]:
+        start()
+    while runtime.skips[index]:
+        before = runtime.counters[index]
+        start()
+        assert runtime.counters[index] == before
+
+
 def test_a_warming_start_counts_its_length_hint_at_once():
     source = """
 def until_negative(xs):
@@ -211,11 +222,8 @@ def until_negative(xs):
         assert f(make()) == plain(make())
         return before - runtime.counters[0]
 
-    def settle():  # (let a charge due, and the plain starts it charged, run out)
-        if runtime.began[0] > runtime.counters[0]:
-            counted(lambda: xs)
-        while runtime.skips[0]:
-            assert counted(lambda: xs) == 0
+    def settle():
+        run_out_charges(runtime, 0, lambda: counted(lambda: xs))
 
     settle()
     assert counted(lambda: xs) == 600  # by its length hint, at its start
@@ -290,12 +298,7 @@ def test_a_start_counted_one_by_one_charges_the_next_starts_ahead(source):
         mine, theirs = [], []
         assert (f(rows, stop, mine), mine) == (plain(rows, stop, theirs), theirs)
 
-    while runtime.skips[inner]:  # (a start charged ahead by the calls above: run out its plain starts)
-        run([[1]], 0)
-    if runtime.began[inner] > runtime.counters[inner]:  # (a start counted, the next not charged yet)
-        run([[1]], 0)
-    while runtime.skips[inner]:  # (charged ahead by the calls above: run out its plain starts)
-        run([[1]], 0)
+    run_out_charges(runtime, inner, lambda: run([[1]], 0))
     before, started = runtime.counters[inner], runtime.starts[inner]
     run([[5, -1, 7, 3, 9]], 7)  # counted one by one: 3 iterations (break at the third)
     assert before - runtime.counters[inner] == 3 and runtime.starts[inner] == started + 1
