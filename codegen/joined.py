@@ -428,8 +428,10 @@ def _joined_side(
         side = part.trace
         here, _ = loop.loop_top  # type: ignore[misc]
         body = LowerContext(side, ctx.layout, part.symbol, "", "", host=ctx)
+        branch_position = loop.position
         if way is not None:  # (if-converted: the side's way is taken where the guard fails)
             body.predicate = ctx.builder.not_(way)
+            body.branch_exit = (loop, point, branch_position)
         holds = _holds(loop.trace, point)
 
         def start(slot: int, kind: object) -> ir.Value:
@@ -486,11 +488,11 @@ def _joined_side(
                 mine = _Top(values, flags, body.fuel, quiet=quiet)
 
                 def choose(after: _Top) -> None:
-                    loop.predicate, loop.loop_latch = None, latch
+                    loop.predicate, loop.branch_exit, loop.loop_latch = None, None, latch
                     latch(_choose(loop, way, after, mine))
 
                 loop.loop_latch = choose
-                loop.predicate = way
+                loop.predicate, loop.branch_exit = way, (loop, point, branch_position)
 
         body.rejoin = back
         for uop in side.hoisted:  # (checked at each entry of the side trace compiled apart: here too)

@@ -201,6 +201,47 @@ def test_exits_of_both_ways_when_if_converted():
     check(parity_with_exit_on_the_root_way, Args(xs, 3), Args(big, 3), Args(big, 2**40), options=OPTS, native=True)
 
 
+def test_a_range_check_on_one_way_is_not_predicated_on_it():
+    """3 * m + 1's range check, on the odd way, is tested on both ways and leaves at the parity branch's exit
+    (``codegen.context.speculated``): a compare and a branch, not an ``or`` with the parity."""
+    f = jit(**OPTS)(collatz_steps)
+    f(300)
+    ir = jit_module.dump(f, "opt-ir")
+    side_module = ir[ir.index("side trace from exit") :]
+    loop = side_module[re.search(r"define [^\n]*_loop\(", side_module).start() :]
+    loop = loop[: loop.index("\n}\n")]
+    assert re.search(r"(%\S+) = icmp ult i64 %\S+, 6148914691236517205\n\s+br i1 \1,", loop), loop
+    assert " or i1 " not in loop
+    assert f(1000) == collatz_steps(1000)
+
+
+@pytest.mark.parametrize("start", [2**62, 2**62 + 2, 3 * 2**61, MAX - 1, -(2**62), -(2**62) - 2, 3074457345618258604])
+def test_even_values_past_the_odd_ways_range(start):
+    """An even m past the odd way's range: the check fails on the way not taken, leaves before the branch, and
+    the side trace compiled apart (or the interpreter) takes the even way; exact, and native again after."""
+    warm = [Args(s, 0, 200) for s in range(2, 40)]
+    f = check(collatz_from, *warm, Args(start, 0, 500), *warm, options=OPTS, native=True)
+    assert f(start, 0, 500) == collatz_from(start, 0, 500)
+
+
+def alternating_huge(m, n):
+    """Each iteration flips m's parity: the odd way's product checked on every even iteration too."""
+    total = 0
+    while n > 0:
+        if m % 2 == 0:
+            total = total + (m // 2)
+        else:
+            total = total + (3 * m + 1)
+        m += 1
+        n -= 1
+    return total, m
+
+
+def test_a_way_whose_check_fails_at_every_other_iteration():
+    small = [Args(s, 300) for s in range(1, 30)]
+    check(alternating_huge, *small, Args(2**62, 50), Args(-(2**62), 50), Args(2**61, 50), *small, options=OPTS)
+
+
 # --- an outer loop calls the inner loop's joined function (codegen.joined.loop_entry) -------------------------
 
 
