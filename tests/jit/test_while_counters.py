@@ -7,7 +7,9 @@ listing and IR that show what was removed."""
 import re
 
 import pytest
-from helpers import Args, check
+from helpers import Args, check, define
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import jit as jit_module
 from jit import jit
@@ -240,6 +242,42 @@ def alternating_huge(m, n):
 def test_a_way_whose_check_fails_at_every_other_iteration():
     small = [Args(s, 300) for s in range(1, 30)]
     check(alternating_huge, *small, Args(2**62, 50), Args(-(2**62), 50), Args(2**61, 50), *small, options=OPTS)
+
+
+TWO_WAYS = """
+def two_ways(m, n):
+    total = 0
+    while n > 0:
+        if m % {modulus} == 0:
+            m = m // {divisor} {op_even} {d}
+        else:
+            m = {a} * m {op_odd} {b}
+        total {op_total} m
+        n -= 1
+    return m, total
+"""
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    modulus=st.sampled_from([2, 3]),
+    divisor=st.sampled_from([2, 3, 7]),
+    a=st.sampled_from([3, 5, -3, 1000, 2**22 + 1, 2**23, 2**40]),
+    b=st.sampled_from([1, -1, 7, 2**40, 2**62]),
+    d=st.sampled_from([0, 1, 2**41, 2**62]),
+    ops=st.tuples(st.sampled_from("+-"), st.sampled_from("+-"), st.sampled_from(["+=", "-="])),
+    start=st.sampled_from([2**62, 2**62 + 1, -(2**62), 2**40, 2**40 + 1, 3074457345618258604, MAX, -MAX, 2**63, 12345]),
+)
+def test_two_ways_against_cpython(modulus, divisor, a, b, d, ops, start):
+    """Loops of two ways of int arithmetic with overflow checks (some speculated on both ways,
+    ``codegen.context.speculated``, some not), warmed with small values, then started from huge ones."""
+    op_even, op_odd, op_total = ops
+    source = TWO_WAYS.format(
+        modulus=modulus, divisor=divisor, a=a, b=b, d=d, op_even=op_even, op_odd=op_odd, op_total=op_total
+    )
+    f = define(source, "two_ways")
+    warm = [Args(s, 40) for s in range(1, 25)]
+    check(f, *warm, Args(start, 60), Args(-start, 60), *warm[:3], options=OPTS)
 
 
 # --- an outer loop calls the inner loop's joined function (codegen.joined.loop_entry) -------------------------
