@@ -71,13 +71,18 @@ def test_listing_shows_the_counter_guard_and_the_fused_check():
     assert any(t["joined"] for t in _side_traces(f))
 
 
-def test_joined_loop_is_if_converted():
-    f = jit(**OPTS)(collatz_steps)
-    f(300)
+def _joined_loop_ir(f):
+    """The optimized IR of the joined loop's function (``<side trace>_loop``) in f's side trace's module."""
     ir = jit_module.dump(f, "opt-ir")
     side_module = ir[ir.index("side trace from exit") :]
     loop = side_module[re.search(r"define [^\n]*_loop\(", side_module).start() :]
-    loop = loop[: loop.index("\n}\n")]
+    return loop[: loop.index("\n}\n")]
+
+
+def test_joined_loop_is_if_converted():
+    f = jit(**OPTS)(collatz_steps)
+    f(300)
+    loop = _joined_loop_ir(f)
     assert "select i1" in loop  # the next m: 3 * m + 1 or m // 2, no branch on its parity
     assert f(1000) == collatz_steps(1000)
 
@@ -208,10 +213,7 @@ def test_a_range_check_on_one_way_is_not_predicated_on_it():
     (``codegen.context.speculated``): a compare and a branch, not an ``or`` with the parity."""
     f = jit(**OPTS)(collatz_steps)
     f(300)
-    ir = jit_module.dump(f, "opt-ir")
-    side_module = ir[ir.index("side trace from exit") :]
-    loop = side_module[re.search(r"define [^\n]*_loop\(", side_module).start() :]
-    loop = loop[: loop.index("\n}\n")]
+    loop = _joined_loop_ir(f)
     assert re.search(r"(%\S+) = icmp ult i64 %\S+, 6148914691236517205\n\s+br i1 \1,", loop), loop
     assert " or i1 " not in loop
     assert f(1000) == collatz_steps(1000)
