@@ -635,7 +635,7 @@ class LowerContext:
         if converted is not None and before_exit is None:
             converted(ok)  # (both ways, in this block: codegen.joined)
             return
-        if self.predicate is not None and self.branch_exit is not None and speculated(uop):
+        if self.predicate is not None and self.branch_exit is not None and before_exit is None and speculated(uop):
             self._guard_before_branch(ok, uop)
             return
         if self.predicate is not None:  # (a way computed whether or not it is taken: it leaves only if taken)
