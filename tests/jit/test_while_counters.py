@@ -243,7 +243,16 @@ def alternating_huge(m, n):
 
 def test_a_way_whose_check_fails_at_every_other_iteration():
     small = [Args(s, 300) for s in range(1, 30)]
-    check(alternating_huge, *small, Args(2**62, 50), Args(-(2**62), 50), Args(2**61, 50), *small, options=OPTS)
+    check(
+        alternating_huge,
+        *small,
+        Args(2**62, 50),
+        Args(-(2**62), 50),
+        Args(2**61, 50),
+        *small,
+        options=OPTS,
+        native=True,
+    )
 
 
 TWO_WAYS = """
@@ -279,7 +288,7 @@ def test_two_ways_against_cpython(modulus, divisor, a, b, d, ops, start):
     )
     f = define(source, "two_ways")
     warm = [Args(s, 40) for s in range(1, 25)]
-    check(f, *warm, Args(start, 60), Args(-start, 60), *warm[:3], options=OPTS)
+    check(f, *warm, Args(start, 60), Args(-start, 60), *warm[:3], options=OPTS, native=True)
 
 
 # --- an outer loop calls the inner loop's joined function (codegen.joined.loop_entry) -------------------------
