@@ -167,6 +167,8 @@ class LowerContext:
         self.tail: ir.Block | None = None
         # a versioned loop's fast copy when LLVM's loop vectorizer gets it (codegen.function.vectorizable)
         self.vectorized: ir.Function | None = None
+        # functions that go into the vectorized copy's module with it (codegen.function: the single-run entry)
+        self.vectorized_too: list[ir.Function] = []
         self.tail_index: Any = None
         self.tail_fuel: Any = None
         # per state to write (``state_key``: what the interpreter gets, by the IR values that give it; codegen.function

@@ -121,6 +121,7 @@ def _enter_fast(
     refused: ir.GlobalVariable,
     recently: int = 0,
     kinds: dict[int, Kind] | None = None,
+    fewest: int = 0,
 ) -> None:
     """(A range loop whose fast copy has no guard in its body, vectorized or checked once per run: ``_guard_free``;
     once there an entry leaves only where the range ends or the conditions fail) go there at the entry, before
@@ -133,7 +134,8 @@ def _enter_fast(
     the entry goes there only where such a slot holds a word of its kind already (tagged as the fast copy
     writes it: after the first call of an inner tree, its exit wrote it so), else the checked copy starts.
     recently: an entry within that many iterations after the fuel the fast copy handed back counts as handed
-    back too; kinds: slots the fast copy reads that the loop does not, and the kinds it reads them as."""
+    back too; kinds: slots the fast copy reads that the loop does not, and the kinds it reads them as; fewest:
+    the trips to be left instead of CHEAP_TRIPS (a tree call entry going to the single-run entry: ``_build_run``)."""
     b = ctx.builder
     trace = ctx.trace
     counter = trace.range_counter()
@@ -141,7 +143,8 @@ def _enter_fast(
     cur, stop, step = (ctx.value(v) for v in counter[1:])
     ahead = b.select(b.icmp_signed(">", step, ir.Constant(I64, 0)), b.sub(stop, cur), b.sub(cur, stop))
     handed_back = b.icmp_unsigned("<=", b.sub(b.load(refused), ctx.fuel), ir.Constant(I64, recently))
-    go_on = b.icmp_signed(">=", ahead, ir.Constant(I64, CHEAP_TRIPS))  # (a guess, wrapping: the conditions decide)
+    # (a guess, wrapping: the conditions decide)
+    go_on = b.icmp_signed(">=", ahead, ir.Constant(I64, fewest or CHEAP_TRIPS))
     # (where the periodic check falls due within the first iteration, the fast copy's run would have no room:
     # it would hand the entry straight back without refusing it, and this function would send it there again,
     # forever; the checked copy runs that check. An iteration that visits unrolled inner loops' headers uses
@@ -193,17 +196,117 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
     skipped = [uop for uop in trace.hoisted if uop.name in python_epoch.ENTRY_CHECKED]
     # (the fast copy leaves those guards to its callers: this entry checks them first, in _fast_checks; the proven
     # entry, called where the caller knows they hold, goes straight to the fast copy)
-    entries = [(call_entry_symbol(main.symbol), _build_fast_checks(main, fast, skipped) if skipped else fast)]
+    run = _build_run(main, fast)
+    target = run if run is not None else fast
+    entries = [(call_entry_symbol(main.symbol), _build_fast_checks(main, target, skipped) if skipped else target)]
     if skipped and not abi.FREE_THREADED:  # (free-threaded: another thread may change an array at any time)
-        entries.append((proven_entry_symbol(main.symbol), fast))
+        entries.append((proven_entry_symbol(main.symbol), target))
     for name, target in entries:
         ctx = LowerContext(trace, main.layout, name, "", "", sibling_of=main)
         ctx.function.linkage = ""  # (called by name from the modules of the trees that call this one)
         ctx.load_fuel()
         for slot, value in trace.entry_slots.items():  # (LLVM drops those the choice does not read)
             ctx.values[value.id] = ctx.load_slot(slot, value.kind)
-        _enter_fast(ctx, target, refused)
+        # (the single-run entry pays for itself from the first trip on: no checked warm-up to save)
+        _enter_fast(ctx, target, refused, fewest=1 if run is not None else 0)
         ctx.builder.ret(ctx.builder.call(main.function, [ctx.buf], tail="musttail"))
+
+
+def run_entry_symbol(symbol: str) -> str:
+    """The name of the single-run entry of the root trace named symbol (``_build_run``), where it has one."""
+    return f"{symbol}_run"
+
+
+def _build_run(main: LowerContext, fast: ir.Function) -> ir.Function | None:
+    """The way the tree call entries go into the fast copy where its loop only computes values (no guard, no
+    store, no owned value: ``_effect_free``): one run of all the iterations the range has left, then out by the
+    range guard's exit, where the run fits before the periodic check falls due and the conditions hold; else a
+    tail call of the fast copy, which decides as before. An inner loop's tree is called at every iteration of
+    its outer trace and its loop ends there every time: the fast copy's dispatch, built for a loop that runs on
+    through periodic checks (the run's size computed and its state carried from one run to the next), cost most
+    of such a call (issue 9: nested-call cost; the nest at m = 64 went from 12.2 to 7.9 ns per outer iteration
+    when this way was tried by hand). Nothing reaches the buffer before the run ends, so a run whose deferred
+    floating-point checks found an event is simply not taken: the fast copy does it again, and rolls it back
+    as it does its own. Returns None where the loop is not of that kind."""
+    trace = main.trace
+    if not (_counted(trace) and _effect_free(trace)) or trace.versioning is None:
+        return None
+    counter = trace.range_counter()
+    assert counter is not None and trace.end_snapshot is not None
+    ctx = LowerContext(trace, main.layout, run_entry_symbol(main.symbol), "", "", sibling_of=main)
+    ctx.globals, ctx.builtins = main.globals, main.builtins
+    if main.vectorized is not None:  # (in the vectorized copy's module, which declares every function of this one)
+        ctx.function.linkage = ""
+        main.vectorized_too.append(ctx.function)
+    b = ctx.builder
+    if any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
+        ctx.status_covered = float_status.covered(trace, DEFERRING)
+        ctx.status_word = b.alloca(I32, name="mxcsr")
+    ctx.load_fuel()
+    assert ctx.fuel is not None
+    fuel = ctx.fuel
+    for slot, value in trace.entry_slots.items():
+        ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    holds: ir.Value = ir.Constant(I1, 1)
+    step = counter[3]
+    if not step.is_const:  # (the run a copy for a step of 1: consecutive elements, which the vectorizer takes)
+        holds = b.icmp_signed("==", ctx.value(step), ir.Constant(I64, 1))
+        ctx.values[step.id] = ir.Constant(I64, 1)
+    for uop in trace.hoisted:  # (as the fast copy: the arrays' headers checked by whoever enters it)
+        if uop.name not in python_epoch.ENTRY_CHECKED:
+            _lower(ctx, uop)
+    end = trace.end_snapshot.outer.slots
+    top = _Top(
+        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
+        # (the call entries go into the fast copy only where these hold a word of their kind: _enter_fast)
+        {slot: (ir.Constant(I1, 1), ctx.load_slot(slot, value.kind)) for slot, value in assigned_late(trace).items()},
+        fuel,
+    )
+    ok, trips = trips_left(ctx, *(ctx.value(v) for v in counter[1:]))
+    # (the periodic check is due at the iteration whose decremented fuel is a multiple of abi.PERIOD: the whole
+    # run, and the range guard's iteration after it, come before, as _leave_if_exhausted requires)
+    due = b.and_(b.sub(fuel, ir.Constant(I64, 1)), ir.Constant(I64, abi.PERIOD - 1))
+    fits = b.icmp_unsigned("<", trips, due)  # (small: the product below cannot overflow)
+    per = fuel_per_iteration(trace)
+    if per != 1:
+        fits = b.and_(fits, b.icmp_unsigned("<", b.mul(trips, ir.Constant(I64, per)), due))
+    holds = b.and_(holds, b.and_(ok, b.icmp_signed(">", trips, ir.Constant(I64, 0))))
+    holds = b.and_(holds, b.and_(fits, conditions_hold(ctx, trace.versioning)))
+    go = ctx.function.append_basic_block("run")
+    other = ctx.function.append_basic_block("to_fast_copy")
+    b.cbranch(holds, go, other).set_weights([1000, 1])
+    b.position_at_end(other)
+    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    # (an event in the run: nothing written, the fast copy runs it again)
+    events = ctx.function.append_basic_block("run_events")
+    b.position_at_end(events)
+    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    done = ctx.function.append_basic_block("run_done")
+    b.position_at_end(done)
+    finish = _Top.phis(ctx, top, assigned=True)
+    b.position_at_end(go)
+    runs = ctx.module.globals[f"{main.symbol}_fast_runs"]  # (a run of the fast copy's loop: jit.stats counts it)
+    b.store(b.add(b.load(runs), ir.Constant(I64, 1)), runs)
+    body = ctx.function.append_basic_block("loop_run")
+    b.branch(body)
+    here = _loop(ctx, body, top, fast=True, dispatch=(finish, done), counted=True, rollback=events)
+    here.add_incoming(dataclasses.replace(top, left=trips), go)
+    assert here.mark is not None
+    here.mark.add_incoming(ir.Constant(I64, 0), go)  # type: ignore[attr-defined]
+    # the range has no iterations left: out by its guard's exit, as _leave_if_exhausted would
+    b.position_at_end(done)
+    for slot, phi in finish.values.items():
+        ctx.values[trace.entry_slots[slot].id] = phi
+    for slot, value in assigned_late(trace).items():
+        ctx.valid[slot] = finish.flags[slot]
+        ctx.valid_kinds[slot] = value.kind
+    ctx.state_writers.clear()
+    ctx.position = 1
+    ctx.fuel = b.sub(finish.fuel, ir.Constant(I64, 1))
+    ctx.guard(ir.Constant(I1, 0), trace.uops[1])
+    b.unreachable()
+    hoist_invariants(ctx.function, go, body)
+    return ctx.function
 
 
 def _build_fast_checks(main: LowerContext, fast: ir.Function, skipped: list[Uop]) -> ir.Function:
@@ -758,12 +861,14 @@ def _plain_number(kind: Kind) -> bool:
 
 def module_texts(ctx: LowerContext) -> tuple[str, str]:
     """The text of ctx's module, and, where its fast copy is vectorizable (``ctx.vectorized``), that of a
-    second module holding that function alone (the first declares it instead): ``codegen.engine`` runs the
-    vectorizing pipeline on the second only, then links the two. The second declares what it shares with the
-    first (the trace's function, its globals: exit counters, links, ``refused``), defined in the first."""
+    second module holding that function and its single-run entry (``ctx.vectorized_too``) alone (the first
+    declares them instead): ``codegen.engine`` runs the vectorizing pipeline on the second only, then links the
+    two. The second declares what it shares with the first (the trace's function, its globals: exit counters,
+    links, ``refused``), defined in the first."""
     fast = ctx.vectorized
     if fast is None:
         return module_text(ctx.module), ""
+    moved = [fast, *ctx.vectorized_too]
     functions = [f for f in ctx.module.functions if f.blocks]
     variables = [g for g in ctx.module.global_values if isinstance(g, ir.GlobalVariable) and g.initializer]
     saved_blocks = {id(f): f.blocks for f in functions}
@@ -775,13 +880,12 @@ def module_texts(ctx: LowerContext) -> tuple[str, str]:
             getattr(value, "_clear_string_cache", lambda: None)()
 
     try:
-        fast.blocks = []
+        for function in moved:
+            function.blocks = []
         forget()
         main_text = module_text(ctx.module)
-        fast.blocks = saved_blocks[id(fast)]
         for function in functions:
-            if function is not fast:
-                function.blocks = []
+            function.blocks = saved_blocks[id(function)] if function in moved else []
         for variable in variables:
             variable.initializer, variable.linkage = None, ""
         forget()

@@ -460,3 +460,39 @@ def test_sigint_with_tiered_compilation(tmp_path, loop, tier_up, level):
         count, total = map(int, words["interrupted"][:2])
         assert total == sum(k & 7 for k in range(8)) * (count // 8) + sum(k & 7 for k in range(count % 8))
         assert int(words["again"][0]) == sum(k & 7 for k in range(1000))
+
+
+LONG_INNER_CALLS = """
+@jit(threshold=2)
+def spin(trips, out):
+    total = 0
+    for i in range(len(trips)):
+        for j in range(trips[i]):
+            total += (i ^ j) & 7
+        out[0] = i
+    return total
+
+for _ in range(3):
+    spin([64] * 200, [0])
+ready(spin)
+out = [0]
+try:
+    # (the outer trace, native from its first iterations, calls the inner tree with a billion billion trips)
+    spin([64] * 50 + [10**18], out)
+except KeyboardInterrupt:
+    s = jit.stats(spin)
+    runs = sum(t["fast_runs"] for tree in s["trees"] for t in tree["traces"])
+    print("interrupted", out[0], runs, flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+def test_sigint_in_an_inner_tree_called_with_more_trips_than_one_run_holds(tmp_path):
+    """The outer trace calls the inner loop's tree, whose single-run entry (codegen.function._build_run) takes a
+    call only where its whole run ends before the periodic check falls due; this one's does not, so the fast
+    copy runs it, checking for signals between its runs, and Ctrl-C stops it."""
+    code, out, err = run_and_interrupt(tmp_path, PRELUDE + LONG_INNER_CALLS)
+    assert code == 0, (code, out, err)
+    words = out.split("interrupted")[-1].split()
+    assert int(words[0]) == 49 and int(words[1]) >= 3 * 190, out  # (in the call of the 51st outer iteration)

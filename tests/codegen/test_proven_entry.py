@@ -106,9 +106,12 @@ def test_the_outer_trace_calls_the_proven_entry_which_skips_the_array_checks():
     proven = [name for name in defined if name.endswith("_call_proven")]
     assert len(proven) == 1
     root = proven[0].removesuffix("_call_proven")
-    # the proven entry goes to the fast copy; the call entry through the checks first, which then go there
-    assert f"@{root}_fast(" in defined[proven[0]] or f'@"{root}_fast"(' in defined[proven[0]]
+    # the proven entry goes to the fast copy's single-run entry; the call entry through the checks first, which
+    # then go there; the single-run entry goes on in the fast copy where its run does not fit
+    assert f'@"{root}_run"(' in defined[proven[0]]
     assert "_fast_checks" in defined[f"{root}_call"]
+    assert f'@"{root}_run"(' in defined[f"{root}_fast_checks"]
+    assert f'@"{root}_fast"(' in defined[f"{root}_run"]
     assert "_fast_checks" not in defined[proven[0]]
     # the outer loop's trace calls both: the proven entry where the epoch is the one its last call saw
     callers = [text for text in defined.values() if calls_proven(text)]
