@@ -135,7 +135,25 @@ def _enter_fast(
     writes it: after the first call of an inner tree, its exit wrote it so), else the checked copy starts.
     recently: an entry within that many iterations after the fuel the fast copy handed back counts as handed
     back too; kinds: slots the fast copy reads that the loop does not, and the kinds it reads them as; fewest:
-    the trips to be left instead of CHEAP_TRIPS (a tree call entry going to the single-run entry: ``_build_run``)."""
+    the trips to be left instead of CHEAP_TRIPS (the single-run entry: ``_build_run``)."""
+    b = ctx.builder
+    go_on = _fast_entry_holds(ctx, refused, recently, kinds, fewest)
+    go = ctx.function.append_basic_block("enter_fast")
+    stay = ctx.function.append_basic_block("enter_checked")
+    b.cbranch(go_on, go, stay)
+    b.position_at_end(go)
+    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
+    b.position_at_end(stay)
+
+
+def _fast_entry_holds(
+    ctx: LowerContext,
+    refused: ir.GlobalVariable,
+    recently: int = 0,
+    kinds: dict[int, Kind] | None = None,
+    fewest: int = 0,
+) -> ir.Value:
+    """Does an entry go into the fast copy (``_enter_fast``, whose arguments these are)?"""
     b = ctx.builder
     trace = ctx.trace
     counter = trace.range_counter()
@@ -157,12 +175,7 @@ def _enter_fast(
         go_on = b.and_(go_on, b.icmp_unsigned("==", tag, ir.Constant(tag.type, int(value.kind) | DIRTY)))
     for slot, kind in (kinds or {}).items():
         go_on = b.and_(go_on, ctx.slot_kind_matches(slot, kind))
-    go = ctx.function.append_basic_block("enter_fast")
-    stay = ctx.function.append_basic_block("enter_checked")
-    b.cbranch(go_on, go, stay)
-    b.position_at_end(go)
-    b.ret(b.call(fast, [ctx.buf], tail="musttail"))
-    b.position_at_end(stay)
+    return go_on
 
 
 def call_entry_symbol(symbol: str) -> str:
@@ -196,10 +209,16 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
     skipped = [uop for uop in trace.hoisted if uop.name in python_epoch.ENTRY_CHECKED]
     # (the fast copy leaves those guards to its callers: this entry checks them first, in _fast_checks; the proven
     # entry, called where the caller knows they hold, goes straight to the fast copy)
-    run = _build_run(main, fast)
+    proven = skipped and not abi.FREE_THREADED  # (free-threaded: another thread may change an array at any time)
+    # (where the fast copy's loop only computes values, its single-run entry makes the entry's choice itself: it
+    # is the call entry, or where the arrays' headers are to be checked first, the proven entry)
+    name = call_entry_symbol(main.symbol) if not skipped else proven_entry_symbol(main.symbol)
+    run = _build_run(main, fast, refused, name if not skipped or proven else run_entry_symbol(main.symbol))
+    if run is not None and not skipped:
+        return
     target = run if run is not None else fast
     entries = [(call_entry_symbol(main.symbol), _build_fast_checks(main, target, skipped) if skipped else target)]
-    if skipped and not abi.FREE_THREADED:  # (free-threaded: another thread may change an array at any time)
+    if proven and run is None:
         entries.append((proven_entry_symbol(main.symbol), target))
     for name, target in entries:
         ctx = LowerContext(trace, main.layout, name, "", "", sibling_of=main)
@@ -217,7 +236,7 @@ def run_entry_symbol(symbol: str) -> str:
     return f"{symbol}_run"
 
 
-def _build_run(main: LowerContext, fast: ir.Function) -> ir.Function | None:
+def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable, name: str) -> ir.Function | None:
     """The way the tree call entries go into the fast copy where its loop only computes values (no guard, no
     store, no owned value: ``_effect_free``): one run of all the iterations the range has left, then out by the
     range guard's exit, where the run fits before the periodic check falls due and the conditions hold; else a
@@ -227,16 +246,18 @@ def _build_run(main: LowerContext, fast: ir.Function) -> ir.Function | None:
     of such a call (issue 9: nested-call cost; the nest at m = 64 went from 12.2 to 7.9 ns per outer iteration
     when this way was tried by hand). Nothing reaches the buffer before the run ends, so a run whose deferred
     floating-point checks found an event is simply not taken: the fast copy does it again, and rolls it back
-    as it does its own. Returns None where the loop is not of that kind."""
+    as it does its own. It makes the tree call entry's choice first (``_enter_fast``: else the root's function),
+    so that it is that entry itself (name), or the proven one, which the call entry enters after the arrays'
+    headers' checks. Returns None where the loop is not of that kind."""
     trace = main.trace
     if not (_counted(trace) and _effect_free(trace)) or trace.versioning is None:
         return None
     counter = trace.range_counter()
     assert counter is not None and trace.end_snapshot is not None
-    ctx = LowerContext(trace, main.layout, run_entry_symbol(main.symbol), "", "", sibling_of=main)
+    ctx = LowerContext(trace, main.layout, name, "", "", sibling_of=main)
     ctx.globals, ctx.builtins = main.globals, main.builtins
+    ctx.function.linkage = ""  # (called by name from the modules of the trees that call this one)
     if main.vectorized is not None:  # (in the vectorized copy's module, which declares every function of this one)
-        ctx.function.linkage = ""
         main.vectorized_too.append(ctx.function)
     b = ctx.builder
     if any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
@@ -247,6 +268,13 @@ def _build_run(main: LowerContext, fast: ir.Function) -> ir.Function | None:
     fuel = ctx.fuel
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
+    # (the tree call entry's choice: the checked copy, or on here; from one trip on, no checked warm-up to save)
+    enter = ctx.function.append_basic_block("enter_fast")
+    checked = ctx.function.append_basic_block("enter_checked")
+    b.cbranch(_fast_entry_holds(ctx, refused, fewest=1), enter, checked).set_weights([1000, 1])
+    b.position_at_end(checked)
+    b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
+    b.position_at_end(enter)
     holds: ir.Value = ir.Constant(I1, 1)
     step = counter[3]
     if not step.is_const:  # (the run a copy for a step of 1: consecutive elements, which the vectorizer takes)

@@ -87,6 +87,12 @@ def calls_proven(text: str) -> bool:
     return re.search(r'call i64 @"?\w+_call_proven"?\(', text) is not None
 
 
+def proven_callers(defined: dict[str, str]) -> list[str]:
+    """The texts of the functions of an IR dump (``functions``) that call a tree's proven entry, but the tree's own
+    checks of its arrays' headers (``_fast_checks``: its call entry goes there, then on to the proven entry)."""
+    return [text for name, text in defined.items() if calls_proven(text) and not name.endswith("_fast_checks")]
+
+
 def matrices(n: int = 40):
     a = (np.arange(n * n, dtype=np.float64).reshape(n, n) % 7) - 3.0
     b = (np.arange(n * n, dtype=np.float64).reshape(n, n) % 5) * 0.25
@@ -106,15 +112,14 @@ def test_the_outer_trace_calls_the_proven_entry_which_skips_the_array_checks():
     proven = [name for name in defined if name.endswith("_call_proven")]
     assert len(proven) == 1
     root = proven[0].removesuffix("_call_proven")
-    # the proven entry goes to the fast copy's single-run entry; the call entry through the checks first, which
-    # then go there; the single-run entry goes on in the fast copy where its run does not fit
-    assert f'@"{root}_run"(' in defined[proven[0]]
+    # the proven entry is the fast copy's single-run entry (codegen.function._build_run), which goes on in the fast
+    # copy where its run does not fit; the call entry goes there through the checks first
+    assert f'@"{root}_fast"(' in defined[proven[0]] and "loop_run" in defined[proven[0]]
     assert "_fast_checks" in defined[f"{root}_call"]
-    assert f'@"{root}_run"(' in defined[f"{root}_fast_checks"]
-    assert f'@"{root}_fast"(' in defined[f"{root}_run"]
+    assert f'@"{root}_call_proven"(' in defined[f"{root}_fast_checks"]
     assert "_fast_checks" not in defined[proven[0]]
     # the outer loop's trace calls both: the proven entry where the epoch is the one its last call saw
-    callers = [text for text in defined.values() if calls_proven(text)]
+    callers = proven_callers(defined)
     assert callers and all(f"{root}_call" in text and "tj_python_epoch" in text for text in callers)
 
 
@@ -127,7 +132,7 @@ def test_an_array_that_changes_per_outer_iteration_is_checked_at_every_call():
         assert np.array_equal(out, expected)
     text = jit_module.dump(f, "ir")
     assert "calls tree" in jit_module.dump(f, "trees")  # (the outer loop is native: it calls the inner loop's tree)
-    callers = [t for t in functions(text).values() if calls_proven(t)]
+    callers = proven_callers(functions(text))
     assert callers == []  # (the row is a new object at each outer iteration: no call may skip its checks)
 
 
@@ -143,7 +148,7 @@ def test_python_code_between_two_calls_that_changes_an_array_is_seen(how, when, 
     for _ in range(3):  # (warm: nothing changes)
         assert f(np.zeros((30, 40)), a, -1, how, target) == plain(np.zeros((30, 40)), a, -1, how, target)
     assert fast_runs(f) > 0
-    assert any(calls_proven(text) for text in functions(jit_module.dump(f, "ir")).values())
+    assert proven_callers(functions(jit_module.dump(f, "ir")))
     epoch = python_epoch.value()
     arrays = [np.zeros((30, 40)), a.copy()], [np.zeros((30, 40)), a.copy()]
     catch = (ValueError, IndexError, TypeError)
