@@ -9,18 +9,11 @@ import re
 import pytest
 from helpers import TEST_OPTIONS, check
 
-import jit as jit_module
 from jit import jit
 
+from .nests import inner_traces, two_level
+
 INT64_MAX = 2**63 - 1
-
-
-def two_level(start, n, m):
-    total = start
-    for i in range(n):
-        for j in range(m):
-            total += (i ^ j) & 7
-    return total
 
 
 def j_before(start, n, m, before):
@@ -31,12 +24,6 @@ def j_before(start, n, m, before):
             total += (i ^ j) & 7
         total += len(str(j))  # (j after the inner loop: the value it had before where the loop ran no trip)
     return total
-
-
-def inner_traces(f) -> list[dict]:
-    trees = jit_module.stats(f)["trees"]
-    called = {symbol for tree in trees for trace in tree["traces"] for symbol in trace["calls"]}
-    return [trace for tree in trees if tree["symbol"] in called for trace in tree["traces"]]
 
 
 def test_the_entry_of_a_vectorized_loop_goes_to_its_fast_copy():

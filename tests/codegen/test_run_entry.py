@@ -17,17 +17,11 @@ from helpers import TEST_OPTIONS, check, define, numpy_outcome
 import jit as jit_module
 from jit import jit
 
+from .nests import inner_traces, two_level
+
 INT64_MAX = 2**63 - 1
 #: inner loops of a few trips are unrolled into the outer trace unless this is 0 (then every one is a tree call)
 NOT_UNROLLED = {**TEST_OPTIONS, "unroll_max_trips": 0}
-
-
-def two_level(start, n, m):
-    total = start
-    for i in range(n):
-        for j in range(m):
-            total += (i ^ j) & 7
-    return total
 
 
 def stepped(n, m, s):
@@ -36,12 +30,6 @@ def stepped(n, m, s):
         for j in range(0, m, s):
             total += (i ^ j) & 7
     return total
-
-
-def inner_traces(f) -> list[dict]:
-    trees = jit_module.stats(f)["trees"]
-    called = {symbol for tree in trees for trace in tree["traces"] for symbol in trace["calls"]}
-    return [trace for tree in trees if tree["symbol"] in called for trace in tree["traces"]]
 
 
 def function_text(ir_text: str, name: str) -> str:
