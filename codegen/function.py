@@ -198,7 +198,8 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
     entry checks first: ``_build_fast_checks``). Only where the choice needs nothing the hoisted uops compute
     (the range's bounds are slots or constants) and the entry takes no reference. A second entry, the proven
     one, skips the arrays' headers too: an outer trace calls it where it knows they hold (codegen.python_epoch,
-    codegen.lower.structure)."""
+    codegen.lower.structure). Where the fast copy's loop only computes values, its single-run entry
+    (``_build_run``), which makes the same choice first, is the call entry itself, or the proven one."""
     trace = main.trace
     counter = trace.range_counter()
     entry_ids = {value.id for value in trace.entry_slots.values()}
@@ -208,13 +209,14 @@ def _build_call_entry(main: LowerContext, fast: ir.Function, refused: ir.GlobalV
         return
     skipped = [uop for uop in trace.hoisted if uop.name in python_epoch.ENTRY_CHECKED]
     # (the fast copy leaves those guards to its callers: this entry checks them first, in _fast_checks; the proven
-    # entry, called where the caller knows they hold, goes straight to the fast copy)
-    proven = skipped and not abi.FREE_THREADED  # (free-threaded: another thread may change an array at any time)
-    # (where the fast copy's loop only computes values, its single-run entry makes the entry's choice itself: it
-    # is the call entry, or where the arrays' headers are to be checked first, the proven entry)
-    name = call_entry_symbol(main.symbol) if not skipped else proven_entry_symbol(main.symbol)
-    run = _build_run(main, fast, refused, name if not skipped or proven else run_entry_symbol(main.symbol))
-    if run is not None and not skipped:
+    # entry, called where the caller knows they hold, goes straight to the fast copy, or its single-run entry)
+    proven = bool(skipped) and not abi.FREE_THREADED  # (free-threaded: another thread may change an array at any time)
+    if not skipped:
+        run_name = call_entry_symbol(main.symbol)
+    else:
+        run_name = proven_entry_symbol(main.symbol) if proven else run_entry_symbol(main.symbol)
+    run = _build_run(main, fast, refused, run_name)
+    if run is not None and not skipped:  # (the call entry itself)
         return
     target = run if run is not None else fast
     entries = [(call_entry_symbol(main.symbol), _build_fast_checks(main, target, skipped) if skipped else target)]
