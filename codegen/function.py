@@ -277,10 +277,14 @@ def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable
     b.position_at_end(checked)
     b.ret(b.call(main.function, [ctx.buf], tail="musttail"))
     b.position_at_end(enter)
-    holds: ir.Value = ir.Constant(I1, 1)
+    other = ctx.function.append_basic_block("to_fast_copy")
     step = counter[3]
-    if not step.is_const:  # (the run a copy for a step of 1: consecutive elements, which the vectorizer takes)
-        holds = b.icmp_signed("==", ctx.value(step), ir.Constant(I64, 1))
+    if not step.is_const:
+        # (the run is a copy for a step of 1, consecutive elements, which the vectorizer takes: another step goes
+        # on in the fast copy before anything is computed with it)
+        unit = ctx.function.append_basic_block("unit_step")
+        b.cbranch(b.icmp_signed("==", ctx.value(step), ir.Constant(I64, 1)), unit, other)
+        b.position_at_end(unit)
         ctx.values[step.id] = ir.Constant(I64, 1)
     for uop in trace.hoisted:  # (as the fast copy: the arrays' headers checked by whoever enters it)
         if uop.name not in python_epoch.ENTRY_CHECKED:
@@ -300,10 +304,9 @@ def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable
     per = fuel_per_iteration(trace)
     if per != 1:
         fits = b.and_(fits, b.icmp_unsigned("<", b.mul(trips, ir.Constant(I64, per)), due))
-    holds = b.and_(holds, b.and_(ok, b.icmp_signed(">", trips, ir.Constant(I64, 0))))
+    holds = b.and_(ok, b.icmp_signed(">", trips, ir.Constant(I64, 0)))
     holds = b.and_(holds, b.and_(fits, conditions_hold(ctx, trace.versioning)))
     go = ctx.function.append_basic_block("run")
-    other = ctx.function.append_basic_block("to_fast_copy")
     b.cbranch(holds, go, other).set_weights([1000, 1])
     b.position_at_end(other)
     b.ret(b.call(fast, [ctx.buf], tail="musttail"))
