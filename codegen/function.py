@@ -289,13 +289,7 @@ def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable
     for uop in trace.hoisted:  # (as the fast copy: the arrays' headers checked by whoever enters it)
         if uop.name not in python_epoch.ENTRY_CHECKED:
             _lower(ctx, uop)
-    end = trace.end_snapshot.outer.slots
-    top = _Top(
-        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
-        # (the call entries go into the fast copy only where these hold a word of their kind: _enter_fast)
-        {slot: (ir.Constant(I1, 1), ctx.load_slot(slot, value.kind)) for slot, value in assigned_late(trace).items()},
-        fuel,
-    )
+    top = _fast_top(ctx)
     ok, trips = trips_left(ctx, *(ctx.value(v) for v in counter[1:]))
     # (the periodic check is due at the iteration whose decremented fuel is a multiple of abi.PERIOD: the whole
     # run, and the range guard's iteration after it, come before, as _leave_if_exhausted requires)
@@ -330,13 +324,8 @@ def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable
     b.position_at_end(done)
     for slot, phi in finish.values.items():
         ctx.values[trace.entry_slots[slot].id] = phi
-    for slot, value in assigned_late(trace).items():
-        ctx.valid[slot] = finish.flags[slot]
-        ctx.valid_kinds[slot] = value.kind
     ctx.state_writers.clear()
-    ctx.position = 1
-    ctx.fuel = b.sub(finish.fuel, ir.Constant(I64, 1))
-    ctx.guard(ir.Constant(I1, 0), trace.uops[1])
+    _range_exit(ctx, finish, ir.Constant(I1, 0))
     b.unreachable()
     hoist_invariants(ctx.function, go, body)
     return ctx.function
@@ -420,13 +409,8 @@ def _build_fast(
         if uop.name not in checked_before:  # left to whoever enters: checked_before)
             _lower(ctx, uop)
     assert trace.end_snapshot is not None and trace.versioning is not None
-    end = trace.end_snapshot.outer.slots
     # (the trace's function comes here after whole iterations: the slots assigned late are assigned)
-    top = _Top(
-        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
-        {slot: (ir.Constant(I1, 1), ctx.load_slot(slot, value.kind)) for slot, value in assigned_late(trace).items()},
-        ctx.fuel,  # type: ignore[arg-type]
-    )
+    top = _fast_top(ctx)
     entry_end = b.block
     dispatch_block = ctx.function.append_basic_block("dispatch")
     fast = ctx.function.append_basic_block("loop_fast")
@@ -844,19 +828,39 @@ def _leave_if_exhausted(ctx: LowerContext, dispatch: _Top, ok: ir.Value, trips: 
     periodic check counts the fuel down first), instead of going back to it to find that out: an inner loop's
     run ends here (the state at the loop's top: the dispatch's phis)."""
     b = ctx.builder
-    trace = ctx.trace
-    guard = trace.uops[1]
-    for slot, value in assigned_late(trace).items():  # (assigned: the dispatch comes after whole iterations)
-        ctx.valid[slot] = dispatch.flags[slot]
-        ctx.valid_kinds[slot] = value.kind
-    ctx.position = 1
-    fuel = ctx.fuel
-    ctx.fuel = b.sub(dispatch.fuel, ir.Constant(I64, 1))
     exhausted = b.and_(ok, b.icmp_signed("==", trips, ir.Constant(I64, 0)))
     # (due: the iterations until the periodic check is due, less one; 0 where it is due at the next one)
     leave = b.and_(exhausted, b.icmp_signed("!=", due, ir.Constant(I64, 0)))
-    ctx.guard(b.not_(leave), guard)
+    _range_exit(ctx, dispatch, b.not_(leave))
+
+
+def _range_exit(ctx: LowerContext, top: _Top, stay: ir.Value) -> None:
+    """(A counted fast copy, after whole iterations: top, the state at the loop's top) unless stay, leave
+    through the range guard's exit, as the trace's function would at its next iteration's top (its periodic
+    check counts the fuel down first)."""
+    trace = ctx.trace
+    for slot, value in assigned_late(trace).items():  # (assigned: this comes after whole iterations)
+        ctx.valid[slot] = top.flags[slot]
+        ctx.valid_kinds[slot] = value.kind
+    ctx.position = 1
+    fuel = ctx.fuel
+    ctx.fuel = ctx.builder.sub(top.fuel, ir.Constant(I64, 1))
+    ctx.guard(stay, trace.uops[1])
     ctx.fuel = fuel
+
+
+def _fast_top(ctx: LowerContext) -> _Top:
+    """The state at the loop's top where a fast copy (or its single-run entry) starts: the values of the slots the
+    loop carries (ctx.values of the entry's), the slots assigned late as assigned, with the buffer's words
+    (whoever enters goes there only where those hold words of their kinds: ``_enter_fast``), ctx's fuel."""
+    trace = ctx.trace
+    assert trace.end_snapshot is not None
+    end = trace.end_snapshot.outer.slots
+    return _Top(
+        {slot: ctx.values[value.id] for slot, value in trace.entry_slots.items() if end.get(slot) is not value},
+        {slot: (ir.Constant(I1, 1), ctx.load_slot(slot, value.kind)) for slot, value in assigned_late(trace).items()},
+        ctx.fuel,  # type: ignore[arg-type]
+    )
 
 
 def vectorizable(trace: Trace, run_checked: bool = False) -> bool:
