@@ -12,9 +12,9 @@ from typing import Any
 from codegen import abi
 from codegen.context import LowerContext
 from codegen.engine import NO_PEEL, VECTOR_MODULE, CompiledModule, ObjectCache, engine
-from codegen.entry import build_entry, can_build, support
+from codegen.entry import build_entry, can_build, numpy_objects_known, support
 from codegen.function import build, call_entry_symbol, module_texts, proven_entry_symbol
-from codegen.joined import JoinPlan, build_joined, joinable, loop_entry, loop_symbol
+from codegen.joined import JoinPlan, build_joined, joined_parts, loop_entry, loop_symbol
 from jit.resume import assigned_late
 from jit.trace import Trace, TraceEnd, TraceKind
 
@@ -95,12 +95,12 @@ def lower_trace(
     cache: where the entry stubs' support library is looked for if this process has not compiled it yet. join:
     (a side trace) its tree's loop and side traces, which it is joined with where it can be (``codegen.joined``)."""
     llvm = engine()
+    numpy_objects_known()  # (a trace that met NumPy's scalars may leave with one: the entry stubs box it)
     ctx = LowerContext(trace, layout, symbol, llvm.triple, llvm.data_layout)
     ctx.globals = globals_
     ctx.builtins = builtins_
-    own = next((side for side in join.sides if side.trace is trace), None) if join is not None else None
     joined: list[str] = []
-    if join is not None and own is not None and joinable(join.root, trace, own.parent):
+    if join is not None and any(part.trace is trace for part, _, _ in joined_parts(join)):
         joined = build_joined(ctx, join)
     else:
         build(ctx)

@@ -20,6 +20,7 @@ from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
+from jit import arrays
 from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
 from jit.resume import FrameResume, Hold, exit_resume, written_with_reference
 from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
@@ -370,9 +371,32 @@ class LowerContext:
         return self.load_word(self.layout.slot_word(slot), kind)
 
     def slot_kind_matches(self, slot: int, kind: Kind) -> ir.Value:
+        """Does the slot hold a value of kind, as its tag says? An array counts where the tag says an object: a
+        tree's entry stub tags the arrays outside its entry type map as objects (its support library knows
+        nothing of NumPy: ``codegen.entry``), and both hold the array's address; without that, a side trace that
+        reads an array its root never did failed this guard at every iteration, and so did each side trace
+        grown from it (a histogram's counts, written only on one branch, where the trees started on the
+        other)."""
         b = self.builder
         tag = b.load(self.tag_address(self.layout.slot_tag(slot)))
-        return b.icmp_unsigned("==", b.and_(tag, ir.Constant(I8, KIND_BITS)), ir.Constant(I8, int(kind)))
+        kind_bits = b.and_(tag, ir.Constant(I8, KIND_BITS))
+        same = b.icmp_unsigned("==", kind_bits, ir.Constant(I8, int(kind)))
+        if kind is not Kind.ARRAY:
+            return same
+        before = b.block
+        object_tagged = self.function.append_basic_block("slot_object_tagged")
+        done = self.function.append_basic_block("slot_kind_known")
+        b.cbranch(b.icmp_unsigned("==", kind_bits, ir.Constant(I8, int(Kind.OBJECT))), object_tagged, done)
+        b.position_at_end(object_tagged)
+        obj = self.load_slot(slot, Kind.OBJECT)
+        obj_type = b.load(b.bitcast(b.gep(obj, [ir.Constant(I64, abi.OB_TYPE)], inbounds=True), PTR.as_pointer()))
+        is_array = b.icmp_unsigned("==", obj_type, self.pointer(arrays.numpy_module().ndarray))
+        b.branch(done)
+        b.position_at_end(done)
+        matches = b.phi(I1, name="slot_is_array")
+        matches.add_incoming(same, before)
+        matches.add_incoming(is_array, object_tagged)
+        return matches
 
     def load_fuel(self) -> None:
         self.fuel = self.builder.load(self.word(abi.FUEL))

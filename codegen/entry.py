@@ -31,6 +31,7 @@ hands over with a reference of its own (tag bit OWNED: ``codegen.ownership``) gi
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from typing import Any
 
@@ -84,6 +85,31 @@ def entry_symbol(root_symbol: str) -> str:
     return f"{root_symbol}_entry"
 
 
+#: the process's table of NumPy's objects (``_Stub.numpy_entries``' layout), which the stubs of trees whose entry
+#: type map has no NumPy kind hand tj_entry_leave; and where they read it from: NULL until NumPy's kinds are known
+#: (``numpy_objects_known``). Read at each exit, not fixed in a stub when it is built: NumPy imported, or its
+#: kinds first met, after a tree's root was compiled, a side trace of that tree may still leave with a NumPy
+#: scalar in a slot (an element of an array its root never read), which the stub boxes (it met a kind it could
+#: not box, a SystemError, before)
+_NUMPY_OBJECTS = (ctypes.c_void_p * (_NUMPY_TRUE + 1))()
+_NUMPY_OBJECTS_AT = ctypes.c_void_p(0)
+_numpy_objects_held: list[Any] = []  # (NumPy's types and its two bools: alive while NumPy is, held here too)
+
+
+def numpy_objects_known() -> None:
+    """Fill the process's table of NumPy's objects in, once NumPy's kinds are known (``jit.kinds``); before code
+    that may hold a NumPy scalar in a slot runs: every trace's compilation calls this."""
+    if _NUMPY_OBJECTS_AT.value or not NUMPY_SCALARS:
+        return
+    objects = {int(kind): scalar_type for kind, scalar_type in NUMPY_SCALARS.items()}
+    objects[_NUMPY_FALSE] = NUMPY_SCALARS[Kind.NP_BOOL](False)
+    objects[_NUMPY_TRUE] = NUMPY_SCALARS[Kind.NP_BOOL](True)
+    for index, obj in objects.items():
+        _numpy_objects_held.append(obj)
+        _NUMPY_OBJECTS[index] = id(obj)
+    _NUMPY_OBJECTS_AT.value = ctypes.addressof(_NUMPY_OBJECTS)
+
+
 def can_build(entry_kinds: dict[int, Kind]) -> bool:
     """Can a stub check this entry type map?"""
     return all(kind in ENTRY_KINDS for kind in entry_kinds.values())
@@ -131,7 +157,7 @@ _LEAVE_FN = ir.FunctionType(PTR, [PTR, I64, PTR, I64, I64, I64, PTR.as_pointer()
 RUN = "tj_entry_run"
 #: a tree's entry parameters, a constant of its root's module: its root's function, its entry type map (one byte
 #: per slot), nslots, the buffer's tags offset, its wide word, its size in words, the counter of calls in progress
-#: (an i64) and the table of NumPy's objects (NULL where NumPy is not imported)
+#: (an i64) and where the process keeps its table of NumPy's objects (``numpy_objects_known``)
 ENTRY_PARAMS = ir.LiteralStructType([PTR, PTR, I64, I64, I64, I64, PTR, PTR])
 _UNBOX_FN = ir.FunctionType(I8, [PTR, PTR, PTR, I64, I64])
 _support: list[CompiledModule] = []
@@ -573,15 +599,8 @@ class _Stub:
         assert ctx is not None
         layout = ctx.layout
         active = ctx.symbols.variable("active", I64, active_address)
-        numpy_table: ir.Value = ir.Constant(PTR, None)
-        if NUMPY_SCALARS:
-            known = self.numpy_entries()
-            entries = [known.get(index, ir.Constant(PTR, None)) for index in range(_NUMPY_TRUE + 1)]
-            objects = ir.GlobalVariable(self.module, ir.ArrayType(PTR, len(entries)), f"{symbol}_numpy")
-            objects.initializer = ir.Constant(objects.value_type, entries)
-            objects.global_constant = True
-            objects.linkage = "internal"
-            numpy_table = objects.bitcast(PTR)
+        numpy_objects_known()
+        numpy_table = ctx.symbols.variable("numpy_objects", PTR, ctypes.addressof(_NUMPY_OBJECTS_AT)).bitcast(PTR)
         params = ir.GlobalVariable(self.module, ENTRY_PARAMS, f"{symbol}_params")
         sizes = [ir.Constant(I64, n) for n in (layout.nslots, layout.tags_offset, layout.wide_word)]
         buffer_words = ir.Constant(I64, (layout.size + abi.WORD - 1) // abi.WORD)
@@ -615,7 +634,8 @@ class _Stub:
         buf = b.bitcast(b.alloca(I64, size=buffer_words, name="buffer"), PTR)
         active = b.bitcast(active, I64.as_pointer())
         root = b.bitcast(root, TRACE_FN.as_pointer())
-        numpy_table = b.bitcast(numpy_table, PTR.as_pointer())
+        # (the process's table, or NULL while NumPy's kinds are not known: read at the exit, after the tree ran)
+        numpy_table = b.bitcast(numpy_table, PTR.as_pointer().as_pointer())
         self.enter(slots, buf, kinds, nslots, tags_offset, wide_word, active, root, {}, numpy_table)
 
     def enter(
@@ -632,8 +652,9 @@ class _Stub:
         numpy_table: ir.Value | str,
     ) -> None:
         """A stub's work, from its entry block (the buffer allocated there): check slots and unbox them into buf
-        as kinds says (then the NumPy slots: numpy_slots), run root, and leave through tj_entry_leave with
-        numpy_table (a stub's symbol: its own, built on its stack) as the table of NumPy's objects."""
+        as kinds says (then the NumPy slots: numpy_slots), run root, and leave through tj_entry_leave with the
+        table of NumPy's objects numpy_table points to (the process's, or NULL: ``numpy_objects_known``), or, a
+        stub's symbol, the stub's own, built on its stack."""
         b = self.b
         words = b.bitcast(buf, I64.as_pointer())
         mismatch = self.block("mismatch")
@@ -662,7 +683,10 @@ class _Stub:
         b.store(ir.Constant(I64, abi.FUEL_START), word(abi.FUEL))
         b.store(b.add(b.load(active), ir.Constant(I64, 1)), active)
         exit_number = b.call(root, [buf])
-        table = self.numpy_objects(numpy_table) if isinstance(numpy_table, str) else numpy_table
+        if isinstance(numpy_table, str):
+            table = self.numpy_objects(numpy_table)
+        else:  # (tj_entry_run: where the process keeps its table, read once the tree ran)
+            table = b.load(numpy_table)
         leave_args = [buf, exit_number, slots, nslots, tags_offset, wide_word, table]
         result = b.call(self.declare(LEAVE, _LEAVE_FN), leave_args)
         # (no Python code runs between this decrement and the return: the stub's code cannot be freed before)

@@ -41,6 +41,21 @@ them from there), reads slots whose values the loop has at the exit with the kin
 trace owns a reference (``codegen.ownership``) or makes a call that may run Python code (a barrier). Anything else
 is compiled apart, as before. ``@jit(join_side_traces=False)`` turns it off (to compare the two).
 
+Side traces under side traces (``JoinedSide.under``). A loop's third way is a side trace of its second where the
+root was recorded on the first (an ``if``/``elif``/``else`` that went the ``if`` way then; a histogram whose sorted
+values start below its bins: in range is the root's side trace, past them that one's). Such a side trace is joined
+where the one it hangs from is, in that one's body, where its guard fails: it starts from that body's values at
+the exit (the slots the side trace above assigned before it; any other as that one started: the loop's, or the
+buffer's), its exits write the loop's state at the root's exit, then each side trace's above at its own exit, then
+their own, as the interpreter got them from the traces apart, and it ends at the loop's top as any joined side
+trace does. It is joinable on the same terms, and where the side traces above it are joined, none of them
+assigned a slot the loop does not carry before the exit the next one hangs from (compiled apart, that exit writes
+it to the buffer; joined, only a side trace's end writes such slots there), and the whole iteration on its way,
+the root's part, each part above and its own, adds no more to each of the root's counters than its step
+(``jit.optimizer.counters.joined_additions``). Before, the third way left the joined loop at every iteration that
+took it, into a function of its own that tail-jumped into the root's, whose next exit that way went back into the
+joined loop's function.
+
 The fast copy (``codegen.function``: the root's loop without overflow or bounds checks while conditions hold; a
 counted one with NumPy float operations checked once per run, ``codegen.function._guarded_run``) runs both ways of
 the loop in one run: a histogram's loop (one value in seven out of range) ran in the checked copy alone before,
@@ -90,11 +105,13 @@ _NOT_JOINED = frozenset({"_CHECK_PERIODIC", "_GUARD_TREE_EXIT"})
 
 @dataclasses.dataclass(frozen=True)
 class JoinedSide:
-    """A side trace of the tree, hanging from the root's exit parent (its index in ``root.exits()``)."""
+    """A side trace of the tree, hanging from the root's exit parent (its index in ``root.exits()``), or, under
+    another side trace of the plan (its symbol), from that one's exit parent (an index in its exits)."""
 
     trace: Trace
     symbol: str
     parent: int
+    under: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,9 +144,15 @@ def _stores_pinned_global(root: Trace, side: Trace) -> bool:
     )
 
 
-def joinable(root: Trace, side: Trace, parent: int) -> bool:
-    """Can side, hanging from exit parent of root (index in root.exits()), be joined with root's loop?"""
-    point = parent_point(root, parent)
+def joinable(root: Trace, side: Trace, parent: int, above: Sequence[tuple[Trace, int]] = ()) -> bool:
+    """Can side, hanging from exit parent of root (index in root.exits()), be joined with root's loop? above: (a
+    side trace under another one) the joined side traces it hangs under, from the root's down, each with the index
+    of the exit it hangs from in the one before (the first: in root's exits); side hangs from exit parent of the
+    last of them."""
+    hosts = [root, *(trace for trace, _ in above)]
+    exits = [*(index for _, index in above), parent]
+    host = hosts[-1]
+    point = parent_point(host, parent)
     if point is None or point.propagate or point.prewritten is not None:
         return False
     if root.kind is not TraceKind.ROOT or root.end is not TraceEnd.LOOP or root.end_snapshot is None:
@@ -138,16 +161,18 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
         return False
     if side.end_snapshot.outer.stack or not side.uops or side.uops[-1].name != "_JUMP_TO_TREE":
         return False
-    if not any(uop.exit is point and uop.name not in _NOT_JOINED for uop in root.uops):
+    if not any(uop.exit is point and uop.name not in _NOT_JOINED for uop in host.uops):
         return False
-    if any(uop.exit is point for uop in root.hoisted):
+    if any(uop.exit is point for uop in host.hoisted):
         return False
     for trace in (root, side):
         if Ownership(trace).defined or any(uop.op.barrier for uop in (*trace.hoisted, *trace.uops)):
             return False
     if _stores_pinned_global(root, side):
         return False
-    if joined_additions(root, side, point) is None:  # (it would break the proof of root's counters)
+    points = [parent_point(trace, index) for trace, index in zip(hosts, exits)]
+    # (it would break the proof of root's counters)
+    if joined_additions(root, side, points[0], list(zip(hosts[1:], points[1:]))) is None:  # type: ignore[arg-type]
         return False
     root_end = root.end_snapshot.outer.slots
     carried = {slot: v.kind for slot, v in root.entry_slots.items() if root_end.get(slot) is not v}
@@ -162,7 +187,17 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
                 return False
         elif slot in root.entry_slots or value.kind.is_pointer or value.kind == Kind.WIDE_INT:
             return False  # (the loop holds what it read there; a reference the buffer may own; not a word)
-    holds = _holds(root, point)
+    # the state where side starts: at the root's exit, then as each side trace above it left it at the next exit
+    holds: dict[int, SlotResume] = {}
+    for trace, point in zip(hosts, points):
+        at = _holds(trace, point)  # type: ignore[arg-type]
+        if trace is not root:
+            at = _assigned(trace, at)
+            # (a slot the loop does not carry that a side trace above assigned before the exit: compiled apart, the
+            # exit wrote it to the buffer; joined, only a side trace's end writes such slots there)
+            if any(slot not in carried and slot not in late for slot in at):
+                return False
+        holds.update(at)
     for slot, kind in late.items():  # (one the side trace leaves as the exit had it: of the loop's kind there too)
         if slot not in side.written:
             value = side_end.get(slot)
@@ -177,15 +212,48 @@ def joinable(root: Trace, side: Trace, parent: int) -> bool:
                 return False
         elif slot in root.entry_slots and root.entry_slots[slot].kind != value.kind:
             return False
-    (frame,) = exit_resume(root, point.snapshot)
+    (frame,) = exit_resume(host, point.snapshot)
     if len(frame.stack) != len(side.start_stack):
         return False
     return all(frame.stack[index].kind == value.kind for index, value in side.entry_stack.items())
 
 
+def joined_parts(plan: JoinPlan) -> list[tuple[JoinedSide, ExitPoint, Uop]]:
+    """The side traces of plan that are joined with its loop (``joinable``; one under another side trace only
+    where that one is), each with the exit point it hangs from and that exit's guard, in plan's order."""
+    by_symbol = {part.symbol: part for part in plan.sides}
+    chains: dict[str, tuple[tuple[Trace, int], ...]] = {}
+    out = []
+    for part in plan.sides:
+        if part.under is None:
+            above: tuple[tuple[Trace, int], ...] = ()
+            host = plan.root
+        elif part.under in chains:
+            above = chains[part.under]
+            host = by_symbol[part.under].trace
+        else:  # (under a side trace that is not joined)
+            continue
+        point = parent_point(host, part.parent)
+        if point is None or not joinable(plan.root, part.trace, part.parent, above):
+            continue
+        chains[part.symbol] = (*above, (part.trace, part.parent))
+        out.append((part, point, next(uop for uop in host.uops if uop.exit is point)))
+    return out
+
+
 def _holds(root: Trace, point: ExitPoint) -> dict[int, SlotResume]:
     (frame,) = exit_resume(root, point.snapshot)
     return {state.slot: state for state in frame.slots}
+
+
+def _assigned(side: Trace, holds: dict[int, SlotResume]) -> dict[int, SlotResume]:
+    """Of a side trace's state at one of its exits (holds), the slots it assigned before it (another slot holds
+    what it held where the side trace started: the buffer's, or the value it read there)."""
+    return {
+        slot: state
+        for slot, state in holds.items()
+        if state.hold is Hold.VALUE and state.value is not side.entry_slots.get(slot)
+    }
 
 
 def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
@@ -208,12 +276,7 @@ def build_joined(ctx: LowerContext, plan: JoinPlan) -> list[str]:
     build(ctx)
     ctx.rejoin = None
     loop = LowerContext(plan.root, ctx.layout, plan.root_symbol, "", "", host=holder)
-    joined: list[tuple[JoinedSide, ExitPoint, Uop]] = []
-    for part in plan.sides:
-        point = parent_point(plan.root, part.parent)
-        if point is not None and joinable(plan.root, part.trace, part.parent):
-            guard = next(uop for uop in plan.root.uops if uop.exit is point)
-            joined.append((part, point, guard))
+    joined = joined_parts(plan)
     symbols = [part.symbol for part, _, _ in joined]
     enter = _merged_fast(ctx, plan, symbols)
     # (one side trace, both ways plain arithmetic: computed both, in the checked loop and its fast copy)
@@ -402,27 +465,55 @@ def _join_sides(
     ctx: LowerContext, loop: LowerContext, joined: Sequence[tuple[JoinedSide, ExitPoint, Uop]], converted: bool
 ) -> None:
     """Lower each joined side trace where the loop's guard of its parent exit fails (loop: the context whose
-    guards those are), if-converted or as a branch of its own."""
+    guards those are), if-converted or as a branch of its own; one under another side trace where that one's
+    guard fails, in its body."""
     for part, point, guard in joined:
-        (loop.if_converted if converted else loop.joined)[id(point)] = _joined_side(ctx, loop, part, point, guard)
+        if part.under is None:
+            lower = _joined_side(ctx, loop, part, point, guard, joined)
+            (loop.if_converted if converted else loop.joined)[id(point)] = lower
+
+
+@dataclasses.dataclass(frozen=True)
+class _Above:
+    """(A side trace joined under another) the body of the side trace it hangs from, and how that one's start is
+    seen from the loop: the value of a slot it did not read (``start``), and the flag of a slot assigned late
+    (``flag``)."""
+
+    body: LowerContext
+    start: Callable[[int, object], ir.Value]
+    flag: Callable[[int, tuple[ir.Value, ir.Value]], tuple[ir.Value, ir.Value]]
+    #: the root's exit the first side trace above hangs from; each side trace above, with the exit of it the
+    #: next one hangs from (``joined_additions``)
+    first: ExitPoint
+    through: tuple[tuple[Trace, ExitPoint], ...]
 
 
 def _joined_side(
-    ctx: LowerContext, loop: LowerContext, part: JoinedSide, point: ExitPoint, guard: Uop
+    ctx: LowerContext,
+    loop: LowerContext,
+    part: JoinedSide,
+    point: ExitPoint,
+    guard: Uop,
+    joined: Sequence[tuple[JoinedSide, ExitPoint, Uop]],
+    above: _Above | None = None,
 ) -> Callable[..., None]:
     """What lowers part's body where the loop's guard of point fails (``LowerContext.joined``). Where that is a
     branch guard, the body knows its input's truth (a side trace starts by guarding it again: LLVM folds that).
     Given the guard's condition (``LowerContext.if_converted``: ``if_convertible``), it lowers the body in the
     loop's block instead, each of its guards leaving only where the guard fails (the side's way is taken), and
-    the root's way after it the same where it holds; the iteration's end chooses each slot's next value."""
+    the root's way after it the same where it holds; the iteration's end chooses each slot's next value. above:
+    (a side trace under another, ``JoinedSide.under``) the guard is that one's, in its body: part starts from its
+    values there, and its exits write the loop's state at the root's exit, then that one's at its exit, then their
+    own. The side traces joined under part are lowered in its body the same way (joined: every part)."""
+    parent = loop if above is None else above.body  # (the context whose guard the side trace hangs from)
     failed = {}
     if guard.op.condition is not None and guard.args and not guard.args[0].is_const:
         failed[guard.args[0].id] = ir.Constant(ir.IntType(1), int(not guard.op.condition))
 
     def known(value: Value) -> ir.Value:
-        """A value of the loop, as the side trace starts from it."""
+        """A value of the loop (or of the side trace above), as the side trace starts from it."""
         constant = failed.get(value.id)
-        return constant if constant is not None else loop.value(value)
+        return constant if constant is not None else parent.value(value)
 
     def lower(way: ir.Value | None = None) -> None:
         side = part.trace
@@ -432,28 +523,47 @@ def _joined_side(
         if way is not None:  # (if-converted: the side's way is taken where the guard fails)
             body.predicate = ctx.builder.not_(way)
             body.branch_exit = (loop, point, branch_position)
-        holds = _holds(loop.trace, point)
+        holds = _holds(parent.trace, point)
+        if above is not None:  # (the slots the side trace above assigned; the others, as where it started)
+            holds = _assigned(parent.trace, holds)
 
         def start(slot: int, kind: object) -> ir.Value:
-            """The value slot holds at the exit: the loop's, or (a slot the loop never reads nor assigns) the
-            buffer's."""
+            """The value slot holds at the exit: the loop's (or the side trace's above), or (a slot neither
+            reads nor assigns) the buffer's."""
             state = holds.get(slot)
             if state is not None:
                 assert state.value is not None
                 return known(state.value)
-            entry = loop.trace.entry_slots.get(slot)
+            entry = parent.trace.entry_slots.get(slot)
             if entry is not None:
                 return known(entry)
+            if above is not None:
+                return above.start(slot, kind)
             return loop.load_slot(slot, kind)  # type: ignore[arg-type]
+
+        def flag(slot: int, flag: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ir.Value]:
+            """The flag of a slot assigned late as the side trace starts (flag: the loop's at its top)."""
+            state = holds.get(slot)
+            if state is not None and state.hold is Hold.VALUE:
+                assert state.value is not None
+                return (ir.Constant(ir.IntType(1), 1), parent.value(state.value))
+            return above.flag(slot, flag) if above is not None else flag
 
         for slot, value in side.entry_slots.items():
             body.values[value.id] = start(slot, value.kind)
-        (frame,) = exit_resume(loop.trace, point.snapshot)
+        (frame,) = exit_resume(parent.trace, point.snapshot)
         for index, value in side.entry_stack.items():
             body.values[value.id] = known(frame.stack[index])
-        body.fuel = loop.fuel if loop.fuel is not None else ir.Constant(ir.IntType(64), 0)
-        # an exit of the body: the loop's state at the parent exit first (the side trace's own comes after)
-        body.before_state = lambda: loop.materialize(point.snapshot, stack=False)
+        body.fuel = parent.fuel if parent.fuel is not None else ir.Constant(ir.IntType(64), 0)
+        # an exit of the body: the loop's state at the parent exit first (and the side trace's above at its exit,
+        # which writes the loop's first), the side trace's own after
+        body.before_state = lambda: parent.materialize(point.snapshot, stack=False)
+        for child, child_point, child_guard in joined:
+            if child.under == part.symbol:
+                first = above.first if above is not None else point
+                through = (*(above.through if above is not None else ()), (side, child_point))
+                below = _Above(body, start, flag, first, through)
+                body.joined[id(child_point)] = _joined_side(ctx, loop, child, child_point, child_guard, joined, below)
 
         def back(uop: Uop) -> None:
             """The side trace's end: its values into the loop's phis, and on at the loop's top."""
@@ -464,16 +574,12 @@ def _joined_side(
                 value = end.get(slot)
                 values[slot] = body.value(value) if value is not None else start(slot, None)
             flags = {}
-            for slot, flag in here.flags.items():
+            for slot, at_top in here.flags.items():
                 value = end.get(slot) if slot in side.written else None
-                state = holds.get(slot)
                 if value is not None:
                     flags[slot] = (ir.Constant(ir.IntType(1), 1), body.value(value))
-                elif state is not None and state.hold is Hold.VALUE:
-                    assert state.value is not None
-                    flags[slot] = (ir.Constant(ir.IntType(1), 1), loop.value(state.value))
-                else:  # (not assigned yet in this iteration, nor by the side trace: as it was)
-                    flags[slot] = flag
+                else:  # (not assigned by the side trace: as at its start)
+                    flags[slot] = flag(slot, at_top)
             # (a slot the loop neither reads nor assigns: in the buffer, as the side trace's end writes it)
             outside = sorted(side.written - set(here.values) - set(here.flags))
             assert not (outside and way is not None), "if-converted with a store"
@@ -498,7 +604,10 @@ def _joined_side(
         for uop in side.hoisted:  # (checked at each entry of the side trace compiled apart: here too)
             _lower(body, uop)
         # (an addition to a counter of the loop that the loop's guard proves, jit.optimizer.counters: unchecked)
-        proven = joined_additions(loop.trace, side, point) or frozenset()
+        if above is None:
+            proven = joined_additions(loop.trace, side, point) or frozenset()
+        else:
+            proven = joined_additions(loop.trace, side, above.first, above.through) or frozenset()
         for position, uop in enumerate(side.uops):
             if id(uop) in proven:
                 unchecked = UOPS[uop.op.unchecked]  # type: ignore[index]
@@ -510,4 +619,4 @@ def _joined_side(
     return lower
 
 
-__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable", "loop_entry", "loop_symbol"]
+__all__ = ["JoinPlan", "JoinedSide", "build_joined", "joinable", "joined_parts", "loop_entry", "loop_symbol"]

@@ -445,8 +445,8 @@ class Monitor:
             self.limits_hit["max_side_traces"] += 1
             exit.life.blacklist()
             return
-        if exit.trace is tree.root and tree.side_on_its_way(exit):
-            # a side trace from another exit of the root is on its way (compiling in the background; recorded or
+        if tree.joins_from(exit) and tree.side_on_its_way(exit):
+            # a side trace from another exit of the tree is on its way (compiling in the background; recorded or
             # compiled by another thread): lowered now, this one would not be joined with it (codegen.joined), and
             # the loop would run in two functions that jump into each other where compiling synchronously makes one
             # (histogram: its steady state 2.3x as slow with sync_compile=False). Record it once that one is

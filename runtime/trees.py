@@ -351,30 +351,53 @@ class Tree:
                     out.append(other)
         return out
 
+    def joins_from(self, exit: ExitDescriptor) -> bool:
+        """May a side trace from exit be joined with this tree's loop (``join_plan``): is exit the root's, or that
+        of a side trace that comes back to the tree?"""
+        return exit.trace is self.root or any(
+            exit.trace is compiled and compiled.trace.end_tree is self for compiled in self.side_traces
+        )
+
     def side_on_its_way(self, exit: ExitDescriptor) -> bool:
-        """Is a side trace from another exit of this tree's root being recorded or compiled now (in the
+        """Is a side trace from another exit of this tree's traces being recorded or compiled now (in the
         background, or by another thread)? It is not installed yet, so a side trace from exit lowered meanwhile
         would not be joined with it (``join_plan`` takes the installed ones)."""
-        return any(other is not exit and other.life.recording for other in self.root.exits)
+        return any(other is not exit and other.life.recording for compiled in self.traces() for other in compiled.exits)
 
     def join_plan(self, side: Trace, symbol: str) -> JoinPlan | None:
         """What side (about to be compiled as symbol, hanging from an exit of this tree) may be joined with
-        (``codegen.joined``): this tree's root and its side traces hanging from the root that jump back to
-        it, side among them; None if side does not come back from the root to this tree."""
+        (``codegen.joined``): this tree's root and its side traces that jump back to it, hanging from the root or
+        from another of them, side among them; None if side does not come back to this tree from its root or
+        from such a side trace."""
         parent: ExitDescriptor = side.parent_exit
-        if parent is None or parent.trace is not self.root or side.end_tree is not self:
+        if parent is None or side.end_tree is not self:
             return None
-        sides = [
-            JoinedSide(compiled.trace, compiled.symbol, compiled.parent.index)
-            for compiled in self.side_traces
-            if compiled.parent is not None and compiled.parent.trace is self.root and compiled.trace.end_tree is self
-        ]
+        # (compiled traces by identity: a side trace that comes back to this tree)
+        coming_back = {id(compiled): compiled for compiled in self.side_traces if compiled.trace.end_tree is self}
+
+        def under(exit: ExitDescriptor) -> str | bool | None:
+            """The symbol of the side trace exit belongs to (None: the root's; False: neither)."""
+            if exit.trace is self.root:
+                return None
+            above = coming_back.get(id(exit.trace))
+            return above.symbol if above is not None else False
+
+        sides = []
+        for compiled in self.side_traces:
+            if compiled.parent is None or id(compiled) not in coming_back:
+                continue
+            above = under(compiled.parent)
+            if above is not False:
+                sides.append(JoinedSide(compiled.trace, compiled.symbol, compiled.parent.index, above))
+        own = under(parent)
+        if own is False:
+            return None
         libraries = tuple(
             compiled.module.library for compiled in self.side_traces if compiled.symbol in {s.symbol for s in sides}
         )
-        sides.append(JoinedSide(side, symbol, parent.index))
+        sides.append(JoinedSide(side, symbol, parent.index, own))
         # (how often the side's way was taken, per iteration of the tree's entries: codegen.joined.IF_CONVERT_SHARE)
-        counts = self.root.exit_counts()
+        counts = parent.trace.exit_counts()
         taken = counts[parent.index] if parent.index < len(counts) else 0
         share = taken / self.iterations if self.iterations > 0 else None
         return JoinPlan(self.root.trace, self.root.symbol, tuple(sides), libraries, share)

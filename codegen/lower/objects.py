@@ -128,9 +128,15 @@ _SCALAR_STORAGE = {
 
 @lowers("_UNBOX_NP_SCALAR")
 def _unbox_np_scalar(ctx: LowerContext, uop: Uop) -> ir.Value:
+    return unboxed_np_scalar(ctx, ctx.value(uop.args[0]), uop.operand)
+
+
+def unboxed_np_scalar(ctx: LowerContext, obj: ir.Value, kind: Kind) -> ir.Value:
+    """The value of obj, a NumPy scalar of kind, as native code holds it (a numpy.float64's: a double)."""
+    if kind == Kind.NP_FLOAT64:
+        return _load_at(ctx, obj, abi.FLOAT_VALUE, DOUBLE)
     b = ctx.builder
-    kind = uop.operand
-    stored = _load_at(ctx, ctx.value(uop.args[0]), arrays.SCALAR_VALUE, _SCALAR_STORAGE[kind])
+    stored = _load_at(ctx, obj, arrays.SCALAR_VALUE, _SCALAR_STORAGE[kind])
     if kind == Kind.NP_BOOL:
         return b.icmp_unsigned("!=", stored, ir.Constant(stored.type, 0))
     if kind == Kind.NP_INT32:

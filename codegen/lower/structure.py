@@ -7,13 +7,15 @@ from collections import Counter
 from llvmlite import ir
 
 from codegen import python_epoch
-from codegen.capi import I64
+from codegen.capi import I8, I64
 from codegen.context import LowerContext
+from codegen.lower.objects import _type_is, unboxed_np_scalar
 from codegen.lower.table import (
     _entry_alloca,
     _i64,
     lowers,
 )
+from jit.kinds import NUMPY_SCALARS, Kind
 from jit.trace import Trace, TraceKind, Uop, Value
 
 # the uops declared Lowering.SKELETON are lowered by the trace's skeleton (codegen.function)
@@ -26,7 +28,31 @@ def _load_const(ctx: LowerContext, uop: Uop) -> ir.Value:
 
 @lowers("_GUARD_SLOT_KIND")
 def _guard_slot_kind(ctx: LowerContext, uop: Uop) -> None:
-    ctx.guard(ctx.slot_kind_matches(uop.operand.slot, uop.operand.kind), uop)
+    slot, kind = uop.operand.slot, uop.operand.kind
+    # (the side trace's first read of a slot, jit.recorder: not the check of what an inner tree wrote there)
+    first_read = uop.exit is not None and not uop.exit.propagate
+    scalar = kind.is_numpy_scalar and first_read
+    if scalar:
+        _unbox_scalar_slot(ctx, slot, kind)
+    ctx.guard(ctx.slot_kind_matches(slot, kind), uop)
+    value = ctx.trace.entry_slots.get(slot)
+    if scalar and value is not None and value.kind == kind:  # (loaded where the trace starts: its value now)
+        ctx.values[value.id] = ctx.load_slot(slot, kind)
+
+
+def _unbox_scalar_slot(ctx: LowerContext, slot: int, kind: Kind) -> None:
+    """Where slot holds a NumPy scalar of kind as an object no native code wrote (a tree's entry stub classifies
+    the NumPy scalars outside its entry type map as objects: ``codegen.entry``), hold its value instead, as the
+    buffer's Python path and the stub's own NumPy slots do (the frame keeps the object: a slot not written is not
+    boxed again). Without it, a side trace reading a NumPy scalar its root never read failed its guard of the
+    slot's kind at every iteration, and so did each side trace grown from it."""
+    b = ctx.builder
+    address = ctx.tag_address(ctx.layout.slot_tag(slot))
+    with b.if_then(b.icmp_unsigned("==", b.load(address), ir.Constant(I8, int(Kind.OBJECT)))):
+        obj = ctx.load_slot(slot, Kind.OBJECT)
+        with b.if_then(_type_is(ctx, obj, NUMPY_SCALARS[kind])):
+            ctx.store_word(ctx.layout.slot_word(slot), kind, unboxed_np_scalar(ctx, obj, kind))
+            b.store(ir.Constant(I8, int(kind)), address)
 
 
 @lowers("_CALL_TREE")

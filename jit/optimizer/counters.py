@@ -27,8 +27,10 @@ What the proof needs, and where it is kept:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from jit.kinds import Kind
-from jit.resume import Hold, entry_snapshot, exit_resume
+from jit.resume import Hold, SlotResume, entry_snapshot, exit_resume
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value, hoisted_when_hot
 from jit.uops import UOPS
 
@@ -93,18 +95,21 @@ def _step_of(uop: Uop, value: Value) -> int | None:
     return step if step is not None and 0 < step <= MAX_STEP else None
 
 
-def joined_additions(root: Trace, side: Trace, point: ExitPoint) -> frozenset[int] | None:
+def joined_additions(
+    root: Trace, side: Trace, point: ExitPoint, above: Sequence[tuple[Trace, ExitPoint]] = ()
+) -> frozenset[int] | None:
     """Where root counts (``root.counters``) and side hangs from root's exit point: None if side, joined with
     the loop, could break the proof (see the module's docstring); else the ids of side's additions to a counter
     that cannot overflow in the joined loop (an iteration that takes side's way adds at most the counter's step
-    in all), which the joined copy lowers unchecked."""
+    in all), which the joined copy lowers unchecked. above: (side under other joined side traces) each of those,
+    from the one hanging from point down, with the exit point of it the next one (the last: side) hangs from:
+    what each added before that exit counts too."""
     if not root.counters:
         return frozenset()
-    if any(uop.name in _FUEL_USERS for uop in side.uops):
+    if any(uop.name in _FUEL_USERS for trace in (side, *(t for t, _ in above)) for uop in trace.uops):
         return None
     assert root.end_snapshot is not None and side.end_snapshot is not None
-    (frame,) = exit_resume(root, point.snapshot)
-    holds = {state.slot: state for state in frame.slots}
+    holds = _state_at(root, point)
     root_end = root.end_snapshot.outer.slots
     side_end = side.end_snapshot.outer.slots
     producer = {uop.out.id: uop for uop in side.uops if uop.out is not None}
@@ -118,6 +123,17 @@ def joined_additions(root: Trace, side: Trace, point: ExitPoint) -> frozenset[in
             before = step
         else:
             return None
+        for trace, at in above:  # (and what each side trace above added before its exit)
+            start = trace.entry_slots.get(slot)
+            state = _state_at(trace, at).get(slot)
+            if state is None or state.hold is not Hold.VALUE or state.value is start:  # (not assigned before it)
+                continue
+            made = {uop.out.id: uop for uop in trace.uops if uop.out is not None}
+            addition = made.get(state.value.id) if state.hold is Hold.VALUE and state.value is not None else None
+            added = _added(addition, start) if addition is not None and start is not None else None
+            if added is None:
+                return None
+            before += added
         start = side.entry_slots.get(slot)
         following = side_end.get(slot)
         if slot not in side.written or (following is not None and following is start):
@@ -132,3 +148,8 @@ def joined_additions(root: Trace, side: Trace, point: ExitPoint) -> frozenset[in
         if before + added > step:
             return None
     return frozenset(unchecked)
+
+
+def _state_at(trace: Trace, point: ExitPoint) -> dict[int, SlotResume]:
+    (frame,) = exit_resume(trace, point.snapshot)
+    return {state.slot: state for state in frame.slots}

@@ -17,7 +17,13 @@ code changes an array's dtype, shape, layout or flags, and native code runs none
 signal handlers aside, after which the hoisted guards are checked again). The uops declared ``entry_value``
 (an array's data address, dimensions, strides) move with them on the same condition, so a loop reads each
 array's header once per entry (the periodic check reads it again and leaves if a signal handler changed it).
-Index guards on such inputs (``jit.optimizer.bounds``) move the same way."""
+Index guards on such inputs (``jit.optimizer.bounds``) move the same way.
+
+In a side trace, an index guard stays where it is: it has no loop to move it out of, and at its entry it would
+fail ahead of the branch guards that come first (a histogram's ``if 0 <= k < bins: counts[k] += 1``, its side
+trace recorded where k was in range: its check of k against counts' length failed for every k past bins, and left
+the loop to a side trace of its entry, never joined into the loop, 1 in 6 iterations). Other guards move in side
+traces too: the reads moved with them (an iterator's layout, an array's header) rely on them."""
 
 from __future__ import annotations
 
@@ -38,6 +44,12 @@ def run(trace: Trace) -> None:
         if not movable or not all(v.is_const or v.id in invariant for v in uop.args):
             kept.append(uop)
             continue
+        if uop.name in _PASSING and trace.kind is TraceKind.SIDE:
+            # (a side trace runs once per entry: moved to its entry, an index guard would fail before the branch
+            # guards that precede it, whose side traces are where such data goes, and a side trace grown from
+            # the entry is never joined into its tree's loop)
+            kept.append(uop)
+            continue
         if uop.op.entry_value:
             trace.hoisted.append(uop)
             invariant.add(uop.out.id)  # type: ignore[union-attr]
@@ -51,6 +63,11 @@ def run(trace: Trace) -> None:
         uop.exit.when_hot = hoisted_when_hot(uop.op, trace.kind is TraceKind.ROOT)
         trace.hoisted.append(uop)
     trace.uops = kept
+
+
+#: guards that may fail on passing data, which no uop moved to the entry depends on (an iterator's or a global's
+#: guard is what the reads of its layout moved with it rely on: those move in a side trace too)
+_PASSING = frozenset({"_GUARD_INDEX_RANGE"})
 
 
 def _identity(operand: Any) -> tuple:

@@ -12,6 +12,8 @@ from helpers import Args, check, define
 import jit as jit_module
 from jit import jit
 
+from .joins import leaves_of_one_call, side_traces
+
 OPTS = {"threshold": 8, "side_exit_threshold": 4}
 
 
@@ -64,42 +66,18 @@ def nested_branchy(n):
     return total
 
 
-def _side_traces(f):
-    return [t for tree in jit_module.stats(f)["trees"] for t in tree["traces"] if t["kind"] == "side"]
-
-
-def _parent_exit_counts(f):
-    """The native counts of the exits that side traces hang from."""
-    return {
-        e["id"]: e["taken"]
-        for tree in jit_module.stats(f)["trees"]
-        for t in tree["traces"]
-        for e in t["exits"]
-        if e["side_trace"] is not None
-    }
-
-
-def _leaves_of_one_call(f, *args):
-    """(exits to the interpreter, parent exits taken natively) in one call."""
-    stats = jit_module.stats(f)
-    exits, parents = stats["exits_to_interpreter"], _parent_exit_counts(f)
-    f(*args)
-    after = _parent_exit_counts(f)
-    return jit_module.stats(f)["exits_to_interpreter"] - exits, {k: after[k] - parents.get(k, 0) for k in after}
-
-
 def test_alternating_branch_leaves_the_root_once_per_call():
     f = check(alternate, 3000, 5, 0, options=OPTS, native=True).cpython_baseline
-    assert [t["joined"] for t in _side_traces(f)] == [[_side_traces(f)[0]["symbol"]]]
-    to_interpreter, parents = _leaves_of_one_call(f, 3000)
+    assert [t["joined"] for t in side_traces(f)] == [[side_traces(f)[0]["symbol"]]]
+    to_interpreter, parents = leaves_of_one_call(f, 3000)
     assert to_interpreter == 1  # the loop's end
     assert list(parents.values()) == [1]  # into the joined function once; then both ways stay there
     assert f(3000) == alternate(3000)
 
     apart = jit(join_side_traces=False, **OPTS)(alternate)
     apart(3000)
-    assert all(not t["joined"] for t in _side_traces(apart))
-    to_interpreter, parents = _leaves_of_one_call(apart, 3000)
+    assert all(not t["joined"] for t in side_traces(apart))
+    to_interpreter, parents = leaves_of_one_call(apart, 3000)
     assert to_interpreter == 1
     assert list(parents.values()) == [1500]  # the parent exit at every other iteration
 
@@ -107,10 +85,10 @@ def test_alternating_branch_leaves_the_root_once_per_call():
 def test_two_side_traces_are_joined_in_the_second_ones_function():
     data = [(i * 37) % 101 - 10 for i in range(2000)]
     f = check(three_ways, Args(data, 0, 80), Args(data[:7], 0, 80), options=OPTS, native=True).cpython_baseline
-    sides = _side_traces(f)
+    sides = side_traces(f)
     assert len(sides) == 2
     assert sorted(len(t["joined"]) for t in sides) == [1, 2]  # the second holds both ways out of range
-    to_interpreter, parents = _leaves_of_one_call(f, data, 0, 80)
+    to_interpreter, parents = leaves_of_one_call(f, data, 0, 80)
     assert to_interpreter == 1
     # (the root's function goes into one side trace's function at the first value out of range, which may go
     # once into the other's, where everything stays)
@@ -119,9 +97,9 @@ def test_two_side_traces_are_joined_in_the_second_ones_function():
 
 def test_nested_loops_with_joined_inner_side_trace():
     f = check(nested_branchy, 60, 7, 1, options=OPTS, native=True).cpython_baseline
-    sides = _side_traces(f)
+    sides = side_traces(f)
     assert sides and all(t["joined"] for t in sides)
-    to_interpreter, parents = _leaves_of_one_call(f, 60)
+    to_interpreter, parents = leaves_of_one_call(f, 60)
     assert to_interpreter <= 2
     assert sum(parents.values()) <= 60  # at most once per entry of the inner loop (60 outer iterations)
     assert "joined with its tree's loop" in jit_module.dump(f, "trees")
@@ -129,8 +107,8 @@ def test_nested_loops_with_joined_inner_side_trace():
 
 def test_collatz_inner_while_loop():
     f = check(collatz_steps, 300, 30, options=OPTS, native=True).cpython_baseline
-    assert any(t["joined"] for t in _side_traces(f))
-    to_interpreter, parents = _leaves_of_one_call(f, 300)
+    assert any(t["joined"] for t in side_traces(f))
+    to_interpreter, parents = leaves_of_one_call(f, 300)
     assert to_interpreter <= 2
     assert sum(parents.values()) <= 300  # at most once per entry of the inner loop
 
@@ -152,7 +130,7 @@ def test_int_overflow_in_a_joined_side_trace_goes_on_in_python_ints():
     f = check(
         overflow_on_the_side, Args(400, 5), Args(400, 2**61), Args(400, -(2**61)), options=OPTS, native=True
     ).cpython_baseline
-    assert any(t["joined"] for t in _side_traces(f))
+    assert any(t["joined"] for t in side_traces(f))
     assert f(400, 2**61) == overflow_on_the_side(400, 2**61)
 
 
@@ -185,7 +163,7 @@ def divide_on_the_side(xs, d):
 def test_zero_division_inside_a_joined_side_trace():
     xs = list(range(1, 600))
     f = check(divide_on_the_side, Args(xs, -1), Args(xs, 301), Args(xs, 302), options=OPTS, native=True)
-    assert any(t["joined"] for t in _side_traces(f.cpython_baseline))
+    assert any(t["joined"] for t in side_traces(f.cpython_baseline))
 
 
 G = 5
@@ -230,7 +208,7 @@ def test_list_items_read_on_both_ways_keep_their_reference_counts():
     xs[11] = -0.0
     xs[12] = float("nan")
     f = check(floats_by_sign, xs, xs[:5], options=OPTS, native=True).cpython_baseline
-    assert any(t["joined"] for t in _side_traces(f))
+    assert any(t["joined"] for t in side_traces(f))
     before = [sys.getrefcount(x) for x in xs[:50]]
     for _ in range(3):
         f(xs)
@@ -261,11 +239,11 @@ def test_a_way_taken_once_in_a_while_runs_in_the_joined_fast_copy():
     f = check(once_in_a_while, Args(xs, 1000), Args(xs, 2), Args(xs[:50], 7), options=OPTS, native=True)
     f = f.cpython_baseline
     f(xs, 1000)
-    assert any(t["joined"] for t in _side_traces(f))
-    (side,) = _side_traces(f)
+    assert any(t["joined"] for t in side_traces(f))
+    (side,) = side_traces(f)
     before = side["fast_runs"]
-    to_interpreter, parents = _leaves_of_one_call(f, xs, 1000)
-    (side,) = _side_traces(f)
+    to_interpreter, parents = leaves_of_one_call(f, xs, 1000)
+    (side,) = side_traces(f)
     assert side["fast_runs"] - before >= 1
     assert to_interpreter == 1  # the loop's end
     assert sum(parents.values()) == 1  # into the joined function once

@@ -382,14 +382,16 @@ def test_numpy_scalars_and_arrays_go_through_the_stub():
 
 
 def test_a_kind_the_stub_cannot_box_raises_instead_of_crashing(monkeypatch):
-    """A stub built with no table of NumPy's objects (as if NumPy were not imported) that meets a NumPy scalar
-    at an exit never reads its bits as a pointer: it raises SystemError."""
+    """A stub with no table of NumPy's objects (as if NumPy's kinds were not known: the process's table not filled
+    in, ``codegen.entry.numpy_objects_known``) that meets a NumPy scalar at an exit never reads its bits as a
+    pointer: it raises SystemError."""
     np = pytest.importorskip("numpy")
     from helpers import define
 
     from codegen import entry
 
-    monkeypatch.setattr(entry, "NUMPY_SCALARS", {})
+    monkeypatch.setattr(entry, "NUMPY_SCALARS", {})  # (no stub built meanwhile fills the table in)
+    monkeypatch.setattr(entry._NUMPY_OBJECTS_AT, "value", None)  # (put back after the test)
     source = """
 def from_a_global(n):
     s = 0.0

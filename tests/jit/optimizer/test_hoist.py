@@ -3,7 +3,7 @@ distinct one once, leaving where the trace starts; every other uop stays where i
 
 from jit.optimizer import hoist
 
-from .passes import assert_pass, assert_unchanged
+from .passes import after, assert_pass, assert_unchanged
 
 BODY = """
 uops of t:
@@ -97,6 +97,59 @@ def test_a_side_trace_hoists_to_where_it_starts_with_its_stack():
         """,
         snapshots=True,
     )
+
+
+SIDE_WITH_INDEX = """
+# t: side trace from exit 8 (line 73) of the loop at line 71; entry kinds {counts:ndarray, k:int, bins:int} [uops]
+uops of t:
+  _LOAD_SLOT (target=28, operand=0 (counts)) -> v4:ndarray
+  _LOAD_SLOT (target=28, operand=1 (k)) -> v5:int
+  _LOAD_SLOT (target=28, operand=2 (bins)) -> v2:int
+  _GUARD_ARRAY (v4, target=39, operand=int64 1-D C, exit=9)             # line 74
+  _ARRAY_DATA (v4, target=39) -> v6:int                                 # line 74
+  _ARRAY_DIM (v4, target=39, operand=0) -> v7:int                       # line 74
+  _COMPARE_OP_INT (v5, v2, target=30, operand=<) -> v3:bool             # line 73
+  _GUARD_IS_TRUE_POP (v3, target=31, exit=14)                           # line 73
+  _GUARD_INDEX_RANGE (v5, 0, v7, 0, target=39, exit=15)                 # line 74
+  _ARRAY_LOAD (v6, v5, target=39, operand=int64 1-D C) -> v9:np.int64   # line 74
+  _EXIT_TRACE (target=52, operand=52, exit=16)                          # line 76
+"""
+
+
+def test_a_side_trace_keeps_an_index_guard_behind_the_branch_before_it():
+    """(A histogram's `if 0 <= k < bins: counts[k] += 1`, its side trace recorded where k was in range) the array's
+    spec guard and header reads move to the entry; the check of k against the array's length stays after the
+    check of k against bins: at the entry it would fail first for every k past bins, and the side trace grown
+    from there would never be joined into the tree's loop."""
+    assert_pass(
+        hoist.run,
+        SIDE_WITH_INDEX,
+        """
+        # t: side trace from exit 8 (line 73) of the loop at line 71; entry kinds {counts:ndarray, k:int, bins:int} [uops]
+        uops of t:
+          _LOAD_SLOT (target=28, operand=0 (counts)) -> v4:ndarray
+          _LOAD_SLOT (target=28, operand=1 (k)) -> v5:int
+          _LOAD_SLOT (target=28, operand=2 (bins)) -> v2:int
+          _GUARD_ARRAY (v4, target=39, operand=int64 1-D C, exit=9)             # line 74 (hoisted to the entry)
+          _ARRAY_DATA (v4, target=39) -> v6:int                                 # line 74 (hoisted to the entry)
+          _ARRAY_DIM (v4, target=39, operand=0) -> v7:int                       # line 74 (hoisted to the entry)
+          _COMPARE_OP_INT (v5, v2, target=30, operand=<) -> v3:bool             # line 73
+          _GUARD_IS_TRUE_POP (v3, target=31, exit=14)                           # line 73
+          _GUARD_INDEX_RANGE (v5, 0, v7, 0, target=39, exit=15)                 # line 74
+          _ARRAY_LOAD (v6, v5, target=39, operand=int64 1-D C) -> v9:np.int64   # line 74
+          _EXIT_TRACE (target=52, operand=52, exit=16)                          # line 76
+        """,
+    )
+
+
+def test_a_root_trace_still_hoists_an_index_guard_on_a_value_the_same_throughout():
+    root = SIDE_WITH_INDEX.replace(
+        "# t: side trace from exit 8 (line 73) of the loop at line 71; entry kinds {counts:ndarray, k:int, bins:int} [uops]\n",
+        "",
+    ).replace("_EXIT_TRACE (target=52, operand=52, exit=16)  ", "_JUMP_TO_TOP (target=12)")
+    root += "loop-carried: counts=v4, k=v5, bins=v2\n"
+    (guard,) = [line for line in after(hoist.run, root).splitlines() if "_GUARD_INDEX_RANGE" in line]
+    assert guard.endswith("(hoisted to the entry)"), guard
 
 
 def test_other_guards_stay_in_place():
