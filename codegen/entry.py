@@ -101,13 +101,19 @@ def numpy_objects_known() -> None:
     that may hold a NumPy scalar in a slot runs: every trace's compilation calls this."""
     if _NUMPY_OBJECTS_AT.value or not NUMPY_SCALARS:
         return
-    objects = {int(kind): scalar_type for kind, scalar_type in NUMPY_SCALARS.items()}
-    objects[_NUMPY_FALSE] = NUMPY_SCALARS[Kind.NP_BOOL](False)
-    objects[_NUMPY_TRUE] = NUMPY_SCALARS[Kind.NP_BOOL](True)
-    for index, obj in objects.items():
+    for index, obj in _numpy_objects().items():
         _numpy_objects_held.append(obj)
         _NUMPY_OBJECTS[index] = id(obj)
     _NUMPY_OBJECTS_AT.value = ctypes.addressof(_NUMPY_OBJECTS)
+
+
+def _numpy_objects() -> dict[int, Any]:
+    """The entries of a table of NumPy's objects (NumPy's kinds known), by index: the scalar type of each scalar
+    kind at its kind's index, then numpy.False_ and numpy.True_ (tj_entry_leave reads no other)."""
+    objects: dict[int, Any] = {int(kind): scalar_type for kind, scalar_type in NUMPY_SCALARS.items()}
+    objects[_NUMPY_FALSE] = NUMPY_SCALARS[Kind.NP_BOOL](False)
+    objects[_NUMPY_TRUE] = NUMPY_SCALARS[Kind.NP_BOOL](True)
+    return objects
 
 
 def can_build(entry_kinds: dict[int, Kind]) -> bool:
@@ -599,7 +605,6 @@ class _Stub:
         assert ctx is not None
         layout = ctx.layout
         active = ctx.symbols.variable("active", I64, active_address)
-        numpy_objects_known()
         numpy_table = ctx.symbols.variable("numpy_objects", PTR, ctypes.addressof(_NUMPY_OBJECTS_AT)).bitcast(PTR)
         params = ir.GlobalVariable(self.module, ENTRY_PARAMS, f"{symbol}_params")
         sizes = [ir.Constant(I64, n) for n in (layout.nslots, layout.tags_offset, layout.wide_word)]
@@ -733,12 +738,8 @@ class _Stub:
             b.store(ir.Constant(I8, int(kind)), b.gep(tags, [ir.Constant(I64, slot)], inbounds=True))
 
     def numpy_entries(self) -> dict[int, ir.Value]:
-        """The entries of the table of NumPy's objects tj_entry_leave takes (NumPy imported), by index: the scalar
-        type of each scalar kind at its kind's index, then numpy.False_ and numpy.True_ (it reads no other)."""
-        entries = {int(kind): self.pointer(scalar_type) for kind, scalar_type in NUMPY_SCALARS.items()}
-        entries[_NUMPY_FALSE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](False))
-        entries[_NUMPY_TRUE] = self.pointer(NUMPY_SCALARS[Kind.NP_BOOL](True))
-        return entries
+        """The entries of the table of NumPy's objects tj_entry_leave takes (``_numpy_objects``), as pointers."""
+        return {index: self.pointer(obj) for index, obj in _numpy_objects().items()}
 
     def numpy_objects(self, symbol: str) -> ir.Value:
         """(A tree's stub) its table of NumPy's objects for tj_entry_leave, or NULL where NumPy is not imported

@@ -94,7 +94,7 @@ from codegen.ownership import Ownership
 from jit.kinds import Kind
 from jit.optimizer.counters import joined_additions
 from jit.optimizer.merge import merged
-from jit.resume import Hold, SlotResume, assigned_late, exit_resume
+from jit.resume import Hold, SlotResume, assigned_late, exit_resume, slots_at
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value
 from jit.uops import UOPS
 
@@ -190,7 +190,7 @@ def joinable(root: Trace, side: Trace, parent: int, above: Sequence[tuple[Trace,
     # the state where side starts: at the root's exit, then as each side trace above it left it at the next exit
     holds: dict[int, SlotResume] = {}
     for trace, point in zip(hosts, points):
-        at = _holds(trace, point)  # type: ignore[arg-type]
+        at = slots_at(trace, point.snapshot)  # type: ignore[union-attr]
         if trace is not root:
             at = _assigned(trace, at)
             # (a slot the loop does not carry that a side trace above assigned before the exit: compiled apart, the
@@ -239,11 +239,6 @@ def joined_parts(plan: JoinPlan) -> list[tuple[JoinedSide, ExitPoint, Uop]]:
         chains[part.symbol] = (*above, (part.trace, part.parent))
         out.append((part, point, next(uop for uop in host.uops if uop.exit is point)))
     return out
-
-
-def _holds(root: Trace, point: ExitPoint) -> dict[int, SlotResume]:
-    (frame,) = exit_resume(root, point.snapshot)
-    return {state.slot: state for state in frame.slots}
 
 
 def _assigned(side: Trace, holds: dict[int, SlotResume]) -> dict[int, SlotResume]:
@@ -523,7 +518,7 @@ def _joined_side(
         if way is not None:  # (if-converted: the side's way is taken where the guard fails)
             body.predicate = ctx.builder.not_(way)
             body.branch_exit = (loop, point, branch_position)
-        holds = _holds(parent.trace, point)
+        holds = slots_at(parent.trace, point.snapshot)
         if above is not None:  # (the slots the side trace above assigned; the others, as where it started)
             holds = _assigned(parent.trace, holds)
 

@@ -415,6 +415,12 @@ def exit_resume(trace: Trace, snapshot: Snapshot) -> list[FrameResume]:
     return [frame_resume(trace, frame) for frame in snapshot.frames]
 
 
+def slots_at(trace: Trace, snapshot: Snapshot) -> dict[int, SlotResume]:
+    """The state of each slot at snapshot (``exit_resume``'s one frame), by slot."""
+    (frame,) = exit_resume(trace, snapshot)
+    return {state.slot: state for state in frame.slots}
+
+
 def prewritten(
     snapshot: Snapshot,
     inner_exit: int,

@@ -354,9 +354,15 @@ class Tree:
     def joins_from(self, exit: ExitDescriptor) -> bool:
         """May a side trace from exit be joined with this tree's loop (``join_plan``): is exit the root's, or that
         of a side trace that comes back to the tree?"""
-        return exit.trace is self.root or any(
-            exit.trace is compiled and compiled.trace.end_tree is self for compiled in self.side_traces
-        )
+        return self._joined_under(exit) is not False
+
+    def _joined_under(self, exit: ExitDescriptor) -> str | bool | None:
+        """(``join_plan``) the symbol of the side trace exit belongs to, where that one comes back to this tree;
+        None where exit is the root's; False otherwise."""
+        if exit.trace is self.root:
+            return None
+        above = next((c for c in self.side_traces if exit.trace is c and c.trace.end_tree is self), None)
+        return above.symbol if above is not None else False
 
     def side_on_its_way(self, exit: ExitDescriptor) -> bool:
         """Is a side trace from another exit of this tree's traces being recorded or compiled now (in the
@@ -372,24 +378,14 @@ class Tree:
         parent: ExitDescriptor = side.parent_exit
         if parent is None or side.end_tree is not self:
             return None
-        # (compiled traces by identity: a side trace that comes back to this tree)
-        coming_back = {id(compiled): compiled for compiled in self.side_traces if compiled.trace.end_tree is self}
-
-        def under(exit: ExitDescriptor) -> str | bool | None:
-            """The symbol of the side trace exit belongs to (None: the root's; False: neither)."""
-            if exit.trace is self.root:
-                return None
-            above = coming_back.get(id(exit.trace))
-            return above.symbol if above is not None else False
-
         sides = []
         for compiled in self.side_traces:
-            if compiled.parent is None or id(compiled) not in coming_back:
+            if compiled.parent is None or compiled.trace.end_tree is not self:
                 continue
-            above = under(compiled.parent)
+            above = self._joined_under(compiled.parent)
             if above is not False:
                 sides.append(JoinedSide(compiled.trace, compiled.symbol, compiled.parent.index, above))
-        own = under(parent)
+        own = self._joined_under(parent)
         if own is False:
             return None
         libraries = tuple(

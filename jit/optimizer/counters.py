@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jit.kinds import Kind
-from jit.resume import Hold, SlotResume, entry_snapshot, exit_resume
+from jit.resume import Hold, entry_snapshot, slots_at
 from jit.trace import ExitPoint, Trace, TraceEnd, TraceKind, Uop, Value, hoisted_when_hot
 from jit.uops import UOPS
 
@@ -109,7 +109,12 @@ def joined_additions(
     if any(uop.name in _FUEL_USERS for trace in (side, *(t for t, _ in above)) for uop in trace.uops):
         return None
     assert root.end_snapshot is not None and side.end_snapshot is not None
-    holds = _state_at(root, point)
+    holds = slots_at(root, point.snapshot)
+    # (each side trace above: its state at the exit the next hangs from, and what computes its values)
+    aboves = [
+        (trace, slots_at(trace, at.snapshot), {uop.out.id: uop for uop in trace.uops if uop.out is not None})
+        for trace, at in above
+    ]
     root_end = root.end_snapshot.outer.slots
     side_end = side.end_snapshot.outer.slots
     producer = {uop.out.id: uop for uop in side.uops if uop.out is not None}
@@ -123,13 +128,12 @@ def joined_additions(
             before = step
         else:
             return None
-        for trace, at in above:  # (and what each side trace above added before its exit)
+        for trace, states, made in aboves:  # (and what each side trace above added before its exit)
             start = trace.entry_slots.get(slot)
-            state = _state_at(trace, at).get(slot)
+            state = states.get(slot)
             if state is None or state.hold is not Hold.VALUE or state.value is start:  # (not assigned before it)
                 continue
-            made = {uop.out.id: uop for uop in trace.uops if uop.out is not None}
-            addition = made.get(state.value.id) if state.hold is Hold.VALUE and state.value is not None else None
+            addition = made.get(state.value.id) if state.value is not None else None
             added = _added(addition, start) if addition is not None and start is not None else None
             if added is None:
                 return None
@@ -148,8 +152,3 @@ def joined_additions(
         if before + added > step:
             return None
     return frozenset(unchecked)
-
-
-def _state_at(trace: Trace, point: ExitPoint) -> dict[int, SlotResume]:
-    (frame,) = exit_resume(trace, point.snapshot)
-    return {state.slot: state for state in frame.slots}
