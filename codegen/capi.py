@@ -84,6 +84,8 @@ SIGNATURES: dict[str, tuple[ir.Type, tuple[ir.Type, ...]]] = {
     "PyObject_GetIter": (PTR, (PTR,)),
     "PyIter_Next": (PTR, (PTR,)),
     "PyErr_Occurred": (PTR, ()),
+    # NumPy's error state (codegen.lower.numpy_values: _GUARD_NP_ERRSTATE)
+    "PyContextVar_Get": (I32, (PTR, PTR, PTR.as_pointer())),
     # the entry stubs (codegen.entry)
     "PyErr_Fetch": (ir.VoidType(), (PTR.as_pointer(), PTR.as_pointer(), PTR.as_pointer())),
     "PyErr_Restore": (ir.VoidType(), (PTR, PTR, PTR)),

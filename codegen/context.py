@@ -20,7 +20,7 @@ from codegen import abi, capi
 from codegen.capi import DOUBLE, I1, I8, I32, I64, I128, PTR
 from codegen.ownership import ENTRY, OWNED_KINDS, Ownership
 from codegen.symbols import ObjectSymbols
-from jit import arrays
+from jit import arrays, numpy_errstate
 from jit.kinds import DIRTY, KIND_BITS, MAY_BE_OWNED, OWNED, Kind
 from jit.resume import FrameResume, Hold, exit_resume, written_with_reference
 from jit.trace import ExitPoint, Snapshot, Trace, TraceKind, Uop, Value
@@ -225,6 +225,10 @@ class LowerContext:
         # NumPy float operations the flags cover, which need no mark, and the word the flags are read into
         self.status_covered: frozenset[int] = frozenset()
         self.status_word: ir.Value | None = None
+        # the NumPy floating-point events this trace's float operations ignore (NumPy's error state ignored them
+        # when the trace was recorded, and its guard at the entry checks it still does: jit.numpy_errstate)
+        self.ignored_events = numpy_errstate.ignored_by(trace)
+        self.status_ignored: frozenset[str] = frozenset()  # (of those, the ones whose status flags a run ignores)
         # (a counted fast copy checked once per run whose body has guards: codegen.function) what a failing guard
         # does before its exit: where the run so far had a floating-point event, its rollback instead (a joined
         # side trace's body is lowered with its host's); and, per covered operation of the iteration so far, what

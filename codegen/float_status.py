@@ -25,6 +25,9 @@ reads, and sinks an operand of a select into the branch that takes it. ``covered
 result something that stays in every iteration needs (an element store, a recurrence such as a sum, the
 condition of a select); the others keep their marks. x86-64 only (its MXCSR; elsewhere the marks stay).
 
+The events NumPy's error state ignored when the trace was recorded (by default underflow; jit.numpy_errstate)
+are not read: their flags may stay set from run to run (``ignorable``).
+
 The flags are cleared, not saved and restored: nothing reads them across a Python-level call (NumPy clears
 them before each operation it checks), and the checked copy's exits leave NumPy to raise its own.
 
@@ -47,6 +50,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from codegen.capi import I32, PTR
+from jit import numpy_errstate
 from jit.trace import Trace, Uop, Value
 
 #: MXCSR's sticky flags: invalid, denormal operand, division by zero, overflow, underflow, precision
@@ -93,10 +97,21 @@ def clear(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> None:
         builder.call(_mxcsr(module, "llvm.x86.sse.ldmxcsr"), [builder.bitcast(slot, PTR)])
 
 
-def raised(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value) -> ir.Value:
-    """Is one of the flags NumPy reports set (since ``clear``)?"""
+def raised(builder: ir.IRBuilder, module: ir.Module, slot: ir.Value, ignored: frozenset[str] = frozenset()) -> ir.Value:
+    """Is one of the flags NumPy reports set (since ``clear``), but those of the events ignored (``ignorable``)?"""
     word = _read(builder, module, slot)
-    return builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, _REPORTED)), ir.Constant(I32, 0))
+    reported = _REPORTED & ~sum(numpy_errstate.MXCSR_FLAG[event] for event in ignored)
+    return builder.icmp_unsigned("!=", builder.and_(word, ir.Constant(I32, reported)), ir.Constant(I32, 0))
+
+
+def ignorable(trace: Trace, ignored: frozenset[str], conversions: bool) -> frozenset[str]:
+    """Of the events the trace's NumPy float operations ignore (NumPy's error state ignored them when it was
+    recorded: jit.numpy_errstate), those whose flags a run's check may ignore: not the invalid operation's where
+    the flags check conversions too (conversions: CONVERSIONS covered) and the trace has one (int() of a NaN
+    raises whatever NumPy's state says)."""
+    if conversions and "invalid" in ignored and any(uop.name in CONVERSIONS for uop in trace.uops):
+        return ignored - {"invalid"}
+    return ignored
 
 
 def covered(trace: Trace, deferring: frozenset[str]) -> frozenset[int]:

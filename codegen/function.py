@@ -274,6 +274,7 @@ def _build_run(main: LowerContext, fast: ir.Function, refused: ir.GlobalVariable
     if any(uop.name in DEFERRING for uop in trace.uops) and float_status.available(ctx.module):
         ctx.status_covered = float_status.covered(trace, DEFERRING)
         ctx.status_word = b.alloca(I32, name="mxcsr")
+        ctx.status_ignored = float_status.ignorable(trace, ctx.ignored_events, conversions=False)
     ctx.load_fuel()
     assert ctx.fuel is not None
     fuel = ctx.fuel
@@ -420,6 +421,7 @@ def _build_fast(
         # would pay for it, nested3 4%)
         ctx.status_covered = float_status.covered(trace, DEFERRING | (float_status.CONVERSIONS if guarded else set()))
         ctx.status_word = b.alloca(I32, name="mxcsr")
+        ctx.status_ignored = float_status.ignorable(trace, ctx.ignored_events, conversions=guarded)
     ctx.load_fuel()
     for slot, value in trace.entry_slots.items():
         ctx.values[value.id] = ctx.load_slot(slot, value.kind)
@@ -634,7 +636,7 @@ def _exit_check(ctx: LowerContext, rollback: Callable[[], ir.Block]) -> None:
         total = functools.reduce(b.fadd, marks)
         happened = b.or_(happened, b.fcmp_unordered("!=", total, ir.Constant(total.type, 0.0)))
     if ctx.status_word is not None:
-        happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
+        happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word, ctx.status_ignored))
     exact = ctx.function.append_basic_block("exit_exact")
     block = b.block
     target = rollback()
@@ -1133,7 +1135,7 @@ def _loop(
             dispatch[0].add_incoming(after, end)
             happened = b.icmp_unsigned("!=", b.and_(events, ir.Constant(I64, _EXPONENT)), ir.Constant(I64, 0))
             if ctx.status_word is not None:
-                happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word))
+                happened = b.or_(happened, float_status.raised(b, ctx.module, ctx.status_word, ctx.status_ignored))
             if compact:  # (the entries its log holds: _rollback's phi)
                 rollback.instructions[0].add_incoming(ctx.log_position, end)  # type: ignore[attr-defined]
             b.cbranch(happened, rollback, dispatch[1]).set_weights([1, 1000])

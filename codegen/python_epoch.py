@@ -27,8 +27,9 @@ _EPOCH = ctypes.c_int64(0)
 UNSEEN = -1
 #: the hoisted guards a fast copy leaves to whoever enters it (codegen.function): the trace's function (which
 #: checked them at its own entry), the tree call entry (through ``_fast_checks``), or, through the proven entry, a
-#: caller that called the tree with the same objects before and let no Python code run since: an array's header
-ENTRY_CHECKED = frozenset({"_GUARD_ARRAY", "_GUARD_ARRAY_WRITEABLE"})
+#: caller that called the tree with the same objects before and let no Python code run since: an array's header,
+#: and NumPy's error state (only Python code changes it: jit.numpy_errstate)
+ENTRY_CHECKED = frozenset({"_GUARD_ARRAY", "_GUARD_ARRAY_WRITEABLE", "_GUARD_NP_ERRSTATE"})
 
 
 def addresses() -> dict[str, int]:

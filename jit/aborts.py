@@ -97,6 +97,7 @@ class Reason(enum.Enum):
         True,
     )
     ARRAY_INDEX_MUTATES = "{name} while an array subscript is being evaluated (its exits would redo it)"
+    ERRSTATE_CHANGED = "NumPy's error state changed while the loop was recorded (np.seterr or np.errstate in it)"
 
     # --- operators -----------------------------------------------------------------------------------------
     RAISES = ("{what} raises {exception} here", True)  # (EXCEPTION_RAISED, seen before it runs)

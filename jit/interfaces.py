@@ -79,6 +79,8 @@ class RecordingHost(Protocol):
     # globals of the function rebound as a rule: traces read them from the dict at each use (jit.recorder.names)
     volatile_globals: set[str]
     unstable_classes: weakref.WeakSet[type]
+    # trees invalidated because NumPy's error state changed (jit.numpy_errstate): from 2 on, traces ignore no event
+    errstate_changes: int
 
     def recording_aborted(self, recorder: Any, abort: Abort) -> None:
         """The recording stopped without a trace (the recorder has unhooked itself)."""

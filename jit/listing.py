@@ -49,6 +49,7 @@ from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
 from jit.instances import ClassAttr
 from jit.kinds import Kind, kind_of
+from jit.numpy_errstate import Ignored
 from jit.resume import entry_snapshot
 from jit.trace import (
     NO_CONST,
@@ -764,6 +765,7 @@ OPERAND_TEXT: dict[Operand, OperandText] = {
     Operand.TREE_EXIT: OperandText(lambda _, o: f"exit {o.exit} of {o.tree.symbol}", _Parser.tree_exit),
     Operand.ARRAY_SPEC: OperandText(lambda _, spec: str(spec), lambda _, text: ArraySpec.parse(text)),
     Operand.AXIS: OperandText(lambda _, axis: str(axis), _Parser.number),
+    Operand.IGNORED_EVENTS: OperandText(lambda _, ignored: str(ignored), lambda _, text: Ignored.parse(text)),
     Operand.KWNAMES: OperandText(lambda _, names: repr(names), lambda _, text: _literal(text)),
     Operand.NAME: OperandText(lambda _, name: name, lambda _, text: text),
     Operand.METHOD: OperandText(

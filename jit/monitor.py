@@ -125,6 +125,9 @@ class Monitor:
         # a rule, never specialized on by later traces (_count_class_change)
         self.class_changes: Counter[int] = Counter()
         self.unstable_classes: weakref.WeakSet[type] = weakref.WeakSet()
+        # trees invalidated by their guard of NumPy's error state (_count_rebinding): from the second on, the
+        # function is called under changing states as a rule, and later traces ignore no event (no such guard)
+        self.errstate_changes = 0
 
     # --- hooks called by the interpreter ---------------------------------------------------------------
     def loop_is_hot(self, loop: int) -> None:
@@ -246,6 +249,9 @@ class Monitor:
                 continue
             if uop.name == "_GUARD_CLASS_VERSION":
                 self._count_class_change(uop.operand.klass)
+                return
+            if uop.name == "_GUARD_NP_ERRSTATE":
+                self.errstate_changes += 1
                 return
             if uop.name != "_GUARD_GLOBAL":
                 continue

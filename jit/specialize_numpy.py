@@ -14,7 +14,9 @@ scalar's type (int64 with a Python float is float64); the recorder takes each re
 (NumPy's promotion depends on the operands' types only). Native code leaves wherever NumPy would warn or raise
 (integer overflow, float overflow, underflow, invalid result or division by zero, a Python int out of an
 int32 or uint8 operand's range), so the interpreter redoes the operation under the program's ``np.errstate``.
-Operations not listed here abort the recording.
+Float arithmetic ignores the events the error state ignored when it was recorded (by default underflow), behind
+one guard that it still does (``ignored_events``; jit.numpy_errstate). Operations not listed here abort the
+recording.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from jit import arrays
+from jit import arrays, numpy_errstate
 from jit.aborts import Abort, Reason
 from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp, UnaryOp
@@ -40,6 +42,8 @@ class ArrayEmitter(Emitter, Protocol):
     array_specs: dict[int, ArraySpec]
     array_headers: dict[int, tuple[Value, list[Value], list[Value]]]
     writeable_arrays: set[int]  # (guarded so, or made by the trace: jit.specialize_array_new)
+    errstate_guarded: set[frozenset[str]]  # (ignored_events: the events the trace's guard checks, if it has one)
+    errstate_stable: bool  # (ignored_events: False where such guards invalidated two of the function's trees)
 
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
@@ -59,22 +63,38 @@ _SMALL_STORABLE = {
 }  # (codegen.lower converts values to these)
 
 
-def strictly(compute: Callable[[], Any]) -> Any:
-    """compute() with every NumPy floating-point event and warning raised (what native code must not meet)."""
+def strictly(compute: Callable[[], Any], ignored: frozenset[str] = frozenset()) -> Any:
+    """compute() with every NumPy floating-point event and warning raised (what native code must not meet), but
+    the events of ignored (which the error state ignores: ``ignored_events``)."""
     np = arrays.numpy_module()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with np.errstate(all="raise"):
+        with np.errstate(all="raise", **dict.fromkeys(ignored, "ignore")):
             return compute()
 
 
-def observe_strictly(what: str, compute: Callable[[], Any]) -> Any:
-    """compute() on the values being recorded, every NumPy event raised: recording stops if there is one (the
-    compiled guard would leave every time)."""
+def observe_strictly(what: str, compute: Callable[[], Any], ignored: frozenset[str] = frozenset()) -> Any:
+    """compute() on the values being recorded, every NumPy event raised but those of ignored: recording stops if
+    there is one (the compiled guard would leave every time)."""
     try:
-        return strictly(compute)
+        return strictly(compute, ignored)
     except Exception as exc:
         raise Abort(Reason.RAISES, what=what, exception=type(exc).__name__) from None
+
+
+def ignored_events(r: ArrayEmitter) -> frozenset[str]:
+    """The floating-point events NumPy's error state ignores now (by default underflow), which the float
+    operation being recorded ignores too (its lowering checks no other): the trace guards, once, that the state
+    still ignores them (``_GUARD_NP_ERRSTATE``, hoisted to its entry; jit.numpy_errstate). Empty where NumPy
+    ignores none, or where such guards invalidated two of the function's trees (it is called under changing
+    states as a rule: jit.monitor): then no guard, and native code leaves on every event."""
+    events = numpy_errstate.ignored_now() if r.errstate_stable else frozenset()
+    if events and events not in r.errstate_guarded:
+        if r.errstate_guarded:  # (Python code the loop ran changed the state while it was recorded)
+            raise Abort(Reason.ERRSTATE_CHANGED)
+        r.emit("_GUARD_NP_ERRSTATE", (), operand=numpy_errstate.Ignored(events))
+        r.errstate_guarded.add(events)
+    return events
 
 
 # --- arrays --------------------------------------------------------------------------------------------------
@@ -234,7 +254,8 @@ def binary(r: Emitter, op: BinOp, a: Value, b: Value, actual_a: Any, actual_b: A
     _operands(op, a, b)
     if op not in _ARITHMETIC:
         raise Abort(Reason.NUMPY_OPERATOR, op=op, kinds=f"{a.kind.short} and {b.kind.short}")
-    result = observe_strictly(f"operator {op}", lambda: op.fn(actual_a, actual_b))
+    ignored = ignored_events(r) if _floating(a, b) else frozenset()  # (a float result: NEP 50)
+    result = observe_strictly(f"operator {op}", lambda: op.fn(actual_a, actual_b), ignored)
     check_python_ints(r, a, b)
     # NumPy's promotion depends on the operands' types only (NEP 50): the result's type is the rule
     kind = kind_of(result)

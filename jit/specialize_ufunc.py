@@ -2,7 +2,8 @@
 the ufuncs of ``jit.ufuncs.NAMES`` on Python numbers and NumPy scalars, with NumPy's result types (NEP 50: the
 recorder takes the result's type from NumPy itself, on the values being recorded; it depends on the operands'
 types only) and its floating-point events (native code leaves wherever NumPy would report one, and the
-interpreter calls the ufunc, which warns, raises or is silent as ``np.errstate`` says).
+interpreter calls the ufunc, which warns, raises or is silent as ``np.errstate`` says; the events the error
+state ignored when recorded, behind a guard that it still does: jit.numpy_errstate).
 
 The callee reaches the trace as a constant, the ufunc object itself, read through ``numpy.<name>`` (a guard that
 the global still is the module and the attribute still that very ufunc, both hoisted to the trace's entry) or
@@ -17,7 +18,14 @@ from jit import arrays, ufuncs
 from jit.aborts import Abort, Reason
 from jit.kinds import Kind, kind_of
 from jit.specialize import CallHandler, Emitter
-from jit.specialize_numpy import as_double, as_float32, as_i64, check_python_ints, observe_strictly
+from jit.specialize_numpy import (
+    as_double,
+    as_float32,
+    as_i64,
+    check_python_ints,
+    ignored_events,
+    observe_strictly,
+)
 from jit.trace import Value
 
 I, F, B = Kind.INT, Kind.FLOAT, Kind.BOOL
@@ -53,7 +61,7 @@ def call(r: Emitter, name: str, args: list[Value], actual: list[Any]) -> Value:
     kinds = " and ".join(v.kind.short for v in args)
     if any(v.kind not in _OPERANDS for v in args):
         raise Abort(Reason.UFUNC_OPERANDS, name=name, kinds=kinds, result="-")
-    result = observe_strictly(f"numpy.{name}()", lambda: ufunc(*actual))
+    result = observe_strictly(f"numpy.{name}()", lambda: ufunc(*actual), ignored_events(r))
     kind = kind_of(result)
     out = _unary(r, name, args[0], kind) if ufunc.nin == 1 else _binary(r, name, args[0], args[1], kind)
     if out is None:

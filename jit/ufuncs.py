@@ -48,10 +48,17 @@ _FE_BITS = {
 def fe_events() -> int | None:
     """The mask of the floating-point events NumPy reports (``FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW |
     FE_UNDERFLOW``) on this machine, or None where it is not known (then no ufunc loop is called natively)."""
+    bits = fe_bits()
+    return None if bits is None else sum(bits.values())
+
+
+def fe_bits() -> dict[str, int] | None:
+    """Each of those events' bit (by <fenv.h>'s name: ``invalid``, ``divbyzero``, ``overflow``, ``underflow``),
+    or None where they are not known."""
     bits = _FE_BITS.get(platform.machine())
     if bits is None or fenv_functions() is None:
         return None
-    return sum(bits.values())
+    return bits
 
 
 _fenv: dict[str, tuple[int, int] | None] = {}

@@ -29,6 +29,7 @@ from jit.arrays import ArraySpec
 from jit.frontend.operators import BinOp, CompareOp
 from jit.instances import ClassAttr
 from jit.kinds import Kind
+from jit.numpy_errstate import Ignored
 
 
 class Guard(enum.StrEnum):
@@ -140,6 +141,7 @@ class Operand(enum.Enum):
     TREE_CALL = (TreeCall, "a tree and the state before calling it")
     TREE_EXIT = (TreeExit, "a tree and one of its exits")
     ARRAY_SPEC = (ArraySpec, "an array's dtype, dimensions and layout")
+    IGNORED_EVENTS = (Ignored, "the floating-point events NumPy's error state ignored when recorded")
     AXIS = (int, "an axis of an array")
     CONVERSION = (str, "an f-string field's conversion: '' (none), 's', 'r' or 'a'")
     CLASS_ATTR = (ClassAttr, "a class, its version tag, an attribute and where its instances hold it")
@@ -903,6 +905,20 @@ for _name, _made in (("_ARRAY_EMPTY", "numpy.empty"), ("_ARRAY_ZEROS", "numpy.ze
         "allocation leaves: the interpreter raises)",
     )
 _uop("_GUARD_ARRAY_WRITEABLE", (A,), None, DEOPT, hoistable=True, doc="its WRITEABLE flag is set")
+# the trace's NumPy float operations (+ - * /, numpy.sqrt, the ufuncs' loops, a run's status flags) ignore the
+# events NumPy's error state ignored when recorded (jit.numpy_errstate); this guard checks it still does. Failing
+# often (the function is now called under another state), it invalidates the tree, recorded again under that
+# state; the second time, the function's traces stop ignoring events (jit.monitor). Never a peer tree or a side
+# trace linked to its exit: a tree call's proven entry skips it after a call that reached the expected exit
+_uop(
+    "_GUARD_NP_ERRSTATE",
+    (),
+    None,
+    DEOPT,
+    operand=Operand.IGNORED_EVENTS,
+    hoistable=True,
+    doc="np.errstate of this thread still ignores those events (read through its ContextVar)",
+)
 _uop("_ARRAY_DATA", (A,), I, entry_value=True, doc="the address of its first element (an integer)")
 _uop("_ARRAY_DIM", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.shape[axis]")
 _uop("_ARRAY_STRIDE", (A,), I, operand=Operand.AXIS, entry_value=True, doc="a.strides[axis]")

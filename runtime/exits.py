@@ -53,8 +53,10 @@ class ExitDescriptor:
     def follows_from(self, tree: Any) -> bool:
         """Is this an exit of tree, or of a tree a call of it may run (one it calls or tail-jumps into,
         handed on as it was), so that a trace calling tree can go on from it? (Not an exit that only hands
-        such an exit on, nor one of code freed since.)"""
-        if self.propagate or self.tree is None:
+        such an exit on, nor one of code freed since, nor a hoisted guard's that invalidates its tree: an array's
+        header, NumPy's error state, which a tree call's proven entry skips after a call that reached the exit
+        the caller expects: codegen.python_epoch.)"""
+        if self.propagate or self.tree is None or self.when_hot is WhenHot.INVALIDATE:
             return False
         return self.tree is tree or self.tree in tree.reached()
 

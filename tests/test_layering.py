@@ -32,6 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "jit.aborts",
         "runtime.frame",
         "jit.arrays",
+        "jit.numpy_errstate",
         "jit.ufuncs",
         "jit.instances",
         "jit.unpacking",

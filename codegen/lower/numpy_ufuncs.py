@@ -12,7 +12,7 @@ from codegen.lower.table import (
     _i64,
     lowers,
 )
-from jit import ufuncs
+from jit import numpy_errstate, ufuncs
 from jit.kinds import Kind
 from jit.trace import Uop
 
@@ -30,6 +30,8 @@ def _np_sqrt(ctx: LowerContext, uop: Uop) -> ir.Value:
     b = ctx.builder
     x = ctx.value(uop.args[0])
     result = ctx.intrinsic(f"llvm.sqrt.{_suffix(x.type)}", x.type, x)
+    if "invalid" in ctx.ignored_events:  # (NumPy's error state ignores it: jit.numpy_errstate)
+        return result
 
     def mark() -> ir.Value:
         below = b.fcmp_ordered("<", x, ir.Constant(x.type, 0.0))
@@ -74,7 +76,8 @@ def _np_minmax(ctx: LowerContext, uop: Uop) -> ir.Value:
 def _np_ufunc_loop(ctx: LowerContext, uop: Uop) -> ir.Value:
     """Call NumPy's inner loop of the ufunc on one element (args = {&in, &out}, dimensions = {1}, steps =
     {size, size}), the floating-point status flags cleared before and tested after, as NumPy does; leave if
-    one of NumPy's events is flagged (the interpreter calls the ufunc again, which reports it)."""
+    one of NumPy's events is flagged (the interpreter calls the ufunc again, which reports it), but those its
+    error state ignores (``LowerContext.ignored_events``: np.exp's underflow, by default)."""
     b = ctx.builder
     x = ctx.value(uop.args[0])
     char = "f" if x.type == FLOAT32 else "d"
@@ -97,6 +100,9 @@ def _np_ufunc_loop(ctx: LowerContext, uop: Uop) -> ir.Value:
         b.bitcast(ctx.symbols.address(name, address), fenv_type.as_pointer())
         for name, address in zip(("feclearexcept", "fetestexcept"), fenv)
     )
+    fe_bits = ufuncs.fe_bits()
+    assert fe_bits is not None
+    events &= ~sum(fe_bits[numpy_errstate.FENV_NAME[event]] for event in ctx.ignored_events)
     mask = ir.Constant(I32, events)
     b.call(clear, [mask])
     loop_type = ir.FunctionType(ir.VoidType(), [PTR.as_pointer(), I64.as_pointer(), I64.as_pointer(), PTR])

@@ -21,7 +21,7 @@ from codegen.lower.table import (
     _i64,
     lowers,
 )
-from jit import arrays
+from jit import arrays, numpy_errstate
 from jit.frontend.operators import CompareOp
 from jit.kinds import NUMPY_INT_RANGES, Kind
 from jit.trace import Uop, Value
@@ -66,6 +66,34 @@ def _guard_array(ctx: LowerContext, uop: Uop) -> None:
     flags = _array_field(ctx, array, arrays.ARRAY_FLAGS, I32)
     ok = b.and_(ok, b.icmp_unsigned("==", b.and_(flags, ir.Constant(I32, mask)), ir.Constant(I32, mask)))
     ctx.guard(ok, uop)
+
+
+@lowers("_GUARD_NP_ERRSTATE")
+def _guard_np_errstate(ctx: LowerContext, uop: Uop) -> None:
+    """NumPy's error state, as this thread's ContextVar holds it (a capsule of npy_extobj, errmask first), still
+    ignores the events of the operand (their modes are 0). Not where NumPy's state cannot be read: the recorder
+    emits none then."""
+    b = ctx.builder
+    access = numpy_errstate.access()
+    assert access is not None, "the recorder guards the error state only where it can be read"
+    holder = _entry_alloca(ctx, PTR)
+    b.store(ir.Constant(PTR, None), holder)
+    status = ctx.capi("PyContextVar_Get", ctx.pointer(access.contextvar), ir.Constant(PTR, None), holder)
+    capsule = b.load(holder)
+    got = b.and_(
+        b.icmp_signed("==", status, ir.Constant(I32, 0)), b.icmp_unsigned("!=", capsule, ir.Constant(PTR, None))
+    )
+    here = b.block
+    with b.if_then(got, likely=True):
+        extobj = _load_at(ctx, capsule, numpy_errstate.CAPSULE_POINTER, PTR)
+        errmask = b.load(b.bitcast(extobj, I32.as_pointer()))
+        ctx.capi("Py_DecRef", capsule)  # (a new reference; the context holds another)
+        read = b.block
+    mask = b.phi(I32)
+    mask.add_incoming(ir.Constant(I32, -1), here)
+    mask.add_incoming(errmask, read)
+    quiet = b.icmp_unsigned("==", b.and_(mask, ir.Constant(I32, uop.operand.mask)), ir.Constant(I32, 0))
+    ctx.guard(quiet, uop)
 
 
 @lowers("_GUARD_ARRAY_WRITEABLE")
@@ -330,6 +358,8 @@ def _finite_checked_later(ctx: LowerContext, uop: Uop) -> bool:
         return False
     if ctx.deferred is None and ctx.ownership.live_at(position):
         return False
+    if ctx.ignored_events & numpy_errstate.NON_FINITE_DIVISION:  # (a later mark may not test its finiteness)
+        return False
     for later in trace.uops[position + 1 :]:
         if not (later.op.pure and not later.op.owns) and later.name not in DEFERRING:
             return False  # (the deferred marks are tested here: the result's own must be among them)
@@ -346,21 +376,30 @@ def _event_mark(
     division by zero). Marks add up to a NaN where any is one, so checks of many operations are one compare of
     their sum (LowerContext.check_deferred), or an or of its bits (codegen.function: a run's flag); computed in
     the floating-point unit, without branches. finite=False: the result's finiteness is left to a later mark
-    (_finite_checked_later)."""
+    (_finite_checked_later). The events NumPy's error state ignores (``LowerContext.ignored_events``) are not
+    tested: a tiny result where it ignores underflow; a result that is not finite where it ignores overflow
+    and invalid results (and, for /, division by zero); a division by zero where it ignores that."""
     b = ctx.builder
     ty = result.type
     zero = ir.Constant(ty, 0.0)
+    ignored = ctx.ignored_events
+    if ignored >= (numpy_errstate.NON_FINITE_DIVISION if op == "fdiv" else numpy_errstate.NON_FINITE):
+        finite = False
     # (a multiplication: the adds of a loop's arithmetic are on other ports of the floating-point unit)
     # 0 (or -0) where the result is finite, NaN where it is not; -0 adds nothing to a sum (folded away)
     mark = b.fmul(result, zero) if finite else ir.Constant(ty, -0.0)
-    if op in ("fmul", "fdiv"):
-        smallest, suffix = (DBL_MIN, "f64") if ty == DOUBLE else (FLT_MIN, "f32")
-        tiny = b.fcmp_ordered("<", ctx.intrinsic(f"llvm.fabs.{suffix}", ty, result), ir.Constant(ty, smallest))
-        # (x and y not zero: a result that small is a denormal or a zero from an underflow)
-        bad = b.and_(tiny, b.fcmp_unordered("!=", x, zero))
-        if op == "fmul":
-            bad = b.and_(bad, b.fcmp_unordered("!=", y, zero))
-        else:  # division by zero: NumPy's warning
+    tiny_matters = op in ("fmul", "fdiv") and "under" not in ignored
+    by_zero = op == "fdiv" and "divide" not in ignored  # (division by zero: NumPy's warning)
+    if tiny_matters or by_zero:
+        bad = ir.Constant(I1, 0)
+        if tiny_matters:
+            smallest, suffix = (DBL_MIN, "f64") if ty == DOUBLE else (FLT_MIN, "f32")
+            tiny = b.fcmp_ordered("<", ctx.intrinsic(f"llvm.fabs.{suffix}", ty, result), ir.Constant(ty, smallest))
+            # (x and y not zero: a result that small is a denormal or a zero from an underflow)
+            bad = b.and_(tiny, b.fcmp_unordered("!=", x, zero))
+            if op == "fmul":
+                bad = b.and_(bad, b.fcmp_unordered("!=", y, zero))
+        if by_zero:
             bad = b.or_(bad, b.fcmp_ordered("==", y, zero))
         bad_mark = b.select(bad, ir.Constant(ty, float("nan")), zero)
         mark = b.fadd(mark, bad_mark) if finite else bad_mark

@@ -650,6 +650,7 @@ _ROLLED_BACK = (
     "array_specs",
     "array_headers",
     "writeable_arrays",
+    "errstate_guarded",
     "dependent_values",
     "shared_values",
     "wide_bounds",
