@@ -99,13 +99,14 @@ def ignored_now() -> frozenset[str]:
 
 
 def ignored_by(trace: Any) -> frozenset[str]:
-    """The events trace's NumPy float operations ignore: those its guards of the error state checked (at its entry,
-    before any of them runs). A trace without such a guard ignores nothing."""
-    events: frozenset[str] = frozenset()
+    """The events trace's NumPy float operations ignore: those its guard of the error state checks (at its entry,
+    before any of them runs). A trace without such a guard ignores nothing; one with two (recorded across a
+    change of the state), only what both ignore."""
+    events: frozenset[str] | None = None
     for uop in (*trace.hoisted, *trace.uops):
         if uop.name == "_GUARD_NP_ERRSTATE":
-            events |= uop.operand.events
-    return events
+            events = uop.operand.events if events is None else events & uop.operand.events
+    return events or frozenset()
 
 
 def _mask(np: Any) -> int:

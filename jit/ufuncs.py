@@ -5,8 +5,9 @@ Of the ufuncs below, ``sqrt``, ``absolute``, ``floor``, ``ceil``, ``minimum`` an
 (their results are exact: one IEEE operation, or a selection); ``exp``, ``log``, ``sin`` and ``cos`` call NumPy's
 inner loop for ``d->d`` or ``f->f`` (NumPy's implementations, SIMD ones on some machines, differ from the C
 library's in the last bit for some arguments). Around that call native code clears the floating-point status
-flags and tests them after, as NumPy's ufunc machinery does, and leaves on any of them (the interpreter then
-calls the ufunc, which warns, raises or calls back as ``np.errstate`` says).
+flags (where one is set) and tests them after, as NumPy's ufunc machinery does, and leaves on any of them but
+those NumPy's error state ignores (jit.numpy_errstate; the interpreter then calls the ufunc, which warns, raises or
+calls back as ``np.errstate`` says).
 
 The inner loop is read from the ``PyUFuncObject`` (numpy/_core/include/numpy/ufuncobject.h, NumPy 2.x, 64-bit:
 ``nin``, ``nout``, ``nargs``, ``functions``, ``data``, ``ntypes``, ``types``); the fields are compared with what
