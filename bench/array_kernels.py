@@ -78,6 +78,19 @@ def histogram(data: Any, counts: Any, lo: float, hi: float) -> Any:
     return check
 
 
+def gaussian_sums(xs: Any, grid: Any, h: float) -> Any:
+    """A Gaussian kernel density on a grid: at each grid point the sum of np.exp(-d * d / 2) over the points, most
+    terms underflowing to zero (which NumPy ignores by default); returns the densities' total."""
+    total = 0.0
+    for i in range(len(grid)):
+        s = 0.0
+        for x in xs:
+            d = (grid[i] - x) / h
+            s += np.exp(-0.5 * d * d)
+        total += s
+    return total
+
+
 def inputs(name: str, n: int) -> tuple[Any, ...]:
     """Fresh arguments of kernel name at size n."""
     if name == "sum_of_squares":
@@ -95,6 +108,8 @@ def inputs(name: str, n: int) -> tuple[Any, ...]:
     if name == "histogram":
         data = (np.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 * 12.0 - 1.0
         return data, np.zeros(64, dtype=np.int64), 0.0, 10.0
+    if name == "gaussian_sums":
+        return np.linspace(0.0, 100.0, n), np.linspace(0.0, 100.0, 50), 0.5
     raise KeyError(name)
 
 
@@ -105,4 +120,5 @@ ARRAY_KERNELS = {
     "matmul": (matmul, 60),
     "distances": (distances, 150),
     "histogram": (histogram, 200_000),
+    "gaussian_sums": (gaussian_sums, 2000),
 }
