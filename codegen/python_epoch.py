@@ -19,6 +19,7 @@ import ctypes
 from llvmlite import ir
 
 from codegen.capi import I64
+from jit.uops import PROVEN_BY_CALLERS
 
 SYMBOL = "tj_python_epoch"
 #: the counter itself (the JIT libraries import its address: codegen.engine)
@@ -29,7 +30,7 @@ UNSEEN = -1
 #: checked them at its own entry), the tree call entry (through ``_fast_checks``), or, through the proven entry, a
 #: caller that called the tree with the same objects before and let no Python code run since: an array's header,
 #: and NumPy's error state (only Python code changes it: jit.numpy_errstate)
-ENTRY_CHECKED = frozenset({"_GUARD_ARRAY", "_GUARD_ARRAY_WRITEABLE", "_GUARD_NP_ERRSTATE"})
+ENTRY_CHECKED = PROVEN_BY_CALLERS
 
 
 def addresses() -> dict[str, int]:

@@ -143,6 +143,9 @@ class ExitPoint:
     leaves_loop: bool = False  # failing it means the loop ends: it never grows a side trace
     propagate: bool = False  # after a tree call: leave with the inner tree's own exit and state
     when_hot: WhenHot = WhenHot.SIDE  # what the exit does once it is hot
+    # an outer trace calling the exit's tree may go on from it (not the exit of a hoisted guard a tree call's
+    # proven entry skips: jit.uops.PROVEN_BY_CALLERS)
+    followed: bool = True
     id: int = -1  # the function-wide exit number, given when the trace is compiled
     prewritten: Prewritten | None = None  # the state is in the buffer already (jit.resume.prewritten)
 

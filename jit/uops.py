@@ -905,6 +905,10 @@ for _name, _made in (("_ARRAY_EMPTY", "numpy.empty"), ("_ARRAY_ZEROS", "numpy.ze
         "allocation leaves: the interpreter raises)",
     )
 _uop("_GUARD_ARRAY_WRITEABLE", (A,), None, DEOPT, hoistable=True, doc="its WRITEABLE flag is set")
+#: the hoisted guards a tree call's proven entry skips where its caller called it before with the same objects and
+#: no Python code ran since (codegen.python_epoch): an array's header, NumPy's error state. An outer trace never
+#: goes on from their exits (ExitPoint.followed): the proven entry would not reach them
+PROVEN_BY_CALLERS = frozenset({"_GUARD_ARRAY", "_GUARD_ARRAY_WRITEABLE", "_GUARD_NP_ERRSTATE"})
 # the trace's NumPy float operations (+ - * /, numpy.sqrt, the ufuncs' loops, a run's status flags) ignore the
 # events NumPy's error state ignored when recorded (jit.numpy_errstate); this guard checks it still does. Failing
 # often (the function is now called under another state), it invalidates the tree, recorded again under that

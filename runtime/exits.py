@@ -29,6 +29,7 @@ class ExitDescriptor:
     leaves_loop: bool
     when_hot: WhenHot
     propagate: bool
+    followed: bool  # (jit.trace.ExitPoint.followed)
     # slot -> (kind, certain) for every slot the trace assigns: what it may have changed in the buffer
     writes: dict[int, tuple[Kind | None, bool]] = dataclasses.field(default_factory=dict)
     exact_writes: bool = True  # False when the state was written by an inner tree (``writes`` is empty then)
@@ -53,10 +54,9 @@ class ExitDescriptor:
     def follows_from(self, tree: Any) -> bool:
         """Is this an exit of tree, or of a tree a call of it may run (one it calls or tail-jumps into,
         handed on as it was), so that a trace calling tree can go on from it? (Not an exit that only hands
-        such an exit on, nor one of code freed since, nor a hoisted guard's that invalidates its tree: an array's
-        header, NumPy's error state, which a tree call's proven entry skips after a call that reached the exit
-        the caller expects: codegen.python_epoch.)"""
-        if self.propagate or self.tree is None or self.when_hot is WhenHot.INVALIDATE:
+        such an exit on, nor one of code freed since, nor a hoisted guard's that a tree call's proven entry skips
+        after a call that reached the exit the caller expects: an array's header, NumPy's error state.)"""
+        if self.propagate or self.tree is None or not self.followed:
             return False
         return self.tree is tree or self.tree in tree.reached()
 
@@ -88,6 +88,7 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
             leaves_loop=False,
             when_hot=point.when_hot,
             propagate=False,
+            followed=point.followed,
             exact_writes=False,
             owned_stack=state.owned_stack,
             borrowed_slots=state.borrowed_slots,
@@ -103,6 +104,7 @@ def describe(trace: Trace, point: ExitPoint, number: int, owned: Container[int] 
         leaves_loop=point.leaves_loop,
         when_hot=point.when_hot,
         propagate=point.propagate,
+        followed=point.followed,
         writes=frame.writes(),
         owned_stack=frozenset(index for index, value in enumerate(frame.stack) if value.id in owned),
         borrowed_slots=_borrowed_slots(frame, owned, trace.entry_borrowed),

@@ -32,6 +32,7 @@ from typing import Any
 
 from jit.resume import entry_snapshot
 from jit.trace import Trace, TraceKind, hoisted_when_hot
+from jit.uops import PROVEN_BY_CALLERS
 
 
 def run(trace: Trace) -> None:
@@ -61,6 +62,7 @@ def run(trace: Trace) -> None:
         # at the trace's entry nothing has run yet: leave to the interpreter where the trace starts
         uop.exit.snapshot = entry_snapshot(trace)
         uop.exit.when_hot = hoisted_when_hot(uop.op, trace.kind is TraceKind.ROOT)
+        uop.exit.followed = uop.name not in PROVEN_BY_CALLERS
         trace.hoisted.append(uop)
     trace.uops = kept
 
