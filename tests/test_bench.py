@@ -348,14 +348,7 @@ def test_quick_run_of_one_section_end_to_end(tmp_path):
     table_rows(out.stdout, {str(k) for k in handoff.TRIP_COUNTS})
 
 
-ARRAY_SIZES = {
-    "sum_of_squares": 3000,
-    "stencil": 30,
-    "matmul": 12,
-    "distances": 12,
-    "histogram": 3000,
-    "gaussian_sums": 200,
-}
+ARRAY_SIZES = arraysection.QUICK_SIZES  # (the --quick sizes: small)
 
 
 @pytest.mark.parametrize("name", sorted(ARRAY_SIZES))
