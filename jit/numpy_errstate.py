@@ -75,7 +75,7 @@ class Access:
     contextvar: Any
 
 
-_access: dict[str, Access | None] = {}
+_checked: dict[str, Any] = {"numpy": None, "access": None}  # (the NumPy module checked, and what was found)
 
 
 def access() -> Access | None:
@@ -83,11 +83,10 @@ def access() -> Access | None:
     np = arrays.numpy_module()
     if np is None:
         return None
-    if _access.get("for") is not np:  # type: ignore[comparison-overlap]
-        _access.clear()
-        _access["for"] = np  # type: ignore[assignment]
-        _access["found"] = _check(np)
-    return _access["found"]
+    if _checked["numpy"] is not np:
+        _checked["numpy"] = np
+        _checked["access"] = _check(np)
+    return _checked["access"]
 
 
 def ignored_now() -> frozenset[str]:
@@ -109,13 +108,17 @@ def ignored_by(trace: Any) -> frozenset[str]:
     return events or frozenset()
 
 
+#: PyCapsule_GetPointer with its own prototype (not ctypes.pythonapi's shared function object, whose argtypes other
+#: code in the process may set)
+_GET_POINTER = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
 def _mask(np: Any) -> int:
     """This thread's errmask, read as native code reads it."""
     capsule = np._core._multiarray_umath._extobj_contextvar.get()
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    pointer = get_pointer(capsule, _CAPSULE_NAME)
+    pointer = _GET_POINTER(capsule, _CAPSULE_NAME)
     if not pointer or ctypes.c_void_p.from_address(id(capsule) + CAPSULE_POINTER).value != pointer:
         raise LookupError("capsule layout")
     return ctypes.c_int.from_address(pointer).value
