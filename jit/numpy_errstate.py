@@ -68,18 +68,12 @@ class Ignored:
         return Ignored(frozenset(text.removesuffix(" ignored").split("+")))
 
 
-@dataclasses.dataclass(frozen=True)
-class Access:
-    """How native code reads the state: the ContextVar (a constant object) and its capsule's layout."""
-
-    contextvar: Any
-
-
 _checked: dict[str, Any] = {"numpy": None, "access": None}  # (the NumPy module checked, and what was found)
 
 
-def access() -> Access | None:
-    """The state's ContextVar, if NumPy is imported and keeps the state as checked above; else None."""
+def access() -> Any:
+    """The ContextVar native code reads the state from (a constant object), if NumPy is imported and keeps the
+    state as checked above; else None."""
     np = arrays.numpy_module()
     if np is None:
         return None
@@ -124,7 +118,7 @@ def _mask(np: Any) -> int:
     return ctypes.c_int.from_address(pointer).value
 
 
-def _check(np: Any) -> Access | None:
+def _check(np: Any) -> Any:
     try:
         contextvar = np._core._multiarray_umath._extobj_contextvar
         states = (
@@ -139,6 +133,6 @@ def _check(np: Any) -> Access | None:
                 expected = sum(_MODES[mode] << _SHIFT[event] for event, mode in np.geterr().items())
                 if _mask(np) != expected:
                     return None
-        return Access(contextvar)
+        return contextvar
     except Exception:
         return None

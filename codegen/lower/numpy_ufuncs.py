@@ -84,8 +84,8 @@ def _np_ufunc_loop(ctx: LowerContext, uop: Uop) -> ir.Value:
     x = ctx.value(uop.args[0])
     char = "f" if x.type == FLOAT32 else "d"
     loop = ufuncs.inner_loop(uop.operand, char)
-    events, fenv = ufuncs.fe_events(), ufuncs.fenv_functions()
-    assert loop is not None and events is not None and fenv is not None, "checked by the recorder"
+    bits, fenv = ufuncs.fe_bits(), ufuncs.fenv_functions()
+    assert loop is not None and bits is not None and fenv is not None, "checked by the recorder"
     cell = _entry_alloca(ctx, ir.ArrayType(x.type, 2))
     zero = ir.Constant(I32, 0)
     into, out = (b.gep(cell, [zero, ir.Constant(I32, k)], inbounds=True) for k in (0, 1))
@@ -102,9 +102,9 @@ def _np_ufunc_loop(ctx: LowerContext, uop: Uop) -> ir.Value:
         b.bitcast(ctx.symbols.address(name, address), fenv_type.as_pointer())
         for name, address in zip(("feclearexcept", "fetestexcept"), fenv)
     )
-    fe_bits = ufuncs.fe_bits()
-    assert fe_bits is not None
-    events &= ~sum(fe_bits[numpy_errstate.FENV_NAME[event]] for event in ctx.ignored_events)
+    # (the events NumPy reports, but those its error state ignores)
+    ignored = {numpy_errstate.FENV_NAME[event] for event in ctx.ignored_events}
+    events = sum(bit for name, bit in bits.items() if name not in ignored)
     mask = ir.Constant(I32, events)
     if events:
         with b.if_then(b.icmp_signed("!=", b.call(test, [mask]), ir.Constant(I32, 0)), likely=False):

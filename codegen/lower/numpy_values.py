@@ -74,11 +74,11 @@ def _guard_np_errstate(ctx: LowerContext, uop: Uop) -> None:
     ignores the events of the operand (their modes are 0). Not where NumPy's state cannot be read: the recorder
     emits none then."""
     b = ctx.builder
-    access = numpy_errstate.access()
-    assert access is not None, "the recorder guards the error state only where it can be read"
+    contextvar = numpy_errstate.access()
+    assert contextvar is not None, "the recorder guards the error state only where it can be read"
     holder = _entry_alloca(ctx, PTR)
     b.store(ir.Constant(PTR, None), holder)
-    status = ctx.capi("PyContextVar_Get", ctx.pointer(access.contextvar), ir.Constant(PTR, None), holder)
+    status = ctx.capi("PyContextVar_Get", ctx.pointer(contextvar), ir.Constant(PTR, None), holder)
     capsule = b.load(holder)
     read_ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
     with b.if_then(b.not_(read_ok), likely=False):
